@@ -1,0 +1,1 @@
+"""Articulated rigid-body dynamics and differentiable time stepping (not yet implemented)."""

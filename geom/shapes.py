@@ -1,0 +1,292 @@
+"""Convex primitives of DCOL (paper §III-B), in their body frames.
+
+Capsule and cylinder lie along body x with their segment ends / flat faces at x = ±L/2. The cone
+lies along body x with its apex at x = −3H/4 and its base face at x = +H/4. Polytopes ``A y ≤ b``
+and padded polygons (points within R of ``{(y1, y2, 0) : C y ≤ d}``) must contain the origin
+strictly (b > 0, d > 0) and be bounded. Ellipsoids are ``yᵀ P y ≤ 1`` with P symmetric positive
+definite. Every shape may sit at a fixed offset pose inside its body (``offset=(r, q)``); DCOL
+scales a shape about the origin of its own frame.
+
+Shapes are immutable: their arrays are read-only views.
+"""
+
+import numpy as np
+from scipy.optimize import linprog
+from scipy.spatial import ConvexHull
+
+from dcol import _native
+
+from .rotations import rotation_matrix
+
+MAX_FACES = _native.MAX_FACES
+
+__all__ = ["Shape", "Polytope", "Box", "Capsule", "Cylinder", "Cone", "Sphere", "Ellipsoid", "Polygon", "MAX_FACES"]
+
+
+def _array(value, name, shape):
+    """Finite float64 copy of value with the given shape (None in shape: any length)."""
+    try:
+        array = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be an array of real numbers") from err
+    if array.ndim != len(shape) or any(want is not None and got != want for got, want in zip(array.shape, shape)):
+        expected = "(" + ", ".join("m" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+        raise ValueError(f"{name} must have shape {expected}, got {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    array.setflags(write=False)
+    return array
+
+
+def _positive(value, name):
+    try:
+        number = float(value)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a real number") from err
+    if not np.isfinite(number) or number <= 0.0:
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return number
+
+
+def _check_halfspaces(normals, offsets, normals_name, offsets_name):
+    """The set {y : normals y ≤ offsets} must hold the origin strictly and be bounded."""
+    m, dim = normals.shape
+    if offsets.shape != (m,):
+        raise ValueError(f"{offsets_name} must have shape ({m},) to match {normals_name}, got {offsets.shape}")
+    if m > MAX_FACES:
+        raise ValueError(f"{normals_name} has {m} faces; at most {MAX_FACES} are supported")
+    if np.any(offsets <= 0.0):
+        raise ValueError(f"{offsets_name} must be > 0 (the origin must be strictly inside the shape)")
+    if np.any(np.linalg.norm(normals, axis=1) == 0.0):
+        raise ValueError(f"{normals_name} must not have zero rows")
+    # Bounded iff no direction u ≠ 0 has normals u ≤ 0. With full rank that holds exactly when some
+    # λ > 0 has normalsᵀ λ = 0 (Stiemke's lemma); the LP maximizes the smallest λ_i with Σλ = 1.
+    bounded = m > dim and np.linalg.matrix_rank(normals) == dim
+    if bounded:
+        lp = linprog(
+            c=np.r_[np.zeros(m), -1.0],
+            A_ub=np.c_[-np.eye(m), np.ones(m)],
+            b_ub=np.zeros(m),
+            A_eq=np.r_[np.c_[normals.T, np.zeros(dim)], [np.r_[np.ones(m), 0.0]]],
+            b_eq=np.r_[np.zeros(dim), 1.0],
+            bounds=[(0, None)] * m + [(None, None)],
+            method="highs",
+        )
+        bounded = lp.status == 0 and -lp.fun > 1e-12
+    if not bounded:
+        raise ValueError(f"{normals_name}, {offsets_name} must describe a bounded set (the half-spaces leave it open)")
+
+
+class Shape:
+    """Base class of the primitives. ``offset=(r, q)``: fixed pose of the shape in its body, r (3,)
+    and q a quaternion (4,) ``[w, x, y, z]`` or a (3, 3) rotation matrix."""
+
+    def __init__(self, native, length_scale, offset=None):
+        if offset is None:
+            position, rotation = np.zeros(3), np.eye(3)
+        else:
+            try:
+                r_off, q_off = offset
+            except (TypeError, ValueError) as err:
+                raise TypeError("offset must be a pair (position, orientation)") from err
+            position = _array(r_off, "offset position", (3,))
+            rotation = rotation_matrix(q_off, "offset orientation")
+        position.setflags(write=False)
+        rotation.setflags(write=False)
+        self._offset_position = position
+        self._offset_rotation = rotation
+        native.set_frame(length_scale, position, rotation)
+        self._native = native
+
+    @property
+    def offset_position(self):
+        """(3,) float64: position of the shape frame in its body."""
+        return self._offset_position
+
+    @property
+    def offset_rotation(self):
+        """(3, 3) float64: orientation of the shape frame in its body."""
+        return self._offset_rotation
+
+
+class Polytope(Shape):
+    """Polytope ``{y : A y ≤ b}`` (§III-B1).
+
+    A : (m, 3) float64 face normals (any length, nonzero); b : (m,) float64, b > 0; bounded.
+    """
+
+    def __init__(self, A, b, *, offset=None):
+        self._A = _array(A, "A", (None, 3))
+        self._b = _array(b, "b", (None,))
+        _check_halfspaces(self._A, self._b, "A", "b")
+        length_scale = float(np.max(self._b / np.linalg.norm(self._A, axis=1)))
+        super().__init__(_native.Shape.polytope(self._A, self._b), length_scale, offset)
+
+    @classmethod
+    def from_vertices(cls, V, *, offset=None):
+        """Convex hull of the points V : (k, 3), k ≥ 4; the origin must lie strictly inside."""
+        V = _array(V, "V", (None, 3))
+        if V.shape[0] < 4:
+            raise ValueError(f"V must hold at least 4 points, got {V.shape[0]}")
+        try:
+            hull = ConvexHull(V)
+        except Exception as err:  # qhull reports flat or degenerate point sets
+            raise ValueError("V must span a solid (its points are coplanar or degenerate)") from err
+        # qhull triangulates facets: merge the coplanar triangles' repeated planes.
+        planes = []
+        for plane in hull.equations:
+            if not any(np.allclose(plane, kept, rtol=0.0, atol=1e-10 * (1.0 + abs(plane[3]))) for kept in planes):
+                planes.append(plane)
+        planes = np.array(planes)
+        if np.any(planes[:, 3] >= 0.0):
+            raise ValueError("V must contain the origin strictly inside its convex hull")
+        return cls(planes[:, :3], -planes[:, 3], offset=offset)
+
+    @property
+    def A(self):
+        """(m, 3) float64 face normals."""
+        return self._A
+
+    @property
+    def b(self):
+        """(m,) float64 face offsets."""
+        return self._b
+
+    def __repr__(self):
+        return f"{type(self).__name__}(faces={len(self._b)})"
+
+
+class Box(Polytope):
+    """Axis-aligned box in its body frame, centred at the origin; half_extents : (3,), all > 0."""
+
+    def __init__(self, half_extents, *, offset=None):
+        half = _array(half_extents, "half_extents", (3,))
+        if np.any(half <= 0.0):
+            raise ValueError("half_extents must be > 0")
+        self._half_extents = half
+        super().__init__(np.vstack([np.eye(3), -np.eye(3)]), np.r_[half, half], offset=offset)
+
+    @property
+    def half_extents(self):
+        """(3,) float64 half side lengths."""
+        return self._half_extents
+
+    def __repr__(self):
+        return f"Box(half_extents={self._half_extents.tolist()})"
+
+
+class Capsule(Shape):
+    """Points within R of the segment from (−L/2, 0, 0) to (L/2, 0, 0) (§III-B2)."""
+
+    def __init__(self, R, L, *, offset=None):
+        self._R = _positive(R, "R")
+        self._L = _positive(L, "L")
+        super().__init__(_native.Shape.capsule(self._R, self._L), self._R + 0.5 * self._L, offset)
+
+    R = property(lambda self: self._R, doc="radius (float)")
+    L = property(lambda self: self._L, doc="segment length (float)")
+
+    def __repr__(self):
+        return f"Capsule(R={self._R}, L={self._L})"
+
+
+class Cylinder(Shape):
+    """Cylinder of radius R along body x with flat faces at x = ±L/2 (§III-B3)."""
+
+    def __init__(self, R, L, *, offset=None):
+        self._R = _positive(R, "R")
+        self._L = _positive(L, "L")
+        super().__init__(_native.Shape.cylinder(self._R, self._L), np.hypot(self._R, 0.5 * self._L), offset)
+
+    R = property(lambda self: self._R, doc="radius (float)")
+    L = property(lambda self: self._L, doc="length (float)")
+
+    def __repr__(self):
+        return f"Cylinder(R={self._R}, L={self._L})"
+
+
+class Cone(Shape):
+    """Cone of height H and half angle beta along body x: apex at x = −3H/4, base face of radius
+    H tan(beta) at x = +H/4 (§III-B4)."""
+
+    def __init__(self, H, beta, *, offset=None):
+        self._H = _positive(H, "H")
+        beta = _positive(beta, "beta")
+        if beta >= 0.5 * np.pi:
+            raise ValueError(f"beta must be in (0, pi/2), got {beta!r}")
+        self._beta = beta
+        tan_beta = np.tan(beta)
+        length_scale = max(0.75 * self._H, np.hypot(0.25 * self._H, self._H * tan_beta))
+        super().__init__(_native.Shape.cone(self._H, tan_beta), length_scale, offset)
+
+    H = property(lambda self: self._H, doc="height (float)")
+    beta = property(lambda self: self._beta, doc="half angle in radians (float)")
+
+    def __repr__(self):
+        return f"Cone(H={self._H}, beta={self._beta})"
+
+
+class Sphere(Shape):
+    """Ball of radius R centred at the origin."""
+
+    def __init__(self, R, *, offset=None):
+        self._R = _positive(R, "R")
+        super().__init__(_native.Shape.sphere(self._R), self._R, offset)
+
+    R = property(lambda self: self._R, doc="radius (float)")
+
+    def __repr__(self):
+        return f"Sphere(R={self._R})"
+
+
+class Ellipsoid(Shape):
+    """Ellipsoid ``{y : yᵀ P y ≤ 1}`` (§III-B5); P : (3, 3) symmetric positive definite."""
+
+    def __init__(self, P, *, offset=None):
+        P = _array(P, "P", (3, 3))
+        if np.max(np.abs(P - P.T)) > 1e-12 * np.max(np.abs(P)):
+            raise ValueError("P must be symmetric")
+        eigenvalues = np.linalg.eigvalsh(P)
+        if eigenvalues[0] <= 1e-14 * eigenvalues[-1]:
+            raise ValueError("P must be positive definite")
+        self._P = P
+        upper = np.linalg.cholesky(P).T  # P = Uᵀ U, the U of eq. (23)
+        super().__init__(_native.Shape.ellipsoid(np.ascontiguousarray(upper)), 1.0 / np.sqrt(eigenvalues[0]), offset)
+
+    @property
+    def P(self):
+        """(3, 3) float64 shape matrix."""
+        return self._P
+
+    def __repr__(self):
+        return f"Ellipsoid(semi_axes={(1.0 / np.sqrt(np.linalg.eigvalsh(self._P))).tolist()})"
+
+
+class Polygon(Shape):
+    """Padded polygon (§III-B6): points within R of ``{(y1, y2, 0) : C y ≤ d}``.
+
+    C : (m, 2) float64 edge normals in the body xy-plane; d : (m,) float64, d > 0; R > 0.
+    """
+
+    def __init__(self, C, d, R, *, offset=None):
+        self._C = _array(C, "C", (None, 2))
+        self._d = _array(d, "d", (None,))
+        _check_halfspaces(self._C, self._d, "C", "d")
+        self._R = _positive(R, "R")
+        length_scale = float(np.max(self._d / np.linalg.norm(self._C, axis=1))) + self._R
+        super().__init__(_native.Shape.polygon(self._C, self._d, self._R), length_scale, offset)
+
+    @property
+    def C(self):
+        """(m, 2) float64 edge normals."""
+        return self._C
+
+    @property
+    def d(self):
+        """(m,) float64 edge offsets."""
+        return self._d
+
+    R = property(lambda self: self._R, doc="padding radius (float)")
+
+    def __repr__(self):
+        return f"Polygon(edges={len(self._d)}, R={self._R})"

@@ -1,0 +1,380 @@
+// Python bindings of the native core (module dcol._native). Argument checks that are cheap and
+// concern memory safety live here; the Python layer validates shapes' geometry.
+#include <pybind11/native_enum.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cone_solver.hpp"
+#include "proximity.hpp"
+
+namespace py = pybind11;
+using namespace dcol;
+
+namespace {
+
+using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+// Limits of solve_cone_program's size class.
+constexpr int kConeMaxVars = 32;
+constexpr int kConeMaxRows = 256;
+constexpr int kConeMaxCones = 64;
+using GeneralProgram = ConeProgram<kConeMaxVars, kConeMaxRows, kConeMaxCones>;
+using GeneralSolver = ConeSolver<kConeMaxVars, kConeMaxRows, kConeMaxCones>;
+
+std::string shape_string(const Array& a) {
+  std::string s = "(";
+  for (py::ssize_t i = 0; i < a.ndim(); ++i) s += std::to_string(a.shape(i)) + (a.ndim() == 1 ? "," : i + 1 < a.ndim() ? ", " : "");
+  return s + ")";
+}
+
+Array as_array(py::handle obj, const std::string& name) {
+  Array arr = Array::ensure(obj);
+  if (!arr) throw py::type_error(name + " must be an array of real numbers, got " + std::string(py::str(py::type::of(obj))));
+  return arr;
+}
+
+void require_finite(const Array& a, const std::string& name) {
+  const double* d = a.data();
+  for (py::ssize_t i = 0; i < a.size(); ++i)
+    if (!std::isfinite(d[i])) throw py::value_error(name + " must be finite (no NaN or inf)");
+}
+
+Array as_vector3(py::handle obj, const std::string& name) {
+  Array a = as_array(obj, name);
+  if (a.ndim() != 1 || a.shape(0) != 3) throw py::value_error(name + " must have shape (3,), got " + shape_string(a));
+  require_finite(a, name);
+  return a;
+}
+
+const char* kOrientationRule = " must be a quaternion [w, x, y, z] (finite, nonzero) or a 3x3 rotation matrix (orthonormal, det +1)";
+
+Mat3 as_orientation(py::handle obj, const std::string& name) {
+  Array a = as_array(obj, name);
+  Mat3 Q;
+  const bool ok = (a.ndim() == 1 && a.shape(0) == 4)                        ? quaternion_to_matrix(a.data(), Q)
+                  : (a.ndim() == 2 && a.shape(0) == 3 && a.shape(1) == 3) ? rotation_matrix(a.data(), Q)
+                                                                            : false;
+  if (!ok) throw py::value_error(name + kOrientationRule + ", got shape " + shape_string(a));
+  return Q;
+}
+
+const Shape& as_shape(py::handle obj, const char* name) {
+  py::object native = py::getattr(obj, "_native", py::none());
+  if (native.is_none() || !py::isinstance<Shape>(native))
+    throw py::type_error(std::string(name) + " must be a dcol.geom shape, got " + std::string(py::str(py::type::of(obj))));
+  return native.cast<const Shape&>();
+}
+
+// One shape for all N pairs, or a sequence of N shapes.
+std::vector<const Shape*> as_shape_list(py::handle obj, const char* name, py::ssize_t n) {
+  if (py::hasattr(obj, "_native")) return {&as_shape(obj, name)};
+  if (!py::isinstance<py::sequence>(obj))
+    throw py::type_error(std::string(name) + " must be a dcol.geom shape or a sequence of them");
+  py::sequence seq = obj.cast<py::sequence>();
+  if (static_cast<py::ssize_t>(seq.size()) != n)
+    throw py::value_error(std::string(name) + " has " + std::to_string(seq.size()) + " shapes but there are " +
+                          std::to_string(n) + " poses");
+  std::vector<const Shape*> out;
+  out.reserve(n);
+  for (py::handle item : seq) out.push_back(&as_shape(item, name));
+  return out;
+}
+
+// Poses as (N, 3) positions and (N, 4) quaternions or (N, 3, 3) rotation matrices.
+struct PoseArrays {
+  Array r, q;
+  bool quaternion;
+  bool get(py::ssize_t i, Pose& pose) const {
+    const double* ri = r.data() + 3 * i;
+    for (int k = 0; k < 3; ++k) {
+      if (!std::isfinite(ri[k])) return false;
+      pose.r[k] = ri[k];
+    }
+    return quaternion ? quaternion_to_matrix(q.data() + 4 * i, pose.Q) : rotation_matrix(q.data() + 9 * i, pose.Q);
+  }
+};
+
+PoseArrays as_pose_arrays(py::handle r_obj, py::handle q_obj, const char* r_name, const char* q_name) {
+  PoseArrays p{as_array(r_obj, r_name), as_array(q_obj, q_name), true};
+  if (p.r.ndim() != 2 || p.r.shape(1) != 3)
+    throw py::value_error(std::string(r_name) + " must have shape (N, 3), got " + shape_string(p.r));
+  const py::ssize_t n = p.r.shape(0);
+  if (p.q.ndim() == 2 && p.q.shape(0) == n && p.q.shape(1) == 4)
+    p.quaternion = true;
+  else if (p.q.ndim() == 3 && p.q.shape(0) == n && p.q.shape(1) == 3 && p.q.shape(2) == 3)
+    p.quaternion = false;
+  else
+    throw py::value_error(std::string(q_name) + " must have shape (N, 4) or (N, 3, 3) with N = " + std::to_string(n) +
+                          ", got " + shape_string(p.q));
+  return p;
+}
+
+ProximityResult proximity_single(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b,
+                                 py::handle q_b, const SolverSettings& settings) {
+  const Shape& sa = as_shape(a, "a");
+  const Shape& sb = as_shape(b, "b");
+  Pose pa, pb;
+  Array ra = as_vector3(r_a, "r_a"), rb = as_vector3(r_b, "r_b");
+  std::copy(ra.data(), ra.data() + 3, pa.r);
+  std::copy(rb.data(), rb.data() + 3, pb.r);
+  pa.Q = as_orientation(q_a, "q_a");
+  pb.Q = as_orientation(q_b, "q_b");
+  ProximityResult out;
+  proximity(sa, pa, sb, pb, settings, out);
+  return out;
+}
+
+py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b,
+                         const SolverSettings& settings, int threads) {
+  const PoseArrays pa = as_pose_arrays(r_a, q_a, "r_a", "q_a");
+  const PoseArrays pb = as_pose_arrays(r_b, q_b, "r_b", "q_b");
+  const py::ssize_t n = pa.r.shape(0);
+  if (pb.r.shape(0) != n)
+    throw py::value_error("r_b has " + std::to_string(pb.r.shape(0)) + " rows but r_a has " + std::to_string(n));
+  const std::vector<const Shape*> shapes_a = as_shape_list(a, "a", n);
+  const std::vector<const Shape*> shapes_b = as_shape_list(b, "b", n);
+  if (threads < 1) throw py::value_error("threads must be at least 1");
+
+  py::array_t<double> alpha(n), distance(n);
+  py::array_t<double> x({n, py::ssize_t(3)}), p_a({n, py::ssize_t(3)}), p_b({n, py::ssize_t(3)}),
+      normal({n, py::ssize_t(3)});
+  py::array_t<int8_t> status(n);
+  py::array_t<int32_t> iterations(n);
+  double *alpha_d = alpha.mutable_data(), *distance_d = distance.mutable_data(), *x_d = x.mutable_data(),
+         *pa_d = p_a.mutable_data(), *pb_d = p_b.mutable_data(), *normal_d = normal.mutable_data();
+  int8_t* status_d = status.mutable_data();
+  int32_t* iterations_d = iterations.mutable_data();
+
+  // Index of the first invalid pose (n when all are valid), reported after the workers join.
+  std::atomic<py::ssize_t> first_bad{n};
+  auto work = [&](py::ssize_t begin, py::ssize_t end) {
+    Pose posea, poseb;
+    ProximityResult res;
+    for (py::ssize_t i = begin; i < end; ++i) {
+      if (!pa.get(i, posea) || !pb.get(i, poseb)) {
+        py::ssize_t cur = first_bad.load();
+        while (i < cur && !first_bad.compare_exchange_weak(cur, i)) {
+        }
+        continue;
+      }
+      const Shape& sa = *shapes_a[shapes_a.size() == 1 ? 0 : i];
+      const Shape& sb = *shapes_b[shapes_b.size() == 1 ? 0 : i];
+      proximity(sa, posea, sb, poseb, settings, res);
+      alpha_d[i] = res.alpha;
+      distance_d[i] = res.distance;
+      std::copy(res.x, res.x + 3, x_d + 3 * i);
+      std::copy(res.p_a, res.p_a + 3, pa_d + 3 * i);
+      std::copy(res.p_b, res.p_b + 3, pb_d + 3 * i);
+      std::copy(res.normal, res.normal + 3, normal_d + 3 * i);
+      status_d[i] = static_cast<int8_t>(res.status);
+      iterations_d[i] = res.iterations;
+    }
+  };
+  {
+    py::gil_scoped_release release;
+    const py::ssize_t workers = std::max<py::ssize_t>(1, std::min<py::ssize_t>(threads, n));
+    if (workers == 1) {
+      work(0, n);
+    } else {
+      std::vector<std::thread> pool;
+      const py::ssize_t chunk = (n + workers - 1) / workers;
+      for (py::ssize_t w = 0; w < workers; ++w) pool.emplace_back(work, w * chunk, std::min(n, (w + 1) * chunk));
+      for (auto& t : pool) t.join();
+    }
+  }
+  if (first_bad.load() < n)
+    throw py::value_error("pose " + std::to_string(first_bad.load()) +
+                          ": r_a, r_b must be finite and q_a, q_b" + kOrientationRule);
+
+  py::dict out;
+  out["alpha"] = alpha;
+  out["x"] = x;
+  out["p_a"] = p_a;
+  out["p_b"] = p_b;
+  out["distance"] = distance;
+  out["normal"] = normal;
+  out["status"] = status;
+  out["iterations"] = iterations;
+  return out;
+}
+
+py::tuple solve_cone_program(const Array& c, const Array& G, const Array& h, int l, const std::vector<int>& soc_dims,
+                             const SolverSettings& settings) {
+  const py::ssize_t n = c.shape(0), m = h.shape(0);
+  if (n < 1 || n > kConeMaxVars || m < 1 || m > kConeMaxRows ||
+      static_cast<int>(soc_dims.size()) > kConeMaxCones || G.ndim() != 2 || G.shape(0) != m || G.shape(1) != n)
+    throw py::value_error("cone program dimensions out of range");
+  GeneralProgram prob;
+  prob.clear(static_cast<int>(n));
+  std::copy(c.data(), c.data() + n, prob.c);
+  for (int i = 0; i < l; ++i) std::copy(G.data() + i * n, G.data() + (i + 1) * n, prob.add_orthant_row(h.data()[i]));
+  for (int dim : soc_dims) {
+    const int first = prob.add_soc(dim);
+    for (int i = first; i < first + dim; ++i) {
+      std::copy(G.data() + i * n, G.data() + (i + 1) * n, prob.G[i]);
+      prob.h[i] = h.data()[i];
+    }
+  }
+  if (prob.m != m) throw py::value_error("cones must cover the rows of G exactly");
+  auto solver = std::make_unique<GeneralSolver>();  // large for a Python thread's stack
+  {
+    py::gil_scoped_release release;
+    solver->solve(prob, settings);
+  }
+  py::array_t<double> x(n), s(m), z(m);
+  std::copy(solver->x, solver->x + n, x.mutable_data());
+  std::copy(solver->s, solver->s + m, s.mutable_data());
+  std::copy(solver->z, solver->z + m, z.mutable_data());
+  const SolveInfo& info = solver->info;
+  return py::make_tuple(x, s, z, info.status, info.iterations, info.primal_objective, info.dual_objective);
+}
+
+double checked_tolerance(double v, const char* name) {
+  if (!(v > 0.0 && v < 1.0)) throw py::value_error(std::string(name) + " must be in (0, 1), got " + std::to_string(v));
+  return v;
+}
+
+int checked_max_iter(int v) {
+  if (v < 0 || v > 10000) throw py::value_error("max_iter must be in [0, 10000], got " + std::to_string(v));
+  return v;
+}
+
+Shape round_shape(ShapeKind kind, double R, double L) {
+  Shape s;
+  s.kind = kind;
+  s.R = R;
+  s.L = L;
+  return s;
+}
+
+py::array_t<double> copy3(const double* v) {
+  py::array_t<double> a(3);
+  std::copy(v, v + 3, a.mutable_data());
+  return a;
+}
+
+void copy_matrix3(const Array& M, double (*out)[3]) {
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) out[i][j] = M.data()[3 * i + j];
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() = "Native core of dcol: cone solver and DCOL proximity.";
+
+  py::native_enum<SolveStatus>(m, "Status", "enum.IntEnum", "Outcome of an interior-point solve.")
+      .value("SOLVED", SolveStatus::solved)
+      .value("SOLVED_INACCURATE", SolveStatus::solved_inaccurate)
+      .value("MAX_ITERATIONS", SolveStatus::max_iterations)
+      .value("NUMERICAL_ERROR", SolveStatus::numerical_error)
+      .finalize();
+
+  py::class_<SolverSettings>(m, "SolverSettings")
+      .def(py::init([](double feastol, double abstol, double reltol, int max_iter) {
+             return SolverSettings{checked_tolerance(feastol, "feastol"), checked_tolerance(abstol, "abstol"),
+                                   checked_tolerance(reltol, "reltol"), checked_max_iter(max_iter)};
+           }),
+           py::arg("feastol") = 1e-9, py::arg("abstol") = 1e-9, py::arg("reltol") = 1e-9, py::arg("max_iter") = 50)
+      .def_property("feastol", [](const SolverSettings& s) { return s.feastol; },
+                    [](SolverSettings& s, double v) { s.feastol = checked_tolerance(v, "feastol"); })
+      .def_property("abstol", [](const SolverSettings& s) { return s.abstol; },
+                    [](SolverSettings& s, double v) { s.abstol = checked_tolerance(v, "abstol"); })
+      .def_property("reltol", [](const SolverSettings& s) { return s.reltol; },
+                    [](SolverSettings& s, double v) { s.reltol = checked_tolerance(v, "reltol"); })
+      .def_property("max_iter", [](const SolverSettings& s) { return s.max_iter; },
+                    [](SolverSettings& s, int v) { s.max_iter = checked_max_iter(v); })
+      .def("__repr__", [](const SolverSettings& s) {
+        return "SolverSettings(feastol=" + std::to_string(s.feastol) + ", abstol=" + std::to_string(s.abstol) +
+               ", reltol=" + std::to_string(s.reltol) + ", max_iter=" + std::to_string(s.max_iter) + ")";
+      });
+
+  m.attr("MAX_FACES") = kMaxFaces;
+  m.attr("CONE_MAX_VARIABLES") = kConeMaxVars;
+  m.attr("CONE_MAX_ROWS") = kConeMaxRows;
+  m.attr("CONE_MAX_CONES") = kConeMaxCones;
+
+  // Shapes are made by the Python classes of dcol.geom, which validate the geometry first.
+  py::class_<Shape>(m, "Shape")
+      .def_static("polytope",
+                  [](const Array& A, const Array& b) {
+                    Shape s;
+                    s.kind = ShapeKind::polytope;
+                    s.num_faces = static_cast<int>(b.shape(0));
+                    s.normals.assign(A.data(), A.data() + A.size());
+                    s.offsets.assign(b.data(), b.data() + b.size());
+                    return s;
+                  })
+      .def_static("capsule", [](double R, double L) { return round_shape(ShapeKind::capsule, R, L); })
+      .def_static("cylinder", [](double R, double L) { return round_shape(ShapeKind::cylinder, R, L); })
+      .def_static("cone",
+                  [](double H, double tan_beta) {
+                    Shape s;
+                    s.kind = ShapeKind::cone;
+                    s.H = H;
+                    s.tan_beta = tan_beta;
+                    return s;
+                  })
+      .def_static("sphere", [](double R) { return round_shape(ShapeKind::sphere, R, 0.0); })
+      .def_static("ellipsoid",
+                  [](const Array& U) {
+                    Shape s;
+                    s.kind = ShapeKind::ellipsoid;
+                    copy_matrix3(U, s.U);
+                    return s;
+                  })
+      .def_static("polygon",
+                  [](const Array& C, const Array& d, double R) {
+                    Shape s;
+                    s.kind = ShapeKind::polygon;
+                    s.R = R;
+                    s.num_faces = static_cast<int>(d.shape(0));
+                    s.normals.assign(C.data(), C.data() + C.size());
+                    s.offsets.assign(d.data(), d.data() + d.size());
+                    return s;
+                  })
+      .def("set_frame",
+           [](Shape& s, double length_scale, const Array& offset_r, const Array& offset_Q) {
+             s.length_scale = length_scale;
+             std::copy(offset_r.data(), offset_r.data() + 3, s.offset_r);
+             copy_matrix3(offset_Q, s.offset_Q.m);
+             s.has_offset = false;
+             for (int i = 0; i < 3; ++i)
+               for (int j = 0; j < 3; ++j) s.has_offset |= s.offset_Q.m[i][j] != (i == j ? 1.0 : 0.0);
+             for (int i = 0; i < 3; ++i) s.has_offset |= s.offset_r[i] != 0.0;
+           });
+
+  py::class_<ProximityResult>(m, "ProximityResult", "Result of dcol.geom.proximity (DCOL §III).")
+      .def_readonly("alpha", &ProximityResult::alpha, "minimum uniform scaling α (float)")
+      .def_property_readonly("x", [](const ProximityResult& r) { return copy3(r.x); },
+                             "(3,) intersection point of the scaled shapes, world frame")
+      .def_property_readonly("p_a", [](const ProximityResult& r) { return copy3(r.p_a); },
+                             "(3,) contact point on shape a, eq. (29)")
+      .def_property_readonly("p_b", [](const ProximityResult& r) { return copy3(r.p_b); },
+                             "(3,) contact point on shape b, eq. (29)")
+      .def_readonly("distance", &ProximityResult::distance, "‖p_a − p_b‖, eq. (30)")
+      .def_property_readonly("normal", [](const ProximityResult& r) { return copy3(r.normal); },
+                             "(3,) unit normal of the separating plane at x, from a to b (zero when α = 0)")
+      .def_readonly("status", &ProximityResult::status)
+      .def_readonly("iterations", &ProximityResult::iterations)
+      .def_property_readonly("converged", [](const ProximityResult& r) { return r.status == SolveStatus::solved; })
+      .def("__repr__", [](const ProximityResult& r) {
+        return "ProximityResult(alpha=" + std::to_string(r.alpha) + ", distance=" + std::to_string(r.distance) +
+               ", status=" + std::to_string(static_cast<int>(r.status)) + ", iterations=" +
+               std::to_string(r.iterations) + ")";
+      });
+
+  m.def("proximity", &proximity_single, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"), py::arg("r_b"),
+        py::arg("q_b"), py::arg("settings"));
+  m.def("proximity_batch", &proximity_batch, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"),
+        py::arg("r_b"), py::arg("q_b"), py::arg("settings"), py::arg("threads"));
+  m.def("solve_cone_program", &solve_cone_program, py::arg("c"), py::arg("G"), py::arg("h"), py::arg("l"),
+        py::arg("soc_dims"), py::arg("settings"));
+}
