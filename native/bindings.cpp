@@ -26,7 +26,7 @@ constexpr int kConeMaxVars = 32;
 constexpr int kConeMaxRows = 256;
 constexpr int kConeMaxCones = 64;
 using GeneralProgram = ConeProgram<kConeMaxVars, kConeMaxRows, kConeMaxCones>;
-using GeneralSolver = ConeSolver<kConeMaxVars, kConeMaxRows, kConeMaxCones>;
+using GeneralSolver = ConeSolver<GeneralProgram>;
 
 std::string shape_string(const Array& a) {
   std::string s = "(";

@@ -129,20 +129,25 @@ inline double soc_step(const double* u, const double* du, int dim, double t_max)
 
 }  // namespace detail
 
-template <int NMax, int MMax, int KMax>
+// The solver proper. With NFixed > 0 the number of variables is a compile-time constant (the
+// proximity problems have 4–8), which lets the compiler unroll every short loop over them.
+template <class Program, int NFixed = 0>
 class ConeSolver {
- public:
-  using Program = ConeProgram<NMax, MMax, KMax>;
+  static constexpr int NMax = Program::n_max;
+  static constexpr int MMax = Program::m_max;
+  static constexpr int KMax = Program::k_max;
+  static_assert(NFixed >= 0 && NFixed <= NMax, "NFixed exceeds the program's column capacity");
 
+ public:
   double x[NMax], s[MMax], z[MMax];
   SolveInfo info;
 
-  // Solves prob; the result is in x, s, z and info. prob must outlive the call only.
+  // Solves prob (with prob.n == NFixed when NFixed > 0); the result is in x, s, z and info.
   const SolveInfo& solve(const Program& prob, const SolverSettings& settings);
 
-  // Nesterov–Todd scaling at the last iterate (kept for derivatives): orthant w_i = √(s_i/z_i);
-  // cone k: W = η_k (2 v vᵀ − J) with vᵀJv = 1, v stored in soc_v over the cone's rows.
-  double w[MMax];
+  // Nesterov–Todd scaling at the last iterate: orthant W = diag(w); cone k: W = η_k (2 v vᵀ − J)
+  // with vᵀJv = 1, v stored in soc_v over the cone's rows. λ = W z = W⁻¹ s.
+  double w[MMax], w_inv[MMax];
   double soc_v[MMax];
   double eta[KMax];
   double lambda[MMax];
@@ -153,6 +158,8 @@ class ConeSolver {
   double Gs_[MMax][NMax];  // W⁻¹ G
   double rx_[NMax], rz_[MMax];
 
+  int num_vars() const { return NFixed > 0 ? NFixed : p_->n; }
+  void set_identity_scaling();
   bool compute_scaling();
   bool factor_normal_matrix();
   void apply_W(const double* v, double* out) const;
@@ -163,17 +170,16 @@ class ConeSolver {
   bool shift_into_cone(double* u) const;
   void cholesky_solve(double* b) const;
   void solve_newton(const double* comp_rhs, double* dx, double* ds_scaled, double* dz_scaled) const;
-  void residuals(double& pres, double& dres);
+  void residuals();
 };
 
 // ---------------------------------------------------------------------------------------------
 
-template <int NMax, int MMax, int KMax>
-void ConeSolver<NMax, MMax, KMax>::apply_W(const double* v, double* out) const {
+template <class Program, int NFixed>
+void ConeSolver<Program, NFixed>::apply_W(const double* v, double* out) const {
   const Program& p = *p_;
   for (int i = 0; i < p.l; ++i) out[i] = w[i] * v[i];
-  int row = p.l;
-  for (int k = 0; k < p.num_soc; ++k) {
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
     const int dim = p.soc_dim[k];
     const double* sv = soc_v + row;
     const double* vk = v + row;
@@ -181,17 +187,15 @@ void ConeSolver<NMax, MMax, KMax>::apply_W(const double* v, double* out) const {
     const double t = 2.0 * detail::dot(sv, vk, dim);
     ok[0] = eta[k] * (t * sv[0] - vk[0]);
     for (int i = 1; i < dim; ++i) ok[i] = eta[k] * (t * sv[i] + vk[i]);
-    row += dim;
   }
 }
 
-template <int NMax, int MMax, int KMax>
-void ConeSolver<NMax, MMax, KMax>::apply_Winv(const double* v, double* out) const {
+template <class Program, int NFixed>
+void ConeSolver<Program, NFixed>::apply_Winv(const double* v, double* out) const {
   // W⁻¹ = (2 J v vᵀ J − J) / η.
   const Program& p = *p_;
-  for (int i = 0; i < p.l; ++i) out[i] = v[i] / w[i];
-  int row = p.l;
-  for (int k = 0; k < p.num_soc; ++k) {
+  for (int i = 0; i < p.l; ++i) out[i] = w_inv[i] * v[i];
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
     const int dim = p.soc_dim[k];
     const double* sv = soc_v + row;
     const double* vk = v + row;
@@ -200,17 +204,15 @@ void ConeSolver<NMax, MMax, KMax>::apply_Winv(const double* v, double* out) cons
     const double inv_eta = 1.0 / eta[k];
     ok[0] = inv_eta * (t * sv[0] - vk[0]);
     for (int i = 1; i < dim; ++i) ok[i] = inv_eta * (vk[i] - t * sv[i]);
-    row += dim;
   }
 }
 
 // Jordan product: orthant elementwise; cone (uᵀv, u0 v1 + v0 u1).
-template <int NMax, int MMax, int KMax>
-void ConeSolver<NMax, MMax, KMax>::cone_product(const double* u, const double* v, double* out) const {
+template <class Program, int NFixed>
+void ConeSolver<Program, NFixed>::cone_product(const double* u, const double* v, double* out) const {
   const Program& p = *p_;
   for (int i = 0; i < p.l; ++i) out[i] = u[i] * v[i];
-  int row = p.l;
-  for (int k = 0; k < p.num_soc; ++k) {
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
     const int dim = p.soc_dim[k];
     const double* uk = u + row;
     const double* vk = v + row;
@@ -218,17 +220,15 @@ void ConeSolver<NMax, MMax, KMax>::cone_product(const double* u, const double* v
     const double u0 = uk[0], v0 = vk[0];
     ok[0] = detail::dot(uk, vk, dim);
     for (int i = 1; i < dim; ++i) ok[i] = u0 * vk[i] + v0 * uk[i];
-    row += dim;
   }
 }
 
 // Solves u ∘ out = v for out (u strictly inside the cone).
-template <int NMax, int MMax, int KMax>
-void ConeSolver<NMax, MMax, KMax>::cone_divide(const double* u, const double* v, double* out) const {
+template <class Program, int NFixed>
+void ConeSolver<Program, NFixed>::cone_divide(const double* u, const double* v, double* out) const {
   const Program& p = *p_;
   for (int i = 0; i < p.l; ++i) out[i] = v[i] / u[i];
-  int row = p.l;
-  for (int k = 0; k < p.num_soc; ++k) {
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
     const int dim = p.soc_dim[k];
     const double* uk = u + row;
     const double* vk = v + row;
@@ -237,57 +237,59 @@ void ConeSolver<NMax, MMax, KMax>::cone_divide(const double* u, const double* v,
     const double o0 = (u0 * vk[0] - detail::dot(uk + 1, vk + 1, dim - 1)) / detail::soc_residual(uk, dim);
     ok[0] = o0;
     for (int i = 1; i < dim; ++i) ok[i] = (vk[i] - o0 * uk[i]) / u0;
-    row += dim;
   }
 }
 
-template <int NMax, int MMax, int KMax>
-double ConeSolver<NMax, MMax, KMax>::max_step(const double* u, const double* du) const {
+template <class Program, int NFixed>
+double ConeSolver<Program, NFixed>::max_step(const double* u, const double* du) const {
   const Program& p = *p_;
   double t = detail::orthant_step(u, du, p.l, std::numeric_limits<double>::infinity());
-  int row = p.l;
-  for (int k = 0; k < p.num_soc; ++k) {
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k)
     t = detail::soc_step(u + row, du + row, p.soc_dim[k], t);
-    row += p.soc_dim[k];
-  }
   return t;
 }
 
 // CVXOPT's initialization: u ← u + (1 + a) e when u is not strictly inside (a: how far outside).
-template <int NMax, int MMax, int KMax>
-bool ConeSolver<NMax, MMax, KMax>::shift_into_cone(double* u) const {
+template <class Program, int NFixed>
+bool ConeSolver<Program, NFixed>::shift_into_cone(double* u) const {
   const Program& p = *p_;
   double outside = -std::numeric_limits<double>::infinity();
   for (int i = 0; i < p.l; ++i) outside = std::max(outside, -u[i]);
-  int row = p.l;
-  for (int k = 0; k < p.num_soc; ++k) {
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
     const int dim = p.soc_dim[k];
     outside = std::max(outside, std::sqrt(detail::dot(u + row + 1, u + row + 1, dim - 1)) - u[row]);
-    row += dim;
   }
-  if (!std::isfinite(outside)) return p.m == 0;
+  if (!std::isfinite(outside)) return false;
   if (outside >= 0.0) {
     const double shift = 1.0 + outside;
     for (int i = 0; i < p.l; ++i) u[i] += shift;
-    row = p.l;
-    for (int k = 0; k < p.num_soc; ++k) {
-      u[row] += shift;
-      row += p.soc_dim[k];
-    }
+    for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) u[row] += shift;
   }
   return true;
 }
 
-template <int NMax, int MMax, int KMax>
-bool ConeSolver<NMax, MMax, KMax>::compute_scaling() {
+template <class Program, int NFixed>
+void ConeSolver<Program, NFixed>::set_identity_scaling() {
+  const Program& p = *p_;
+  std::fill(w, w + p.l, 1.0);
+  std::fill(w_inv, w_inv + p.l, 1.0);
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
+    eta[k] = 1.0;
+    std::fill(soc_v + row, soc_v + row + p.soc_dim[k], 0.0);
+    soc_v[row] = 1.0;  // 2 e eᵀ − J = I
+  }
+}
+
+template <class Program, int NFixed>
+bool ConeSolver<Program, NFixed>::compute_scaling() {
   const Program& p = *p_;
   for (int i = 0; i < p.l; ++i) {
     if (!(s[i] > 0.0 && z[i] > 0.0)) return false;
     w[i] = std::sqrt(s[i] / z[i]);
-    lambda[i] = std::sqrt(s[i] * z[i]);
+    w_inv[i] = 1.0 / w[i];
+    lambda[i] = w[i] * z[i];
   }
-  int row = p.l;
-  for (int k = 0; k < p.num_soc; ++k) {
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
     const int dim = p.soc_dim[k];
     const double* sk = s + row;
     const double* zk = z + row;
@@ -295,10 +297,7 @@ bool ConeSolver<NMax, MMax, KMax>::compute_scaling() {
     const double z_res = detail::soc_residual(zk, dim);
     if (!(s_res > 0.0 && z_res > 0.0 && sk[0] > 0.0 && zk[0] > 0.0)) return false;
     const double s_norm = std::sqrt(s_res), z_norm = std::sqrt(z_res);
-    double sz = 0.0;  // s̄ᵀz̄
-    for (int i = 0; i < dim; ++i) sz += sk[i] * zk[i];
-    sz /= s_norm * z_norm;
-    const double gamma = std::sqrt(0.5 * (1.0 + sz));
+    const double gamma = std::sqrt(0.5 * (1.0 + detail::dot(sk, zk, dim) / (s_norm * z_norm)));
     // w̄ = (s̄ + J z̄) / 2γ, and the vector v = (w̄ + e) / √(2(w̄0 + 1)) of W = η (2 v vᵀ − J).
     double* v = soc_v + row;
     const double w0 = (sk[0] / s_norm + zk[0] / z_norm) / (2.0 * gamma);
@@ -306,32 +305,35 @@ bool ConeSolver<NMax, MMax, KMax>::compute_scaling() {
     v[0] = (w0 + 1.0) * v_scale;
     for (int i = 1; i < dim; ++i) v[i] = (sk[i] / s_norm - zk[i] / z_norm) / (2.0 * gamma) * v_scale;
     eta[k] = std::sqrt(s_norm / z_norm);
-    row += dim;
   }
-  apply_W(z, lambda);  // λ = W z (orthant part recomputed identically)
+  apply_W(z, lambda);  // the orthant part is recomputed identically
   return true;
 }
 
-// Forms Gs = W⁻¹G and the Cholesky factor of GsᵀGs = GᵀW⁻²G.
-template <int NMax, int MMax, int KMax>
-bool ConeSolver<NMax, MMax, KMax>::factor_normal_matrix() {
+// Forms Gs = W⁻¹G row by row and the Cholesky factor of GsᵀGs = GᵀW⁻²G.
+template <class Program, int NFixed>
+bool ConeSolver<Program, NFixed>::factor_normal_matrix() {
   const Program& p = *p_;
-  const int n = p.n, m = p.m;
-  double col[MMax], scaled[MMax];
-  for (int j = 0; j < n; ++j) {
-    for (int i = 0; i < m; ++i) col[i] = p.G[i][j];
-    apply_Winv(col, scaled);
-    for (int i = 0; i < m; ++i) Gs_[i][j] = scaled[i];
+  const int n = num_vars(), m = p.m;
+  for (int i = 0; i < p.l; ++i)
+    for (int j = 0; j < n; ++j) Gs_[i][j] = p.G[i][j] * w_inv[i];
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
+    const int dim = p.soc_dim[k];
+    const double* v = soc_v + row;
+    const double inv_eta = 1.0 / eta[k];
+    double t[NMax];  // 2 (Jv)ᵀ G_k, column by column
+    for (int j = 0; j < n; ++j) t[j] = v[0] * p.G[row][j];
+    for (int i = 1; i < dim; ++i)
+      for (int j = 0; j < n; ++j) t[j] -= v[i] * p.G[row + i][j];
+    for (int j = 0; j < n; ++j) Gs_[row][j] = inv_eta * (2.0 * t[j] * v[0] - p.G[row][j]);
+    for (int i = 1; i < dim; ++i)
+      for (int j = 0; j < n; ++j) Gs_[row + i][j] = inv_eta * (p.G[row + i][j] - 2.0 * t[j] * v[i]);
   }
-  double H[NMax][NMax];
-  for (int a = 0; a < n; ++a)
-    for (int b = 0; b <= a; ++b) H[a][b] = 0.0;
+  double H[NMax][NMax] = {};
   for (int i = 0; i < m; ++i) {
     const double* g = Gs_[i];
-    for (int a = 0; a < n; ++a) {
-      const double ga = g[a];
-      for (int b = 0; b <= a; ++b) H[a][b] += ga * g[b];
-    }
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b <= a; ++b) H[a][b] += g[a] * g[b];
   }
   // Cholesky; a tiny relative floor on the pivots keeps the last iterations usable when the
   // scaling has become extreme.
@@ -342,8 +344,7 @@ bool ConeSolver<NMax, MMax, KMax>::factor_normal_matrix() {
   for (int j = 0; j < n; ++j) {
     double d = H[j][j];
     for (int k = 0; k < j; ++k) d -= L[j][k] * L[j][k];
-    if (!(d > floor)) d = floor;
-    const double ljj = std::sqrt(d);
+    const double ljj = std::sqrt(d > floor ? d : floor);
     L[j][j] = ljj;
     for (int i = j + 1; i < n; ++i) {
       double v = H[i][j];
@@ -354,9 +355,9 @@ bool ConeSolver<NMax, MMax, KMax>::factor_normal_matrix() {
   return true;
 }
 
-template <int NMax, int MMax, int KMax>
-void ConeSolver<NMax, MMax, KMax>::cholesky_solve(double* b) const {
-  const int n = p_->n;
+template <class Program, int NFixed>
+void ConeSolver<Program, NFixed>::cholesky_solve(double* b) const {
+  const int n = num_vars();
   for (int i = 0; i < n; ++i) {
     double v = b[i];
     for (int k = 0; k < i; ++k) v -= L[i][k] * b[k];
@@ -371,51 +372,53 @@ void ConeSolver<NMax, MMax, KMax>::cholesky_solve(double* b) const {
 
 // Newton step for  Gᵀ dz = −r_x,  G dx + ds = −r_z,  λ ∘ (W⁻¹ds + W dz) = comp_rhs.
 // Returns dx and the scaled directions W⁻¹ds, W dz (CVXOPT's elimination).
-template <int NMax, int MMax, int KMax>
-void ConeSolver<NMax, MMax, KMax>::solve_newton(const double* comp_rhs, double* dx, double* ds_scaled,
-                                                double* dz_scaled) const {
+template <class Program, int NFixed>
+void ConeSolver<Program, NFixed>::solve_newton(const double* comp_rhs, double* dx, double* ds_scaled,
+                                               double* dz_scaled) const {
   const Program& p = *p_;
-  const int n = p.n, m = p.m;
+  const int n = num_vars(), m = p.m;
   double t1[MMax], t2[MMax], v[MMax];
   cone_divide(lambda, comp_rhs, t1);  // W⁻¹ds + W dz = t1
   apply_W(t1, t2);
   for (int i = 0; i < m; ++i) t2[i] += rz_[i];
   apply_Winv(t2, v);  // v = W⁻¹(r_z + W t1)
   for (int j = 0; j < n; ++j) dx[j] = -rx_[j];
-  for (int i = 0; i < m; ++i) {
-    const double vi = v[i];
-    for (int j = 0; j < n; ++j) dx[j] -= Gs_[i][j] * vi;
-  }
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) dx[j] -= Gs_[i][j] * v[i];
   cholesky_solve(dx);
   for (int i = 0; i < m; ++i) {
-    const double wdz = detail::dot(Gs_[i], dx, n) + v[i];  // W dz = W⁻¹(G dx + r_z + W t1)
+    double wdz = v[i];  // W dz = W⁻¹(G dx + r_z + W t1)
+    for (int j = 0; j < n; ++j) wdz += Gs_[i][j] * dx[j];
     dz_scaled[i] = wdz;
     ds_scaled[i] = t1[i] - wdz;
   }
 }
 
-template <int NMax, int MMax, int KMax>
-void ConeSolver<NMax, MMax, KMax>::residuals(double& pres, double& dres) {
+template <class Program, int NFixed>
+void ConeSolver<Program, NFixed>::residuals() {
   const Program& p = *p_;
-  const int n = p.n, m = p.m;
+  const int n = num_vars(), m = p.m;
   for (int j = 0; j < n; ++j) rx_[j] = p.c[j];
-  double hnorm2 = 0.0, rz2 = 0.0;
+  double rz2 = 0.0;
   for (int i = 0; i < m; ++i) {
     const double* g = p.G[i];
     const double zi = z[i];
-    for (int j = 0; j < n; ++j) rx_[j] += g[j] * zi;
-    rz_[i] = detail::dot(g, x, n) + s[i] - p.h[i];
+    double gx = 0.0;
+    for (int j = 0; j < n; ++j) {
+      rx_[j] += g[j] * zi;
+      gx += g[j] * x[j];
+    }
+    rz_[i] = gx + s[i] - p.h[i];
     rz2 += rz_[i] * rz_[i];
-    hnorm2 += p.h[i] * p.h[i];
   }
-  pres = std::sqrt(rz2) / std::max(1.0, std::sqrt(hnorm2));
-  dres = std::sqrt(detail::dot(rx_, rx_, n)) / std::max(1.0, std::sqrt(detail::dot(p.c, p.c, n)));
+  info.primal_residual = std::sqrt(rz2) / std::max(1.0, std::sqrt(detail::dot(p.h, p.h, m)));
+  info.dual_residual = std::sqrt(detail::dot(rx_, rx_, n)) / std::max(1.0, std::sqrt(detail::dot(p.c, p.c, n)));
 }
 
-template <int NMax, int MMax, int KMax>
-const SolveInfo& ConeSolver<NMax, MMax, KMax>::solve(const Program& prob, const SolverSettings& settings) {
+template <class Program, int NFixed>
+const SolveInfo& ConeSolver<Program, NFixed>::solve(const Program& prob, const SolverSettings& settings) {
   p_ = &prob;
-  const int n = prob.n, m = prob.m;
+  const int n = num_vars(), m = prob.m;
   info = SolveInfo{};
   std::fill(x, x + n, 0.0);
   std::fill(s, s + m, 0.0);
@@ -423,19 +426,9 @@ const SolveInfo& ConeSolver<NMax, MMax, KMax>::solve(const Program& prob, const 
   const int degree = prob.l + prob.num_soc;  // ν: the barrier parameter of K
 
   // Initialization: x minimizes ‖Gx − h‖, z minimizes ‖z‖ subject to Gᵀz + c = 0, both then
-  // shifted into the cone interior. W = I here, so the normal matrix is GᵀG.
-  for (int i = 0; i < prob.l; ++i) w[i] = 1.0;
-  {
-    int row = prob.l;
-    for (int k = 0; k < prob.num_soc; ++k) {
-      eta[k] = 1.0;
-      std::fill(soc_v + row, soc_v + row + prob.soc_dim[k], 0.0);
-      soc_v[row] = 1.0;  // W = 2 e eᵀ − J = I
-      row += prob.soc_dim[k];
-    }
-  }
+  // shifted into the cone interior. With W = I the normal matrix is GᵀG.
+  set_identity_scaling();
   if (!factor_normal_matrix()) return info;
-  for (int j = 0; j < n; ++j) x[j] = 0.0;
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) x[j] += prob.G[i][j] * prob.h[i];
   cholesky_solve(x);
@@ -448,20 +441,19 @@ const SolveInfo& ConeSolver<NMax, MMax, KMax>::solve(const Program& prob, const 
   }
   if (!shift_into_cone(s) || !shift_into_cone(z)) return info;
 
-  double dx[NMax], ds[MMax], dz[MMax], ds_a[MMax], dz_a[MMax], rhs[MMax], tmp[MMax];
-  const double tol_scale = settings.inaccurate_factor;
+  double dx[NMax], ds[MMax], dz[MMax], ds_scaled[MMax], dz_scaled[MMax], rhs[MMax], tmp[MMax];
   auto within = [&](double factor) {
     const double rel_gap = info.gap / std::max(std::abs(info.primal_objective), std::abs(info.dual_objective));
     return info.primal_residual <= factor * settings.feastol && info.dual_residual <= factor * settings.feastol &&
            (info.gap <= factor * settings.abstol || rel_gap <= factor * settings.reltol);
   };
   auto finish_early = [&](SolveStatus fallback) -> const SolveInfo& {
-    info.status = within(tol_scale) ? SolveStatus::solved_inaccurate : fallback;
+    info.status = within(settings.inaccurate_factor) ? SolveStatus::solved_inaccurate : fallback;
     return info;
   };
 
   for (int iter = 0;; ++iter) {
-    residuals(info.primal_residual, info.dual_residual);
+    residuals();
     info.gap = detail::dot(s, z, m);
     info.primal_objective = detail::dot(prob.c, x, n);
     info.dual_objective = -detail::dot(prob.h, z, m);
@@ -471,29 +463,29 @@ const SolveInfo& ConeSolver<NMax, MMax, KMax>::solve(const Program& prob, const 
       return info;
     }
     if (iter == settings.max_iter) return finish_early(SolveStatus::max_iterations);
-
     if (!compute_scaling() || !factor_normal_matrix()) return finish_early(SolveStatus::numerical_error);
 
     // Predictor (affine scaling): λ∘(W⁻¹ds + W dz) = −λ∘λ.
     cone_product(lambda, lambda, rhs);
     for (int i = 0; i < m; ++i) rhs[i] = -rhs[i];
-    solve_newton(rhs, dx, ds_a, dz_a);
-    const double t_aff = std::min(1.0, std::min(max_step(lambda, ds_a), max_step(lambda, dz_a)));
-    const double sigma = std::pow(std::max(0.0, 1.0 - t_aff), 3);
+    solve_newton(rhs, dx, ds_scaled, dz_scaled);
+    const double t_aff = std::min(1.0, std::min(max_step(lambda, ds_scaled), max_step(lambda, dz_scaled)));
+    const double one_minus = 1.0 - t_aff;
+    const double sigma = one_minus * one_minus * one_minus;
     const double mu = info.gap / degree;
 
     // Corrector: add σμe and Mehrotra's second-order term.
-    cone_product(ds_a, dz_a, tmp);
+    cone_product(ds_scaled, dz_scaled, tmp);
     for (int i = 0; i < m; ++i) rhs[i] -= tmp[i];
     for (int i = 0; i < prob.l; ++i) rhs[i] += sigma * mu;
     for (int k = 0, row = prob.l; k < prob.num_soc; row += prob.soc_dim[k], ++k) rhs[row] += sigma * mu;
-    solve_newton(rhs, dx, ds_a, dz_a);
-    const double t_max = std::min(max_step(lambda, ds_a), max_step(lambda, dz_a));
-    const double t = std::min(1.0, 0.99 * t_max);
-    apply_W(ds_a, ds);
-    apply_Winv(dz_a, dz);
+    solve_newton(rhs, dx, ds_scaled, dz_scaled);
+    const double t = std::min(1.0, 0.99 * std::min(max_step(lambda, ds_scaled), max_step(lambda, dz_scaled)));
+
+    apply_W(ds_scaled, ds);
+    apply_Winv(dz_scaled, dz);
     // A non-finite direction fails this test too (NaN compares false), leaving the iterate intact.
-    double step_norm = detail::dot(dx, dx, n) + detail::dot(ds, ds, m) + detail::dot(dz, dz, m);
+    const double step_norm = detail::dot(dx, dx, n) + detail::dot(ds, ds, m) + detail::dot(dz, dz, m);
     if (!(t > 1e-12) || !std::isfinite(step_norm)) return finish_early(SolveStatus::numerical_error);
     for (int j = 0; j < n; ++j) x[j] += t * dx[j];
     for (int i = 0; i < m; ++i) {

@@ -37,13 +37,12 @@ inline Pose shape_frame(const Shape& sh, const Pose& body) {
   return f;
 }
 
-constexpr int kProximityVars = 8;  // x, α, up to two slack variables per shape
-constexpr int kProximityCones = 2;
-
-template <int MMax>
+// N: variables (x, α and 0–2 slack variables per shape); MMax: capacity in rows.
+template <int N, int MMax>
 void proximity_sized(const Shape& a, const Pose& fa, const Shape& b, const Pose& fb, const SolverSettings& settings,
                      ProximityResult& out) {
-  ConeProgram<kProximityVars, MMax, kProximityCones> prob;
+  using Program = ConeProgram<N, MMax, 2>;
+  Program prob;
   double center[3], ra[3], rb[3];
   const double len = 0.5 * (a.length_scale + b.length_scale);
   const double inv_len = 1.0 / len;
@@ -64,7 +63,7 @@ void proximity_sized(const Shape& a, const Pose& fa, const Shape& b, const Pose&
   const int cone_a = add_cone_rows(prob, a, ra, fa.Q, inv_len, ca);
   const int cone_b = add_cone_rows(prob, b, rb, fb.Q, inv_len, cb);
 
-  ConeSolver<kProximityVars, MMax, kProximityCones> solver;
+  ConeSolver<Program, N> solver;
   const SolveInfo& info = solver.solve(prob, settings);
   out.status = info.status;
   out.iterations = info.iterations;
@@ -102,17 +101,29 @@ inline int proximity_rows(const Shape& a, const Shape& b) {
   return 1 + a.num_linear_rows() + b.num_linear_rows() + a.cone_dim() + b.cone_dim();
 }
 
+template <int MMax>
+void proximity_rows_class(const Shape& a, const Pose& fa, const Shape& b, const Pose& fb,
+                          const SolverSettings& settings, ProximityResult& out) {
+  switch (4 + a.num_slack() + b.num_slack()) {
+    case 4: return proximity_sized<4, MMax>(a, fa, b, fb, settings, out);
+    case 5: return proximity_sized<5, MMax>(a, fa, b, fb, settings, out);
+    case 6: return proximity_sized<6, MMax>(a, fa, b, fb, settings, out);
+    case 7: return proximity_sized<7, MMax>(a, fa, b, fb, settings, out);
+    default: return proximity_sized<8, MMax>(a, fa, b, fb, settings, out);
+  }
+}
+
 // a and b at body poses pa and pb (their offsets are applied here).
 inline void proximity(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const SolverSettings& settings,
                       ProximityResult& out) {
   const Pose fa = shape_frame(a, pa), fb = shape_frame(b, pb);
   const int rows = proximity_rows(a, b);
   if (rows <= 32)
-    proximity_sized<32>(a, fa, b, fb, settings, out);
+    proximity_rows_class<32>(a, fa, b, fb, settings, out);
   else if (rows <= 128)
-    proximity_sized<128>(a, fa, b, fb, settings, out);
+    proximity_rows_class<128>(a, fa, b, fb, settings, out);
   else
-    proximity_sized<2 * kMaxFaces + 9>(a, fa, b, fb, settings, out);
+    proximity_rows_class<2 * kMaxFaces + 9>(a, fa, b, fb, settings, out);
 }
 
 }  // namespace dcol
