@@ -127,6 +127,28 @@ inline double soc_step(const double* u, const double* du, int dim, double t_max)
   return std::min(t_max, root);
 }
 
+// One second-order cone block of W = η (2 v vᵀ − J) and W⁻¹ = (2 J v vᵀ J − J) / η.
+inline void soc_apply_W(const double* sv, double eta, const double* x, double* out, int dim) {
+  const double t = 2.0 * dot(sv, x, dim);
+  out[0] = eta * (t * sv[0] - x[0]);
+  for (int i = 1; i < dim; ++i) out[i] = eta * (t * sv[i] + x[i]);
+}
+
+inline void soc_apply_Winv(const double* sv, double eta, const double* x, double* out, int dim) {
+  const double t = 2.0 * (sv[0] * x[0] - dot(sv + 1, x + 1, dim - 1));
+  const double inv_eta = 1.0 / eta;
+  out[0] = inv_eta * (t * sv[0] - x[0]);
+  for (int i = 1; i < dim; ++i) out[i] = inv_eta * (x[i] - t * sv[i]);
+}
+
+// Solves u ∘ out = v in one cone (u strictly inside): the inverse of the arrow matrix of u.
+inline void soc_divide(const double* u, const double* v, double* out, int dim) {
+  const double u0 = u[0];
+  const double o0 = (u0 * v[0] - dot(u + 1, v + 1, dim - 1)) / soc_residual(u, dim);
+  out[0] = o0;
+  for (int i = 1; i < dim; ++i) out[i] = (v[i] - o0 * u[i]) / u0;
+}
+
 }  // namespace detail
 
 // The solver proper. With NFixed > 0 the number of variables is a compile-time constant (the
@@ -157,6 +179,7 @@ class ConeSolver {
   const Program* p_ = nullptr;
   double Gs_[MMax][NMax];  // W⁻¹ G
   double rx_[NMax], rz_[MMax];
+  double h_scale_ = 1.0, c_scale_ = 1.0;  // max(1, ‖h‖), max(1, ‖c‖)
 
   int num_vars() const { return NFixed > 0 ? NFixed : p_->n; }
   void set_identity_scaling();
@@ -165,7 +188,6 @@ class ConeSolver {
   void apply_W(const double* v, double* out) const;
   void apply_Winv(const double* v, double* out) const;
   void cone_product(const double* u, const double* v, double* out) const;
-  void cone_divide(const double* u, const double* v, double* out) const;  // u \ v
   double max_step(const double* u, const double* du) const;
   bool shift_into_cone(double* u) const;
   void cholesky_solve(double* b) const;
@@ -179,32 +201,16 @@ template <class Program, int NFixed>
 void ConeSolver<Program, NFixed>::apply_W(const double* v, double* out) const {
   const Program& p = *p_;
   for (int i = 0; i < p.l; ++i) out[i] = w[i] * v[i];
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
-    const int dim = p.soc_dim[k];
-    const double* sv = soc_v + row;
-    const double* vk = v + row;
-    double* ok = out + row;
-    const double t = 2.0 * detail::dot(sv, vk, dim);
-    ok[0] = eta[k] * (t * sv[0] - vk[0]);
-    for (int i = 1; i < dim; ++i) ok[i] = eta[k] * (t * sv[i] + vk[i]);
-  }
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k)
+    detail::soc_apply_W(soc_v + row, eta[k], v + row, out + row, p.soc_dim[k]);
 }
 
 template <class Program, int NFixed>
 void ConeSolver<Program, NFixed>::apply_Winv(const double* v, double* out) const {
-  // W⁻¹ = (2 J v vᵀ J − J) / η.
   const Program& p = *p_;
   for (int i = 0; i < p.l; ++i) out[i] = w_inv[i] * v[i];
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
-    const int dim = p.soc_dim[k];
-    const double* sv = soc_v + row;
-    const double* vk = v + row;
-    double* ok = out + row;
-    const double t = 2.0 * (sv[0] * vk[0] - detail::dot(sv + 1, vk + 1, dim - 1));
-    const double inv_eta = 1.0 / eta[k];
-    ok[0] = inv_eta * (t * sv[0] - vk[0]);
-    for (int i = 1; i < dim; ++i) ok[i] = inv_eta * (vk[i] - t * sv[i]);
-  }
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k)
+    detail::soc_apply_Winv(soc_v + row, eta[k], v + row, out + row, p.soc_dim[k]);
 }
 
 // Jordan product: orthant elementwise; cone (uᵀv, u0 v1 + v0 u1).
@@ -220,23 +226,6 @@ void ConeSolver<Program, NFixed>::cone_product(const double* u, const double* v,
     const double u0 = uk[0], v0 = vk[0];
     ok[0] = detail::dot(uk, vk, dim);
     for (int i = 1; i < dim; ++i) ok[i] = u0 * vk[i] + v0 * uk[i];
-  }
-}
-
-// Solves u ∘ out = v for out (u strictly inside the cone).
-template <class Program, int NFixed>
-void ConeSolver<Program, NFixed>::cone_divide(const double* u, const double* v, double* out) const {
-  const Program& p = *p_;
-  for (int i = 0; i < p.l; ++i) out[i] = v[i] / u[i];
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
-    const int dim = p.soc_dim[k];
-    const double* uk = u + row;
-    const double* vk = v + row;
-    double* ok = out + row;
-    const double u0 = uk[0];
-    const double o0 = (u0 * vk[0] - detail::dot(uk + 1, vk + 1, dim - 1)) / detail::soc_residual(uk, dim);
-    ok[0] = o0;
-    for (int i = 1; i < dim; ++i) ok[i] = (vk[i] - o0 * uk[i]) / u0;
   }
 }
 
@@ -306,7 +295,8 @@ bool ConeSolver<Program, NFixed>::compute_scaling() {
     for (int i = 1; i < dim; ++i) v[i] = (sk[i] / s_norm - zk[i] / z_norm) / (2.0 * gamma) * v_scale;
     eta[k] = std::sqrt(s_norm / z_norm);
   }
-  apply_W(z, lambda);  // the orthant part is recomputed identically
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k)
+    detail::soc_apply_W(soc_v + row, eta[k], z + row, lambda + row, p.soc_dim[k]);
   return true;
 }
 
@@ -377,11 +367,18 @@ void ConeSolver<Program, NFixed>::solve_newton(const double* comp_rhs, double* d
                                                double* dz_scaled) const {
   const Program& p = *p_;
   const int n = num_vars(), m = p.m;
-  double t1[MMax], t2[MMax], v[MMax];
-  cone_divide(lambda, comp_rhs, t1);  // W⁻¹ds + W dz = t1
-  apply_W(t1, t2);
-  for (int i = 0; i < m; ++i) t2[i] += rz_[i];
-  apply_Winv(t2, v);  // v = W⁻¹(r_z + W t1)
+  double t1[MMax], v[MMax], t2[MMax];  // W⁻¹ds + W dz = t1 = λ \ comp_rhs;  v = W⁻¹(r_z + W t1)
+  for (int i = 0; i < p.l; ++i) {
+    t1[i] = comp_rhs[i] / lambda[i];
+    v[i] = rz_[i] * w_inv[i] + t1[i];
+  }
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
+    const int dim = p.soc_dim[k];
+    detail::soc_divide(lambda + row, comp_rhs + row, t1 + row, dim);
+    detail::soc_apply_W(soc_v + row, eta[k], t1 + row, t2, dim);
+    for (int i = 0; i < dim; ++i) t2[i] += rz_[row + i];
+    detail::soc_apply_Winv(soc_v + row, eta[k], t2, v + row, dim);
+  }
   for (int j = 0; j < n; ++j) dx[j] = -rx_[j];
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) dx[j] -= Gs_[i][j] * v[i];
@@ -411,8 +408,8 @@ void ConeSolver<Program, NFixed>::residuals() {
     rz_[i] = gx + s[i] - p.h[i];
     rz2 += rz_[i] * rz_[i];
   }
-  info.primal_residual = std::sqrt(rz2) / std::max(1.0, std::sqrt(detail::dot(p.h, p.h, m)));
-  info.dual_residual = std::sqrt(detail::dot(rx_, rx_, n)) / std::max(1.0, std::sqrt(detail::dot(p.c, p.c, n)));
+  info.primal_residual = std::sqrt(rz2) / h_scale_;
+  info.dual_residual = std::sqrt(detail::dot(rx_, rx_, n)) / c_scale_;
 }
 
 template <class Program, int NFixed>
@@ -424,6 +421,8 @@ const SolveInfo& ConeSolver<Program, NFixed>::solve(const Program& prob, const S
   std::fill(s, s + m, 0.0);
   std::fill(z, z + m, 0.0);
   const int degree = prob.l + prob.num_soc;  // ν: the barrier parameter of K
+  h_scale_ = std::max(1.0, std::sqrt(detail::dot(prob.h, prob.h, m)));
+  c_scale_ = std::max(1.0, std::sqrt(detail::dot(prob.c, prob.c, n)));
 
   // Initialization: x minimizes ‖Gx − h‖, z minimizes ‖z‖ subject to Gᵀz + c = 0, both then
   // shifted into the cone interior. With W = I the normal matrix is GᵀG.
@@ -484,9 +483,9 @@ const SolveInfo& ConeSolver<Program, NFixed>::solve(const Program& prob, const S
 
     apply_W(ds_scaled, ds);
     apply_Winv(dz_scaled, dz);
-    // A non-finite direction fails this test too (NaN compares false), leaving the iterate intact.
-    const double step_norm = detail::dot(dx, dx, n) + detail::dot(ds, ds, m) + detail::dot(dz, dz, m);
-    if (!(t > 1e-12) || !std::isfinite(step_norm)) return finish_early(SolveStatus::numerical_error);
+    // ds and dz are finite whenever dx is (λ > 0 and W are finite inside the cone); a NaN fails
+    // these tests too, leaving the iterate intact.
+    if (!(t > 1e-12) || !std::isfinite(detail::dot(dx, dx, n))) return finish_early(SolveStatus::numerical_error);
     for (int j = 0; j < n; ++j) x[j] += t * dx[j];
     for (int i = 0; i < m; ++i) {
       s[i] += t * ds[i];
