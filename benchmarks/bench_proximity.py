@@ -1,0 +1,121 @@
+"""Time per DCOL proximity evaluation, averaged per primitive like Table I of the DCOL paper.
+
+For every ordered pair of the seven primitives the same random pose pairs are solved by
+- dcol's native batch path (`proximity_batch`, one thread and two threads),
+- one `proximity` call per pair from Python,
+- cvxpy + Clarabel on the same problem (9) (the formulation of tests/reference.py): the whole
+  `problem.solve()` call and Clarabel's own solve time.
+A primitive's row averages the pairs in which it is shape a. Needs the `[test]` extra (cvxpy).
+
+Run: python benchmarks/bench_proximity.py [--poses 10000] [--python-calls 2000] [--cvxpy-problems 10]
+"""
+
+import argparse
+import itertools
+import os
+import sys
+import time
+
+import cvxpy as cp
+import numpy as np
+
+from dcol.geom import Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere, proximity, proximity_batch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from reference import shape_frame, scaled_constraints  # noqa: E402
+
+HEXAGON = np.linspace(0, 2 * np.pi, 7)[:-1]
+SHAPES = {
+    "polytope": Polytope.from_vertices(
+        np.array([[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1], [0.6, 0.6, 0.6], [-0.6, 0.6, -0.6]])
+    ),
+    "capsule": Capsule(0.4, 1.5),
+    "cylinder": Cylinder(0.5, 1.2),
+    "cone": Cone(1.5, np.deg2rad(25)),
+    "sphere": Sphere(0.7),
+    "ellipsoid": Ellipsoid(np.diag([1.0, 4.0, 2.0])),
+    "polygon": Polygon(np.column_stack([np.cos(HEXAGON), np.sin(HEXAGON)]), np.full(6, 0.6), 0.15),
+}
+
+
+def random_poses(rng, n):
+    """Pose pairs with centre distances 0–4: a mix of penetrating and separated configurations."""
+    direction = rng.normal(size=(n, 3))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    r_a = rng.normal(size=(n, 3))
+    return r_a, rng.normal(size=(n, 4)), r_a + rng.uniform(0, 4, size=(n, 1)) * direction, rng.normal(size=(n, 4))
+
+
+def time_batch(a, b, poses, threads):
+    proximity_batch(a, *[p[:100] for p in poses[:2]], b, *[p[:100] for p in poses[2:]])  # warm up
+    start = time.perf_counter()
+    result = proximity_batch(a, poses[0], poses[1], b, poses[2], poses[3], threads=threads)
+    elapsed = time.perf_counter() - start
+    assert np.all(result.status == 0), "benchmark problems must all be solved"
+    return elapsed / len(poses[0]), result.iterations.mean()
+
+
+def time_python_calls(a, b, poses, count):
+    args = [(poses[0][i], poses[1][i], poses[2][i], poses[3][i]) for i in range(count)]
+    start = time.perf_counter()
+    for r_a, q_a, r_b, q_b in args:
+        proximity(a, r_a, q_a, b, r_b, q_b)
+    return (time.perf_counter() - start) / count
+
+
+def time_cvxpy(a, b, poses, count):
+    """Mean seconds per problem.solve() and per Clarabel solve (default Clarabel tolerances)."""
+    total, solver = 0.0, 0.0
+    for i in range(count):
+        x, alpha = cp.Variable(3), cp.Variable()
+        ra, Qa = shape_frame(a, poses[0][i], poses[1][i])
+        rb, Qb = shape_frame(b, poses[2][i], poses[3][i])
+        problem = cp.Problem(
+            cp.Minimize(alpha),
+            scaled_constraints(a, ra, Qa, x, alpha) + scaled_constraints(b, rb, Qb, x, alpha) + [alpha >= 0],
+        )
+        start = time.perf_counter()
+        problem.solve(solver="CLARABEL")
+        total += time.perf_counter() - start
+        solver += problem.solver_stats.solve_time
+    return total / count, solver / count
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--poses", type=int, default=10_000, help="pose pairs per shape pair (batch path)")
+    parser.add_argument("--python-calls", type=int, default=2_000, help="single calls per shape pair")
+    parser.add_argument("--cvxpy-problems", type=int, default=10, help="cvxpy solves per shape pair")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+
+    rows = {name: [] for name in SHAPES}
+    for (name_a, a), (name_b, b) in itertools.product(SHAPES.items(), SHAPES.items()):
+        poses = random_poses(rng, args.poses)
+        batch, iterations = time_batch(a, b, poses, threads=1)
+        batch2, _ = time_batch(a, b, poses, threads=2)
+        single = time_python_calls(a, b, poses, args.python_calls)
+        cvx_total, cvx_solver = time_cvxpy(a, b, poses, args.cvxpy_problems)
+        rows[name_a].append((batch, batch2, single, cvx_total, cvx_solver, iterations))
+
+    print(f"DCOL proximity, time per pair averaged over the 7 partners of each primitive ({os.cpu_count()} cores)")
+    header = (f"{'primitive':10s} {'batch 1 thr':>11s} {'batch 2 thr':>11s} {'python call':>11s} {'cvxpy':>9s} "
+              f"{'clarabel':>9s} {'cvxpy/batch':>11s} {'clarabel/batch':>14s} {'cvxpy/call':>10s} {'iters':>5s}")
+    print(header)
+    print("-" * len(header))
+    means = []
+    for name, values in rows.items():
+        batch, batch2, single, cvx_total, cvx_solver, iterations = np.mean(values, axis=0)
+        means.append((batch, batch2, single, cvx_total, cvx_solver, iterations))
+        print(f"{name:10s} {batch * 1e6:9.2f}µs {batch2 * 1e6:9.2f}µs {single * 1e6:9.2f}µs {cvx_total * 1e3:7.2f}ms "
+              f"{cvx_solver * 1e6:7.0f}µs {cvx_total / batch:10.0f}x {cvx_solver / batch:13.1f}x "
+              f"{cvx_total / single:9.0f}x {iterations:5.1f}")
+    batch, batch2, single, cvx_total, cvx_solver, iterations = np.mean(means, axis=0)
+    print("-" * len(header))
+    print(f"{'mean':10s} {batch * 1e6:9.2f}µs {batch2 * 1e6:9.2f}µs {single * 1e6:9.2f}µs {cvx_total * 1e3:7.2f}ms "
+          f"{cvx_solver * 1e6:7.0f}µs {cvx_total / batch:10.0f}x {cvx_solver / batch:13.1f}x "
+          f"{cvx_total / single:9.0f}x {iterations:5.1f}")
+
+
+if __name__ == "__main__":
+    main()
