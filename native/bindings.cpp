@@ -208,7 +208,9 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
 py::tuple solve_cone_program(const Array& c, const Array& G, const Array& h, int l, const std::vector<int>& soc_dims,
                              const SolverSettings& settings) {
   const py::ssize_t n = c.shape(0), m = h.shape(0);
-  if (n < 1 || n > kConeMaxVars || m < 1 || m > kConeMaxRows ||
+  long rows = l;
+  for (int dim : soc_dims) rows += dim < 1 ? m + 1 : dim;
+  if (n < 1 || n > kConeMaxVars || m < 1 || m > kConeMaxRows || l < 0 || rows != m ||
       static_cast<int>(soc_dims.size()) > kConeMaxCones || G.ndim() != 2 || G.shape(0) != m || G.shape(1) != n)
     throw py::value_error("cone program dimensions out of range");
   GeneralProgram prob;
@@ -222,7 +224,6 @@ py::tuple solve_cone_program(const Array& c, const Array& G, const Array& h, int
       prob.h[i] = h.data()[i];
     }
   }
-  if (prob.m != m) throw py::value_error("cones must cover the rows of G exactly");
   auto solver = std::make_unique<GeneralSolver>();  // large for a Python thread's stack
   {
     py::gil_scoped_release release;
@@ -234,6 +235,18 @@ py::tuple solve_cone_program(const Array& c, const Array& G, const Array& h, int
   std::copy(solver->z, solver->z + m, z.mutable_data());
   const SolveInfo& info = solver->info;
   return py::make_tuple(x, s, z, info.status, info.iterations, info.primal_objective, info.dual_objective);
+}
+
+// The native side trusts the Python shapes' geometry checks but not array sizes.
+void check_faces(const Array& normals, const Array& offsets, int dim) {
+  const py::ssize_t m = offsets.size();
+  if (offsets.ndim() != 1 || normals.ndim() != 2 || normals.shape(0) != m || normals.shape(1) != dim || m < 1 ||
+      m > kMaxFaces)
+    throw py::value_error("face arrays of the wrong shape or more than " + std::to_string(kMaxFaces) + " faces");
+}
+
+void check_matrix3(const Array& M) {
+  if (M.ndim() != 2 || M.shape(0) != 3 || M.shape(1) != 3) throw py::value_error("expected a 3x3 matrix");
 }
 
 double checked_tolerance(double v, const char* name) {
@@ -261,6 +274,7 @@ py::array_t<double> copy3(const double* v) {
 }
 
 void copy_matrix3(const Array& M, double (*out)[3]) {
+  check_matrix3(M);
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) out[i][j] = M.data()[3 * i + j];
 }
@@ -305,6 +319,7 @@ PYBIND11_MODULE(_native, m) {
   py::class_<Shape>(m, "Shape")
       .def_static("polytope",
                   [](const Array& A, const Array& b) {
+                    check_faces(A, b, 3);
                     Shape s;
                     s.kind = ShapeKind::polytope;
                     s.num_faces = static_cast<int>(b.shape(0));
@@ -332,6 +347,7 @@ PYBIND11_MODULE(_native, m) {
                   })
       .def_static("polygon",
                   [](const Array& C, const Array& d, double R) {
+                    check_faces(C, d, 2);
                     Shape s;
                     s.kind = ShapeKind::polygon;
                     s.R = R;
@@ -342,6 +358,7 @@ PYBIND11_MODULE(_native, m) {
                   })
       .def("set_frame",
            [](Shape& s, double length_scale, const Array& offset_r, const Array& offset_Q) {
+             if (offset_r.size() != 3) throw py::value_error("offset_r must have 3 entries");
              s.length_scale = length_scale;
              std::copy(offset_r.data(), offset_r.data() + 3, s.offset_r);
              copy_matrix3(offset_Q, s.offset_Q.m);

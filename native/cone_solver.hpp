@@ -8,8 +8,8 @@
 // equations Gᵀ W⁻² G Δx = r (n ≤ NMax is tiny), feasible-start-free initialization by least squares.
 //
 // All storage is inside the solver object, sized by template parameters, so a solve never touches
-// the heap. The scaling and the Cholesky factor of the last iteration stay in the object for the
-// derivative pass.
+// the heap. The scaling and the Cholesky factor of the last iteration (before its step) stay in the
+// object for a derivative pass.
 #pragma once
 
 #include <algorithm>
