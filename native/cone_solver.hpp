@@ -99,12 +99,6 @@ inline double soc_residual(const double* u, int dim) {
 }
 
 // Largest t ≤ t_max with u + t du in the cone, u strictly inside.
-inline double orthant_step(const double* u, const double* du, int k, double t_max) {
-  for (int i = 0; i < k; ++i)
-    if (du[i] < 0.0) t_max = std::min(t_max, -u[i] / du[i]);
-  return t_max;
-}
-
 inline double soc_step(const double* u, const double* du, int dim, double t_max) {
   // f(t) = a t² + b t + c = (u0 + t du0)² − ‖u1 + t du1‖², c > 0; first positive root. A path from
   // the interior to the other nappe crosses the boundary, so the root alone decides.
@@ -141,6 +135,12 @@ inline void soc_apply_Winv(const double* sv, double eta, const double* x, double
   for (int i = 1; i < dim; ++i) out[i] = inv_eta * (x[i] - t * sv[i]);
 }
 
+// Jordan product in one cone: (uᵀv, u0 v1 + v0 u1).
+inline void soc_product(const double* u, const double* v, double* out, int dim) {
+  out[0] = dot(u, v, dim);
+  for (int i = 1; i < dim; ++i) out[i] = u[0] * v[i] + v[0] * u[i];
+}
+
 // Solves u ∘ out = v in one cone (u strictly inside): the inverse of the arrow matrix of u.
 inline void soc_divide(const double* u, const double* v, double* out, int dim) {
   const double u0 = u[0];
@@ -153,6 +153,11 @@ inline void soc_divide(const double* u, const double* v, double* out, int dim) {
 
 // The solver proper. With NFixed > 0 the number of variables is a compile-time constant (the
 // proximity problems have 4–8), which lets the compiler unroll every short loop over them.
+//
+// Each iteration makes a few passes over the rows; on the orthant rows, where W is diagonal, every
+// pass does all of its work for a row at once (scaling, residuals, the row of W⁻¹G and its share of
+// the normal matrix; later the directions and the step bound), so the data of a row is touched
+// once per pass. The cones, at most a few small blocks, go through the per-cone helpers.
 template <class Program, int NFixed = 0>
 class ConeSolver {
   static constexpr int NMax = Program::n_max;
@@ -168,115 +173,89 @@ class ConeSolver {
   const SolveInfo& solve(const Program& prob, const SolverSettings& settings);
 
   // Nesterov–Todd scaling at the last iterate: orthant W = diag(w); cone k: W = η_k (2 v vᵀ − J)
-  // with vᵀJv = 1, v stored in soc_v over the cone's rows. λ = W z = W⁻¹ s.
+  // with vᵀJv = 1, v stored in soc_v over the cone's rows. λ = W z = W⁻¹ s. L: Cholesky factor of
+  // Gᵀ W⁻² G. At a solved status they belong to the returned solution.
   double w[MMax], w_inv[MMax];
   double soc_v[MMax];
   double eta[KMax];
   double lambda[MMax];
-  double L[NMax][NMax];  // Cholesky factor of Gᵀ W⁻² G
+  double L[NMax][NMax];
 
  private:
   const Program* p_ = nullptr;
   double Gs_[MMax][NMax];  // W⁻¹ G
-  double rx_[NMax], rz_[MMax];
+  double rx_[NMax];                        // c + Gᵀz
+  double u_[MMax];                         // W⁻¹ (G x + s − h)
   double h_scale_ = 1.0, c_scale_ = 1.0;  // max(1, ‖h‖), max(1, ‖c‖)
 
   int num_vars() const { return NFixed > 0 ? NFixed : p_->n; }
-  void set_identity_scaling();
-  bool compute_scaling();
-  bool factor_normal_matrix();
-  void apply_W(const double* v, double* out) const;
-  void apply_Winv(const double* v, double* out) const;
-  void cone_product(const double* u, const double* v, double* out) const;
-  double max_step(const double* u, const double* du) const;
-  bool shift_into_cone(double* u) const;
+  bool scale_and_assemble();
+  bool factor(const double (&H)[NMax][NMax]);
   void cholesky_solve(double* b) const;
-  void solve_newton(const double* comp_rhs, double* dx, double* ds_scaled, double* dz_scaled) const;
-  void residuals();
+  double newton_direction(const double* t1, double* dx, double* ds_scaled, double* dz_scaled);
+  bool shift_into_cone(double* v) const;
 };
 
 // ---------------------------------------------------------------------------------------------
 
+// CVXOPT's initialization: v ← v + (1 + a) e when v is not strictly inside (a: how far outside).
 template <class Program, int NFixed>
-void ConeSolver<Program, NFixed>::apply_W(const double* v, double* out) const {
-  const Program& p = *p_;
-  for (int i = 0; i < p.l; ++i) out[i] = w[i] * v[i];
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k)
-    detail::soc_apply_W(soc_v + row, eta[k], v + row, out + row, p.soc_dim[k]);
-}
-
-template <class Program, int NFixed>
-void ConeSolver<Program, NFixed>::apply_Winv(const double* v, double* out) const {
-  const Program& p = *p_;
-  for (int i = 0; i < p.l; ++i) out[i] = w_inv[i] * v[i];
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k)
-    detail::soc_apply_Winv(soc_v + row, eta[k], v + row, out + row, p.soc_dim[k]);
-}
-
-// Jordan product: orthant elementwise; cone (uᵀv, u0 v1 + v0 u1).
-template <class Program, int NFixed>
-void ConeSolver<Program, NFixed>::cone_product(const double* u, const double* v, double* out) const {
-  const Program& p = *p_;
-  for (int i = 0; i < p.l; ++i) out[i] = u[i] * v[i];
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
-    const int dim = p.soc_dim[k];
-    const double* uk = u + row;
-    const double* vk = v + row;
-    double* ok = out + row;
-    const double u0 = uk[0], v0 = vk[0];
-    ok[0] = detail::dot(uk, vk, dim);
-    for (int i = 1; i < dim; ++i) ok[i] = u0 * vk[i] + v0 * uk[i];
-  }
-}
-
-template <class Program, int NFixed>
-double ConeSolver<Program, NFixed>::max_step(const double* u, const double* du) const {
-  const Program& p = *p_;
-  double t = detail::orthant_step(u, du, p.l, std::numeric_limits<double>::infinity());
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k)
-    t = detail::soc_step(u + row, du + row, p.soc_dim[k], t);
-  return t;
-}
-
-// CVXOPT's initialization: u ← u + (1 + a) e when u is not strictly inside (a: how far outside).
-template <class Program, int NFixed>
-bool ConeSolver<Program, NFixed>::shift_into_cone(double* u) const {
+bool ConeSolver<Program, NFixed>::shift_into_cone(double* v) const {
   const Program& p = *p_;
   double outside = -std::numeric_limits<double>::infinity();
-  for (int i = 0; i < p.l; ++i) outside = std::max(outside, -u[i]);
+  for (int i = 0; i < p.l; ++i) outside = std::max(outside, -v[i]);
   for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
     const int dim = p.soc_dim[k];
-    outside = std::max(outside, std::sqrt(detail::dot(u + row + 1, u + row + 1, dim - 1)) - u[row]);
+    outside = std::max(outside, std::sqrt(detail::dot(v + row + 1, v + row + 1, dim - 1)) - v[row]);
   }
   if (!std::isfinite(outside)) return false;
   if (outside >= 0.0) {
     const double shift = 1.0 + outside;
-    for (int i = 0; i < p.l; ++i) u[i] += shift;
-    for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) u[row] += shift;
+    for (int i = 0; i < p.l; ++i) v[i] += shift;
+    for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) v[row] += shift;
   }
   return true;
 }
 
+// One pass at the current iterate: the scaling W and λ, the residuals r_x = c + Gᵀz and
+// u = W⁻¹(Gx + s − h), the gap, objectives and residual norms in info, Gs = W⁻¹G and the factor of
+// GsᵀGs. False when s or z has left the cone interior or the factorization failed.
 template <class Program, int NFixed>
-void ConeSolver<Program, NFixed>::set_identity_scaling() {
+bool ConeSolver<Program, NFixed>::scale_and_assemble() {
   const Program& p = *p_;
-  std::fill(w, w + p.l, 1.0);
-  std::fill(w_inv, w_inv + p.l, 1.0);
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
-    eta[k] = 1.0;
-    std::fill(soc_v + row, soc_v + row + p.soc_dim[k], 0.0);
-    soc_v[row] = 1.0;  // 2 e eᵀ − J = I
+  const int n = num_vars();
+  // Accumulate in locals: the compiler cannot keep members in registers across the stores to Gs_.
+  double H[NMax][NMax], rx[NMax], xl[NMax];
+  for (int j = 0; j < n; ++j) {
+    rx[j] = p.c[j];
+    xl[j] = x[j];
+    for (int k = 0; k <= j; ++k) H[j][k] = 0.0;
   }
-}
-
-template <class Program, int NFixed>
-bool ConeSolver<Program, NFixed>::compute_scaling() {
-  const Program& p = *p_;
+  double rz2 = 0.0, gap = 0.0, hz = 0.0;
   for (int i = 0; i < p.l; ++i) {
-    if (!(s[i] > 0.0 && z[i] > 0.0)) return false;
-    w[i] = std::sqrt(s[i] / z[i]);
-    w_inv[i] = 1.0 / w[i];
-    lambda[i] = w[i] * z[i];
+    const double si = s[i], zi = z[i];
+    if (!(si > 0.0 && zi > 0.0)) return false;
+    const double wi = std::sqrt(si / zi), wi_inv = 1.0 / wi;
+    w[i] = wi;
+    w_inv[i] = wi_inv;
+    lambda[i] = wi * zi;
+    const double* g = p.G[i];
+    double gs[NMax];
+    double gx = 0.0;
+    for (int j = 0; j < n; ++j) {
+      gx += g[j] * xl[j];
+      rx[j] += g[j] * zi;
+      gs[j] = g[j] * wi_inv;
+    }
+    for (int a = 0; a < n; ++a) {
+      Gs_[i][a] = gs[a];
+      for (int b = 0; b <= a; ++b) H[a][b] += gs[a] * gs[b];
+    }
+    const double rz = gx + si - p.h[i];
+    rz2 += rz * rz;
+    gap += si * zi;
+    hz += p.h[i] * zi;
+    u_[i] = rz * wi_inv;
   }
   for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
     const int dim = p.soc_dim[k];
@@ -294,39 +273,53 @@ bool ConeSolver<Program, NFixed>::compute_scaling() {
     v[0] = (w0 + 1.0) * v_scale;
     for (int i = 1; i < dim; ++i) v[i] = (sk[i] / s_norm - zk[i] / z_norm) / (2.0 * gamma) * v_scale;
     eta[k] = std::sqrt(s_norm / z_norm);
-  }
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k)
-    detail::soc_apply_W(soc_v + row, eta[k], z + row, lambda + row, p.soc_dim[k]);
-  return true;
-}
+    detail::soc_apply_W(v, eta[k], zk, lambda + row, dim);
 
-// Forms Gs = W⁻¹G row by row and the Cholesky factor of GsᵀGs = GᵀW⁻²G.
-template <class Program, int NFixed>
-bool ConeSolver<Program, NFixed>::factor_normal_matrix() {
-  const Program& p = *p_;
-  const int n = num_vars(), m = p.m;
-  for (int i = 0; i < p.l; ++i)
-    for (int j = 0; j < n; ++j) Gs_[i][j] = p.G[i][j] * w_inv[i];
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
-    const int dim = p.soc_dim[k];
-    const double* v = soc_v + row;
+    double rz[MMax];
+    for (int i = 0; i < dim; ++i) {
+      const double* g = p.G[row + i];
+      double gx = 0.0;
+      for (int j = 0; j < n; ++j) {
+        gx += g[j] * xl[j];
+        rx[j] += g[j] * zk[i];
+      }
+      rz[i] = gx + sk[i] - p.h[row + i];
+      rz2 += rz[i] * rz[i];
+      gap += sk[i] * zk[i];
+      hz += p.h[row + i] * zk[i];
+    }
+    detail::soc_apply_Winv(v, eta[k], rz, u_ + row, dim);
+    // Rows of W⁻¹G: W⁻¹ = (2 J v vᵀ J − J)/η acts on each column of the block.
     const double inv_eta = 1.0 / eta[k];
-    double t[NMax];  // 2 (Jv)ᵀ G_k, column by column
+    double t[NMax];  // 2 (Jv)ᵀ G_k
     for (int j = 0; j < n; ++j) t[j] = v[0] * p.G[row][j];
     for (int i = 1; i < dim; ++i)
       for (int j = 0; j < n; ++j) t[j] -= v[i] * p.G[row + i][j];
-    for (int j = 0; j < n; ++j) Gs_[row][j] = inv_eta * (2.0 * t[j] * v[0] - p.G[row][j]);
-    for (int i = 1; i < dim; ++i)
-      for (int j = 0; j < n; ++j) Gs_[row + i][j] = inv_eta * (p.G[row + i][j] - 2.0 * t[j] * v[i]);
+    for (int i = 0; i < dim; ++i) {
+      const double* g = p.G[row + i];
+      const double sign = i == 0 ? -1.0 : 1.0;
+      double gs[NMax];
+      for (int j = 0; j < n; ++j) gs[j] = inv_eta * (sign * g[j] - sign * 2.0 * t[j] * v[i]);
+      for (int a = 0; a < n; ++a) {
+        Gs_[row + i][a] = gs[a];
+        for (int b = 0; b <= a; ++b) H[a][b] += gs[a] * gs[b];
+      }
+    }
   }
-  double H[NMax][NMax] = {};
-  for (int i = 0; i < m; ++i) {
-    const double* g = Gs_[i];
-    for (int a = 0; a < n; ++a)
-      for (int b = 0; b <= a; ++b) H[a][b] += g[a] * g[b];
-  }
-  // Cholesky; a tiny relative floor on the pivots keeps the last iterations usable when the
-  // scaling has become extreme.
+  for (int a = 0; a < n; ++a) rx_[a] = rx[a];
+  info.gap = gap;
+  info.primal_objective = detail::dot(p.c, xl, n);
+  info.dual_objective = -hz;
+  info.primal_residual = std::sqrt(rz2) / h_scale_;
+  info.dual_residual = std::sqrt(detail::dot(rx, rx, n)) / c_scale_;
+  return factor(H);
+}
+
+// Cholesky factor L of H (lower triangle); a tiny relative floor on the pivots keeps the last
+// iterations usable when the scaling has become extreme.
+template <class Program, int NFixed>
+bool ConeSolver<Program, NFixed>::factor(const double (&H)[NMax][NMax]) {
+  const int n = num_vars();
   double max_diag = 0.0;
   for (int a = 0; a < n; ++a) max_diag = std::max(max_diag, H[a][a]);
   if (!(max_diag > 0.0) || !std::isfinite(max_diag)) return false;
@@ -360,56 +353,42 @@ void ConeSolver<Program, NFixed>::cholesky_solve(double* b) const {
   }
 }
 
-// Newton step for  Gᵀ dz = −r_x,  G dx + ds = −r_z,  λ ∘ (W⁻¹ds + W dz) = comp_rhs.
-// Returns dx and the scaled directions W⁻¹ds, W dz (CVXOPT's elimination).
+// Newton step for  Gᵀ dz = −r_x,  G dx + ds = −r_z,  W⁻¹ds + W dz = t1  (t1 = λ \ the
+// complementarity right-hand side). With v = W⁻¹ r_z + t1 (CVXOPT's elimination):
+// GsᵀGs dx = −r_x − Gsᵀv,  W dz = Gs dx + v,  W⁻¹ds = t1 − W dz.
+// Returns dx, the scaled directions and the largest step keeping λ + t·(both) in the cone.
 template <class Program, int NFixed>
-void ConeSolver<Program, NFixed>::solve_newton(const double* comp_rhs, double* dx, double* ds_scaled,
-                                               double* dz_scaled) const {
+double ConeSolver<Program, NFixed>::newton_direction(const double* t1, double* dx, double* ds_scaled,
+                                                     double* dz_scaled) {
   const Program& p = *p_;
   const int n = num_vars(), m = p.m;
-  double t1[MMax], v[MMax], t2[MMax];  // W⁻¹ds + W dz = t1 = λ \ comp_rhs;  v = W⁻¹(r_z + W t1)
-  for (int i = 0; i < p.l; ++i) {
-    t1[i] = comp_rhs[i] / lambda[i];
-    v[i] = rz_[i] * w_inv[i] + t1[i];
-  }
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
-    const int dim = p.soc_dim[k];
-    detail::soc_divide(lambda + row, comp_rhs + row, t1 + row, dim);
-    detail::soc_apply_W(soc_v + row, eta[k], t1 + row, t2, dim);
-    for (int i = 0; i < dim; ++i) t2[i] += rz_[row + i];
-    detail::soc_apply_Winv(soc_v + row, eta[k], t2, v + row, dim);
-  }
-  for (int j = 0; j < n; ++j) dx[j] = -rx_[j];
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) dx[j] -= Gs_[i][j] * v[i];
-  cholesky_solve(dx);
+  double v[MMax], step[NMax];  // step: a local copy of dx the compiler can keep in registers
+  for (int j = 0; j < n; ++j) step[j] = -rx_[j];
   for (int i = 0; i < m; ++i) {
-    double wdz = v[i];  // W dz = W⁻¹(G dx + r_z + W t1)
-    for (int j = 0; j < n; ++j) wdz += Gs_[i][j] * dx[j];
+    v[i] = u_[i] + t1[i];
+    for (int j = 0; j < n; ++j) step[j] -= Gs_[i][j] * v[i];
+  }
+  cholesky_solve(step);
+  double t_max = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < m; ++i) {
+    double wdz = v[i];
+    for (int j = 0; j < n; ++j) wdz += Gs_[i][j] * step[j];
     dz_scaled[i] = wdz;
     ds_scaled[i] = t1[i] - wdz;
   }
-}
-
-template <class Program, int NFixed>
-void ConeSolver<Program, NFixed>::residuals() {
-  const Program& p = *p_;
-  const int n = num_vars(), m = p.m;
-  for (int j = 0; j < n; ++j) rx_[j] = p.c[j];
-  double rz2 = 0.0;
-  for (int i = 0; i < m; ++i) {
-    const double* g = p.G[i];
-    const double zi = z[i];
-    double gx = 0.0;
-    for (int j = 0; j < n; ++j) {
-      rx_[j] += g[j] * zi;
-      gx += g[j] * x[j];
-    }
-    rz_[i] = gx + s[i] - p.h[i];
-    rz2 += rz_[i] * rz_[i];
+  // Step bound on the orthant, written as selects: the signs are unpredictable branches.
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < p.l; ++i) {
+    const double by_z = dz_scaled[i] < 0.0 ? -lambda[i] / dz_scaled[i] : inf;
+    const double by_s = ds_scaled[i] < 0.0 ? -lambda[i] / ds_scaled[i] : inf;
+    t_max = std::min(t_max, std::min(by_z, by_s));
   }
-  info.primal_residual = std::sqrt(rz2) / h_scale_;
-  info.dual_residual = std::sqrt(detail::dot(rx_, rx_, n)) / c_scale_;
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
+    t_max = detail::soc_step(lambda + row, ds_scaled + row, p.soc_dim[k], t_max);
+    t_max = detail::soc_step(lambda + row, dz_scaled + row, p.soc_dim[k], t_max);
+  }
+  std::copy(step, step + n, dx);
+  return t_max;
 }
 
 template <class Program, int NFixed>
@@ -425,22 +404,27 @@ const SolveInfo& ConeSolver<Program, NFixed>::solve(const Program& prob, const S
   c_scale_ = std::max(1.0, std::sqrt(detail::dot(prob.c, prob.c, n)));
 
   // Initialization: x minimizes ‖Gx − h‖, z minimizes ‖z‖ subject to Gᵀz + c = 0, both then
-  // shifted into the cone interior. With W = I the normal matrix is GᵀG.
-  set_identity_scaling();
-  if (!factor_normal_matrix()) return info;
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) x[j] += prob.G[i][j] * prob.h[i];
+  // shifted into the cone interior; both use the factor of GᵀG.
+  double H[NMax][NMax] = {};
+  for (int i = 0; i < m; ++i) {
+    const double* g = prob.G[i];
+    for (int a = 0; a < n; ++a) {
+      x[a] += g[a] * prob.h[i];
+      for (int b = 0; b <= a; ++b) H[a][b] += g[a] * g[b];
+    }
+  }
+  if (!factor(H)) return info;
   cholesky_solve(x);
-  double u[NMax];
-  for (int j = 0; j < n; ++j) u[j] = -prob.c[j];
-  cholesky_solve(u);
+  double y[NMax];
+  for (int j = 0; j < n; ++j) y[j] = -prob.c[j];
+  cholesky_solve(y);
   for (int i = 0; i < m; ++i) {
     s[i] = prob.h[i] - detail::dot(prob.G[i], x, n);
-    z[i] = detail::dot(prob.G[i], u, n);
+    z[i] = detail::dot(prob.G[i], y, n);
   }
   if (!shift_into_cone(s) || !shift_into_cone(z)) return info;
 
-  double dx[NMax], ds[MMax], dz[MMax], ds_scaled[MMax], dz_scaled[MMax], rhs[MMax], tmp[MMax];
+  double dx[NMax], ds_aff[MMax], dz_aff[MMax], ds_scaled[MMax], dz_scaled[MMax], t1[MMax];
   auto within = [&](double factor) {
     const double rel_gap = info.gap / std::max(std::abs(info.primal_objective), std::abs(info.dual_objective));
     return info.primal_residual <= factor * settings.feastol && info.dual_residual <= factor * settings.feastol &&
@@ -452,44 +436,50 @@ const SolveInfo& ConeSolver<Program, NFixed>::solve(const Program& prob, const S
   };
 
   for (int iter = 0;; ++iter) {
-    residuals();
-    info.gap = detail::dot(s, z, m);
-    info.primal_objective = detail::dot(prob.c, x, n);
-    info.dual_objective = -detail::dot(prob.h, z, m);
     info.iterations = iter;
-    if (within(1.0)) {
+    const bool factored = scale_and_assemble();
+    if (factored && within(1.0)) {
       info.status = SolveStatus::solved;
       return info;
     }
+    if (!factored) return finish_early(SolveStatus::numerical_error);
     if (iter == settings.max_iter) return finish_early(SolveStatus::max_iterations);
-    if (!compute_scaling() || !factor_normal_matrix()) return finish_early(SolveStatus::numerical_error);
 
-    // Predictor (affine scaling): λ∘(W⁻¹ds + W dz) = −λ∘λ.
-    cone_product(lambda, lambda, rhs);
-    for (int i = 0; i < m; ++i) rhs[i] = -rhs[i];
-    solve_newton(rhs, dx, ds_scaled, dz_scaled);
-    const double t_aff = std::min(1.0, std::min(max_step(lambda, ds_scaled), max_step(lambda, dz_scaled)));
+    // Predictor (affine scaling): λ∘(W⁻¹ds + W dz) = −λ∘λ, so t1 = −λ.
+    for (int i = 0; i < m; ++i) t1[i] = -lambda[i];
+    const double t_aff = std::min(1.0, newton_direction(t1, dx, ds_aff, dz_aff));
     const double one_minus = 1.0 - t_aff;
-    const double sigma = one_minus * one_minus * one_minus;
-    const double mu = info.gap / degree;
+    const double sigma_mu = one_minus * one_minus * one_minus * info.gap / degree;
 
-    // Corrector: add σμe and Mehrotra's second-order term.
-    cone_product(ds_scaled, dz_scaled, tmp);
-    for (int i = 0; i < m; ++i) rhs[i] -= tmp[i];
-    for (int i = 0; i < prob.l; ++i) rhs[i] += sigma * mu;
-    for (int k = 0, row = prob.l; k < prob.num_soc; row += prob.soc_dim[k], ++k) rhs[row] += sigma * mu;
-    solve_newton(rhs, dx, ds_scaled, dz_scaled);
-    const double t = std::min(1.0, 0.99 * std::min(max_step(lambda, ds_scaled), max_step(lambda, dz_scaled)));
-
-    apply_W(ds_scaled, ds);
-    apply_Winv(dz_scaled, dz);
-    // ds and dz are finite whenever dx is (λ > 0 and W are finite inside the cone); a NaN fails
-    // these tests too, leaving the iterate intact.
+    // Corrector: λ∘(W⁻¹ds + W dz) = −λ∘λ − (W⁻¹ds_aff)∘(W dz_aff) + σμe.
+    for (int i = 0; i < prob.l; ++i) t1[i] = -lambda[i] + (sigma_mu - ds_aff[i] * dz_aff[i]) / lambda[i];
+    for (int k = 0, row = prob.l; k < prob.num_soc; row += prob.soc_dim[k], ++k) {
+      const int dim = prob.soc_dim[k];
+      double rhs[MMax];
+      detail::soc_product(ds_aff + row, dz_aff + row, rhs, dim);
+      for (int i = 0; i < dim; ++i) rhs[i] = -rhs[i];
+      rhs[0] += sigma_mu;
+      detail::soc_divide(lambda + row, rhs, t1 + row, dim);  // λ \ (−λ∘λ + r) = −λ + λ \ r
+      for (int i = 0; i < dim; ++i) t1[row + i] -= lambda[row + i];
+    }
+    const double t = std::min(1.0, 0.99 * newton_direction(t1, dx, ds_scaled, dz_scaled));
+    // ds and dz are finite whenever dx is; a NaN fails these tests too, leaving the iterate intact.
     if (!(t > 1e-12) || !std::isfinite(detail::dot(dx, dx, n))) return finish_early(SolveStatus::numerical_error);
+
     for (int j = 0; j < n; ++j) x[j] += t * dx[j];
-    for (int i = 0; i < m; ++i) {
-      s[i] += t * ds[i];
-      z[i] += t * dz[i];
+    for (int i = 0; i < prob.l; ++i) {
+      s[i] += t * w[i] * ds_scaled[i];
+      z[i] += t * w_inv[i] * dz_scaled[i];
+    }
+    for (int k = 0, row = prob.l; k < prob.num_soc; row += prob.soc_dim[k], ++k) {
+      const int dim = prob.soc_dim[k];
+      double ds[MMax], dz[MMax];
+      detail::soc_apply_W(soc_v + row, eta[k], ds_scaled + row, ds, dim);
+      detail::soc_apply_Winv(soc_v + row, eta[k], dz_scaled + row, dz, dim);
+      for (int i = 0; i < dim; ++i) {
+        s[row + i] += t * ds[i];
+        z[row + i] += t * dz[i];
+      }
     }
   }
 }
