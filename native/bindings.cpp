@@ -28,40 +28,39 @@ constexpr int kConeMaxCones = 64;
 using GeneralProgram = ConeProgram<kConeMaxVars, kConeMaxRows, kConeMaxCones>;
 using GeneralSolver = ConeSolver<GeneralProgram>;
 
+// numpy's spelling of an array shape: (3,) or (2, 3).
 std::string shape_string(const Array& a) {
   std::string s = "(";
-  for (py::ssize_t i = 0; i < a.ndim(); ++i) s += std::to_string(a.shape(i)) + (a.ndim() == 1 ? "," : i + 1 < a.ndim() ? ", " : "");
-  return s + ")";
+  for (py::ssize_t i = 0; i < a.ndim(); ++i) s += (i > 0 ? ", " : "") + std::to_string(a.shape(i));
+  return s + (a.ndim() == 1 ? ",)" : ")");
 }
 
-Array as_array(py::handle obj, const std::string& name) {
+Array as_array(py::handle obj, const char* name) {
   Array arr = Array::ensure(obj);
-  if (!arr) throw py::type_error(name + " must be an array of real numbers, got " + std::string(py::str(py::type::of(obj))));
+  if (!arr)
+    throw py::type_error(std::string(name) + " must be an array of real numbers, got " +
+                         std::string(py::str(py::type::of(obj))));
   return arr;
 }
 
-void require_finite(const Array& a, const std::string& name) {
-  const double* d = a.data();
-  for (py::ssize_t i = 0; i < a.size(); ++i)
-    if (!std::isfinite(d[i])) throw py::value_error(name + " must be finite (no NaN or inf)");
-}
-
-Array as_vector3(py::handle obj, const std::string& name) {
+Array as_vector3(py::handle obj, const char* name) {
   Array a = as_array(obj, name);
-  if (a.ndim() != 1 || a.shape(0) != 3) throw py::value_error(name + " must have shape (3,), got " + shape_string(a));
-  require_finite(a, name);
+  if (a.ndim() != 1 || a.shape(0) != 3)
+    throw py::value_error(std::string(name) + " must have shape (3,), got " + shape_string(a));
+  for (int i = 0; i < 3; ++i)
+    if (!std::isfinite(a.data()[i])) throw py::value_error(std::string(name) + " must be finite (no NaN or inf)");
   return a;
 }
 
 const char* kOrientationRule = " must be a quaternion [w, x, y, z] (finite, nonzero) or a 3x3 rotation matrix (orthonormal, det +1)";
 
-Mat3 as_orientation(py::handle obj, const std::string& name) {
+Mat3 as_orientation(py::handle obj, const char* name) {
   Array a = as_array(obj, name);
   Mat3 Q;
   const bool ok = (a.ndim() == 1 && a.shape(0) == 4)                        ? quaternion_to_matrix(a.data(), Q)
                   : (a.ndim() == 2 && a.shape(0) == 3 && a.shape(1) == 3) ? rotation_matrix(a.data(), Q)
                                                                             : false;
-  if (!ok) throw py::value_error(name + kOrientationRule + ", got shape " + shape_string(a));
+  if (!ok) throw py::value_error(std::string(name) + kOrientationRule + ", got shape " + shape_string(a));
   return Q;
 }
 
