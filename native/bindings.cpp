@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cone_solver.hpp"
+#include "batch_kernels.hpp"
 #include "proximity.hpp"
 
 namespace py = pybind11;
@@ -153,27 +154,40 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
 
   // Index of the first invalid pose (n when all are valid), reported after the workers join.
   std::atomic<py::ssize_t> first_bad{n};
+  auto load = [&](py::ssize_t i, Pose& posea, Pose& poseb) {
+    if (pa.get(i, posea) && pb.get(i, poseb)) return;
+    py::ssize_t cur = first_bad.load();
+    while (i < cur && !first_bad.compare_exchange_weak(cur, i)) {
+    }
+    posea = poseb = Pose{{0.0, 0.0, 0.0}, {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}};  // solvable stand-in
+  };
+  auto store = [&](py::ssize_t i, const ProximityResult& res) {
+    alpha_d[i] = res.alpha;
+    distance_d[i] = res.distance;
+    std::copy(res.x, res.x + 3, x_d + 3 * i);
+    std::copy(res.p_a, res.p_a + 3, pa_d + 3 * i);
+    std::copy(res.p_b, res.p_b + 3, pb_d + 3 * i);
+    std::copy(res.normal, res.normal + 3, normal_d + 3 * i);
+    status_d[i] = static_cast<int8_t>(res.status);
+    iterations_d[i] = res.iterations;
+  };
+  const bool one_pair = shapes_a.size() == 1 && shapes_b.size() == 1;
+  static const LaneKernel kernel = best_lane_kernel();
   auto work = [&](py::ssize_t begin, py::ssize_t end) {
-    Pose posea, poseb;
-    ProximityResult res;
-    for (py::ssize_t i = begin; i < end; ++i) {
-      if (!pa.get(i, posea) || !pb.get(i, poseb)) {
-        py::ssize_t cur = first_bad.load();
-        while (i < cur && !first_bad.compare_exchange_weak(cur, i)) {
-        }
-        continue;
+    Pose posea[kMaxKernelLanes], poseb[kMaxKernelLanes];
+    ProximityResult res[kMaxKernelLanes];
+    py::ssize_t i = begin;
+    if (one_pair) {  // whole groups of lanes, then the rest one by one
+      for (; i + kernel.lanes <= end; i += kernel.lanes) {
+        for (int k = 0; k < kernel.lanes; ++k) load(i + k, posea[k], poseb[k]);
+        kernel.run(*shapes_a[0], posea, *shapes_b[0], poseb, settings, res);
+        for (int k = 0; k < kernel.lanes; ++k) store(i + k, res[k]);
       }
-      const Shape& sa = *shapes_a[shapes_a.size() == 1 ? 0 : i];
-      const Shape& sb = *shapes_b[shapes_b.size() == 1 ? 0 : i];
-      proximity(sa, posea, sb, poseb, settings, res);
-      alpha_d[i] = res.alpha;
-      distance_d[i] = res.distance;
-      std::copy(res.x, res.x + 3, x_d + 3 * i);
-      std::copy(res.p_a, res.p_a + 3, pa_d + 3 * i);
-      std::copy(res.p_b, res.p_b + 3, pb_d + 3 * i);
-      std::copy(res.normal, res.normal + 3, normal_d + 3 * i);
-      status_d[i] = static_cast<int8_t>(res.status);
-      iterations_d[i] = res.iterations;
+    }
+    for (; i < end; ++i) {
+      load(i, posea[0], poseb[0]);
+      proximity(*shapes_a[one_pair ? 0 : i], posea[0], *shapes_b[one_pair ? 0 : i], poseb[0], settings, res[0]);
+      store(i, res[0]);
     }
   };
   {
@@ -183,8 +197,10 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
       work(0, n);
     } else {
       std::vector<std::thread> pool;
-      const py::ssize_t chunk = (n + workers - 1) / workers;
-      for (py::ssize_t w = 0; w < workers; ++w) pool.emplace_back(work, w * chunk, std::min(n, (w + 1) * chunk));
+      // Chunks of whole lane groups, so that only the last one has a remainder.
+      const py::ssize_t chunk = ((n + workers - 1) / workers + kMaxKernelLanes - 1) / kMaxKernelLanes * kMaxKernelLanes;
+      for (py::ssize_t w = 0; w < workers; ++w)
+        pool.emplace_back(work, std::min(n, w * chunk), std::min(n, (w + 1) * chunk));
       for (auto& t : pool) t.join();
     }
   }
@@ -232,8 +248,8 @@ py::tuple solve_cone_program(const Array& c, const Array& G, const Array& h, int
   std::copy(solver->x, solver->x + n, x.mutable_data());
   std::copy(solver->s, solver->s + m, s.mutable_data());
   std::copy(solver->z, solver->z + m, z.mutable_data());
-  const SolveInfo& info = solver->info;
-  return py::make_tuple(x, s, z, info.status, info.iterations, info.primal_objective, info.dual_objective);
+  const SolveInfo<1>& info = solver->info;
+  return py::make_tuple(x, s, z, info.status[0], info.iterations[0], info.primal_objective, info.dual_objective);
 }
 
 // The native side trusts the Python shapes' geometry checks but not array sizes.

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <vector>
 
+#include "lanes.hpp"
+
 namespace dcol {
 
 enum class ShapeKind : int { polytope = 0, capsule, cylinder, cone, sphere, ellipsoid, polygon };
@@ -16,9 +18,11 @@ enum class ShapeKind : int { polytope = 0, capsule, cylinder, cone, sphere, elli
 // Most faces a polytope or polygon may have; the largest solver size class holds two of them.
 constexpr int kMaxFaces = 500;
 
-struct Mat3 {
-  double m[3][3];  // column j is the body axis j in the world
+template <class V>
+struct Mat3T {
+  V m[3][3];  // column j is the body axis j in the world
 };
+using Mat3 = Mat3T<double>;
 
 struct Shape {
   ShapeKind kind = ShapeKind::sphere;
@@ -66,58 +70,59 @@ struct Columns {
   int slack;  // first slack column of this shape
 };
 
-// Appends this shape's orthant rows (the orthant part of K comes first in the program).
-template <class Program>
-void add_linear_rows(Program& p, const Shape& sh, const double* r, const Mat3& Q, double inv_len, Columns col) {
+// Appends this shape's orthant rows (the orthant part of K comes first in the program). r and Q
+// hold one value per lane; the shape is the same in every lane.
+template <class Program, class V = typename Program::V>
+void add_linear_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, double inv_len, Columns col) {
   const int ax = Columns::alpha;
-  double bx[3] = {Q.m[0][0], Q.m[1][0], Q.m[2][0]};  // body x axis in the world
-  const double bx_r = bx[0] * r[0] + bx[1] * r[1] + bx[2] * r[2];
+  const V bx[3] = {Q.m[0][0], Q.m[1][0], Q.m[2][0]};  // body x axis in the world
+  const V bx_r = bx[0] * r[0] + bx[1] * r[1] + bx[2] * r[2];
   switch (sh.kind) {
     case ShapeKind::polytope:
       // (11): A Qᵀ (x − r) ≤ α b
       for (int f = 0; f < sh.num_faces; ++f) {
         const double* a = &sh.normals[3 * f];
-        double qa[3];
+        V qa[3];
         for (int i = 0; i < 3; ++i) qa[i] = Q.m[i][0] * a[0] + Q.m[i][1] * a[1] + Q.m[i][2] * a[2];
-        double* row = p.add_orthant_row(qa[0] * r[0] + qa[1] * r[1] + qa[2] * r[2]);
+        V* row = p.add_orthant_row(qa[0] * r[0] + qa[1] * r[1] + qa[2] * r[2]);
         for (int i = 0; i < 3; ++i) row[i] = qa[i];
-        row[ax] = -sh.offsets[f] * inv_len;
+        row[ax] = splat<V>(-sh.offsets[f] * inv_len);
       }
       break;
     case ShapeKind::cylinder: {
       // (18): −αL/2 ≤ b̂xᵀ(x − r) ≤ αL/2
-      double* lo = p.add_orthant_row(-bx_r);
-      double* hi = p.add_orthant_row(bx_r);
+      V* lo = p.add_orthant_row(-bx_r);
+      V* hi = p.add_orthant_row(bx_r);
       for (int i = 0; i < 3; ++i) {
         lo[i] = -bx[i];
         hi[i] = bx[i];
       }
-      lo[ax] = hi[ax] = -0.5 * sh.L * inv_len;
+      lo[ax] = hi[ax] = splat<V>(-0.5 * sh.L * inv_len);
     }
       [[fallthrough]];
     case ShapeKind::capsule: {
       // (14): −αL/2 ≤ γ ≤ αL/2
-      double* hi = p.add_orthant_row(0.0);
-      double* lo = p.add_orthant_row(0.0);
-      hi[ax] = lo[ax] = -0.5 * sh.L * inv_len;
-      hi[col.slack] = 1.0;
-      lo[col.slack] = -1.0;
+      V* hi = p.add_orthant_row(V{});
+      V* lo = p.add_orthant_row(V{});
+      hi[ax] = lo[ax] = splat<V>(-0.5 * sh.L * inv_len);
+      hi[col.slack] = splat<V>(1.0);
+      lo[col.slack] = splat<V>(-1.0);
       break;
     }
     case ShapeKind::cone: {
       // (21): (x − r − α H/4 b̂x)ᵀ b̂x ≤ 0
-      double* row = p.add_orthant_row(bx_r);
+      V* row = p.add_orthant_row(bx_r);
       for (int i = 0; i < 3; ++i) row[i] = bx[i];
-      row[ax] = -0.25 * sh.H * inv_len;
+      row[ax] = splat<V>(-0.25 * sh.H * inv_len);
       break;
     }
     case ShapeKind::polygon:
       // (27): C y ≤ α d
       for (int f = 0; f < sh.num_faces; ++f) {
-        double* row = p.add_orthant_row(0.0);
-        row[ax] = -sh.offsets[f] * inv_len;
-        row[col.slack] = sh.normals[2 * f];
-        row[col.slack + 1] = sh.normals[2 * f + 1];
+        V* row = p.add_orthant_row(V{});
+        row[ax] = splat<V>(-sh.offsets[f] * inv_len);
+        row[col.slack] = splat<V>(sh.normals[2 * f]);
+        row[col.slack + 1] = splat<V>(sh.normals[2 * f + 1]);
       }
       break;
     default: break;
@@ -125,22 +130,22 @@ void add_linear_rows(Program& p, const Shape& sh, const double* r, const Mat3& Q
 }
 
 // Appends this shape's second-order cone (if any). Returns its first row, or −1.
-template <class Program>
-int add_cone_rows(Program& p, const Shape& sh, const double* r, const Mat3& Q, double inv_len, Columns col) {
+template <class Program, class V = typename Program::V>
+int add_cone_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, double inv_len, Columns col) {
   const int ax = Columns::alpha;
   if (sh.kind == ShapeKind::polytope) return -1;
   const int first = p.add_soc(sh.cone_dim());
   auto G = [&](int i) { return p.G[first + i]; };
-  double* h = p.h + first;
+  V* h = p.h + first;
   switch (sh.kind) {
     case ShapeKind::sphere:
     case ShapeKind::capsule:
     case ShapeKind::cylinder:
     case ShapeKind::polygon:
       // ‖x − (r + offset)‖ ≤ αR with offset γ b̂x (15) or Q̃ y (28); a sphere has no offset.
-      G(0)[ax] = -sh.R * inv_len;
+      G(0)[ax] = splat<V>(-sh.R * inv_len);
       for (int i = 0; i < 3; ++i) {
-        G(1 + i)[i] = -1.0;
+        G(1 + i)[i] = splat<V>(-1.0);
         h[1 + i] = -r[i];
         if (sh.kind == ShapeKind::polygon) {
           G(1 + i)[col.slack] = Q.m[i][0];
@@ -154,22 +159,22 @@ int add_cone_rows(Program& p, const Shape& sh, const double* r, const Mat3& Q, d
       // (22): E Qᵀ (x − r) + α (3H/4) tanβ e1 ∈ Q³, E = diag(tanβ, 1, 1)
       const double scale[3] = {sh.tan_beta, 1.0, 1.0};
       for (int k = 0; k < 3; ++k) {
-        double qr = 0.0;
+        V qr{};
         for (int i = 0; i < 3; ++i) {
           G(k)[i] = -scale[k] * Q.m[i][k];
           qr += Q.m[i][k] * r[i];
         }
         h[k] = -scale[k] * qr;
       }
-      G(0)[ax] = -0.75 * sh.H * inv_len * sh.tan_beta;
+      G(0)[ax] = splat<V>(-0.75 * sh.H * inv_len * sh.tan_beta);
       break;
     }
     case ShapeKind::ellipsoid: {
       // (24): ‖U Qᵀ (x − r)‖ ≤ α; in normalized coordinates U is multiplied by ℓ.
-      G(0)[ax] = -1.0;
+      G(0)[ax] = splat<V>(-1.0);
       const double len = 1.0 / inv_len;
       for (int k = 0; k < 3; ++k) {
-        double uq[3] = {0.0, 0.0, 0.0};  // row k of U Qᵀ
+        V uq[3] = {};  // row k of U Qᵀ
         for (int j = k; j < 3; ++j)
           for (int i = 0; i < 3; ++i) uq[i] += sh.U[k][j] * Q.m[i][j];
         for (int i = 0; i < 3; ++i) G(1 + k)[i] = -len * uq[i];

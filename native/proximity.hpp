@@ -37,44 +37,47 @@ inline Pose shape_frame(const Shape& sh, const Pose& body) {
   return f;
 }
 
-// N: variables (x, α and 0–2 slack variables per shape); MMax: capacity in rows.
-template <int N, int MMax>
-void proximity_sized(const Shape& a, const Pose& fa, const Shape& b, const Pose& fb, const SolverSettings& settings,
-                     ProximityResult& out) {
-  using Program = ConeProgram<N, MMax, 2>;
+// W pairs of the same two shapes at once, one per lane. fa, fb: the shapes' own frames (offsets
+// applied). N: variables (x, α and 0–2 slack variables per shape); MMax: capacity in rows.
+template <int N, int MMax, int W>
+void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose* fb, const SolverSettings& settings,
+                     ProximityResult* out) {
+  using V = Lanes<W>;
+  using Program = ConeProgram<N, MMax, 2, W>;
   Program prob;
-  double center[3], ra[3], rb[3];
+  V center[3], ra[3], rb[3];
+  Mat3T<V> Qa, Qb;
   const double len = 0.5 * (a.length_scale + b.length_scale);
   const double inv_len = 1.0 / len;
-  for (int i = 0; i < 3; ++i) {
-    center[i] = 0.5 * (fa.r[i] + fb.r[i]);
-    ra[i] = (fa.r[i] - center[i]) * inv_len;
-    rb[i] = (fb.r[i] - center[i]) * inv_len;
-  }
+  for (int lane_index = 0; lane_index < W; ++lane_index)
+    for (int i = 0; i < 3; ++i) {
+      const double c = 0.5 * (fa[lane_index].r[i] + fb[lane_index].r[i]);
+      set_lane(center[i], lane_index, c);
+      set_lane(ra[i], lane_index, (fa[lane_index].r[i] - c) * inv_len);
+      set_lane(rb[i], lane_index, (fb[lane_index].r[i] - c) * inv_len);
+      for (int j = 0; j < 3; ++j) {
+        set_lane(Qa.m[i][j], lane_index, fa[lane_index].Q.m[i][j]);
+        set_lane(Qb.m[i][j], lane_index, fb[lane_index].Q.m[i][j]);
+      }
+    }
   const Columns ca{4}, cb{4 + a.num_slack()};
   prob.clear(4 + a.num_slack() + b.num_slack());
-  prob.c[Columns::alpha] = 1.0;
-  prob.add_orthant_row(0.0)[Columns::alpha] = -1.0;  // α ≥ 0
+  prob.c[Columns::alpha] = splat<V>(1.0);
+  prob.add_orthant_row(V{})[Columns::alpha] = splat<V>(-1.0);  // α ≥ 0
   const int lin_a = prob.m;
-  add_linear_rows(prob, a, ra, fa.Q, inv_len, ca);
+  add_linear_rows(prob, a, ra, Qa, inv_len, ca);
   const int lin_b = prob.m;
-  add_linear_rows(prob, b, rb, fb.Q, inv_len, cb);
+  add_linear_rows(prob, b, rb, Qb, inv_len, cb);
   const int lin_end = prob.m;
-  const int cone_a = add_cone_rows(prob, a, ra, fa.Q, inv_len, ca);
-  const int cone_b = add_cone_rows(prob, b, rb, fb.Q, inv_len, cb);
+  const int cone_a = add_cone_rows(prob, a, ra, Qa, inv_len, ca);
+  const int cone_b = add_cone_rows(prob, b, rb, Qb, inv_len, cb);
 
   ConeSolver<Program, N> solver;
-  const SolveInfo& info = solver.solve(prob, settings);
-  out.status = info.status;
-  out.iterations = info.iterations;
-
-  const double alpha = solver.x[Columns::alpha];
-  out.alpha = alpha;
-  for (int i = 0; i < 3; ++i) out.x[i] = center[i] + len * solver.x[i];
+  const SolveInfo<W>& info = solver.solve(prob, settings);
 
   // Stationarity gives G_aᵀ z_a = −G_bᵀ z_b on the x columns: the outward normal of scaled a at x.
   // Using both halves keeps the result exactly antisymmetric under swapping a and b.
-  double n[3] = {0.0, 0.0, 0.0};
+  V n[3] = {};
   auto accumulate = [&](int begin, int end, double sign) {
     for (int r = begin; r < end; ++r)
       for (int i = 0; i < 3; ++i) n[i] += sign * prob.G[r][i] * solver.z[r];
@@ -83,17 +86,29 @@ void proximity_sized(const Shape& a, const Pose& fa, const Shape& b, const Pose&
   accumulate(lin_b, lin_end, -1.0);
   if (cone_a >= 0) accumulate(cone_a, cone_a + a.cone_dim(), 1.0);
   if (cone_b >= 0) accumulate(cone_b, cone_b + b.cone_dim(), -1.0);
-  const double n_norm = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-  // With coincident origins (α = 0) the scaled shapes are points and no plane is defined: normal 0.
-  for (int i = 0; i < 3; ++i) out.normal[i] = n_norm > 0.0 ? n[i] / n_norm : 0.0;
 
-  double dist2 = 0.0;
-  for (int i = 0; i < 3; ++i) {
-    out.p_a[i] = alpha > 0.0 ? fa.r[i] + (out.x[i] - fa.r[i]) / alpha : fa.r[i];
-    out.p_b[i] = alpha > 0.0 ? fb.r[i] + (out.x[i] - fb.r[i]) / alpha : fb.r[i];
-    dist2 += (out.p_a[i] - out.p_b[i]) * (out.p_a[i] - out.p_b[i]);
+  for (int k = 0; k < W; ++k) {
+    ProximityResult& o = out[k];
+    o.status = info.status[k];
+    o.iterations = info.iterations[k];
+    const double alpha = lane(solver.x[Columns::alpha], k);
+    o.alpha = alpha;
+    double normal[3], n_norm2 = 0.0, dist2 = 0.0;
+    for (int i = 0; i < 3; ++i) {
+      o.x[i] = lane(center[i], k) + len * lane(solver.x[i], k);
+      normal[i] = lane(n[i], k);
+      n_norm2 += normal[i] * normal[i];
+    }
+    // With coincident origins (α = 0) the scaled shapes are points and no plane is defined: normal 0.
+    const double n_norm = std::sqrt(n_norm2);
+    for (int i = 0; i < 3; ++i) {
+      o.normal[i] = n_norm > 0.0 ? normal[i] / n_norm : 0.0;
+      o.p_a[i] = alpha > 0.0 ? fa[k].r[i] + (o.x[i] - fa[k].r[i]) / alpha : fa[k].r[i];
+      o.p_b[i] = alpha > 0.0 ? fb[k].r[i] + (o.x[i] - fb[k].r[i]) / alpha : fb[k].r[i];
+      dist2 += (o.p_a[i] - o.p_b[i]) * (o.p_a[i] - o.p_b[i]);
+    }
+    o.distance = std::sqrt(dist2);
   }
-  out.distance = std::sqrt(dist2);
 }
 
 // Rows of problem (9) for this pair; the solver size class is chosen from it.
@@ -101,29 +116,42 @@ inline int proximity_rows(const Shape& a, const Shape& b) {
   return 1 + a.num_linear_rows() + b.num_linear_rows() + a.cone_dim() + b.cone_dim();
 }
 
-template <int MMax>
-void proximity_rows_class(const Shape& a, const Pose& fa, const Shape& b, const Pose& fb,
-                          const SolverSettings& settings, ProximityResult& out) {
+template <int MMax, int W>
+void proximity_rows_class(const Shape& a, const Pose* fa, const Shape& b, const Pose* fb,
+                          const SolverSettings& settings, ProximityResult* out) {
   switch (4 + a.num_slack() + b.num_slack()) {
-    case 4: return proximity_sized<4, MMax>(a, fa, b, fb, settings, out);
-    case 5: return proximity_sized<5, MMax>(a, fa, b, fb, settings, out);
-    case 6: return proximity_sized<6, MMax>(a, fa, b, fb, settings, out);
-    case 7: return proximity_sized<7, MMax>(a, fa, b, fb, settings, out);
-    default: return proximity_sized<8, MMax>(a, fa, b, fb, settings, out);
+    case 4: return proximity_sized<4, MMax, W>(a, fa, b, fb, settings, out);
+    case 5: return proximity_sized<5, MMax, W>(a, fa, b, fb, settings, out);
+    case 6: return proximity_sized<6, MMax, W>(a, fa, b, fb, settings, out);
+    case 7: return proximity_sized<7, MMax, W>(a, fa, b, fb, settings, out);
+    default: return proximity_sized<8, MMax, W>(a, fa, b, fb, settings, out);
   }
 }
 
-// a and b at body poses pa and pb (their offsets are applied here).
+// Shapes a and b at W pairs of body poses (their offsets are applied here), one result per pair.
+template <int W>
+void proximity_lanes(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb, const SolverSettings& settings,
+                     ProximityResult* out) {
+  Pose fa[W], fb[W];
+  for (int k = 0; k < W; ++k) {
+    fa[k] = shape_frame(a, pa[k]);
+    fb[k] = shape_frame(b, pb[k]);
+  }
+  const int rows = proximity_rows(a, b);
+  if (rows <= 32) {
+    proximity_rows_class<32, W>(a, fa, b, fb, settings, out);
+  } else if (rows <= 128) {
+    proximity_rows_class<128, W>(a, fa, b, fb, settings, out);
+  } else {
+    // Large polytopes go one at a time: their work arrays are large and their rows alone keep the
+    // processor busy.
+    for (int k = 0; k < W; ++k) proximity_rows_class<2 * kMaxFaces + 9, 1>(a, fa + k, b, fb + k, settings, out + k);
+  }
+}
+
 inline void proximity(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const SolverSettings& settings,
                       ProximityResult& out) {
-  const Pose fa = shape_frame(a, pa), fb = shape_frame(b, pb);
-  const int rows = proximity_rows(a, b);
-  if (rows <= 32)
-    proximity_rows_class<32>(a, fa, b, fb, settings, out);
-  else if (rows <= 128)
-    proximity_rows_class<128>(a, fa, b, fb, settings, out);
-  else
-    proximity_rows_class<2 * kMaxFaces + 9>(a, fa, b, fb, settings, out);
+  proximity_lanes<1>(a, &pa, b, &pb, settings, &out);
 }
 
 }  // namespace dcol
