@@ -149,10 +149,10 @@ inline void soc_product(const V* u, const V* v, V* out, int dim) {
 // Solves u ∘ out = v in one cone (u strictly inside): the inverse of the arrow matrix of u.
 template <class V>
 inline void soc_divide(const V* u, const V* v, V* out, int dim) {
-  const V u0 = u[0];
+  const V u0 = u[0], u0_inv = 1.0 / u0;
   const V o0 = (u0 * v[0] - dot(u + 1, v + 1, dim - 1)) / soc_residual(u, dim);
   out[0] = o0;
-  for (int i = 1; i < dim; ++i) out[i] = (v[i] - o0 * u[i]) / u0;
+  for (int i = 1; i < dim; ++i) out[i] = (v[i] - o0 * u[i]) * u0_inv;
 }
 
 }  // namespace detail
@@ -192,6 +192,8 @@ class ConeSolver {
   V L[NMax][NMax];
 
  private:
+  V lambda_inv_[MMax];  // 1/λ on the orthant (divisions are the slowest vector instructions)
+  V L_diag_inv_[NMax];
   const Program* p_ = nullptr;
   V Gs_[MMax][NMax];                   // W⁻¹ G
   V rx_[NMax];                         // c + Gᵀz
@@ -242,10 +244,13 @@ typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::scale_an
   for (int i = 0; i < p.l; ++i) {
     const V si = s[i], zi = z[i];
     interior = interior & (si > 0.0) & (zi > 0.0);
-    const V wi = lane_sqrt(si / zi), wi_inv = 1.0 / wi;
-    w[i] = wi;
+    // One square root and one division give w = √(s/z), 1/w, λ = √(sz) and 1/λ.
+    const V rsqrt_sz = 1.0 / lane_sqrt(si * zi);
+    const V wi_inv = zi * rsqrt_sz;
+    w[i] = si * rsqrt_sz;
     w_inv[i] = wi_inv;
-    lambda[i] = wi * zi;
+    lambda[i] = si * zi * rsqrt_sz;
+    lambda_inv_[i] = rsqrt_sz;
     const V* g = p.G[i];
     V gs[NMax];
     V gx{};
@@ -272,14 +277,17 @@ typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::scale_an
     const V z_res = detail::soc_residual(zk, dim);
     interior = interior & (s_res > 0.0) & (z_res > 0.0) & (sk[0] > 0.0) & (zk[0] > 0.0);
     const V s_norm = lane_sqrt(s_res), z_norm = lane_sqrt(z_res);
-    const V gamma = lane_sqrt(0.5 * (1.0 + detail::dot(sk, zk, dim) / (s_norm * z_norm)));
+    const V s_inv = 1.0 / s_norm, z_inv = 1.0 / z_norm;
+    const V gamma = lane_sqrt(0.5 * (1.0 + detail::dot(sk, zk, dim) * s_inv * z_inv));
     // w̄ = (s̄ + J z̄) / 2γ, and the vector v = (w̄ + e) / √(2(w̄0 + 1)) of W = η (2 v vᵀ − J).
     V* v = soc_v + row;
-    const V w0 = (sk[0] / s_norm + zk[0] / z_norm) / (2.0 * gamma);
+    const V half_gamma_inv = 0.5 / gamma;
+    const V w0 = (sk[0] * s_inv + zk[0] * z_inv) * half_gamma_inv;
     const V v_scale = 1.0 / lane_sqrt(2.0 * (w0 + 1.0));
     v[0] = (w0 + 1.0) * v_scale;
-    for (int i = 1; i < dim; ++i) v[i] = (sk[i] / s_norm - zk[i] / z_norm) / (2.0 * gamma) * v_scale;
-    eta[k] = lane_sqrt(s_norm / z_norm);
+    const V tail_scale = half_gamma_inv * v_scale;
+    for (int i = 1; i < dim; ++i) v[i] = (sk[i] * s_inv - zk[i] * z_inv) * tail_scale;
+    eta[k] = lane_sqrt(s_norm * z_inv);
     detail::soc_apply_W(v, eta[k], zk, lambda + row, dim);
 
     V rz[MMax];
@@ -334,11 +342,13 @@ typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::factor(c
     V d = H[j][j];
     for (int k = 0; k < j; ++k) d -= L[j][k] * L[j][k];
     const V ljj = lane_sqrt(select(d > floor, d, floor));
+    const V ljj_inv = 1.0 / ljj;
     L[j][j] = ljj;
+    L_diag_inv_[j] = ljj_inv;
     for (int i = j + 1; i < n; ++i) {
       V v = H[i][j];
       for (int k = 0; k < j; ++k) v -= L[i][k] * L[j][k];
-      L[i][j] = v / ljj;
+      L[i][j] = v * ljj_inv;
     }
   }
   return (max_diag > 0.0) & lane_finite(max_diag);
@@ -350,12 +360,12 @@ void ConeSolver<Program, NFixed>::cholesky_solve(V* b) const {
   for (int i = 0; i < n; ++i) {
     V v = b[i];
     for (int k = 0; k < i; ++k) v -= L[i][k] * b[k];
-    b[i] = v / L[i][i];
+    b[i] = v * L_diag_inv_[i];
   }
   for (int i = n - 1; i >= 0; --i) {
     V v = b[i];
     for (int k = i + 1; k < n; ++k) v -= L[k][i] * b[k];
-    b[i] = v / L[i][i];
+    b[i] = v * L_diag_inv_[i];
   }
 }
 
@@ -381,14 +391,12 @@ typename ConeSolver<Program, NFixed>::V ConeSolver<Program, NFixed>::newton_dire
     dz_scaled[i] = wdz;
     ds_scaled[i] = t1[i] - wdz;
   }
-  // Step bound on the orthant, written as selects: the signs are unpredictable branches.
-  const V inf = splat<V>(std::numeric_limits<double>::infinity());
-  V t_max = inf;
-  for (int i = 0; i < p.l; ++i) {
-    const V by_z = select(dz_scaled[i] < 0.0, -lambda[i] / dz_scaled[i], inf);
-    const V by_s = select(ds_scaled[i] < 0.0, -lambda[i] / ds_scaled[i], inf);
-    t_max = lane_min(t_max, lane_min(by_z, by_s));
-  }
+  // Step bound on the orthant: 1/t_max = max over rows of −d_i/λ_i (d = either direction), free of
+  // divisions and of branches on the signs, which are unpredictable.
+  V inv_t{};
+  for (int i = 0; i < p.l; ++i)
+    inv_t = lane_max(inv_t, -lane_min(dz_scaled[i], ds_scaled[i]) * lambda_inv_[i]);
+  V t_max = select(inv_t > 0.0, 1.0 / inv_t, splat<V>(std::numeric_limits<double>::infinity()));
   for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
     t_max = detail::soc_step(lambda + row, ds_scaled + row, p.soc_dim[k], t_max);
     t_max = detail::soc_step(lambda + row, dz_scaled + row, p.soc_dim[k], t_max);
@@ -465,7 +473,7 @@ auto ConeSolver<Program, NFixed>::solve(const Program& prob, const SolverSetting
     const V sigma_mu = one_minus * one_minus * one_minus * info.gap / degree;
 
     // Corrector: λ∘(W⁻¹ds + W dz) = −λ∘λ − (W⁻¹ds_aff)∘(W dz_aff) + σμe.
-    for (int i = 0; i < prob.l; ++i) t1[i] = -lambda[i] + (sigma_mu - ds_aff[i] * dz_aff[i]) / lambda[i];
+    for (int i = 0; i < prob.l; ++i) t1[i] = -lambda[i] + (sigma_mu - ds_aff[i] * dz_aff[i]) * lambda_inv_[i];
     for (int k = 0, row = prob.l; k < prob.num_soc; row += prob.soc_dim[k], ++k) {
       const int dim = prob.soc_dim[k];
       V rhs[MMax];
