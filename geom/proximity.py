@@ -35,7 +35,9 @@ def proximity(a, r_a, q_a, b, r_b, q_b, *, settings=None):
     Returns
     -------
     ProximityResult with ``alpha`` (float), ``x`` (3,), ``p_a`` (3,), ``p_b`` (3,),
-    ``distance`` (float, eq. 30), ``normal`` (3,) unit vector from a to b (zero when α = 0),
+    ``distance`` (float, eq. 30: ‖p_a − p_b‖, measured along the line of the origins and positive
+    under penetration too, so not a signed distance: use α to tell penetration),
+    ``normal`` (3,) unit vector from a to b (zero when α = 0),
     ``status`` (dcol.solvers.Status), ``iterations`` (int), ``converged`` (bool).
     Outputs are always finite; a solve that did not converge says so in ``status``.
     """

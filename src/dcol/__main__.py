@@ -1,5 +1,6 @@
-"""``python -m dcol``: the command-line interface."""
+"""``python -m dcol``: the same as the ``dcol`` command."""
 
 from .cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    raise SystemExit(main())

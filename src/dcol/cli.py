@@ -1,17 +1,38 @@
-"""The ``dcol`` command."""
+"""The ``dcol`` command (console script ``dcol``, also ``python -m dcol``)."""
 
 import argparse
+import sys
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="dcol", description="Differentiable collision detection (DCOL).")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="command")
+    demo = commands.add_parser(
+        "demo", help="DCOL proximity between one of each primitive: print a table, draw a picture"
+    )
+    demo.add_argument("--output", default="dcol-demo.png", metavar="PATH", help="PNG to write (default: %(default)s)")
+    return parser
 
 
 def main(argv=None):
-    """Entry point of the ``dcol`` console script; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="dcol", description="Differentiable collision detection.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="proximity between one of each primitive, with a picture")
-    demo.add_argument("--output", default="dcol-demo.png", help="picture to write (PNG), default %(default)s")
+    """Run the ``dcol`` command.
+
+    Parameters
+    ----------
+    argv : list of str, optional, the arguments after the program name (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int, the exit status: 0 on success, 1 if the demo cannot draw (matplotlib missing).
+    """
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .demo import run_demo
 
-        run_demo(args.output)
+        try:
+            run_demo(args.output)
+        except ImportError as err:  # matplotlib missing: a one-line hint, not a traceback
+            print(f"dcol demo: {err}", file=sys.stderr)
+            return 1
     return 0

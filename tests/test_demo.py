@@ -1,0 +1,48 @@
+"""``dcol demo``: the function, the command line, and the hint when matplotlib is missing."""
+
+import subprocess
+import sys
+
+import pytest
+
+from dcol.demo import run_demo
+from dcol.solvers import Status
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def test_run_demo(tmp_path, capsys):
+    output = tmp_path / "demo.png"
+    summary = run_demo(output)
+    assert summary["output"] == output
+    assert output.read_bytes().startswith(PNG_SIGNATURE) and output.stat().st_size > 10_000
+    pairs = summary["pairs"]
+    assert len(pairs) == 21
+    assert len({frozenset((pair["a"], pair["b"])) for pair in pairs}) == 21
+    assert all(pair["result"].status == Status.SOLVED for pair in pairs)
+    # The scene is built to show both penetrating and separated pairs.
+    assert 0 < summary["touching"] == sum(pair["result"].alpha <= 1.0 for pair in pairs) < 21
+    printed = capsys.readouterr().out
+    assert "polytope-capsule" in printed and "ellipsoid-polygon" in printed and "21 pairs" in printed
+
+
+def test_command_line(tmp_path):
+    output = tmp_path / "cli.png"
+    done = subprocess.run(
+        [sys.executable, "-m", "dcol", "demo", "--output", str(output)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert output.read_bytes().startswith(PNG_SIGNATURE)
+    assert "SOLVED" in done.stdout and str(output) in done.stdout
+
+
+def test_missing_matplotlib_gives_install_hint(tmp_path, monkeypatch, capsys):
+    from dcol.cli import main
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` fail
+    output = tmp_path / "never.png"
+    with pytest.raises(ImportError, match=r'pip install "dcol\[viz\]"'):
+        run_demo(output)
+    assert main(["demo", "--output", str(output)]) == 1
+    assert 'pip install "dcol[viz]"' in capsys.readouterr().err
+    assert not output.exists()
