@@ -83,14 +83,6 @@ inline M lane_not(M m) {
   return m == 0;
 }
 
-inline bool any_lane(bool m) { return m; }
-template <class M>
-inline bool any_lane(M m) {
-  for (int i = 0; i < lane_count<M>(); ++i)
-    if (m[i]) return true;
-  return false;
-}
-
 inline bool all_lanes(bool m) { return m; }
 template <class M>
 inline bool all_lanes(M m) {
