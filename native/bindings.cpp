@@ -101,11 +101,16 @@ struct PoseArrays {
   }
 };
 
-PoseArrays as_pose_arrays(py::handle r_obj, py::handle q_obj, const char* r_name, const char* q_name) {
+// n: the number of poses, or −1 to take it from r.
+PoseArrays as_pose_arrays(py::handle r_obj, py::handle q_obj, const char* r_name, const char* q_name,
+                          py::ssize_t n = -1) {
   PoseArrays p{as_array(r_obj, r_name), as_array(q_obj, q_name), true};
   if (p.r.ndim() != 2 || p.r.shape(1) != 3)
     throw py::value_error(std::string(r_name) + " must have shape (N, 3), got " + shape_string(p.r));
-  const py::ssize_t n = p.r.shape(0);
+  if (n < 0) n = p.r.shape(0);
+  if (p.r.shape(0) != n)
+    throw py::value_error(std::string(r_name) + " has " + std::to_string(p.r.shape(0)) + " rows but r_a has " +
+                          std::to_string(n));
   if (p.q.ndim() == 2 && p.q.shape(0) == n && p.q.shape(1) == 4)
     p.quaternion = true;
   else if (p.q.ndim() == 3 && p.q.shape(0) == n && p.q.shape(1) == 3 && p.q.shape(2) == 3)
@@ -134,10 +139,8 @@ ProximityResult proximity_single(py::handle a, py::handle r_a, py::handle q_a, p
 py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b,
                          const SolverSettings& settings, int threads) {
   const PoseArrays pa = as_pose_arrays(r_a, q_a, "r_a", "q_a");
-  const PoseArrays pb = as_pose_arrays(r_b, q_b, "r_b", "q_b");
   const py::ssize_t n = pa.r.shape(0);
-  if (pb.r.shape(0) != n)
-    throw py::value_error("r_b has " + std::to_string(pb.r.shape(0)) + " rows but r_a has " + std::to_string(n));
+  const PoseArrays pb = as_pose_arrays(r_b, q_b, "r_b", "q_b", n);
   const std::vector<const Shape*> shapes_a = as_shape_list(a, "a", n);
   const std::vector<const Shape*> shapes_b = as_shape_list(b, "b", n);
   if (threads < 1) throw py::value_error("threads must be at least 1");

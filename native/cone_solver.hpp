@@ -106,12 +106,15 @@ inline V soc_residual(const V* u, int dim) {
 // Largest t ≤ t_max with u + t du in the cone, u strictly inside.
 template <class V>
 inline V soc_step(const V* u, const V* du, int dim, V t_max) {
+  const V inf = splat<V>(std::numeric_limits<double>::infinity());
+  // A cone of size 1 is a ray, u0 ≥ 0: its quadratic below has a double root that rounding can
+  // hide, so take the ray's bound directly.
+  if (dim == 1) return lane_min(t_max, select(du[0] < 0.0, -u[0] / du[0], inf));
   // f(t) = a t² + b t + c = (u0 + t du0)² − ‖u1 + t du1‖², c > 0; first positive root. A path from
   // the interior to the other nappe crosses the boundary, so the root alone decides.
   const V a = du[0] * du[0] - dot(du + 1, du + 1, dim - 1);
   const V b = 2.0 * (u[0] * du[0] - dot(u + 1, du + 1, dim - 1));
   const V c = lane_max(soc_residual(u, dim), V{});
-  const V inf = splat<V>(std::numeric_limits<double>::infinity());
   const V disc = b * b - 4.0 * a * c;
   const V root_disc = lane_sqrt(lane_max(disc, V{}));
   const V q = -0.5 * (b + select(b < 0.0, -root_disc, root_disc));

@@ -8,7 +8,7 @@ import pytest
 
 from dcol.solvers import SolverSettings, Status, solve_cone_program
 
-CLARABEL = dict(solver=cp.CLARABEL, tol_gap_abs=1e-9, tol_gap_rel=1e-9, tol_feas=1e-9, max_iter=200)
+CLARABEL = dict(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, max_iter=200)
 
 
 def interior_point(dims_l, dims_q, rng):
@@ -81,7 +81,8 @@ def clarabel_solution(c, G, h, dims_l, dims_q):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         problem.solve(**CLARABEL)
-    # Clarabel stops "inaccurate" on a few of these only for want of its last digit (checked: x within 1e-11).
+    # Clarabel calls a few of these "inaccurate" at 1e-10 only for want of its last digits (on the programs
+    # of known solution its x is then still within 1e-11); the comparisons are at 1e-7.
     assert problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
     return problem.value, x.value
 

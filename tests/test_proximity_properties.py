@@ -14,7 +14,6 @@ from conftest import KINDS, REGIMES, body_position, random_configuration, random
 from oracle import bounding_radii, gauge, proximity_oracle, rotation_matrix, shape_frame, shape_kind
 
 PAIRS = list(itertools.product(KINDS, KINDS))
-IDENTITY = np.eye(3)
 SQUARE = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
 OUTPUTS = ["alpha", "x", "p_a", "p_b", "distance", "normal"]
 
@@ -253,7 +252,8 @@ def test_non_convergence_is_a_status_never_nan(max_iter, rng):
         assert res.iterations == max_iter
         assert_all_finite(res)
     a, r_a, q_a, b, r_b, q_b = (list(column) for column in zip(*configs))
-    batch = proximity_batch(a, np.array(r_a), np.array(q_a), b, np.array(r_b), np.array(q_b), settings=limited, threads=2)
+    r_a, q_a, r_b, q_b = (np.array(column) for column in (r_a, q_a, r_b, q_b))
+    batch = proximity_batch(a, r_a, q_a, b, r_b, q_b, settings=limited, threads=2)
     assert np.all(batch.status == int(Status.MAX_ITERATIONS))
     for field in OUTPUTS:
         assert np.all(np.isfinite(getattr(batch, field))), field

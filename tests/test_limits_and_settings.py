@@ -1,0 +1,41 @@
+"""Limits and settings: the face limit of the native solver and the solver settings' ranges."""
+
+import numpy as np
+import pytest
+
+from dcol.geom import MAX_FACES, Polygon, Polytope, Sphere, proximity, proximity_batch
+from dcol.solvers import SolverSettings
+
+IDENTITY = [1.0, 0.0, 0.0, 0.0]
+
+
+def test_too_many_faces():
+    angles = np.linspace(0, 2 * np.pi, MAX_FACES + 2)[:-1]
+    C = np.column_stack([np.cos(angles), np.sin(angles)])
+    with pytest.raises(ValueError, match=f"at most {MAX_FACES}"):
+        Polygon(C, np.ones(len(angles)), 0.1)
+
+
+def test_threads_must_be_positive():
+    r, q = np.zeros((4, 3)), np.tile(IDENTITY, (4, 1))
+    for threads in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="threads must be a positive integer"):
+            proximity_batch(Sphere(1.0), r, q, Sphere(1.0), r + 3.0, q, threads=threads)
+
+
+def test_largest_polytope_still_solves():
+    """A polytope at the face limit takes the largest solver size class."""
+    rng = np.random.default_rng(3)
+    normals = rng.normal(size=(MAX_FACES, 3))
+    big = Polytope(normals / np.linalg.norm(normals, axis=1, keepdims=True), np.ones(MAX_FACES))
+    res = proximity(big, np.zeros(3), IDENTITY, big, [2.5, 0.3, 0.1], IDENTITY)
+    assert res.converged and 1.0 < res.alpha < 1.3
+
+
+@pytest.mark.parametrize("field,value", [("feastol", 0.0), ("abstol", -1.0), ("reltol", 2.0), ("max_iter", -1)])
+def test_invalid_settings_raise(field, value):
+    with pytest.raises(ValueError, match=field):
+        SolverSettings(**{field: value})
+    settings = SolverSettings()
+    with pytest.raises(ValueError, match=field):
+        setattr(settings, field, value)

@@ -1,0 +1,183 @@
+"""Invalid shapes and poses raise ValueError / TypeError whose message names the offending argument."""
+
+import re
+
+import numpy as np
+import pytest
+
+from dcol.geom import Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere, proximity, proximity_batch
+
+IDENTITY_Q = [1.0, 0.0, 0.0, 0.0]
+CUBE_A = np.vstack([np.eye(3), -np.eye(3)])
+SQUARE_C = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
+CUBE_V = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
+SHEAR = np.array([[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+REFLECTION = np.diag([1.0, 1.0, -1.0])
+
+
+def names(argument):
+    """Regex matching the argument's name as a whole word."""
+    return rf"(?<![\w.]){re.escape(argument)}(?!\w)"
+
+
+INVALID_SHAPES = [
+    # non-finite and non-positive sizes
+    (lambda: Sphere(np.nan), "R"),
+    (lambda: Sphere(np.inf), "R"),
+    (lambda: Sphere(0.0), "R"),
+    (lambda: Sphere(-1.0), "R"),
+    (lambda: Capsule(0.0, 1.0), "R"),
+    (lambda: Capsule(1.0, -1.0), "L"),
+    (lambda: Capsule(1.0, np.nan), "L"),
+    (lambda: Cylinder(-0.5, 1.0), "R"),
+    (lambda: Cylinder(0.5, 0.0), "L"),
+    (lambda: Cylinder(0.5, np.inf), "L"),
+    (lambda: Cone(0.0, 0.5), "H"),
+    (lambda: Cone(np.nan, 0.5), "H"),
+    # beta outside (0, pi/2)
+    (lambda: Cone(1.0, 0.0), "beta"),
+    (lambda: Cone(1.0, -0.3), "beta"),
+    (lambda: Cone(1.0, np.pi / 2), "beta"),
+    (lambda: Cone(1.0, 2.0), "beta"),
+    (lambda: Cone(1.0, np.nan), "beta"),
+    # P symmetric positive definite, (3, 3), finite
+    (lambda: Ellipsoid(np.array([[1.0, 0.3, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])), "P"),
+    (lambda: Ellipsoid(np.diag([1.0, -1.0, 1.0])), "P"),
+    (lambda: Ellipsoid(np.diag([1.0, 0.0, 1.0])), "P"),
+    (lambda: Ellipsoid(np.full((3, 3), np.nan)), "P"),
+    (lambda: Ellipsoid(np.eye(2)), "P"),
+    (lambda: Ellipsoid(np.ones(3)), "P"),
+    # polytope: b > 0, bounded, shapes, finite
+    (lambda: Polytope(CUBE_A, [1, 1, 1, 1, 1, 0.0]), "b"),
+    (lambda: Polytope(CUBE_A, [1, 1, -1, 1, 1, 1.0]), "b"),
+    (lambda: Polytope(CUBE_A, [1, 1, 1, 1, 1, np.inf]), "b"),
+    (lambda: Polytope(np.where(CUBE_A == 1, np.nan, CUBE_A), np.ones(6)), "A"),
+    (lambda: Polytope(np.eye(3), np.ones(3)), "A"),  # three half-spaces: an open octant
+    (lambda: Polytope(np.vstack([np.eye(3), np.eye(3) + 0.1]), np.ones(6)), "A"),  # all normals in one octant
+    (lambda: Polytope(np.vstack([np.eye(3), -np.eye(3)])[:5], np.ones(5)), "A"),  # one side left open
+    (lambda: Polytope(np.ones((6, 2)), np.ones(6)), "A"),
+    (lambda: Polytope(np.ones(6), np.ones(6)), "A"),
+    (lambda: Polytope(CUBE_A, np.ones(5)), "b"),
+    (lambda: Polytope(CUBE_A, np.ones((6, 1))), "b"),
+    # boxes
+    (lambda: Box([1.0, 0.0, 1.0]), "half_extents"),
+    (lambda: Box([1.0, -1.0, 1.0]), "half_extents"),
+    (lambda: Box([1.0, np.nan, 1.0]), "half_extents"),
+    (lambda: Box([1.0, 1.0]), "half_extents"),
+    # polytopes from vertices: the origin strictly inside a solid hull
+    (lambda: Polytope.from_vertices(CUBE_V + 1.0), "V"),
+    (lambda: Polytope.from_vertices(CUBE_V + [1.0, 0.0, 0.0]), "V"),  # origin on a face
+    (lambda: Polytope.from_vertices(CUBE_V * [1.0, 1.0, 0.0]), "V"),  # flat
+    (lambda: Polytope.from_vertices(CUBE_V[:3]), "V"),
+    (lambda: Polytope.from_vertices(CUBE_V[:, :2]), "V"),
+    (lambda: Polytope.from_vertices(np.where(CUBE_V > 0, np.inf, CUBE_V)), "V"),
+    # padded polygons: d > 0, bounded, shapes, R > 0
+    (lambda: Polygon(SQUARE_C, [1.0, 1.0, 0.0, 1.0], 0.1), "d"),
+    (lambda: Polygon(SQUARE_C, [1.0, 1.0, -2.0, 1.0], 0.1), "d"),
+    (lambda: Polygon(SQUARE_C, [1.0, 1.0, np.nan, 1.0], 0.1), "d"),
+    (lambda: Polygon(SQUARE_C, np.ones(3), 0.1), "d"),
+    (lambda: Polygon(SQUARE_C[:2], np.ones(2), 0.1), "C"),  # two edges: open
+    (lambda: Polygon(SQUARE_C[:3], np.ones(3), 0.1), "C"),  # three edges, one side open
+    (lambda: Polygon(np.ones((4, 3)), np.ones(4), 0.1), "C"),
+    (lambda: Polygon(np.where(SQUARE_C > 0, np.inf, SQUARE_C), np.ones(4), 0.1), "C"),
+    (lambda: Polygon(SQUARE_C, np.ones(4), 0.0), "R"),
+    (lambda: Polygon(SQUARE_C, np.ones(4), -0.1), "R"),
+    # offset poses
+    (lambda: Sphere(1.0, offset=([0.0, np.nan, 0.0], IDENTITY_Q)), "offset"),
+    (lambda: Sphere(1.0, offset=([0.0, 0.0], IDENTITY_Q)), "offset"),
+    (lambda: Capsule(1.0, 1.0, offset=(np.zeros(3), np.zeros(4))), "offset"),
+    (lambda: Cone(1.0, 0.5, offset=(np.zeros(3), SHEAR)), "offset"),
+    (lambda: Box([1.0, 1.0, 1.0], offset=(np.zeros(3), REFLECTION)), "offset"),
+]
+
+
+@pytest.mark.parametrize("make,argument", INVALID_SHAPES)
+def test_invalid_shape_raises_value_error_naming_the_argument(make, argument):
+    with pytest.raises(ValueError, match=names(argument)):
+        make()
+
+
+@pytest.mark.parametrize(
+    "make,argument",
+    [
+        (lambda: Sphere("big"), "R"),
+        (lambda: Capsule(1.0, None), "L"),
+        (lambda: Cone(1.0, "wide"), "beta"),
+        (lambda: Polytope([["a", "b", "c"]], [1.0]), "A"),
+        (lambda: Sphere(1.0, offset=[0.0, 0.0, 0.0]), "offset"),
+    ],
+)
+def test_wrong_types_raise_type_error_naming_the_argument(make, argument):
+    with pytest.raises(TypeError, match=names(argument)):
+        make()
+
+
+def test_valid_shapes_are_accepted():
+    """The boundary cases just inside the rules are fine."""
+    Cone(1.0, np.pi / 2 - 1e-6)
+    Ellipsoid(np.diag([1e-6, 1.0, 1e6]))
+    Polytope.from_vertices(CUBE_V + 0.99)
+    Polygon(SQUARE_C[[0, 1, 2, 3, 0]], np.ones(5), 1e-6)
+
+
+POSE = dict(a=Sphere(1.0), r_a=np.zeros(3), q_a=IDENTITY_Q, b=Sphere(1.0), r_b=[3.0, 0.0, 0.0], q_b=IDENTITY_Q)
+
+
+@pytest.mark.parametrize(
+    "argument,value",
+    [
+        ("r_a", [0.0, np.nan, 0.0]),
+        ("r_b", [np.inf, 0.0, 0.0]),
+        ("r_a", [0.0, 0.0]),
+        ("r_b", np.zeros((3, 1))),
+        ("q_a", [0.0, 0.0, 0.0, 0.0]),
+        ("q_b", [1.0, np.nan, 0.0, 0.0]),
+        ("q_a", [1.0, 0.0, 0.0]),
+        ("q_b", np.eye(4)),
+        ("q_a", 2.0 * np.eye(3)),
+        ("q_b", SHEAR),
+        ("q_a", REFLECTION),
+        ("q_b", np.full((3, 3), np.nan)),
+    ],
+)
+def test_invalid_pose_raises_value_error_naming_the_argument(argument, value):
+    with pytest.raises(ValueError, match=names(argument)):
+        proximity(**{**POSE, argument: value})
+
+
+@pytest.mark.parametrize("argument,value", [("a", "sphere"), ("b", None), ("r_a", "here")])
+def test_wrong_pose_types_raise_type_error_naming_the_argument(argument, value):
+    with pytest.raises(TypeError, match=names(argument)):
+        proximity(**{**POSE, argument: value})
+
+
+def batch_arguments(n=4):
+    """Valid arguments of proximity_batch for n pose pairs of two unit spheres."""
+    q = np.tile(IDENTITY_Q, (n, 1))
+    return dict(a=Sphere(1.0), r_a=np.zeros((n, 3)), q_a=q, b=Sphere(1.0), r_b=np.full((n, 3), 3.0), q_b=q.copy())
+
+
+@pytest.mark.parametrize(
+    "argument,value",
+    [
+        ("r_b", np.zeros((3, 3))),
+        ("q_a", np.tile(IDENTITY_Q, (3, 1))),
+        ("q_b", np.tile(np.eye(3), (5, 1, 1))),
+        ("r_a", np.zeros(3)),
+        ("q_b", np.zeros((4, 3))),
+        ("a", [Sphere(1.0)] * 3),
+        ("b", [Sphere(1.0)] * 5),
+    ],
+)
+def test_batch_with_mismatched_sizes_raises(argument, value):
+    with pytest.raises(ValueError, match=names(argument)):
+        proximity_batch(**{**batch_arguments(), argument: value})
+
+
+@pytest.mark.parametrize("argument,row", [("r_a", [np.nan, 0.0, 0.0]), ("q_b", [0.0, 0.0, 0.0, 0.0])])
+def test_batch_with_an_invalid_pose_raises(argument, row):
+    arguments = batch_arguments()
+    arguments[argument] = arguments[argument].copy()
+    arguments[argument][2] = row
+    with pytest.raises(ValueError, match=names(argument)):
+        proximity_batch(**arguments, threads=2)
