@@ -406,6 +406,16 @@ PYBIND11_MODULE(_native, m) {
                std::to_string(r.iterations) + ")";
       });
 
+  m.def(
+      "rotation_matrix",
+      [](py::handle q, const std::string& name) {
+        const Mat3 Q = as_orientation(q, name.c_str());
+        py::array_t<double> out({py::ssize_t(3), py::ssize_t(3)});
+        for (int i = 0; i < 3; ++i)
+          for (int j = 0; j < 3; ++j) out.mutable_at(i, j) = Q.m[i][j];
+        return out;
+      },
+      py::arg("q"), py::arg("name"));
   m.def("proximity", &proximity_single, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"), py::arg("r_b"),
         py::arg("q_b"), py::arg("settings"));
   m.def("proximity_batch", &proximity_batch, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"),
