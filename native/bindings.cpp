@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -189,7 +190,8 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
     }
     for (; i < end; ++i) {
       load(i, posea[0], poseb[0]);
-      proximity(*shapes_a[one_pair ? 0 : i], posea[0], *shapes_b[one_pair ? 0 : i], poseb[0], settings, res[0]);
+      proximity(*shapes_a[shapes_a.size() == 1 ? 0 : i], posea[0], *shapes_b[shapes_b.size() == 1 ? 0 : i],
+                poseb[0], settings, res[0]);
       store(i, res[0]);
     }
   };

@@ -97,3 +97,17 @@ def test_batch_of_one_pair_equals_single_calls(kind_a, kind_b, threads):
     for i in range(0, len(r_a), 6):
         alpha_ref, _ = proximity_oracle(a, r_a[i], q_a[i], b, r_b[i], q_b[i])
         assert by_quaternion.alpha[i] == pytest.approx(alpha_ref, rel=1e-6)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batch_of_one_shape_against_a_list_equals_single_calls(threads):
+    """One shape on one side and a list on the other (each side is indexed on its own)."""
+    cases = [config for kb in KINDS for _, config in pair_configurations("sphere", kb, 3)]
+    a = cases[0][0]
+    _, r_a, q_a, b, r_b, q_b = (list(column) for column in zip(*cases))
+    singles = [proximity(a, r_a[i], q_a[i], b[i], r_b[i], q_b[i]) for i in range(len(cases))]
+    batch = proximity_batch(a, np.array(r_a), np.array(q_a), b, np.array(r_b), np.array(q_b), threads=threads)
+    assert_batch_equals_singles(batch, singles)
+    swapped = [proximity(b[i], r_b[i], q_b[i], a, r_a[i], q_a[i]) for i in range(len(cases))]
+    batch = proximity_batch(b, np.array(r_b), np.array(q_b), a, np.array(r_a), np.array(q_a), threads=threads)
+    assert_batch_equals_singles(batch, swapped)
