@@ -64,8 +64,7 @@ struct Shape {
 };
 
 // Columns of the problem's variables for one shape.
-struct Columns {
-  static constexpr int x = 0;
+struct Columns {  // x takes columns 0–2
   static constexpr int alpha = 3;
   int slack;  // first slack column of this shape
 };
