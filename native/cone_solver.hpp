@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "lanes.hpp"
 
@@ -186,17 +187,18 @@ class ConeSolver {
   const SolveInfo<W>& solve(const Program& prob, const SolverSettings& settings);
 
   // Nesterov–Todd scaling at the last iterate: orthant W = diag(w); cone k: W = η_k (2 v vᵀ − J)
-  // with vᵀJv = 1, v stored in soc_v over the cone's rows. λ = W z = W⁻¹ s. L: Cholesky factor of
-  // Gᵀ W⁻² G. At a solved status they belong to the returned solution.
+  // with vᵀJv = 1, v stored in soc_v over the cone's rows. λ = W z = W⁻¹ s. L, D: factors
+  // L D Lᵀ of Gᵀ W⁻² G (L unit lower triangular). At a solved status they belong to the returned
+  // solution.
   V w[MMax], w_inv[MMax];
   V soc_v[MMax];
   V eta[KMax];
   V lambda[MMax];
-  V L[NMax][NMax];
+  V L[NMax][NMax], D[NMax];
 
  private:
   V lambda_inv_[MMax];  // 1/λ on the orthant (divisions are the slowest vector instructions)
-  V L_diag_inv_[NMax];
+  V D_inv_[NMax];
   const Program* p_ = nullptr;
   V Gs_[MMax][NMax];                   // W⁻¹ G
   V rx_[NMax];                         // c + Gᵀz
@@ -204,9 +206,23 @@ class ConeSolver {
   V h_scale_{}, c_scale_{};            // max(1, ‖h‖), max(1, ‖c‖)
 
   int num_vars() const { return NFixed > 0 ? NFixed : p_->n; }
+  // Calls f(k, row, dim) for each cone k with first row `row`. The sizes of the proximity cones,
+  // 3 and 4, come as compile-time constants so that the loops over a cone's rows unroll.
+  template <class F>
+  void for_each_cone(F&& f) const {
+    for (int k = 0, row = p_->l; k < p_->num_soc; row += p_->soc_dim[k], ++k) {
+      switch (p_->soc_dim[k]) {
+        case 3: f(k, row, std::integral_constant<int, 3>{}); break;
+        case 4: f(k, row, std::integral_constant<int, 4>{}); break;
+        default:
+          if (p_->soc_dim[k] < 1) __builtin_unreachable();  // cones have a row at least
+          f(k, row, p_->soc_dim[k]);
+      }
+    }
+  }
   Mask scale_and_assemble();
   Mask factor(const V (&H)[NMax][NMax]);
-  void cholesky_solve(V* b) const;
+  void factor_solve(V* b) const;
   V newton_direction(const V* t1, V* dx, V* ds_scaled, V* dz_scaled);
   void shift_into_cone(V* v) const;
 };
@@ -219,13 +235,12 @@ void ConeSolver<Program, NFixed>::shift_into_cone(V* v) const {
   const Program& p = *p_;
   V outside = splat<V>(-std::numeric_limits<double>::infinity());
   for (int i = 0; i < p.l; ++i) outside = lane_max(outside, -v[i]);
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
-    const int dim = p.soc_dim[k];
+  for_each_cone([&](int, int row, auto dim) {
     outside = lane_max(outside, lane_sqrt(detail::dot(v + row + 1, v + row + 1, dim - 1)) - v[row]);
-  }
+  });
   const V shift = select(outside >= 0.0, 1.0 + outside, V{});
   for (int i = 0; i < p.l; ++i) v[i] += shift;
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) v[row] += shift;
+  for_each_cone([&](int, int row, auto) { v[row] += shift; });
 }
 
 // One pass at the current iterate: the scaling W and λ, the residuals r_x = c + Gᵀz and
@@ -272,8 +287,7 @@ typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::scale_an
     hz += p.h[i] * zi;
     u_[i] = rz * wi_inv;
   }
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
-    const int dim = p.soc_dim[k];
+  for_each_cone([&](int k, int row, auto dim) {
     const V* sk = s + row;
     const V* zk = z + row;
     const V s_res = detail::soc_residual(sk, dim);
@@ -323,7 +337,7 @@ typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::scale_an
         for (int b = 0; b <= a; ++b) H[a][b] += gs[a] * gs[b];
       }
     }
-  }
+  });
   for (int a = 0; a < n; ++a) rx_[a] = rx[a];
   info.gap = gap;
   info.primal_objective = detail::dot(p.c, xl, n);
@@ -333,43 +347,42 @@ typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::scale_an
   return interior & factor(H);
 }
 
-// Cholesky factor L of H (lower triangle); a tiny relative floor on the pivots keeps the last
-// iterations usable when the scaling has become extreme. False lanes: H is not finite.
+// Factor H = L D Lᵀ (L unit lower triangular; no square roots, which would lengthen the chain of
+// dependent operations that bounds the speed of these tiny solves); a tiny relative floor on the
+// pivots keeps the last iterations usable when the scaling has become extreme. False lanes: H is
+// not finite.
 template <class Program, int NFixed>
 typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::factor(const V (&H)[NMax][NMax]) {
   const int n = num_vars();
   V max_diag{};
   for (int a = 0; a < n; ++a) max_diag = lane_max(max_diag, H[a][a]);
   const V floor = 1e-15 * max_diag;
+  V LD[NMax][NMax];  // L[i][k] D[k]
   for (int j = 0; j < n; ++j) {
     V d = H[j][j];
-    for (int k = 0; k < j; ++k) d -= L[j][k] * L[j][k];
-    const V ljj = lane_sqrt(select(d > floor, d, floor));
-    const V ljj_inv = 1.0 / ljj;
-    L[j][j] = ljj;
-    L_diag_inv_[j] = ljj_inv;
+    for (int k = 0; k < j; ++k) d -= LD[j][k] * L[j][k];
+    d = select(d > floor, d, floor);
+    const V d_inv = 1.0 / d;
+    D[j] = d;
+    D_inv_[j] = d_inv;
     for (int i = j + 1; i < n; ++i) {
       V v = H[i][j];
-      for (int k = 0; k < j; ++k) v -= L[i][k] * L[j][k];
-      L[i][j] = v * ljj_inv;
+      for (int k = 0; k < j; ++k) v -= LD[i][k] * L[j][k];
+      LD[i][j] = v;
+      L[i][j] = v * d_inv;
     }
   }
   return (max_diag > 0.0) & lane_finite(max_diag);
 }
 
 template <class Program, int NFixed>
-void ConeSolver<Program, NFixed>::cholesky_solve(V* b) const {
+void ConeSolver<Program, NFixed>::factor_solve(V* b) const {
   const int n = num_vars();
-  for (int i = 0; i < n; ++i) {
-    V v = b[i];
-    for (int k = 0; k < i; ++k) v -= L[i][k] * b[k];
-    b[i] = v * L_diag_inv_[i];
-  }
-  for (int i = n - 1; i >= 0; --i) {
-    V v = b[i];
-    for (int k = i + 1; k < n; ++k) v -= L[k][i] * b[k];
-    b[i] = v * L_diag_inv_[i];
-  }
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < i; ++k) b[i] -= L[i][k] * b[k];
+  for (int i = 0; i < n; ++i) b[i] *= D_inv_[i];
+  for (int i = n - 1; i >= 0; --i)
+    for (int k = i + 1; k < n; ++k) b[i] -= L[k][i] * b[k];
 }
 
 // Newton step for  Gᵀ dz = −r_x,  G dx + ds = −r_z,  W⁻¹ds + W dz = t1  (t1 = λ \ the
@@ -387,7 +400,7 @@ typename ConeSolver<Program, NFixed>::V ConeSolver<Program, NFixed>::newton_dire
     v[i] = u_[i] + t1[i];
     for (int j = 0; j < n; ++j) step[j] -= Gs_[i][j] * v[i];
   }
-  cholesky_solve(step);
+  factor_solve(step);
   for (int i = 0; i < m; ++i) {
     V wdz = v[i];
     for (int j = 0; j < n; ++j) wdz += Gs_[i][j] * step[j];
@@ -400,10 +413,10 @@ typename ConeSolver<Program, NFixed>::V ConeSolver<Program, NFixed>::newton_dire
   for (int i = 0; i < p.l; ++i)
     inv_t = lane_max(inv_t, -lane_min(dz_scaled[i], ds_scaled[i]) * lambda_inv_[i]);
   V t_max = select(inv_t > 0.0, 1.0 / inv_t, splat<V>(std::numeric_limits<double>::infinity()));
-  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) {
-    t_max = detail::soc_step(lambda + row, ds_scaled + row, p.soc_dim[k], t_max);
-    t_max = detail::soc_step(lambda + row, dz_scaled + row, p.soc_dim[k], t_max);
-  }
+  for_each_cone([&](int, int row, auto dim) {
+    t_max = detail::soc_step(lambda + row, ds_scaled + row, dim, t_max);
+    t_max = detail::soc_step(lambda + row, dz_scaled + row, dim, t_max);
+  });
   std::copy(step, step + n, dx);
   return t_max;
 }
@@ -431,10 +444,10 @@ auto ConeSolver<Program, NFixed>::solve(const Program& prob, const SolverSetting
     }
   }
   Mask done = lane_not(factor(H));  // a lane without a factor keeps numerical_error
-  cholesky_solve(x);
+  factor_solve(x);
   V y[NMax];
   for (int j = 0; j < n; ++j) y[j] = -prob.c[j];
-  cholesky_solve(y);
+  factor_solve(y);
   for (int i = 0; i < m; ++i) {
     s[i] = prob.h[i] - detail::dot(prob.G[i], x, n);
     z[i] = detail::dot(prob.G[i], y, n);
@@ -477,15 +490,14 @@ auto ConeSolver<Program, NFixed>::solve(const Program& prob, const SolverSetting
 
     // Corrector: λ∘(W⁻¹ds + W dz) = −λ∘λ − (W⁻¹ds_aff)∘(W dz_aff) + σμe.
     for (int i = 0; i < prob.l; ++i) t1[i] = -lambda[i] + (sigma_mu - ds_aff[i] * dz_aff[i]) * lambda_inv_[i];
-    for (int k = 0, row = prob.l; k < prob.num_soc; row += prob.soc_dim[k], ++k) {
-      const int dim = prob.soc_dim[k];
+    for_each_cone([&](int, int row, auto dim) {
       V rhs[MMax];
       detail::soc_product(ds_aff + row, dz_aff + row, rhs, dim);
       for (int i = 0; i < dim; ++i) rhs[i] = -rhs[i];
       rhs[0] += sigma_mu;
       detail::soc_divide(lambda + row, rhs, t1 + row, dim);  // λ \ (−λ∘λ + r) = −λ + λ \ r
       for (int i = 0; i < dim; ++i) t1[row + i] -= lambda[row + i];
-    }
+    });
     V t = lane_min(splat<V>(1.0), 0.99 * newton_direction(t1, dx, ds_scaled, dz_scaled));
     // ds and dz are finite whenever dx is; a NaN fails these tests too.
     stop(lane_not((t > 1e-12) & lane_finite(detail::dot(dx, dx, n))), SolveStatus::numerical_error,
@@ -499,8 +511,7 @@ auto ConeSolver<Program, NFixed>::solve(const Program& prob, const SolverSetting
       s[i] = select(moving, s[i] + t * w[i] * ds_scaled[i], s[i]);
       z[i] = select(moving, z[i] + t * w_inv[i] * dz_scaled[i], z[i]);
     }
-    for (int k = 0, row = prob.l; k < prob.num_soc; row += prob.soc_dim[k], ++k) {
-      const int dim = prob.soc_dim[k];
+    for_each_cone([&](int k, int row, auto dim) {
       V ds[MMax], dz[MMax];
       detail::soc_apply_W(soc_v + row, eta[k], ds_scaled + row, ds, dim);
       detail::soc_apply_Winv(soc_v + row, eta[k], dz_scaled + row, dz, dim);
@@ -508,7 +519,7 @@ auto ConeSolver<Program, NFixed>::solve(const Program& prob, const SolverSetting
         s[row + i] = select(moving, s[row + i] + t * ds[i], s[row + i]);
         z[row + i] = select(moving, z[row + i] + t * dz[i], z[row + i]);
       }
-    }
+    });
   }
 }
 
