@@ -38,8 +38,7 @@ struct Shape {
 
   int num_slack() const {
     switch (kind) {
-      case ShapeKind::capsule:
-      case ShapeKind::cylinder: return 1;  // γ, position along the axis (eq. 12)
+      case ShapeKind::capsule: return 1;  // γ, position along the axis (eq. 12)
       case ShapeKind::polygon: return 2;   // y, point of the polygon (eq. 25)
       default: return 0;
     }
@@ -48,8 +47,8 @@ struct Shape {
     switch (kind) {
       case ShapeKind::polytope:
       case ShapeKind::polygon: return num_faces;
-      case ShapeKind::capsule: return 2;
-      case ShapeKind::cylinder: return 4;
+      case ShapeKind::capsule:
+      case ShapeKind::cylinder: return 2;
       case ShapeKind::cone: return 1;
       default: return 0;
     }
@@ -57,7 +56,8 @@ struct Shape {
   int cone_dim() const {
     switch (kind) {
       case ShapeKind::polytope: return 0;
-      case ShapeKind::cone: return 3;
+      case ShapeKind::cone:
+      case ShapeKind::cylinder: return 3;
       default: return 4;
     }
   }
@@ -97,8 +97,8 @@ void add_linear_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q,
         hi[i] = bx[i];
       }
       lo[ax] = hi[ax] = splat<V>(-0.5 * sh.L * inv_len);
+      break;
     }
-      [[fallthrough]];
     case ShapeKind::capsule: {
       // (14): −αL/2 ≤ γ ≤ αL/2
       V* hi = p.add_orthant_row(V{});
@@ -139,7 +139,6 @@ int add_cone_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, do
   switch (sh.kind) {
     case ShapeKind::sphere:
     case ShapeKind::capsule:
-    case ShapeKind::cylinder:
     case ShapeKind::polygon:
       // ‖x − (r + offset)‖ ≤ αR with offset γ b̂x (15) or Q̃ y (28); a sphere has no offset.
       G(0)[ax] = splat<V>(-sh.R * inv_len);
@@ -152,6 +151,20 @@ int add_cone_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, do
         } else if (sh.kind != ShapeKind::sphere) {
           G(1 + i)[col.slack] = Q.m[i][0];
         }
+      }
+      break;
+    case ShapeKind::cylinder:
+      // (12)–(15) with γ eliminated: the best γ is the axial coordinate b̂xᵀ(x − r), already
+      // bounded by (18), so what remains is the radial distance ‖[b̂y b̂z]ᵀ(x − r)‖ ≤ αR. The same
+      // set with one variable and one cone row fewer.
+      G(0)[ax] = splat<V>(-sh.R * inv_len);
+      for (int k = 1; k < 3; ++k) {
+        V qr{};
+        for (int i = 0; i < 3; ++i) {
+          G(k)[i] = -Q.m[i][k];
+          qr += Q.m[i][k] * r[i];
+        }
+        h[k] = -qr;
       }
       break;
     case ShapeKind::cone: {

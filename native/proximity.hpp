@@ -63,7 +63,7 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   const Columns ca{4}, cb{4 + a.num_slack()};
   prob.clear(4 + a.num_slack() + b.num_slack());
   prob.c[Columns::alpha] = splat<V>(1.0);
-  prob.add_orthant_row(V{})[Columns::alpha] = splat<V>(-1.0);  // α ≥ 0
+  // No row α ≥ 0: every primitive's constraints imply it (a bounded set scaled by α < 0 is empty).
   const int lin_a = prob.m;
   add_linear_rows(prob, a, ra, Qa, inv_len, ca);
   const int lin_b = prob.m;
@@ -113,7 +113,7 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
 
 // Rows of problem (9) for this pair; the solver size class is chosen from it.
 inline int proximity_rows(const Shape& a, const Shape& b) {
-  return 1 + a.num_linear_rows() + b.num_linear_rows() + a.cone_dim() + b.cone_dim();
+  return a.num_linear_rows() + b.num_linear_rows() + a.cone_dim() + b.cone_dim();
 }
 
 template <int MMax, int W>
@@ -145,7 +145,7 @@ void proximity_lanes(const Shape& a, const Pose* pa, const Shape& b, const Pose*
   } else {
     // Large polytopes go one at a time: their work arrays are large and their rows alone keep the
     // processor busy.
-    for (int k = 0; k < W; ++k) proximity_rows_class<2 * kMaxFaces + 9, 1>(a, fa + k, b, fb + k, settings, out + k);
+    for (int k = 0; k < W; ++k) proximity_rows_class<2 * kMaxFaces + 8, 1>(a, fa + k, b, fb + k, settings, out + k);
   }
 }
 
