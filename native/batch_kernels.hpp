@@ -1,46 +1,62 @@
-// Lane kernels of the batch path: several pose pairs of one shape pair solved together, one per
-// SIMD lane, compiled for the vector instruction sets a processor may have and chosen at run time.
-// (Eight AVX-512 lanes measured slower than four AVX2 lanes: lanes wait for the slowest one.)
-// `flatten` inlines the whole solver into each kernel, so all of it is compiled for that target;
-// any out-of-line copy the compiler keeps is baseline code, safe on every processor.
+// Kernels of the proximity solves, compiled for the vector instruction sets a processor may have
+// and chosen at run time: one pose pair, and several pose pairs of one shape pair solved together,
+// one per SIMD lane. (Eight AVX-512 lanes measured slower than four AVX2 lanes: lanes wait for the
+// slowest one.) `flatten` inlines the whole solver into each kernel, so all of it is compiled for
+// that target; any out-of-line copy the compiler keeps is baseline code, safe on every processor.
+// Both kernels of a target contract the same multiply-adds into FMAs, so a pair gives the same bits
+// in a lane as alone.
 #pragma once
 
 #include "proximity.hpp"
 
 namespace dcol {
 
-using LaneKernelFunction = void (*)(const Shape&, const Pose*, const Shape&, const Pose*, const SolverSettings&,
-                                    ProximityResult*);
+using ProximityKernelFunction = void (*)(const Shape&, const Pose*, const Shape&, const Pose*, const SolverSettings&,
+                                         ProximityResult*);
 
-struct LaneKernel {
+struct ProximityKernels {
   int lanes;
-  LaneKernelFunction run;
+  ProximityKernelFunction run_lanes;  // `lanes` pose pairs of one shape pair
+  ProximityKernelFunction run_one;    // one pose pair
 };
 
 constexpr int kMaxKernelLanes = 4;
 
 // Two lanes fill the 128-bit vectors every x86-64 (SSE2) and ARM64 (NEON) processor has.
 inline void proximity_lanes_baseline(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
-                                 const SolverSettings& settings, ProximityResult* out) {
+                                     const SolverSettings& settings, ProximityResult* out) {
   proximity_lanes<2>(a, pa, b, pb, settings, out);
 }
 
+inline void proximity_one_baseline(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
+                                   const SolverSettings& settings, ProximityResult* out) {
+  proximity_lanes<1>(a, pa, b, pb, settings, out);
+}
+
 #if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx2"), flatten)) inline void proximity_lanes_avx2(const Shape& a, const Pose* pa,
-                                                                           const Shape& b, const Pose* pb,
-                                                                           const SolverSettings& settings,
-                                                                           ProximityResult* out) {
+__attribute__((target("avx2,fma"), flatten)) inline void proximity_lanes_avx2(const Shape& a, const Pose* pa,
+                                                                               const Shape& b, const Pose* pb,
+                                                                               const SolverSettings& settings,
+                                                                               ProximityResult* out) {
   proximity_lanes<4>(a, pa, b, pb, settings, out);
+}
+
+__attribute__((target("avx2,fma"), flatten)) inline void proximity_one_avx2(const Shape& a, const Pose* pa,
+                                                                             const Shape& b, const Pose* pb,
+                                                                             const SolverSettings& settings,
+                                                                             ProximityResult* out) {
+  proximity_lanes<1>(a, pa, b, pb, settings, out);
 }
 #endif
 
-// The best kernel this processor runs.
-inline LaneKernel best_lane_kernel() {
+// The best kernels this processor runs.
+inline ProximityKernels best_proximity_kernels() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) return {4, proximity_lanes_avx2};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return {4, proximity_lanes_avx2, proximity_one_avx2};
 #endif
-  return {2, proximity_lanes_baseline};
+  return {2, proximity_lanes_baseline, proximity_one_baseline};
 }
 
 }  // namespace dcol

@@ -21,6 +21,11 @@ using namespace dcol;
 
 namespace {
 
+const ProximityKernels& kernels() {
+  static const ProximityKernels chosen = best_proximity_kernels();
+  return chosen;
+}
+
 using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
 // Limits of solve_cone_program's size class.
@@ -133,7 +138,7 @@ ProximityResult proximity_single(py::handle a, py::handle r_a, py::handle q_a, p
   pa.Q = as_orientation(q_a, "q_a");
   pb.Q = as_orientation(q_b, "q_b");
   ProximityResult out;
-  proximity(sa, pa, sb, pb, settings, out);
+  kernels().run_one(sa, &pa, sb, &pb, settings, &out);
   return out;
 }
 
@@ -176,7 +181,7 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
     iterations_d[i] = res.iterations;
   };
   const bool one_pair = shapes_a.size() == 1 && shapes_b.size() == 1;
-  static const LaneKernel kernel = best_lane_kernel();
+  const ProximityKernels& kernel = kernels();
   auto work = [&](py::ssize_t begin, py::ssize_t end) {
     Pose posea[kMaxKernelLanes], poseb[kMaxKernelLanes];
     ProximityResult res[kMaxKernelLanes];
@@ -184,14 +189,14 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
     if (one_pair) {  // whole groups of lanes, then the rest one by one
       for (; i + kernel.lanes <= end; i += kernel.lanes) {
         for (int k = 0; k < kernel.lanes; ++k) load(i + k, posea[k], poseb[k]);
-        kernel.run(*shapes_a[0], posea, *shapes_b[0], poseb, settings, res);
+        kernel.run_lanes(*shapes_a[0], posea, *shapes_b[0], poseb, settings, res);
         for (int k = 0; k < kernel.lanes; ++k) store(i + k, res[k]);
       }
     }
     for (; i < end; ++i) {
       load(i, posea[0], poseb[0]);
-      proximity(*shapes_a[shapes_a.size() == 1 ? 0 : i], posea[0], *shapes_b[shapes_b.size() == 1 ? 0 : i],
-                poseb[0], settings, res[0]);
+      kernel.run_one(*shapes_a[shapes_a.size() == 1 ? 0 : i], posea, *shapes_b[shapes_b.size() == 1 ? 0 : i], poseb,
+                     settings, res);
       store(i, res[0]);
     }
   };

@@ -104,27 +104,26 @@ inline V soc_residual(const V* u, int dim) {
   return (u[0] - tail) * (u[0] + tail);
 }
 
-// Largest t ≤ t_max with u + t du in the cone, u strictly inside.
+// Largest t ≤ t_max with u + t du in the cone, u strictly inside. The Lorentz transformation B
+// that maps u/δ (δ² = u0² − ‖u1‖²) to e = (1, 0) keeps the cone, so the bound is the one of
+// e + t ρ with ρ = B du / δ: t = 1 / (‖ρ1‖ − ρ0) when positive (ECOS's line search). Unlike the
+// roots of (u0 + t du0)² = ‖u1 + t du1‖², this stays exact when du is along u (the affine step on
+// a cone that the solution reaches at its apex), where those roots are a double root that
+// rounding can hide.
 template <class V>
 inline V soc_step(const V* u, const V* du, int dim, V t_max) {
-  const V inf = splat<V>(std::numeric_limits<double>::infinity());
-  // A cone of size 1 is a ray, u0 ≥ 0: its quadratic below has a double root that rounding can
-  // hide, so take the ray's bound directly.
-  if (dim == 1) return lane_min(t_max, select(du[0] < 0.0, -u[0] / du[0], inf));
-  // f(t) = a t² + b t + c = (u0 + t du0)² − ‖u1 + t du1‖², c > 0; first positive root. A path from
-  // the interior to the other nappe crosses the boundary, so the root alone decides.
-  const V a = du[0] * du[0] - dot(du + 1, du + 1, dim - 1);
-  const V b = 2.0 * (u[0] * du[0] - dot(u + 1, du + 1, dim - 1));
-  const V c = lane_max(soc_residual(u, dim), V{});
-  const V disc = b * b - 4.0 * a * c;
-  const V root_disc = lane_sqrt(lane_max(disc, V{}));
-  const V q = -0.5 * (b + select(b < 0.0, -root_disc, root_disc));
-  const V r1 = q / a, r2 = c / q;
-  const auto quadratic = (a != 0.0) & (disc >= 0.0);
-  V root = select((a == 0.0) & (b < 0.0), -c / b, inf);
-  root = select(quadratic & (r1 >= 0.0), lane_min(root, r1), root);
-  root = select(quadratic & (q != 0.0) & (r2 >= 0.0), lane_min(root, r2), root);
-  return lane_min(t_max, root);
+  const V inv_delta = 1.0 / lane_sqrt(soc_residual(u, dim));
+  const V u0 = u[0] * inv_delta;
+  const V rho0_delta = u0 * du[0] - inv_delta * dot(u + 1, du + 1, dim - 1);  // ρ0 δ
+  const V rho0 = rho0_delta * inv_delta;
+  const V coef = (rho0_delta + du[0]) / (1.0 + u0) * inv_delta;  // of u1 in δ ρ1
+  V rho1_norm2{};
+  for (int i = 1; i < dim; ++i) {
+    const V rho_i = (du[i] - coef * u[i]) * inv_delta;
+    rho1_norm2 += rho_i * rho_i;
+  }
+  const V sigma = lane_sqrt(rho1_norm2) - rho0;
+  return select(sigma > 0.0, lane_min(t_max, 1.0 / sigma), t_max);
 }
 
 // One second-order cone block of W = η (2 v vᵀ − J) and W⁻¹ = (2 J v vᵀ J − J) / η.

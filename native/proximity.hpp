@@ -149,9 +149,4 @@ void proximity_lanes(const Shape& a, const Pose* pa, const Shape& b, const Pose*
   }
 }
 
-inline void proximity(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const SolverSettings& settings,
-                      ProximityResult& out) {
-  proximity_lanes<1>(a, &pa, b, &pb, settings, &out);
-}
-
 }  // namespace dcol
