@@ -104,26 +104,40 @@ inline V soc_residual(const V* u, int dim) {
   return (u[0] - tail) * (u[0] + tail);
 }
 
-// Largest t ≤ t_max with u + t du in the cone, u strictly inside. The Lorentz transformation B
-// that maps u/δ (δ² = u0² − ‖u1‖²) to e = (1, 0) keeps the cone, so the bound is the one of
-// e + t ρ with ρ = B du / δ: t = 1 / (‖ρ1‖ − ρ0) when positive (ECOS's line search). Unlike the
-// roots of (u0 + t du0)² = ‖u1 + t du1‖², this stays exact when du is along u (the affine step on
-// a cone that the solution reaches at its apex), where those roots are a double root that
-// rounding can hide.
+// What the line search and the corrector need of a point u strictly inside a cone; they use it
+// several times per iteration, so its square root and divisions are computed once.
 template <class V>
-inline V soc_step(const V* u, const V* du, int dim, V t_max) {
+struct SocPoint {
+  V inv_delta;            // 1/δ, δ² = u0² − ‖u1‖²
+  V inv_det;              // 1/δ²
+  V u0_bar;               // u0/δ
+  V inv_one_plus_u0_bar;  // 1/(1 + u0/δ)
+  V inv_u0;               // 1/u0
+};
+
+template <class V>
+inline SocPoint<V> soc_point(const V* u, int dim) {
   const V inv_delta = 1.0 / lane_sqrt(soc_residual(u, dim));
-  const V u0 = u[0] * inv_delta;
-  const V rho0_delta = u0 * du[0] - inv_delta * dot(u + 1, du + 1, dim - 1);  // ρ0 δ
-  const V rho0 = rho0_delta * inv_delta;
-  const V coef = (rho0_delta + du[0]) / (1.0 + u0) * inv_delta;  // of u1 in δ ρ1
-  V rho1_norm2{};
+  const V u0_bar = u[0] * inv_delta;
+  return {inv_delta, inv_delta * inv_delta, u0_bar, 1.0 / (1.0 + u0_bar), 1.0 / u[0]};
+}
+
+// 1/t for the largest t with u + t du in the cone (≤ 0: no bound). The Lorentz transformation B
+// that maps u/δ to e = (1, 0) keeps the cone, so the bound is the one of e + t ρ with
+// ρ = B du / δ: 1/t = ‖ρ1‖ − ρ0 (ECOS's line search). Unlike the roots of
+// (u0 + t du0)² = ‖u1 + t du1‖², this stays exact when du is along u (the affine step on a cone
+// that the solution reaches at its apex), where those roots are a double root that rounding can
+// hide.
+template <class V>
+inline V soc_inverse_step(const V* u, const SocPoint<V>& pt, const V* du, int dim) {
+  const V rho0_delta = pt.u0_bar * du[0] - pt.inv_delta * dot(u + 1, du + 1, dim - 1);  // ρ0 δ
+  const V coef = (rho0_delta + du[0]) * pt.inv_one_plus_u0_bar * pt.inv_delta;         // of u1 in δ ρ1
+  V rho1_delta2{};
   for (int i = 1; i < dim; ++i) {
-    const V rho_i = (du[i] - coef * u[i]) * inv_delta;
-    rho1_norm2 += rho_i * rho_i;
+    const V rho_i_delta = du[i] - coef * u[i];
+    rho1_delta2 += rho_i_delta * rho_i_delta;
   }
-  const V sigma = lane_sqrt(rho1_norm2) - rho0;
-  return select(sigma > 0.0, lane_min(t_max, 1.0 / sigma), t_max);
+  return pt.inv_delta * (lane_sqrt(rho1_delta2) - rho0_delta);
 }
 
 // One second-order cone block of W = η (2 v vᵀ − J) and W⁻¹ = (2 J v vᵀ J − J) / η.
@@ -151,11 +165,10 @@ inline void soc_product(const V* u, const V* v, V* out, int dim) {
 
 // Solves u ∘ out = v in one cone (u strictly inside): the inverse of the arrow matrix of u.
 template <class V>
-inline void soc_divide(const V* u, const V* v, V* out, int dim) {
-  const V u0 = u[0], u0_inv = 1.0 / u0;
-  const V o0 = (u0 * v[0] - dot(u + 1, v + 1, dim - 1)) / soc_residual(u, dim);
+inline void soc_divide(const V* u, const SocPoint<V>& pt, const V* v, V* out, int dim) {
+  const V o0 = (u[0] * v[0] - dot(u + 1, v + 1, dim - 1)) * pt.inv_det;
   out[0] = o0;
-  for (int i = 1; i < dim; ++i) out[i] = (v[i] - o0 * u[i]) * u0_inv;
+  for (int i = 1; i < dim; ++i) out[i] = (v[i] - o0 * u[i]) * pt.inv_u0;
 }
 
 }  // namespace detail
@@ -197,6 +210,7 @@ class ConeSolver {
 
  private:
   V lambda_inv_[MMax];  // 1/λ on the orthant (divisions are the slowest vector instructions)
+  detail::SocPoint<V> lambda_soc_[KMax];  // λ in each cone
   V D_inv_[NMax];
   const Program* p_ = nullptr;
   V Gs_[MMax][NMax];                   // W⁻¹ G
@@ -305,6 +319,7 @@ typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::scale_an
     for (int i = 1; i < dim; ++i) v[i] = (sk[i] * s_inv - zk[i] * z_inv) * tail_scale;
     eta[k] = lane_sqrt(s_norm * z_inv);
     detail::soc_apply_W(v, eta[k], zk, lambda + row, dim);
+    lambda_soc_[k] = detail::soc_point(lambda + row, dim);
 
     V rz[MMax];
     for (int i = 0; i < dim; ++i) {
@@ -406,18 +421,18 @@ typename ConeSolver<Program, NFixed>::V ConeSolver<Program, NFixed>::newton_dire
     dz_scaled[i] = wdz;
     ds_scaled[i] = t1[i] - wdz;
   }
-  // Step bound on the orthant: 1/t_max = max over rows of −d_i/λ_i (d = either direction), free of
-  // divisions and of branches on the signs, which are unpredictable.
+  // Step bound: 1/t_max is the largest inverse step of any row or cone, for either direction
+  // (on the orthant −d_i/λ_i), so one division remains and no branches on the signs, which are
+  // unpredictable.
   V inv_t{};
   for (int i = 0; i < p.l; ++i)
     inv_t = lane_max(inv_t, -lane_min(dz_scaled[i], ds_scaled[i]) * lambda_inv_[i]);
-  V t_max = select(inv_t > 0.0, 1.0 / inv_t, splat<V>(std::numeric_limits<double>::infinity()));
-  for_each_cone([&](int, int row, auto dim) {
-    t_max = detail::soc_step(lambda + row, ds_scaled + row, dim, t_max);
-    t_max = detail::soc_step(lambda + row, dz_scaled + row, dim, t_max);
+  for_each_cone([&](int k, int row, auto dim) {
+    inv_t = lane_max(inv_t, detail::soc_inverse_step(lambda + row, lambda_soc_[k], ds_scaled + row, dim));
+    inv_t = lane_max(inv_t, detail::soc_inverse_step(lambda + row, lambda_soc_[k], dz_scaled + row, dim));
   });
   std::copy(step, step + n, dx);
-  return t_max;
+  return select(inv_t > 0.0, 1.0 / inv_t, splat<V>(std::numeric_limits<double>::infinity()));
 }
 
 template <class Program, int NFixed>
@@ -489,12 +504,12 @@ auto ConeSolver<Program, NFixed>::solve(const Program& prob, const SolverSetting
 
     // Corrector: λ∘(W⁻¹ds + W dz) = −λ∘λ − (W⁻¹ds_aff)∘(W dz_aff) + σμe.
     for (int i = 0; i < prob.l; ++i) t1[i] = -lambda[i] + (sigma_mu - ds_aff[i] * dz_aff[i]) * lambda_inv_[i];
-    for_each_cone([&](int, int row, auto dim) {
+    for_each_cone([&](int k, int row, auto dim) {
       V rhs[MMax];
       detail::soc_product(ds_aff + row, dz_aff + row, rhs, dim);
       for (int i = 0; i < dim; ++i) rhs[i] = -rhs[i];
       rhs[0] += sigma_mu;
-      detail::soc_divide(lambda + row, rhs, t1 + row, dim);  // λ \ (−λ∘λ + r) = −λ + λ \ r
+      detail::soc_divide(lambda + row, lambda_soc_[k], rhs, t1 + row, dim);  // λ \ (−λ∘λ + r) = −λ + λ \ r
       for (int i = 0; i < dim; ++i) t1[row + i] -= lambda[row + i];
     });
     V t = lane_min(splat<V>(1.0), 0.99 * newton_direction(t1, dx, ds_scaled, dz_scaled));
