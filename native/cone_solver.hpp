@@ -58,13 +58,17 @@ struct ConeProgram {
   int l = 0;          // orthant rows (the first l rows)
   int num_soc = 0;    // second-order cones after the orthant
   int soc_dim[KMax];  // their sizes
+  // Rows whose entries past the solver's first NNarrow columns are zero (ConeSolver): the orthant
+  // rows before narrow_rows and the cones flagged in narrow_cone. The solver skips those columns.
+  int narrow_rows = 0;
+  bool narrow_cone[KMax];
   V c[NMax];
   V h[MMax];
   V G[MMax][NMax];
 
   void clear(int n_vars) {
     n = n_vars;
-    m = l = num_soc = 0;
+    m = l = num_soc = narrow_rows = 0;
     std::fill(c, c + n, V{});
   }
   // Appends a row of zeros to the orthant part (all orthant rows must come before any cone).
@@ -83,6 +87,7 @@ struct ConeProgram {
       h[m + i] = V{};
     }
     m += dim;
+    narrow_cone[num_soc] = false;
     soc_dim[num_soc++] = dim;
     return first;
   }
@@ -174,19 +179,22 @@ inline void soc_divide(const V* u, const SocPoint<V>& pt, const V* v, V* out, in
 }  // namespace detail
 
 // The solver proper. With NFixed > 0 the number of variables is a compile-time constant (the
-// proximity problems have 4–8), which lets the compiler unroll every short loop over them.
+// proximity problems have 4–8), which lets the compiler unroll every short loop over them; the
+// program's narrow rows then use the first NNarrow columns only (a proximity problem's rows of
+// shape a do not involve the slack variables of shape b).
 //
 // Each iteration makes a few passes over the rows; on the orthant rows, where W is diagonal, every
 // pass does all of its work for a row at once (scaling, residuals, the row of W⁻¹G and its share of
 // the normal matrix; later the directions and the step bound), so the data of a row is touched
 // once per pass. The cones, at most a few small blocks, go through the per-cone helpers.
-template <class Program, int NFixed = 0>
+template <class Program, int NFixed = 0, int NNarrow = NFixed>
 class ConeSolver {
   static constexpr int NMax = Program::n_max;
   static constexpr int MMax = Program::m_max;
   static constexpr int KMax = Program::k_max;
   static constexpr int W = Program::lanes;
   static_assert(NFixed >= 0 && NFixed <= NMax, "NFixed exceeds the program's column capacity");
+  static_assert(NNarrow >= 0 && NNarrow <= NFixed, "narrow rows must use a prefix of the columns");
 
  public:
   using V = Lanes<W>;
@@ -219,19 +227,47 @@ class ConeSolver {
   V h_scale_{}, c_scale_{};            // max(1, ‖h‖), max(1, ‖c‖)
 
   int num_vars() const { return NFixed > 0 ? NFixed : p_->n; }
-  // Calls f(k, row, dim) for each cone k with first row `row`. The sizes of the proximity cones,
-  // 3 and 4, come as compile-time constants so that the loops over a cone's rows unroll.
+  // Calls f(width) with the number of columns a row uses, a compile-time constant when known.
+  template <class F>
+  void with_width(bool narrow, F&& f) const {
+    if constexpr (NFixed > 0) {
+      if (narrow)
+        f(std::integral_constant<int, NNarrow>{});
+      else
+        f(std::integral_constant<int, NFixed>{});
+    } else {
+      f(p_->n);
+    }
+  }
+  // Calls f(begin, end, width) for the narrow and the full orthant rows.
+  template <class F>
+  void for_each_orthant_block(F&& f) const {
+    with_width(true, [&](auto width) { f(0, p_->narrow_rows, width); });
+    with_width(false, [&](auto width) { f(p_->narrow_rows, p_->l, width); });
+  }
+  // Calls f(k, row, dim, width) for each cone k with first row `row`. The sizes of the proximity
+  // cones, 3 and 4, come as compile-time constants so that the loops over a cone's rows unroll.
   template <class F>
   void for_each_cone(F&& f) const {
     for (int k = 0, row = p_->l; k < p_->num_soc; row += p_->soc_dim[k], ++k) {
-      switch (p_->soc_dim[k]) {
-        case 3: f(k, row, std::integral_constant<int, 3>{}); break;
-        case 4: f(k, row, std::integral_constant<int, 4>{}); break;
-        default:
-          if (p_->soc_dim[k] < 1) __builtin_unreachable();  // cones have a row at least
-          f(k, row, p_->soc_dim[k]);
-      }
+      with_width(p_->narrow_cone[k], [&](auto width) {
+        switch (p_->soc_dim[k]) {
+          case 3: f(k, row, std::integral_constant<int, 3>{}, width); break;
+          case 4: f(k, row, std::integral_constant<int, 4>{}, width); break;
+          default:
+            if (p_->soc_dim[k] < 1) __builtin_unreachable();  // cones have a row at least
+            f(k, row, p_->soc_dim[k], width);
+        }
+      });
     }
+  }
+  // Calls f(begin, end, width) for blocks of rows covering all of them, for loops that treat every
+  // row alike.
+  template <class F>
+  void for_each_row_block(F&& f) const {
+    for_each_orthant_block(f);
+    for (int k = 0, row = p_->l; k < p_->num_soc; row += p_->soc_dim[k], ++k)
+      with_width(p_->narrow_cone[k], [&](auto width) { f(row, row + p_->soc_dim[k], width); });
   }
   Mask scale_and_assemble();
   Mask factor(const V (&H)[NMax][NMax]);
@@ -243,24 +279,23 @@ class ConeSolver {
 // ---------------------------------------------------------------------------------------------
 
 // CVXOPT's initialization: v ← v + (1 + a) e when v is not strictly inside (a: how far outside).
-template <class Program, int NFixed>
-void ConeSolver<Program, NFixed>::shift_into_cone(V* v) const {
+template <class Program, int NFixed, int NNarrow>
+void ConeSolver<Program, NFixed, NNarrow>::shift_into_cone(V* v) const {
   const Program& p = *p_;
   V outside = splat<V>(-std::numeric_limits<double>::infinity());
   for (int i = 0; i < p.l; ++i) outside = lane_max(outside, -v[i]);
-  for_each_cone([&](int, int row, auto dim) {
-    outside = lane_max(outside, lane_sqrt(detail::dot(v + row + 1, v + row + 1, dim - 1)) - v[row]);
-  });
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k)
+    outside = lane_max(outside, lane_sqrt(detail::dot(v + row + 1, v + row + 1, p.soc_dim[k] - 1)) - v[row]);
   const V shift = select(outside >= 0.0, 1.0 + outside, V{});
   for (int i = 0; i < p.l; ++i) v[i] += shift;
-  for_each_cone([&](int, int row, auto) { v[row] += shift; });
+  for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) v[row] += shift;
 }
 
 // One pass at the current iterate: the scaling W and λ, the residuals r_x = c + Gᵀz and
 // u = W⁻¹(Gx + s − h), the gap, objectives and residual norms in info, Gs = W⁻¹G and the factor of
 // GsᵀGs. The mask marks the lanes where s and z are inside the cone and the factorization worked.
-template <class Program, int NFixed>
-typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::scale_and_assemble() {
+template <class Program, int NFixed, int NNarrow>
+typename ConeSolver<Program, NFixed, NNarrow>::Mask ConeSolver<Program, NFixed, NNarrow>::scale_and_assemble() {
   const Program& p = *p_;
   const int n = num_vars();
   // Accumulate in locals: the compiler cannot keep members in registers across the stores to Gs_.
@@ -272,35 +307,37 @@ typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::scale_an
   }
   V rz2{}, gap{}, hz{};
   Mask interior = splat<V>(1.0) > 0.0;  // s and z strictly inside K (NaN is not)
-  for (int i = 0; i < p.l; ++i) {
-    const V si = s[i], zi = z[i];
-    interior = interior & (si > 0.0) & (zi > 0.0);
-    // One square root and one division give w = √(s/z), 1/w, λ = √(sz) and 1/λ.
-    const V rsqrt_sz = 1.0 / lane_sqrt(si * zi);
-    const V wi_inv = zi * rsqrt_sz;
-    w[i] = si * rsqrt_sz;
-    w_inv[i] = wi_inv;
-    lambda[i] = si * zi * rsqrt_sz;
-    lambda_inv_[i] = rsqrt_sz;
-    const V* g = p.G[i];
-    V gs[NMax];
-    V gx{};
-    for (int j = 0; j < n; ++j) {
-      gx += g[j] * xl[j];
-      rx[j] += g[j] * zi;
-      gs[j] = g[j] * wi_inv;
+  for_each_orthant_block([&](int begin, int end, auto width) {
+    for (int i = begin; i < end; ++i) {
+      const V si = s[i], zi = z[i];
+      interior = interior & (si > 0.0) & (zi > 0.0);
+      // One square root and one division give w = √(s/z), 1/w, λ = √(sz) and 1/λ.
+      const V rsqrt_sz = 1.0 / lane_sqrt(si * zi);
+      const V wi_inv = zi * rsqrt_sz;
+      w[i] = si * rsqrt_sz;
+      w_inv[i] = wi_inv;
+      lambda[i] = si * zi * rsqrt_sz;
+      lambda_inv_[i] = rsqrt_sz;
+      const V* g = p.G[i];
+      V gs[NMax];
+      V gx{};
+      for (int j = 0; j < width; ++j) {
+        gx += g[j] * xl[j];
+        rx[j] += g[j] * zi;
+        gs[j] = g[j] * wi_inv;
+      }
+      for (int a = 0; a < width; ++a) {
+        Gs_[i][a] = gs[a];
+        for (int b = 0; b <= a; ++b) H[a][b] += gs[a] * gs[b];
+      }
+      const V rz = gx + si - p.h[i];
+      rz2 += rz * rz;
+      gap += si * zi;
+      hz += p.h[i] * zi;
+      u_[i] = rz * wi_inv;
     }
-    for (int a = 0; a < n; ++a) {
-      Gs_[i][a] = gs[a];
-      for (int b = 0; b <= a; ++b) H[a][b] += gs[a] * gs[b];
-    }
-    const V rz = gx + si - p.h[i];
-    rz2 += rz * rz;
-    gap += si * zi;
-    hz += p.h[i] * zi;
-    u_[i] = rz * wi_inv;
-  }
-  for_each_cone([&](int k, int row, auto dim) {
+  });
+  for_each_cone([&](int k, int row, auto dim, auto width) {
     const V* sk = s + row;
     const V* zk = z + row;
     const V s_res = detail::soc_residual(sk, dim);
@@ -325,7 +362,7 @@ typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::scale_an
     for (int i = 0; i < dim; ++i) {
       const V* g = p.G[row + i];
       V gx{};
-      for (int j = 0; j < n; ++j) {
+      for (int j = 0; j < width; ++j) {
         gx += g[j] * xl[j];
         rx[j] += g[j] * zk[i];
       }
@@ -338,15 +375,15 @@ typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::scale_an
     // Rows of W⁻¹G: W⁻¹ = (2 J v vᵀ J − J)/η acts on each column of the block.
     const V inv_eta = 1.0 / eta[k];
     V t[NMax];  // 2 (Jv)ᵀ G_k
-    for (int j = 0; j < n; ++j) t[j] = v[0] * p.G[row][j];
+    for (int j = 0; j < width; ++j) t[j] = v[0] * p.G[row][j];
     for (int i = 1; i < dim; ++i)
-      for (int j = 0; j < n; ++j) t[j] -= v[i] * p.G[row + i][j];
+      for (int j = 0; j < width; ++j) t[j] -= v[i] * p.G[row + i][j];
     for (int i = 0; i < dim; ++i) {
       const V* g = p.G[row + i];
       const double sign = i == 0 ? -1.0 : 1.0;
       V gs[NMax];
-      for (int j = 0; j < n; ++j) gs[j] = inv_eta * (sign * g[j] - sign * 2.0 * t[j] * v[i]);
-      for (int a = 0; a < n; ++a) {
+      for (int j = 0; j < width; ++j) gs[j] = inv_eta * (sign * g[j] - sign * 2.0 * t[j] * v[i]);
+      for (int a = 0; a < width; ++a) {
         Gs_[row + i][a] = gs[a];
         for (int b = 0; b <= a; ++b) H[a][b] += gs[a] * gs[b];
       }
@@ -365,8 +402,8 @@ typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::scale_an
 // dependent operations that bounds the speed of these tiny solves); a tiny relative floor on the
 // pivots keeps the last iterations usable when the scaling has become extreme. False lanes: H is
 // not finite.
-template <class Program, int NFixed>
-typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::factor(const V (&H)[NMax][NMax]) {
+template <class Program, int NFixed, int NNarrow>
+typename ConeSolver<Program, NFixed, NNarrow>::Mask ConeSolver<Program, NFixed, NNarrow>::factor(const V (&H)[NMax][NMax]) {
   const int n = num_vars();
   V max_diag{};
   for (int a = 0; a < n; ++a) max_diag = lane_max(max_diag, H[a][a]);
@@ -389,8 +426,8 @@ typename ConeSolver<Program, NFixed>::Mask ConeSolver<Program, NFixed>::factor(c
   return (max_diag > 0.0) & lane_finite(max_diag);
 }
 
-template <class Program, int NFixed>
-void ConeSolver<Program, NFixed>::factor_solve(V* b) const {
+template <class Program, int NFixed, int NNarrow>
+void ConeSolver<Program, NFixed, NNarrow>::factor_solve(V* b) const {
   const int n = num_vars();
   for (int i = 0; i < n; ++i)
     for (int k = 0; k < i; ++k) b[i] -= L[i][k] * b[k];
@@ -403,31 +440,35 @@ void ConeSolver<Program, NFixed>::factor_solve(V* b) const {
 // complementarity right-hand side). With v = W⁻¹ r_z + t1 (CVXOPT's elimination):
 // GsᵀGs dx = −r_x − Gsᵀv,  W dz = Gs dx + v,  W⁻¹ds = t1 − W dz.
 // Returns dx, the scaled directions and the largest step keeping λ + t·(both) in the cone.
-template <class Program, int NFixed>
-typename ConeSolver<Program, NFixed>::V ConeSolver<Program, NFixed>::newton_direction(const V* t1, V* dx,
+template <class Program, int NFixed, int NNarrow>
+typename ConeSolver<Program, NFixed, NNarrow>::V ConeSolver<Program, NFixed, NNarrow>::newton_direction(const V* t1, V* dx,
                                                                                     V* ds_scaled, V* dz_scaled) {
   const Program& p = *p_;
-  const int n = num_vars(), m = p.m;
+  const int n = num_vars();
   V v[MMax], step[NMax];  // step: a local copy of dx the compiler can keep in registers
   for (int j = 0; j < n; ++j) step[j] = -rx_[j];
-  for (int i = 0; i < m; ++i) {
-    v[i] = u_[i] + t1[i];
-    for (int j = 0; j < n; ++j) step[j] -= Gs_[i][j] * v[i];
-  }
+  for_each_row_block([&](int begin, int end, auto width) {
+    for (int i = begin; i < end; ++i) {
+      v[i] = u_[i] + t1[i];
+      for (int j = 0; j < width; ++j) step[j] -= Gs_[i][j] * v[i];
+    }
+  });
   factor_solve(step);
-  for (int i = 0; i < m; ++i) {
-    V wdz = v[i];
-    for (int j = 0; j < n; ++j) wdz += Gs_[i][j] * step[j];
-    dz_scaled[i] = wdz;
-    ds_scaled[i] = t1[i] - wdz;
-  }
+  for_each_row_block([&](int begin, int end, auto width) {
+    for (int i = begin; i < end; ++i) {
+      V wdz = v[i];
+      for (int j = 0; j < width; ++j) wdz += Gs_[i][j] * step[j];
+      dz_scaled[i] = wdz;
+      ds_scaled[i] = t1[i] - wdz;
+    }
+  });
   // Step bound: 1/t_max is the largest inverse step of any row or cone, for either direction
   // (on the orthant −d_i/λ_i), so one division remains and no branches on the signs, which are
   // unpredictable.
   V inv_t{};
   for (int i = 0; i < p.l; ++i)
     inv_t = lane_max(inv_t, -lane_min(dz_scaled[i], ds_scaled[i]) * lambda_inv_[i]);
-  for_each_cone([&](int k, int row, auto dim) {
+  for_each_cone([&](int k, int row, auto dim, auto) {
     inv_t = lane_max(inv_t, detail::soc_inverse_step(lambda + row, lambda_soc_[k], ds_scaled + row, dim));
     inv_t = lane_max(inv_t, detail::soc_inverse_step(lambda + row, lambda_soc_[k], dz_scaled + row, dim));
   });
@@ -435,8 +476,8 @@ typename ConeSolver<Program, NFixed>::V ConeSolver<Program, NFixed>::newton_dire
   return select(inv_t > 0.0, 1.0 / inv_t, splat<V>(std::numeric_limits<double>::infinity()));
 }
 
-template <class Program, int NFixed>
-auto ConeSolver<Program, NFixed>::solve(const Program& prob, const SolverSettings& settings) -> const SolveInfo<W>& {
+template <class Program, int NFixed, int NNarrow>
+auto ConeSolver<Program, NFixed, NNarrow>::solve(const Program& prob, const SolverSettings& settings) -> const SolveInfo<W>& {
   p_ = &prob;
   const int n = num_vars(), m = prob.m;
   info = SolveInfo<W>{};
@@ -450,22 +491,26 @@ auto ConeSolver<Program, NFixed>::solve(const Program& prob, const SolverSetting
   // Initialization: x minimizes ‖Gx − h‖, z minimizes ‖z‖ subject to Gᵀz + c = 0, both then
   // shifted into the cone interior; both use the factor of GᵀG.
   V H[NMax][NMax] = {};
-  for (int i = 0; i < m; ++i) {
-    const V* g = prob.G[i];
-    for (int a = 0; a < n; ++a) {
-      x[a] += g[a] * prob.h[i];
-      for (int b = 0; b <= a; ++b) H[a][b] += g[a] * g[b];
+  for_each_row_block([&](int begin, int end, auto width) {
+    for (int i = begin; i < end; ++i) {
+      const V* g = prob.G[i];
+      for (int a = 0; a < width; ++a) {
+        x[a] += g[a] * prob.h[i];
+        for (int b = 0; b <= a; ++b) H[a][b] += g[a] * g[b];
+      }
     }
-  }
+  });
   Mask done = lane_not(factor(H));  // a lane without a factor keeps numerical_error
   factor_solve(x);
   V y[NMax];
   for (int j = 0; j < n; ++j) y[j] = -prob.c[j];
   factor_solve(y);
-  for (int i = 0; i < m; ++i) {
-    s[i] = prob.h[i] - detail::dot(prob.G[i], x, n);
-    z[i] = detail::dot(prob.G[i], y, n);
-  }
+  for_each_row_block([&](int begin, int end, auto width) {
+    for (int i = begin; i < end; ++i) {
+      s[i] = prob.h[i] - detail::dot(prob.G[i], x, width);
+      z[i] = detail::dot(prob.G[i], y, width);
+    }
+  });
   shift_into_cone(s);
   shift_into_cone(z);
 
@@ -504,7 +549,7 @@ auto ConeSolver<Program, NFixed>::solve(const Program& prob, const SolverSetting
 
     // Corrector: λ∘(W⁻¹ds + W dz) = −λ∘λ − (W⁻¹ds_aff)∘(W dz_aff) + σμe.
     for (int i = 0; i < prob.l; ++i) t1[i] = -lambda[i] + (sigma_mu - ds_aff[i] * dz_aff[i]) * lambda_inv_[i];
-    for_each_cone([&](int k, int row, auto dim) {
+    for_each_cone([&](int k, int row, auto dim, auto) {
       V rhs[MMax];
       detail::soc_product(ds_aff + row, dz_aff + row, rhs, dim);
       for (int i = 0; i < dim; ++i) rhs[i] = -rhs[i];
@@ -525,7 +570,7 @@ auto ConeSolver<Program, NFixed>::solve(const Program& prob, const SolverSetting
       s[i] = select(moving, s[i] + t * w[i] * ds_scaled[i], s[i]);
       z[i] = select(moving, z[i] + t * w_inv[i] * dz_scaled[i], z[i]);
     }
-    for_each_cone([&](int k, int row, auto dim) {
+    for_each_cone([&](int k, int row, auto dim, auto) {
       V ds[MMax], dz[MMax];
       detail::soc_apply_W(soc_v + row, eta[k], ds_scaled + row, ds, dim);
       detail::soc_apply_Winv(soc_v + row, eta[k], dz_scaled + row, dz, dim);

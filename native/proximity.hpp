@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <utility>
 
 #include "cone_solver.hpp"
 #include "primitives.hpp"
@@ -38,8 +39,9 @@ inline Pose shape_frame(const Shape& sh, const Pose& body) {
 }
 
 // W pairs of the same two shapes at once, one per lane. fa, fb: the shapes' own frames (offsets
-// applied). N: variables (x, α and 0–2 slack variables per shape); MMax: capacity in rows.
-template <int N, int MMax, int W>
+// applied). N: variables (x, α, then 0–2 slack variables of a, then b's); NA: the columns a's rows
+// use (x, α and a's slack variables); MMax: capacity in rows.
+template <int N, int NA, int MMax, int W>
 void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose* fb, const SolverSettings& settings,
                      ProximityResult* out) {
   using V = Lanes<W>;
@@ -71,8 +73,10 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   const int lin_end = prob.m;
   const int cone_a = add_cone_rows(prob, a, ra, Qa, inv_len, ca);
   const int cone_b = add_cone_rows(prob, b, rb, Qb, inv_len, cb);
+  prob.narrow_rows = lin_b;
+  if (cone_a >= 0) prob.narrow_cone[0] = true;
 
-  ConeSolver<Program, N> solver;
+  ConeSolver<Program, N, NA> solver;
   const SolveInfo<W>& info = solver.solve(prob, settings);
 
   // Stationarity gives G_aᵀ z_a = −G_bᵀ z_b on the x columns: the outward normal of scaled a at x.
@@ -116,22 +120,24 @@ inline int proximity_rows(const Shape& a, const Shape& b) {
   return a.num_linear_rows() + b.num_linear_rows() + a.cone_dim() + b.cone_dim();
 }
 
+// a has at most as many slack variables as b (proximity_lanes).
 template <int MMax, int W>
 void proximity_rows_class(const Shape& a, const Pose* fa, const Shape& b, const Pose* fb,
                           const SolverSettings& settings, ProximityResult* out) {
-  switch (4 + a.num_slack() + b.num_slack()) {
-    case 4: return proximity_sized<4, MMax, W>(a, fa, b, fb, settings, out);
-    case 5: return proximity_sized<5, MMax, W>(a, fa, b, fb, settings, out);
-    case 6: return proximity_sized<6, MMax, W>(a, fa, b, fb, settings, out);
-    case 7: return proximity_sized<7, MMax, W>(a, fa, b, fb, settings, out);
-    default: return proximity_sized<8, MMax, W>(a, fa, b, fb, settings, out);
+  switch (3 * a.num_slack() + b.num_slack()) {
+    case 0: return proximity_sized<4, 4, MMax, W>(a, fa, b, fb, settings, out);
+    case 1: return proximity_sized<5, 4, MMax, W>(a, fa, b, fb, settings, out);
+    case 2: return proximity_sized<6, 4, MMax, W>(a, fa, b, fb, settings, out);
+    case 4: return proximity_sized<6, 5, MMax, W>(a, fa, b, fb, settings, out);
+    case 5: return proximity_sized<7, 5, MMax, W>(a, fa, b, fb, settings, out);
+    default: return proximity_sized<8, 6, MMax, W>(a, fa, b, fb, settings, out);
   }
 }
 
-// Shapes a and b at W pairs of body poses (their offsets are applied here), one result per pair.
+// proximity_lanes for a with at most as many slack variables as b.
 template <int W>
-void proximity_lanes(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb, const SolverSettings& settings,
-                     ProximityResult* out) {
+void proximity_lanes_ordered(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
+                             const SolverSettings& settings, ProximityResult* out) {
   Pose fa[W], fb[W];
   for (int k = 0; k < W; ++k) {
     fa[k] = shape_frame(a, pa[k]);
@@ -146,6 +152,20 @@ void proximity_lanes(const Shape& a, const Pose* pa, const Shape& b, const Pose*
     // Large polytopes go one at a time: their work arrays are large and their rows alone keep the
     // processor busy.
     for (int k = 0; k < W; ++k) proximity_rows_class<2 * kMaxFaces + 8, 1>(a, fa + k, b, fb + k, settings, out + k);
+  }
+}
+
+// Shapes a and b at W pairs of body poses (their offsets are applied here), one result per pair.
+template <int W>
+void proximity_lanes(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb, const SolverSettings& settings,
+                     ProximityResult* out) {
+  // The shape with fewer slack variables goes first: the solver then skips the other's slack
+  // columns in its rows. Swapping the shapes swaps the contact points and flips the normal.
+  if (a.num_slack() <= b.num_slack()) return proximity_lanes_ordered<W>(a, pa, b, pb, settings, out);
+  proximity_lanes_ordered<W>(b, pb, a, pa, settings, out);
+  for (int k = 0; k < W; ++k) {
+    std::swap(out[k].p_a, out[k].p_b);
+    for (double& n : out[k].normal) n = -n;
   }
 }
 
