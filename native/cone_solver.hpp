@@ -58,9 +58,11 @@ struct ConeProgram {
   int l = 0;          // orthant rows (the first l rows)
   int num_soc = 0;    // second-order cones after the orthant
   int soc_dim[KMax];  // their sizes
-  // Rows whose entries past the solver's first NNarrow columns are zero (ConeSolver): the orthant
-  // rows before narrow_rows and the cones flagged in narrow_cone. The solver skips those columns.
+  // Rows with zeros outside a range of columns, which the solver then skips (ConeSolver): the
+  // orthant rows before narrow_rows and the cones flagged in narrow_cone use the first NNarrow
+  // columns; with tail_orthant, the other orthant rows use the columns from NTail on.
   int narrow_rows = 0;
+  bool tail_orthant = false;
   bool narrow_cone[KMax];
   V c[NMax];
   V h[MMax];
@@ -69,6 +71,7 @@ struct ConeProgram {
   void clear(int n_vars) {
     n = n_vars;
     m = l = num_soc = narrow_rows = 0;
+    tail_orthant = false;
     std::fill(c, c + n, V{});
   }
   // Appends a row of zeros to the orthant part (all orthant rows must come before any cone).
@@ -180,14 +183,24 @@ inline void soc_divide(const V* u, const SocPoint<V>& pt, const V* v, V* out, in
 
 // The solver proper. With NFixed > 0 the number of variables is a compile-time constant (the
 // proximity problems have 4–8), which lets the compiler unroll every short loop over them; the
-// program's narrow rows then use the first NNarrow columns only (a proximity problem's rows of
-// shape a do not involve the slack variables of shape b).
+// program's narrow rows then use the first NNarrow columns only and its tail rows the columns from
+// NTail on (a proximity problem's rows of shape a do not involve the slack variables of shape b,
+// and the bounds on b's slack variables not x).
 //
 // Each iteration makes a few passes over the rows; on the orthant rows, where W is diagonal, every
 // pass does all of its work for a row at once (scaling, residuals, the row of W⁻¹G and its share of
 // the normal matrix; later the directions and the step bound), so the data of a row is touched
 // once per pass. The cones, at most a few small blocks, go through the per-cone helpers.
-template <class Program, int NFixed = 0, int NNarrow = NFixed>
+// Columns [lo, hi) of a block of rows, compile-time or not.
+template <int Lo, int Hi>
+struct FixedColumns {
+  static constexpr int lo = Lo, hi = Hi;
+};
+struct RuntimeColumns {
+  int lo, hi;
+};
+
+template <class Program, int NFixed = 0, int NNarrow = NFixed, int NTail = 0>
 class ConeSolver {
   static constexpr int NMax = Program::n_max;
   static constexpr int MMax = Program::m_max;
@@ -195,6 +208,7 @@ class ConeSolver {
   static constexpr int W = Program::lanes;
   static_assert(NFixed >= 0 && NFixed <= NMax, "NFixed exceeds the program's column capacity");
   static_assert(NNarrow >= 0 && NNarrow <= NFixed, "narrow rows must use a prefix of the columns");
+  static_assert(NTail >= 0 && NTail <= NFixed, "tail rows must use a suffix of the columns");
 
  public:
   using V = Lanes<W>;
@@ -227,47 +241,51 @@ class ConeSolver {
   V h_scale_{}, c_scale_{};            // max(1, ‖h‖), max(1, ‖c‖)
 
   int num_vars() const { return NFixed > 0 ? NFixed : p_->n; }
-  // Calls f(width) with the number of columns a row uses, a compile-time constant when known.
+  enum class RowKind { narrow, full, tail };
+  // Calls f(cols) with the columns a kind of row uses, compile-time constants when known.
   template <class F>
-  void with_width(bool narrow, F&& f) const {
+  void with_columns(RowKind kind, F&& f) const {
     if constexpr (NFixed > 0) {
-      if (narrow)
-        f(std::integral_constant<int, NNarrow>{});
-      else
-        f(std::integral_constant<int, NFixed>{});
+      switch (kind) {
+        case RowKind::narrow: f(FixedColumns<0, NNarrow>{}); break;
+        case RowKind::full: f(FixedColumns<0, NFixed>{}); break;
+        case RowKind::tail: f(FixedColumns<NTail, NFixed>{}); break;
+      }
     } else {
-      f(p_->n);
+      f(RuntimeColumns{0, p_->n});
     }
   }
-  // Calls f(begin, end, width) for the narrow and the full orthant rows.
+  // Calls f(begin, end, cols) for the narrow and the other orthant rows.
   template <class F>
   void for_each_orthant_block(F&& f) const {
-    with_width(true, [&](auto width) { f(0, p_->narrow_rows, width); });
-    with_width(false, [&](auto width) { f(p_->narrow_rows, p_->l, width); });
+    with_columns(RowKind::narrow, [&](auto cols) { f(0, p_->narrow_rows, cols); });
+    with_columns(p_->tail_orthant ? RowKind::tail : RowKind::full,
+                 [&](auto cols) { f(p_->narrow_rows, p_->l, cols); });
   }
-  // Calls f(k, row, dim, width) for each cone k with first row `row`. The sizes of the proximity
+  RowKind cone_kind(int k) const { return p_->narrow_cone[k] ? RowKind::narrow : RowKind::full; }
+  // Calls f(k, row, dim, cols) for each cone k with first row `row`. The sizes of the proximity
   // cones, 3 and 4, come as compile-time constants so that the loops over a cone's rows unroll.
   template <class F>
   void for_each_cone(F&& f) const {
     for (int k = 0, row = p_->l; k < p_->num_soc; row += p_->soc_dim[k], ++k) {
-      with_width(p_->narrow_cone[k], [&](auto width) {
+      with_columns(cone_kind(k), [&](auto cols) {
         switch (p_->soc_dim[k]) {
-          case 3: f(k, row, std::integral_constant<int, 3>{}, width); break;
-          case 4: f(k, row, std::integral_constant<int, 4>{}, width); break;
+          case 3: f(k, row, std::integral_constant<int, 3>{}, cols); break;
+          case 4: f(k, row, std::integral_constant<int, 4>{}, cols); break;
           default:
             if (p_->soc_dim[k] < 1) __builtin_unreachable();  // cones have a row at least
-            f(k, row, p_->soc_dim[k], width);
+            f(k, row, p_->soc_dim[k], cols);
         }
       });
     }
   }
-  // Calls f(begin, end, width) for blocks of rows covering all of them, for loops that treat every
+  // Calls f(begin, end, cols) for blocks of rows covering all of them, for loops that treat every
   // row alike.
   template <class F>
   void for_each_row_block(F&& f) const {
     for_each_orthant_block(f);
     for (int k = 0, row = p_->l; k < p_->num_soc; row += p_->soc_dim[k], ++k)
-      with_width(p_->narrow_cone[k], [&](auto width) { f(row, row + p_->soc_dim[k], width); });
+      with_columns(cone_kind(k), [&](auto cols) { f(row, row + p_->soc_dim[k], cols); });
   }
   Mask scale_and_assemble();
   Mask factor(const V (&H)[NMax][NMax]);
@@ -279,8 +297,8 @@ class ConeSolver {
 // ---------------------------------------------------------------------------------------------
 
 // CVXOPT's initialization: v ← v + (1 + a) e when v is not strictly inside (a: how far outside).
-template <class Program, int NFixed, int NNarrow>
-void ConeSolver<Program, NFixed, NNarrow>::shift_into_cone(V* v) const {
+template <class Program, int NFixed, int NNarrow, int NTail>
+void ConeSolver<Program, NFixed, NNarrow, NTail>::shift_into_cone(V* v) const {
   const Program& p = *p_;
   V outside = splat<V>(-std::numeric_limits<double>::infinity());
   for (int i = 0; i < p.l; ++i) outside = lane_max(outside, -v[i]);
@@ -294,8 +312,8 @@ void ConeSolver<Program, NFixed, NNarrow>::shift_into_cone(V* v) const {
 // One pass at the current iterate: the scaling W and λ, the residuals r_x = c + Gᵀz and
 // u = W⁻¹(Gx + s − h), the gap, objectives and residual norms in info, Gs = W⁻¹G and the factor of
 // GsᵀGs. The mask marks the lanes where s and z are inside the cone and the factorization worked.
-template <class Program, int NFixed, int NNarrow>
-typename ConeSolver<Program, NFixed, NNarrow>::Mask ConeSolver<Program, NFixed, NNarrow>::scale_and_assemble() {
+template <class Program, int NFixed, int NNarrow, int NTail>
+typename ConeSolver<Program, NFixed, NNarrow, NTail>::Mask ConeSolver<Program, NFixed, NNarrow, NTail>::scale_and_assemble() {
   const Program& p = *p_;
   const int n = num_vars();
   // Accumulate in locals: the compiler cannot keep members in registers across the stores to Gs_.
@@ -307,7 +325,7 @@ typename ConeSolver<Program, NFixed, NNarrow>::Mask ConeSolver<Program, NFixed, 
   }
   V rz2{}, gap{}, hz{};
   Mask interior = splat<V>(1.0) > 0.0;  // s and z strictly inside K (NaN is not)
-  for_each_orthant_block([&](int begin, int end, auto width) {
+  for_each_orthant_block([&](int begin, int end, auto cols) {
     for (int i = begin; i < end; ++i) {
       const V si = s[i], zi = z[i];
       interior = interior & (si > 0.0) & (zi > 0.0);
@@ -321,14 +339,14 @@ typename ConeSolver<Program, NFixed, NNarrow>::Mask ConeSolver<Program, NFixed, 
       const V* g = p.G[i];
       V gs[NMax];
       V gx{};
-      for (int j = 0; j < width; ++j) {
+      for (int j = cols.lo; j < cols.hi; ++j) {
         gx += g[j] * xl[j];
         rx[j] += g[j] * zi;
         gs[j] = g[j] * wi_inv;
       }
-      for (int a = 0; a < width; ++a) {
+      for (int a = cols.lo; a < cols.hi; ++a) {
         Gs_[i][a] = gs[a];
-        for (int b = 0; b <= a; ++b) H[a][b] += gs[a] * gs[b];
+        for (int b = cols.lo; b <= a; ++b) H[a][b] += gs[a] * gs[b];
       }
       const V rz = gx + si - p.h[i];
       rz2 += rz * rz;
@@ -337,7 +355,7 @@ typename ConeSolver<Program, NFixed, NNarrow>::Mask ConeSolver<Program, NFixed, 
       u_[i] = rz * wi_inv;
     }
   });
-  for_each_cone([&](int k, int row, auto dim, auto width) {
+  for_each_cone([&](int k, int row, auto dim, auto cols) {
     const V* sk = s + row;
     const V* zk = z + row;
     const V s_res = detail::soc_residual(sk, dim);
@@ -362,7 +380,7 @@ typename ConeSolver<Program, NFixed, NNarrow>::Mask ConeSolver<Program, NFixed, 
     for (int i = 0; i < dim; ++i) {
       const V* g = p.G[row + i];
       V gx{};
-      for (int j = 0; j < width; ++j) {
+      for (int j = cols.lo; j < cols.hi; ++j) {
         gx += g[j] * xl[j];
         rx[j] += g[j] * zk[i];
       }
@@ -375,17 +393,17 @@ typename ConeSolver<Program, NFixed, NNarrow>::Mask ConeSolver<Program, NFixed, 
     // Rows of W⁻¹G: W⁻¹ = (2 J v vᵀ J − J)/η acts on each column of the block.
     const V inv_eta = 1.0 / eta[k];
     V t[NMax];  // 2 (Jv)ᵀ G_k
-    for (int j = 0; j < width; ++j) t[j] = v[0] * p.G[row][j];
+    for (int j = cols.lo; j < cols.hi; ++j) t[j] = v[0] * p.G[row][j];
     for (int i = 1; i < dim; ++i)
-      for (int j = 0; j < width; ++j) t[j] -= v[i] * p.G[row + i][j];
+      for (int j = cols.lo; j < cols.hi; ++j) t[j] -= v[i] * p.G[row + i][j];
     for (int i = 0; i < dim; ++i) {
       const V* g = p.G[row + i];
       const double sign = i == 0 ? -1.0 : 1.0;
       V gs[NMax];
-      for (int j = 0; j < width; ++j) gs[j] = inv_eta * (sign * g[j] - sign * 2.0 * t[j] * v[i]);
-      for (int a = 0; a < width; ++a) {
+      for (int j = cols.lo; j < cols.hi; ++j) gs[j] = inv_eta * (sign * g[j] - sign * 2.0 * t[j] * v[i]);
+      for (int a = cols.lo; a < cols.hi; ++a) {
         Gs_[row + i][a] = gs[a];
-        for (int b = 0; b <= a; ++b) H[a][b] += gs[a] * gs[b];
+        for (int b = cols.lo; b <= a; ++b) H[a][b] += gs[a] * gs[b];
       }
     }
   });
@@ -402,8 +420,8 @@ typename ConeSolver<Program, NFixed, NNarrow>::Mask ConeSolver<Program, NFixed, 
 // dependent operations that bounds the speed of these tiny solves); a tiny relative floor on the
 // pivots keeps the last iterations usable when the scaling has become extreme. False lanes: H is
 // not finite.
-template <class Program, int NFixed, int NNarrow>
-typename ConeSolver<Program, NFixed, NNarrow>::Mask ConeSolver<Program, NFixed, NNarrow>::factor(const V (&H)[NMax][NMax]) {
+template <class Program, int NFixed, int NNarrow, int NTail>
+typename ConeSolver<Program, NFixed, NNarrow, NTail>::Mask ConeSolver<Program, NFixed, NNarrow, NTail>::factor(const V (&H)[NMax][NMax]) {
   const int n = num_vars();
   V max_diag{};
   for (int a = 0; a < n; ++a) max_diag = lane_max(max_diag, H[a][a]);
@@ -426,8 +444,8 @@ typename ConeSolver<Program, NFixed, NNarrow>::Mask ConeSolver<Program, NFixed, 
   return (max_diag > 0.0) & lane_finite(max_diag);
 }
 
-template <class Program, int NFixed, int NNarrow>
-void ConeSolver<Program, NFixed, NNarrow>::factor_solve(V* b) const {
+template <class Program, int NFixed, int NNarrow, int NTail>
+void ConeSolver<Program, NFixed, NNarrow, NTail>::factor_solve(V* b) const {
   const int n = num_vars();
   for (int i = 0; i < n; ++i)
     for (int k = 0; k < i; ++k) b[i] -= L[i][k] * b[k];
@@ -440,24 +458,24 @@ void ConeSolver<Program, NFixed, NNarrow>::factor_solve(V* b) const {
 // complementarity right-hand side). With v = W⁻¹ r_z + t1 (CVXOPT's elimination):
 // GsᵀGs dx = −r_x − Gsᵀv,  W dz = Gs dx + v,  W⁻¹ds = t1 − W dz.
 // Returns dx, the scaled directions and the largest step keeping λ + t·(both) in the cone.
-template <class Program, int NFixed, int NNarrow>
-typename ConeSolver<Program, NFixed, NNarrow>::V ConeSolver<Program, NFixed, NNarrow>::newton_direction(const V* t1, V* dx,
+template <class Program, int NFixed, int NNarrow, int NTail>
+typename ConeSolver<Program, NFixed, NNarrow, NTail>::V ConeSolver<Program, NFixed, NNarrow, NTail>::newton_direction(const V* t1, V* dx,
                                                                                     V* ds_scaled, V* dz_scaled) {
   const Program& p = *p_;
   const int n = num_vars();
   V v[MMax], step[NMax];  // step: a local copy of dx the compiler can keep in registers
   for (int j = 0; j < n; ++j) step[j] = -rx_[j];
-  for_each_row_block([&](int begin, int end, auto width) {
+  for_each_row_block([&](int begin, int end, auto cols) {
     for (int i = begin; i < end; ++i) {
       v[i] = u_[i] + t1[i];
-      for (int j = 0; j < width; ++j) step[j] -= Gs_[i][j] * v[i];
+      for (int j = cols.lo; j < cols.hi; ++j) step[j] -= Gs_[i][j] * v[i];
     }
   });
   factor_solve(step);
-  for_each_row_block([&](int begin, int end, auto width) {
+  for_each_row_block([&](int begin, int end, auto cols) {
     for (int i = begin; i < end; ++i) {
       V wdz = v[i];
-      for (int j = 0; j < width; ++j) wdz += Gs_[i][j] * step[j];
+      for (int j = cols.lo; j < cols.hi; ++j) wdz += Gs_[i][j] * step[j];
       dz_scaled[i] = wdz;
       ds_scaled[i] = t1[i] - wdz;
     }
@@ -476,8 +494,8 @@ typename ConeSolver<Program, NFixed, NNarrow>::V ConeSolver<Program, NFixed, NNa
   return select(inv_t > 0.0, 1.0 / inv_t, splat<V>(std::numeric_limits<double>::infinity()));
 }
 
-template <class Program, int NFixed, int NNarrow>
-auto ConeSolver<Program, NFixed, NNarrow>::solve(const Program& prob, const SolverSettings& settings) -> const SolveInfo<W>& {
+template <class Program, int NFixed, int NNarrow, int NTail>
+auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, const SolverSettings& settings) -> const SolveInfo<W>& {
   p_ = &prob;
   const int n = num_vars(), m = prob.m;
   info = SolveInfo<W>{};
@@ -491,12 +509,12 @@ auto ConeSolver<Program, NFixed, NNarrow>::solve(const Program& prob, const Solv
   // Initialization: x minimizes ‖Gx − h‖, z minimizes ‖z‖ subject to Gᵀz + c = 0, both then
   // shifted into the cone interior; both use the factor of GᵀG.
   V H[NMax][NMax] = {};
-  for_each_row_block([&](int begin, int end, auto width) {
+  for_each_row_block([&](int begin, int end, auto cols) {
     for (int i = begin; i < end; ++i) {
       const V* g = prob.G[i];
-      for (int a = 0; a < width; ++a) {
+      for (int a = cols.lo; a < cols.hi; ++a) {
         x[a] += g[a] * prob.h[i];
-        for (int b = 0; b <= a; ++b) H[a][b] += g[a] * g[b];
+        for (int b = cols.lo; b <= a; ++b) H[a][b] += g[a] * g[b];
       }
     }
   });
@@ -505,10 +523,10 @@ auto ConeSolver<Program, NFixed, NNarrow>::solve(const Program& prob, const Solv
   V y[NMax];
   for (int j = 0; j < n; ++j) y[j] = -prob.c[j];
   factor_solve(y);
-  for_each_row_block([&](int begin, int end, auto width) {
+  for_each_row_block([&](int begin, int end, auto cols) {
     for (int i = begin; i < end; ++i) {
-      s[i] = prob.h[i] - detail::dot(prob.G[i], x, width);
-      z[i] = detail::dot(prob.G[i], y, width);
+      s[i] = prob.h[i] - detail::dot(prob.G[i] + cols.lo, x + cols.lo, cols.hi - cols.lo);
+      z[i] = detail::dot(prob.G[i] + cols.lo, y + cols.lo, cols.hi - cols.lo);
     }
   });
   shift_into_cone(s);

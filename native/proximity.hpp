@@ -40,8 +40,10 @@ inline Pose shape_frame(const Shape& sh, const Pose& body) {
 
 // W pairs of the same two shapes at once, one per lane. fa, fb: the shapes' own frames (offsets
 // applied). N: variables (x, α, then 0–2 slack variables of a, then b's); NA: the columns a's rows
-// use (x, α and a's slack variables); MMax: capacity in rows.
-template <int N, int NA, int MMax, int W>
+// use (x, α and a's slack variables); NTail > 0: b's linear rows use the columns from NTail on
+// (when they bound b's slack variables (14), (27) and a has none, they involve α and those only);
+// MMax: capacity in rows.
+template <int N, int NA, int NTail, int MMax, int W>
 void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose* fb, const SolverSettings& settings,
                      ProximityResult* out) {
   using V = Lanes<W>;
@@ -74,9 +76,10 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   const int cone_a = add_cone_rows(prob, a, ra, Qa, inv_len, ca);
   const int cone_b = add_cone_rows(prob, b, rb, Qb, inv_len, cb);
   prob.narrow_rows = lin_b;
+  prob.tail_orthant = NTail > 0;
   if (cone_a >= 0) prob.narrow_cone[0] = true;
 
-  ConeSolver<Program, N, NA> solver;
+  ConeSolver<Program, N, NA, NTail> solver;
   const SolveInfo<W>& info = solver.solve(prob, settings);
 
   // Stationarity gives G_aᵀ z_a = −G_bᵀ z_b on the x columns: the outward normal of scaled a at x.
@@ -125,12 +128,12 @@ template <int MMax, int W>
 void proximity_rows_class(const Shape& a, const Pose* fa, const Shape& b, const Pose* fb,
                           const SolverSettings& settings, ProximityResult* out) {
   switch (3 * a.num_slack() + b.num_slack()) {
-    case 0: return proximity_sized<4, 4, MMax, W>(a, fa, b, fb, settings, out);
-    case 1: return proximity_sized<5, 4, MMax, W>(a, fa, b, fb, settings, out);
-    case 2: return proximity_sized<6, 4, MMax, W>(a, fa, b, fb, settings, out);
-    case 4: return proximity_sized<6, 5, MMax, W>(a, fa, b, fb, settings, out);
-    case 5: return proximity_sized<7, 5, MMax, W>(a, fa, b, fb, settings, out);
-    default: return proximity_sized<8, 6, MMax, W>(a, fa, b, fb, settings, out);
+    case 0: return proximity_sized<4, 4, 0, MMax, W>(a, fa, b, fb, settings, out);
+    case 1: return proximity_sized<5, 4, Columns::alpha, MMax, W>(a, fa, b, fb, settings, out);
+    case 2: return proximity_sized<6, 4, Columns::alpha, MMax, W>(a, fa, b, fb, settings, out);
+    case 4: return proximity_sized<6, 5, 0, MMax, W>(a, fa, b, fb, settings, out);
+    case 5: return proximity_sized<7, 5, 0, MMax, W>(a, fa, b, fb, settings, out);
+    default: return proximity_sized<8, 6, 0, MMax, W>(a, fa, b, fb, settings, out);
   }
 }
 
