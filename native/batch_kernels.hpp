@@ -3,8 +3,8 @@
 // one per SIMD lane. (Eight AVX-512 lanes measured slower than four AVX2 lanes: lanes wait for the
 // slowest one.) `flatten` inlines the whole solver into each kernel, so all of it is compiled for
 // that target; any out-of-line copy the compiler keeps is baseline code, safe on every processor.
-// Both kernels of a target contract the same multiply-adds into FMAs, so a pair gives the same bits
-// in a lane as alone.
+// The one-pair and the lane kernels may fuse different multiply-adds into FMAs, so a pair solved in
+// a lane agrees with the same pair solved alone up to rounding, not bit for bit.
 #pragma once
 
 #include "proximity.hpp"
