@@ -1,5 +1,17 @@
 """Geometry of dcol: convex primitives and differentiable collision detection (DCOL)."""
 
+from .derivatives import (
+    DERIVATIVE_SETTINGS,
+    ContactJacobian,
+    ProximityGradient,
+    ProximityJacobian,
+    contact_jacobian,
+    contact_jacobian_batch,
+    proximity_gradient,
+    proximity_gradient_batch,
+    proximity_jacobian,
+    proximity_jacobian_batch,
+)
 from .proximity import ProximityBatchResult, ProximityResult, proximity, proximity_batch
 from .shapes import MAX_FACES, Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Shape, Sphere
 
@@ -18,4 +30,14 @@ __all__ = [
     "proximity_batch",
     "ProximityResult",
     "ProximityBatchResult",
+    "proximity_jacobian",
+    "proximity_gradient",
+    "contact_jacobian",
+    "proximity_jacobian_batch",
+    "proximity_gradient_batch",
+    "contact_jacobian_batch",
+    "ProximityJacobian",
+    "ProximityGradient",
+    "ContactJacobian",
+    "DERIVATIVE_SETTINGS",
 ]

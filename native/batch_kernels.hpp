@@ -12,7 +12,7 @@
 namespace dcol {
 
 using ProximityKernelFunction = void (*)(const Shape&, const Pose*, const Shape&, const Pose*, const SolverSettings&,
-                                         ProximityResult*);
+                                         ProximityResult*, const DerivativeOutput&);
 
 struct ProximityKernels {
   int lanes;
@@ -22,31 +22,17 @@ struct ProximityKernels {
 
 constexpr int kMaxKernelLanes = 4;
 
-// Two lanes fill the 128-bit vectors every x86-64 (SSE2) and ARM64 (NEON) processor has.
-inline void proximity_lanes_baseline(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
-                                     const SolverSettings& settings, ProximityResult* out) {
-  proximity_lanes<2>(a, pa, b, pb, settings, out);
-}
-
-inline void proximity_one_baseline(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
-                                   const SolverSettings& settings, ProximityResult* out) {
-  proximity_lanes<1>(a, pa, b, pb, settings, out);
-}
-
+// Defined in kernels_baseline.cpp and kernels_avx2.cpp, one translation unit per instruction set, so
+// that the build compiles them in parallel.
+void proximity_lanes_baseline(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
+                              const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv);
+void proximity_one_baseline(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
+                            const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv);
 #if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("avx2,fma"), flatten)) inline void proximity_lanes_avx2(const Shape& a, const Pose* pa,
-                                                                               const Shape& b, const Pose* pb,
-                                                                               const SolverSettings& settings,
-                                                                               ProximityResult* out) {
-  proximity_lanes<4>(a, pa, b, pb, settings, out);
-}
-
-__attribute__((target("avx2,fma"), flatten)) inline void proximity_one_avx2(const Shape& a, const Pose* pa,
-                                                                             const Shape& b, const Pose* pb,
-                                                                             const SolverSettings& settings,
-                                                                             ProximityResult* out) {
-  proximity_lanes<1>(a, pa, b, pb, settings, out);
-}
+void proximity_lanes_avx2(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
+                          const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv);
+void proximity_one_avx2(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
+                        const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv);
 #endif
 
 // The best kernels this processor runs.

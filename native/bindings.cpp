@@ -138,18 +138,91 @@ ProximityResult proximity_single(py::handle a, py::handle r_a, py::handle q_a, p
   pa.Q = as_orientation(q_a, "q_a");
   pb.Q = as_orientation(q_b, "q_b");
   ProximityResult out;
-  kernels().run_one(sa, &pa, sb, &pb, settings, &out);
+  kernels().run_one(sa, &pa, sb, &pb, settings, &out, DerivativeOutput{});
   return out;
 }
 
+// Orientation coordinates of the derivatives (DESIGN.md): rigid δθ (3), raw quaternion components
+// (4, through the normalization) or modified Rodrigues parameters (3).
+enum class Parameterization { rigid, quaternion, mrp };
+
+Parameterization as_parameterization(const std::string& name) {
+  if (name == "rigid") return Parameterization::rigid;
+  if (name == "quaternion") return Parameterization::quaternion;
+  if (name == "mrp") return Parameterization::mrp;
+  throw py::value_error("parameterization must be 'quaternion', 'mrp' or 'rigid', got '" + name + "'");
+}
+
+int orientation_columns(Parameterization p) { return p == Parameterization::quaternion ? 4 : 3; }
+
+// ω = Omega dθ: the world angular velocity of a change dθ of the orientation coordinates at q (raw
+// quaternion [w, x, y, z]). For a unit quaternion, ω = 2 [−v, w I + [v]×] dq.
+void orientation_map(Parameterization p, const double* q, double Omega[3][4]) {
+  const double norm = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  double u[4];
+  for (int i = 0; i < 4; ++i) u[i] = q[i] / norm;
+  auto quaternion_rate = [](const double* unit, double scale, double E[3][4]) {
+    const double w = unit[0], x = unit[1], y = unit[2], z = unit[3];
+    const double rows[3][4] = {{-x, w, -z, y}, {-y, z, w, -x}, {-z, -y, x, w}};
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 4; ++j) E[i][j] = scale * rows[i][j];
+  };
+  if (p == Parameterization::quaternion) {
+    // E(q̂) q̂ = 0, so the normalization's projection drops out: ω = (2/‖q‖) E(q̂) dq.
+    quaternion_rate(u, 2.0 / norm, Omega);
+    return;
+  }
+  // MRP p = v/(1 + w) with w ≥ 0; q(p) = [1 − pᵀp, 2p]/(1 + pᵀp).
+  if (u[0] < 0.0)
+    for (double& c : u) c = -c;
+  const double mrp[3] = {u[1] / (1.0 + u[0]), u[2] / (1.0 + u[0]), u[3] / (1.0 + u[0])};
+  const double s = mrp[0] * mrp[0] + mrp[1] * mrp[1] + mrp[2] * mrp[2];
+  double dq[4][3];  // ∂q/∂p
+  for (int j = 0; j < 3; ++j) {
+    dq[0][j] = -4.0 * mrp[j] / ((1.0 + s) * (1.0 + s));
+    for (int i = 0; i < 3; ++i)
+      dq[1 + i][j] = (i == j ? 2.0 / (1.0 + s) : 0.0) - 4.0 * mrp[i] * mrp[j] / ((1.0 + s) * (1.0 + s));
+  }
+  double E[3][4];
+  quaternion_rate(u, 2.0, E);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      Omega[i][j] = 0.0;
+      for (int k = 0; k < 4; ++k) Omega[i][j] += E[i][k] * dq[k][j];
+    }
+}
+
+// Writes one Jacobian row given for rigid motions (12 columns) in the parameterization's columns:
+// [position (3), orientation (3 or 4)] per body.
+void convert_row(const double* rigid, Parameterization p, const double (*Omega)[3][4], double* out) {
+  const int k = orientation_columns(p);
+  for (int s = 0; s < 2; ++s) {
+    double* block = out + s * (3 + k);
+    for (int i = 0; i < 3; ++i) block[i] = rigid[6 * s + i];
+    for (int j = 0; j < k; ++j) {
+      double v = 0.0;
+      for (int i = 0; i < 3; ++i) v += rigid[6 * s + 3 + i] * (p == Parameterization::rigid ? (i == j) : Omega[s][i][j]);
+      block[3 + j] = v;
+    }
+  }
+}
+
+// Proximity of N pose pairs, with derivatives when asked (request: DerivativeRequest).
 py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b,
-                         const SolverSettings& settings, int threads) {
+                         const SolverSettings& settings, int threads, int request_code,
+                         const std::string& parameterization_name) {
   const PoseArrays pa = as_pose_arrays(r_a, q_a, "r_a", "q_a");
   const py::ssize_t n = pa.r.shape(0);
   const PoseArrays pb = as_pose_arrays(r_b, q_b, "r_b", "q_b", n);
   const std::vector<const Shape*> shapes_a = as_shape_list(a, "a", n);
   const std::vector<const Shape*> shapes_b = as_shape_list(b, "b", n);
   if (threads < 1) throw py::value_error("threads must be at least 1");
+  const auto request = static_cast<DerivativeRequest>(request_code);
+  const Parameterization param = as_parameterization(parameterization_name);
+  if (request != DerivativeRequest::none && param != Parameterization::rigid && !(pa.quaternion && pb.quaternion))
+    throw py::value_error("parameterization '" + parameterization_name +
+                          "' needs q_a and q_b as quaternions (N, 4); use 'rigid' with rotation matrices");
+  const py::ssize_t cols = 2 * (3 + orientation_columns(param));
 
   py::array_t<double> alpha(n), distance(n);
   py::array_t<double> x({n, py::ssize_t(3)}), p_a({n, py::ssize_t(3)}), p_b({n, py::ssize_t(3)}),
@@ -160,6 +233,15 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
          *pa_d = p_a.mutable_data(), *pb_d = p_b.mutable_data(), *normal_d = normal.mutable_data();
   int8_t* status_d = status.mutable_data();
   int32_t* iterations_d = iterations.mutable_data();
+  // Jacobians: d_alpha (N, P) always; with a full request also d_x, d_p_a, d_p_b, d_normal (N, 3, P)
+  // and d_distance (N, P).
+  const bool full = request == DerivativeRequest::jacobian;
+  const py::ssize_t vec_rows = full ? n : 0, scalar_rows = request != DerivativeRequest::none ? n : 0;
+  py::array_t<double> d_alpha({scalar_rows, cols}), d_distance({full ? n : 0, cols});
+  py::array_t<double> d_x({vec_rows, py::ssize_t(3), cols}), d_p_a({vec_rows, py::ssize_t(3), cols}),
+      d_p_b({vec_rows, py::ssize_t(3), cols}), d_normal({vec_rows, py::ssize_t(3), cols});
+  double *d_alpha_d = d_alpha.mutable_data(), *d_distance_d = d_distance.mutable_data(), *d_x_d = d_x.mutable_data(),
+         *d_pa_d = d_p_a.mutable_data(), *d_pb_d = d_p_b.mutable_data(), *d_normal_d = d_normal.mutable_data();
 
   // Index of the first invalid pose (n when all are valid), reported after the workers join.
   std::atomic<py::ssize_t> first_bad{n};
@@ -170,7 +252,7 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
     }
     posea = poseb = Pose{{0.0, 0.0, 0.0}, {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}};  // solvable stand-in
   };
-  auto store = [&](py::ssize_t i, const ProximityResult& res) {
+  auto store = [&](py::ssize_t i, const ProximityResult& res, const ProximityJacobian& jac) {
     alpha_d[i] = res.alpha;
     distance_d[i] = res.distance;
     std::copy(res.x, res.x + 3, x_d + 3 * i);
@@ -179,25 +261,43 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
     std::copy(res.normal, res.normal + 3, normal_d + 3 * i);
     status_d[i] = static_cast<int8_t>(res.status);
     iterations_d[i] = res.iterations;
+    if (request == DerivativeRequest::none) return;
+    double Omega[2][3][4];
+    if (param != Parameterization::rigid) {
+      orientation_map(param, pa.q.data() + 4 * i, Omega[0]);
+      orientation_map(param, pb.q.data() + 4 * i, Omega[1]);
+    }
+    convert_row(jac.alpha, param, Omega, d_alpha_d + cols * i);
+    if (!full) return;
+    convert_row(jac.distance, param, Omega, d_distance_d + cols * i);
+    for (int r = 0; r < 3; ++r) {
+      const py::ssize_t offset = cols * (3 * i + r);
+      convert_row(jac.x[r], param, Omega, d_x_d + offset);
+      convert_row(jac.p_a[r], param, Omega, d_pa_d + offset);
+      convert_row(jac.p_b[r], param, Omega, d_pb_d + offset);
+      convert_row(jac.normal[r], param, Omega, d_normal_d + offset);
+    }
   };
   const bool one_pair = shapes_a.size() == 1 && shapes_b.size() == 1;
   const ProximityKernels& kernel = kernels();
   auto work = [&](py::ssize_t begin, py::ssize_t end) {
     Pose posea[kMaxKernelLanes], poseb[kMaxKernelLanes];
     ProximityResult res[kMaxKernelLanes];
+    ProximityJacobian jac[kMaxKernelLanes];
+    const DerivativeOutput deriv{request, jac};
     py::ssize_t i = begin;
     if (one_pair) {  // whole groups of lanes, then the rest one by one
       for (; i + kernel.lanes <= end; i += kernel.lanes) {
         for (int k = 0; k < kernel.lanes; ++k) load(i + k, posea[k], poseb[k]);
-        kernel.run_lanes(*shapes_a[0], posea, *shapes_b[0], poseb, settings, res);
-        for (int k = 0; k < kernel.lanes; ++k) store(i + k, res[k]);
+        kernel.run_lanes(*shapes_a[0], posea, *shapes_b[0], poseb, settings, res, deriv);
+        for (int k = 0; k < kernel.lanes; ++k) store(i + k, res[k], jac[k]);
       }
     }
     for (; i < end; ++i) {
       load(i, posea[0], poseb[0]);
       kernel.run_one(*shapes_a[shapes_a.size() == 1 ? 0 : i], posea, *shapes_b[shapes_b.size() == 1 ? 0 : i], poseb,
-                     settings, res);
-      store(i, res[0]);
+                     settings, res, deriv);
+      store(i, res[0], jac[0]);
     }
   };
   {
@@ -227,6 +327,14 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
   out["normal"] = normal;
   out["status"] = status;
   out["iterations"] = iterations;
+  if (request != DerivativeRequest::none) out["d_alpha"] = d_alpha;
+  if (full) {
+    out["d_x"] = d_x;
+    out["d_p_a"] = d_p_a;
+    out["d_p_b"] = d_p_b;
+    out["d_distance"] = d_distance;
+    out["d_normal"] = d_normal;
+  }
   return out;
 }
 
@@ -279,6 +387,11 @@ double checked_tolerance(double v, const char* name) {
   return v;
 }
 
+double checked_barrier(double v) {
+  if (!(v >= 0.0 && v < 1e-2)) throw py::value_error("barrier must be in [0, 0.01), got " + std::to_string(v));
+  return v;
+}
+
 int checked_max_iter(int v) {
   if (v < 0 || v > 10000) throw py::value_error("max_iter must be in [0, 10000], got " + std::to_string(v));
   return v;
@@ -317,21 +430,31 @@ PYBIND11_MODULE(_native, m) {
       .finalize();
 
   py::class_<SolverSettings>(m, "SolverSettings")
-      .def(py::init([](double feastol, double abstol, double reltol, int max_iter) {
-             return SolverSettings{checked_tolerance(feastol, "feastol"), checked_tolerance(abstol, "abstol"),
-                                   checked_tolerance(reltol, "reltol"), checked_max_iter(max_iter)};
+      .def(py::init([](double feastol, double abstol, double reltol, int max_iter, double barrier,
+                       double centrality_tol) {
+             SolverSettings s{checked_tolerance(feastol, "feastol"), checked_tolerance(abstol, "abstol"),
+                              checked_tolerance(reltol, "reltol"), checked_max_iter(max_iter)};
+             s.barrier = checked_barrier(barrier);
+             s.centrality_tol = checked_tolerance(centrality_tol, "centrality_tol");
+             return s;
            }),
-           py::arg("feastol") = 1e-9, py::arg("abstol") = 1e-9, py::arg("reltol") = 1e-9, py::arg("max_iter") = 50)
+           py::arg("feastol") = 1e-9, py::arg("abstol") = 1e-9, py::arg("reltol") = 1e-9, py::arg("max_iter") = 50,
+           py::arg("barrier") = 0.0, py::arg("centrality_tol") = 1e-2)
       .def_property("feastol", [](const SolverSettings& s) { return s.feastol; },
                     [](SolverSettings& s, double v) { s.feastol = checked_tolerance(v, "feastol"); })
       .def_property("abstol", [](const SolverSettings& s) { return s.abstol; },
                     [](SolverSettings& s, double v) { s.abstol = checked_tolerance(v, "abstol"); })
       .def_property("reltol", [](const SolverSettings& s) { return s.reltol; },
                     [](SolverSettings& s, double v) { s.reltol = checked_tolerance(v, "reltol"); })
+      .def_property("barrier", [](const SolverSettings& s) { return s.barrier; },
+                    [](SolverSettings& s, double v) { s.barrier = checked_barrier(v); })
+      .def_property("centrality_tol", [](const SolverSettings& s) { return s.centrality_tol; },
+                    [](SolverSettings& s, double v) { s.centrality_tol = checked_tolerance(v, "centrality_tol"); })
       .def_property("max_iter", [](const SolverSettings& s) { return s.max_iter; },
                     [](SolverSettings& s, int v) { s.max_iter = checked_max_iter(v); })
       .def("__repr__", [](const SolverSettings& s) {
         return "SolverSettings(feastol=" + std::to_string(s.feastol) + ", abstol=" + std::to_string(s.abstol) +
+               ", barrier=" + std::to_string(s.barrier) + ", centrality_tol=" + std::to_string(s.centrality_tol) +
                ", reltol=" + std::to_string(s.reltol) + ", max_iter=" + std::to_string(s.max_iter) + ")";
       });
 
@@ -426,7 +549,8 @@ PYBIND11_MODULE(_native, m) {
   m.def("proximity", &proximity_single, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"), py::arg("r_b"),
         py::arg("q_b"), py::arg("settings"));
   m.def("proximity_batch", &proximity_batch, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"),
-        py::arg("r_b"), py::arg("q_b"), py::arg("settings"), py::arg("threads"));
+        py::arg("r_b"), py::arg("q_b"), py::arg("settings"), py::arg("threads"), py::arg("request") = 0,
+        py::arg("parameterization") = "rigid");
   m.def("solve_cone_program", &solve_cone_program, py::arg("c"), py::arg("G"), py::arg("h"), py::arg("l"),
         py::arg("soc_dims"), py::arg("settings"));
 }

@@ -34,6 +34,12 @@ struct SolverSettings {
   double reltol = 1e-9;   // duality gap relative to the objective
   int max_iter = 50;
   double inaccurate_factor = 1e4;  // looser tolerances for solved_inaccurate
+  // With barrier = μ > 0 the solve ends on the central path at μ, the solution of the problem with
+  // the log barrier μ·Σ −log(s) added (the gap tolerances are then unused): iterations aim no lower
+  // than μ and stop when λ∘λ is within centrality_tol of μe (relative). This is the smoothed problem
+  // whose derivatives proximity_derivatives.hpp computes.
+  double barrier = 0.0;
+  double centrality_tol = 1e-2;
 };
 
 // Outcome per lane, and the last iterate's measures of optimality.
@@ -230,6 +236,9 @@ class ConeSolver {
   V lambda[MMax];
   V L[NMax][NMax], D[NMax];
 
+  // Largest relative deviation of λ∘λ from μe at the last iterate: 0 on the central path at μ.
+  V centrality(double mu) const;
+
  private:
   V lambda_inv_[MMax];  // 1/λ on the orthant (divisions are the slowest vector instructions)
   detail::SocPoint<V> lambda_soc_[KMax];  // λ in each cone
@@ -295,6 +304,25 @@ class ConeSolver {
 };
 
 // ---------------------------------------------------------------------------------------------
+
+template <class Program, int NFixed, int NNarrow, int NTail>
+auto ConeSolver<Program, NFixed, NNarrow, NTail>::centrality(double mu) const -> V {
+  const double inv_mu = 1.0 / mu;
+  V worst{};
+  for (int i = 0; i < p_->l; ++i) worst = lane_max(worst, lane_abs(lambda[i] * lambda[i] * inv_mu - 1.0));
+  for_each_cone([&](int, int row, auto dim, auto) {
+    // λ∘λ = (λᵀλ, 2 λ0 λ1)
+    const V* u = lambda + row;
+    const V head = detail::dot(u, u, dim) * inv_mu - 1.0;
+    V deviation2 = head * head;
+    for (int i = 1; i < dim; ++i) {
+      const V tail = 2.0 * u[0] * u[i] * inv_mu;
+      deviation2 += tail * tail;
+    }
+    worst = lane_max(worst, lane_sqrt(deviation2));
+  });
+  return worst;
+}
 
 // CVXOPT's initialization: v ← v + (1 + a) e when v is not strictly inside (a: how far outside).
 template <class Program, int NFixed, int NNarrow, int NTail>
@@ -549,9 +577,16 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, con
   };
 
   V dx[NMax], ds_aff[MMax], dz_aff[MMax], ds_scaled[MMax], dz_scaled[MMax], t1[MMax];
+  const bool barrier_mode = settings.barrier > 0.0;
   for (int iter = 0;; ++iter) {
     const Mask valid = scale_and_assemble();
-    stop(valid & within(1.0), SolveStatus::solved, SolveStatus::solved, iter);
+    if (barrier_mode) {
+      stop(valid & (info.primal_residual <= settings.feastol) & (info.dual_residual <= settings.feastol) &
+               (centrality(settings.barrier) <= settings.centrality_tol),
+           SolveStatus::solved, SolveStatus::solved, iter);
+    } else {
+      stop(valid & within(1.0), SolveStatus::solved, SolveStatus::solved, iter);
+    }
     stop(lane_not(valid), SolveStatus::numerical_error, SolveStatus::solved_inaccurate, iter);
     if (all_lanes(done)) return info;
     if (iter == settings.max_iter) {
@@ -563,14 +598,15 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, con
     for (int i = 0; i < m; ++i) t1[i] = -lambda[i];
     const V t_aff = lane_min(splat<V>(1.0), newton_direction(t1, dx, ds_aff, dz_aff));
     const V one_minus = 1.0 - t_aff;
-    const V sigma_mu = one_minus * one_minus * one_minus * info.gap / degree;
+    const V sigma_mu = lane_max(one_minus * one_minus * one_minus * info.gap / degree, splat<V>(settings.barrier));
+    const V second_order = splat<V>(1.0);
 
     // Corrector: λ∘(W⁻¹ds + W dz) = −λ∘λ − (W⁻¹ds_aff)∘(W dz_aff) + σμe.
-    for (int i = 0; i < prob.l; ++i) t1[i] = -lambda[i] + (sigma_mu - ds_aff[i] * dz_aff[i]) * lambda_inv_[i];
+    for (int i = 0; i < prob.l; ++i) t1[i] = -lambda[i] + (sigma_mu - second_order * ds_aff[i] * dz_aff[i]) * lambda_inv_[i];
     for_each_cone([&](int k, int row, auto dim, auto) {
       V rhs[MMax];
       detail::soc_product(ds_aff + row, dz_aff + row, rhs, dim);
-      for (int i = 0; i < dim; ++i) rhs[i] = -rhs[i];
+      for (int i = 0; i < dim; ++i) rhs[i] = -second_order * rhs[i];
       rhs[0] += sigma_mu;
       detail::soc_divide(lambda + row, lambda_soc_[k], rhs, t1 + row, dim);  // λ \ (−λ∘λ + r) = −λ + λ \ r
       for (int i = 0; i < dim; ++i) t1[row + i] -= lambda[row + i];

@@ -7,25 +7,11 @@
 
 #include "cone_solver.hpp"
 #include "primitives.hpp"
+#include "proximity_derivatives.hpp"
+#include "proximity_types.hpp"
 #include "rotations.hpp"
 
 namespace dcol {
-
-struct Pose {
-  double r[3];
-  Mat3 Q;
-};
-
-struct ProximityResult {
-  double alpha = 0.0;
-  double x[3] = {0, 0, 0};    // intersection point of the scaled shapes (world)
-  double p_a[3] = {0, 0, 0};  // (29) on shape a
-  double p_b[3] = {0, 0, 0};  // (29) on shape b
-  double distance = 0.0;      // (30)
-  double normal[3] = {0, 0, 0};  // separating-plane normal at x, from a to b
-  SolveStatus status = SolveStatus::numerical_error;
-  int iterations = 0;
-};
 
 // Pose of the shape's own frame: the body pose composed with the shape's fixed offset.
 inline Pose shape_frame(const Shape& sh, const Pose& body) {
@@ -45,7 +31,7 @@ inline Pose shape_frame(const Shape& sh, const Pose& body) {
 // MMax: capacity in rows.
 template <int N, int NA, int NTail, int MMax, int W>
 void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose* fb, const SolverSettings& settings,
-                     ProximityResult* out) {
+                     ProximityResult* out, const DerivativeOutput& deriv) {
   using V = Lanes<W>;
   using Program = ConeProgram<N, MMax, 2, W>;
   Program prob;
@@ -116,6 +102,19 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
     }
     o.distance = std::sqrt(dist2);
   }
+  if (deriv.request == DerivativeRequest::none) return;
+
+  const Shape* shapes[2] = {&a, &b};
+  const V* origins[2] = {ra, rb};
+  const Mat3T<V>* rotations[2] = {&Qa, &Qb};
+  const Columns columns[2] = {ca, cb};
+  const ShapeRows rows[2] = {{lin_a, lin_b, cone_a, a.cone_dim()}, {lin_b, lin_end, cone_b, b.cone_dim()}};
+  NormalizedJacobian<V> nj;
+  if (deriv.request == DerivativeRequest::gradient)
+    normalized_gradient(solver, prob, shapes, origins, rotations, columns, rows, nj.alpha);
+  else
+    normalized_jacobian(solver, prob, shapes, origins, rotations, columns, rows, true, nj);
+  for (int k = 0; k < W; ++k) finish_jacobian(nj, k, len, deriv.request, out[k], fa[k], fb[k], deriv.jacobian[k]);
 }
 
 // Rows of problem (9) for this pair; the solver size class is chosen from it.
@@ -123,24 +122,33 @@ inline int proximity_rows(const Shape& a, const Shape& b) {
   return a.num_linear_rows() + b.num_linear_rows() + a.cone_dim() + b.cone_dim();
 }
 
+// Calls proximity_sized; kernels compiled for other instruction sets pass their own (batch_kernels.hpp).
+struct PlainSized {
+  template <int N, int NA, int NTail, int MMax, int W>
+  static void run(const Shape& a, const Pose* fa, const Shape& b, const Pose* fb, const SolverSettings& settings,
+                  ProximityResult* out, const DerivativeOutput& deriv) {
+    proximity_sized<N, NA, NTail, MMax, W>(a, fa, b, fb, settings, out, deriv);
+  }
+};
+
 // a has at most as many slack variables as b (proximity_lanes).
-template <int MMax, int W>
+template <class Sized, int MMax, int W>
 void proximity_rows_class(const Shape& a, const Pose* fa, const Shape& b, const Pose* fb,
-                          const SolverSettings& settings, ProximityResult* out) {
+                          const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv) {
   switch (3 * a.num_slack() + b.num_slack()) {
-    case 0: return proximity_sized<4, 4, 0, MMax, W>(a, fa, b, fb, settings, out);
-    case 1: return proximity_sized<5, 4, Columns::alpha, MMax, W>(a, fa, b, fb, settings, out);
-    case 2: return proximity_sized<6, 4, Columns::alpha, MMax, W>(a, fa, b, fb, settings, out);
-    case 4: return proximity_sized<6, 5, 0, MMax, W>(a, fa, b, fb, settings, out);
-    case 5: return proximity_sized<7, 5, 0, MMax, W>(a, fa, b, fb, settings, out);
-    default: return proximity_sized<8, 6, 0, MMax, W>(a, fa, b, fb, settings, out);
+    case 0: return Sized::template run<4, 4, 0, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    case 1: return Sized::template run<5, 4, Columns::alpha, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    case 2: return Sized::template run<6, 4, Columns::alpha, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    case 4: return Sized::template run<6, 5, 0, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    case 5: return Sized::template run<7, 5, 0, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    default: return Sized::template run<8, 6, 0, MMax, W>(a, fa, b, fb, settings, out, deriv);
   }
 }
 
 // proximity_lanes for a with at most as many slack variables as b.
-template <int W>
+template <class Sized, int W>
 void proximity_lanes_ordered(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
-                             const SolverSettings& settings, ProximityResult* out) {
+                             const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv) {
   Pose fa[W], fb[W];
   for (int k = 0; k < W; ++k) {
     fa[k] = shape_frame(a, pa[k]);
@@ -148,27 +156,43 @@ void proximity_lanes_ordered(const Shape& a, const Pose* pa, const Shape& b, con
   }
   const int rows = proximity_rows(a, b);
   if (rows <= 32) {
-    proximity_rows_class<32, W>(a, fa, b, fb, settings, out);
+    proximity_rows_class<Sized, 32, W>(a, fa, b, fb, settings, out, deriv);
   } else if (rows <= 128) {
-    proximity_rows_class<128, W>(a, fa, b, fb, settings, out);
+    proximity_rows_class<Sized, 128, W>(a, fa, b, fb, settings, out, deriv);
   } else {
     // Large polytopes go one at a time: their work arrays are large and their rows alone keep the
     // processor busy.
-    for (int k = 0; k < W; ++k) proximity_rows_class<2 * kMaxFaces + 8, 1>(a, fa + k, b, fb + k, settings, out + k);
+    for (int k = 0; k < W; ++k) proximity_rows_class<Sized, 2 * kMaxFaces + 8, 1>(a, fa + k, b, fb + k, settings, out + k, deriv.at(k));
   }
 }
 
 // Shapes a and b at W pairs of body poses (their offsets are applied here), one result per pair.
-template <int W>
+template <int W, class Sized = PlainSized>
 void proximity_lanes(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb, const SolverSettings& settings,
-                     ProximityResult* out) {
+                     ProximityResult* out, const DerivativeOutput& deriv) {
   // The shape with fewer slack variables goes first: the solver then skips the other's slack
   // columns in its rows. Swapping the shapes swaps the contact points and flips the normal.
-  if (a.num_slack() <= b.num_slack()) return proximity_lanes_ordered<W>(a, pa, b, pb, settings, out);
-  proximity_lanes_ordered<W>(b, pb, a, pa, settings, out);
+  const bool swapped = a.num_slack() > b.num_slack();
+  if (!swapped) {
+    proximity_lanes_ordered<Sized, W>(a, pa, b, pb, settings, out, deriv);
+  } else {
+    proximity_lanes_ordered<Sized, W>(b, pb, a, pa, settings, out, deriv);
+    for (int k = 0; k < W; ++k) {
+      std::swap(out[k].p_a, out[k].p_b);
+      for (double& n : out[k].normal) n = -n;
+    }
+  }
+  if (deriv.request == DerivativeRequest::none) return;
+  const bool gradient_only = deriv.request == DerivativeRequest::gradient;
   for (int k = 0; k < W; ++k) {
-    std::swap(out[k].p_a, out[k].p_b);
-    for (double& n : out[k].normal) n = -n;
+    if (swapped) swap_sides(gradient_only, deriv.jacobian[k]);
+    double d_a[3], d_b[3];  // shape frame origin − body origin
+    const Pose fa = shape_frame(a, pa[k]), fb = shape_frame(b, pb[k]);
+    for (int i = 0; i < 3; ++i) {
+      d_a[i] = fa.r[i] - pa[k].r[i];
+      d_b[i] = fb.r[i] - pb[k].r[i];
+    }
+    apply_offsets(d_a, d_b, gradient_only, deriv.jacobian[k]);
   }
 }
 

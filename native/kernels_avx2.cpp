@@ -1,0 +1,31 @@
+// Proximity kernels for x86-64 processors with AVX2 and FMA (batch_kernels.hpp). Each solver size
+// class is flattened on its own: one function holding all of them took the compiler ten minutes.
+#include "batch_kernels.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+namespace dcol {
+namespace {
+
+struct Avx2Sized {
+  template <int N, int NA, int NTail, int MMax, int W>
+  __attribute__((target("avx2,fma"), flatten)) static void run(const Shape& a, const Pose* fa, const Shape& b,
+                                                               const Pose* fb, const SolverSettings& settings,
+                                                               ProximityResult* out, const DerivativeOutput& deriv) {
+    proximity_sized<N, NA, NTail, MMax, W>(a, fa, b, fb, settings, out, deriv);
+  }
+};
+
+}  // namespace
+
+void proximity_lanes_avx2(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
+                          const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv) {
+  proximity_lanes<4, Avx2Sized>(a, pa, b, pb, settings, out, deriv);
+}
+
+void proximity_one_avx2(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb, const SolverSettings& settings,
+                        ProximityResult* out, const DerivativeOutput& deriv) {
+  proximity_lanes<1, Avx2Sized>(a, pa, b, pb, settings, out, deriv);
+}
+
+}  // namespace dcol
+#endif

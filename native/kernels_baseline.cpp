@@ -1,0 +1,17 @@
+// Proximity kernels for every processor: two lanes fill the 128-bit vectors every x86-64 (SSE2) and
+// ARM64 (NEON) processor has.
+#include "batch_kernels.hpp"
+
+namespace dcol {
+
+void proximity_lanes_baseline(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
+                              const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv) {
+  proximity_lanes<2>(a, pa, b, pb, settings, out, deriv);
+}
+
+void proximity_one_baseline(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
+                            const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv) {
+  proximity_lanes<1>(a, pa, b, pb, settings, out, deriv);
+}
+
+}  // namespace dcol

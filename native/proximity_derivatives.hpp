@@ -1,0 +1,404 @@
+// Derivatives of DCOL proximity (paper §II-B, §III) by the implicit function theorem at the
+// interior-point solution (x, s, z).
+//
+// Linearizing  Gᵀz + c = 0,  G x + s = h,  s∘z = const  (the level set of the complementarity
+// through the final iterate: exact for the barrier-smoothed problem the iterate solves) for a change
+// (dG, dh) of the data gives, with M⁻¹ = diag(z/s) on the orthant and arrow(s)⁻¹arrow(z) on a cone,
+//     H dx = Gᵀ M⁻¹ r − dGᵀ z,   H = Gᵀ M⁻¹ G,   r = dh − dG x,   dz = M⁻¹ (G dx − r).
+// One output eᵀdx costs one solve with Hᵀ (adjoint): v = H⁻ᵀ e, ζ = M⁻ᵀ G v, and
+//     eᵀdx = ζᵀ r − zᵀ dG v.
+// Every term is a contraction Σ_i ω_i d f_i(u) of the rows f(u) = h − G u of one shape, for some
+// weights ω and point u. For a rigid motion (δp, δθ) of that shape's frame these contractions take a
+// closed form (normalized_jacobian), so the data's derivatives are never formed.
+//
+// H differs from the solver's last normal matrix Gᵀ W⁻² G (Nesterov–Todd scaling W) only in the cone
+// blocks, where NT linearizes the scaled complementarity λ∘(W⁻¹ds + W dz): the two agree on the
+// central path, but away from it the NT form is off by the iterate's distance from the path, which
+// measured 1e-3 relative in dx on centred iterates. So H is the solver's factor L D Lᵀ plus the
+// cone blocks' correction, factored again (n ≤ 8).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "cone_solver.hpp"
+#include "primitives.hpp"
+#include "proximity_types.hpp"
+
+namespace dcol {
+
+// Which derivatives a proximity call computes.
+enum class DerivativeRequest : int {
+  none = 0,
+  gradient = 1,  // ∂α only: the gradient of the Lagrangian, no linear solve
+  jacobian = 2,  // x, α, the contact points, distance and normal
+};
+
+// Rows of problem (9) that belong to each shape: its orthant rows [lin_begin, lin_end) and its cone
+// (first row cone, or −1).
+struct ShapeRows {
+  int lin_begin, lin_end, cone, cone_dim;
+};
+
+// Normalized-coordinate derivatives of one proximity problem: columns are rigid motions
+// [δp'(3), δθ(3)] of shape a's own frame, then of b's (δp' in units of the normalizing length);
+// rows x'(3), α, and g(3), the unnormalized normal Σ σ_i z_i G_i,x (σ = +1 on a's rows, −1 on b's).
+template <class V>
+struct NormalizedJacobian {
+  V alpha[12];
+  V x[3][12];
+  V g[3][12];
+  V g_value[3];
+};
+
+namespace detail {
+
+inline void cross(const double* a, const double* b, double* out) {
+  out[0] = a[1] * b[2] - a[2] * b[1];
+  out[1] = a[2] * b[0] - a[0] * b[2];
+  out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+template <class V>
+inline void cross(const V* a, const V* b, V* out) {
+  out[0] = a[1] * b[2] - a[2] * b[1];
+  out[1] = a[2] * b[0] - a[0] * b[2];
+  out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+// Shapes whose rows see the point through Qᵀ(x − r) (polytope, cylinder, cone, ellipsoid): moving the
+// frame by (δp, δθ) is moving the point by −(δp + δθ × (x − r)). The sphere, capsule and polygon cone
+// rows are in world axes, x − r − Q S(slack), S the capsule's γ e1 or the polygon's (y1, y2, 0).
+inline bool body_axes_rows(const Shape& sh) {
+  return sh.kind == ShapeKind::polytope || sh.kind == ShapeKind::cylinder || sh.kind == ShapeKind::cone ||
+         sh.kind == ShapeKind::ellipsoid;
+}
+
+// The point about which a rotation of the frame moves f(u), less its value at u = 0: u_x for body-axes
+// rows, Q S(u's slack variables) for world-axes rows. (At u = 0 the lever is −r or 0.)
+template <class V>
+inline void lever_change(const Shape& sh, const Mat3T<V>& Q, Columns col, const V* u, V* out) {
+  if (body_axes_rows(sh)) {
+    for (int i = 0; i < 3; ++i) out[i] = u[i];
+    return;
+  }
+  for (int i = 0; i < 3; ++i) out[i] = V{};
+  if (sh.kind == ShapeKind::capsule || sh.kind == ShapeKind::polygon)
+    for (int i = 0; i < 3; ++i) out[i] += Q.m[i][0] * u[col.slack];
+  if (sh.kind == ShapeKind::polygon)
+    for (int i = 0; i < 3; ++i) out[i] += Q.m[i][1] * u[col.slack + 1];
+}
+
+template <class V>
+inline void lever(const Shape& sh, const V* r, const Mat3T<V>& Q, Columns col, const V* u, V* out) {
+  lever_change(sh, Q, col, u, out);
+  if (body_axes_rows(sh))
+    for (int i = 0; i < 3; ++i) out[i] -= r[i];
+}
+
+// g(ω) = Σ_i ω_i G_i,x over one shape's rows.
+template <class Program, class V>
+inline void contract_rows(const Program& p, const ShapeRows& rows, const V* omega, V* g) {
+  for (int i = 0; i < 3; ++i) g[i] = V{};
+  auto add = [&](int begin, int end) {
+    for (int r = begin; r < end; ++r)
+      for (int i = 0; i < 3; ++i) g[i] += omega[r] * p.G[r][i];
+  };
+  add(rows.lin_begin, rows.lin_end);
+  if (rows.cone >= 0) add(rows.cone, rows.cone + rows.cone_dim);
+}
+
+}  // namespace detail
+
+// H = Gᵀ M⁻¹ G of the problem just solved and the products with M⁻ᵀ and G the adjoints need.
+template <class Solver, class Program>
+class LinearizedKKT {
+  using V = typename Program::V;
+  static constexpr int NMax = Program::n_max, MMax = Program::m_max, KMax = Program::k_max;
+
+ public:
+  LinearizedKKT(const Solver& solver, const Program& prob) : solver_(solver), p_(prob) {
+    const int n = p_.n;
+    V H[NMax][NMax];
+    auto unit_lower = [&](int i, int k) { return i == k ? splat<V>(1.0) : solver.L[i][k]; };
+    for (int i = 0; i < n; ++i)  // L D Lᵀ: Gᵀ W⁻² G, with z/s on the orthant as M⁻¹ has
+      for (int j = 0; j <= i; ++j) {
+        V acc{};
+        for (int k = 0; k <= j; ++k) acc += unit_lower(i, k) * solver.D[k] * unit_lower(j, k);
+        H[i][j] = H[j][i] = acc;
+      }
+    for (int k = 0, row = p_.l; k < p_.num_soc; row += p_.soc_dim[k], ++k) {
+      s_point_[k] = detail::soc_point(solver.s + row, p_.soc_dim[k]);
+      const int dim = p_.soc_dim[k];
+      for (int j = 0; j < n; ++j) {  // column j: (M⁻¹ − W⁻²) G_k e_j
+        V g[MMax], m_inv[MMax], t[MMax], w_inv2[MMax];
+        for (int i = 0; i < dim; ++i) g[i] = p_.G[row + i][j];
+        detail::soc_product(solver.z + row, g, t, dim);
+        detail::soc_divide(solver.s + row, s_point_[k], t, m_inv, dim);
+        detail::soc_apply_Winv(solver.soc_v + row, solver.eta[k], g, t, dim);
+        detail::soc_apply_Winv(solver.soc_v + row, solver.eta[k], t, w_inv2, dim);
+        for (int a = 0; a < n; ++a) {
+          V acc{};
+          for (int i = 0; i < dim; ++i) acc += p_.G[row + i][a] * (m_inv[i] - w_inv2[i]);
+          H[a][j] += acc;
+        }
+      }
+    }
+    // L U without pivoting (lanes cannot pivot apart); H is near the positive definite NT matrix.
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i <= j; ++i) {  // U[i][j]
+        V acc = H[i][j];
+        for (int k = 0; k < i; ++k) acc -= lu_[i][k] * lu_[k][j];
+        lu_[i][j] = acc;
+      }
+      const V inv_pivot = 1.0 / lu_[j][j];
+      for (int i = j + 1; i < n; ++i) {  // L[i][j]
+        V acc = H[i][j];
+        for (int k = 0; k < j; ++k) acc -= lu_[i][k] * lu_[k][j];
+        lu_[i][j] = acc * inv_pivot;
+      }
+    }
+  }
+
+  // b ← H⁻ᵀ b = (Uᵀ Lᵀ)⁻¹ b.
+  void solve_transposed(V* b) const {
+    const int n = p_.n;
+    for (int i = 0; i < n; ++i) {
+      for (int k = 0; k < i; ++k) b[i] -= lu_[k][i] * b[k];
+      b[i] /= lu_[i][i];
+    }
+    for (int i = n - 1; i >= 0; --i)
+      for (int k = i + 1; k < n; ++k) b[i] -= lu_[k][i] * b[k];
+  }
+  // out = M⁻ᵀ u: z/s on the orthant, arrow(z) arrow(s)⁻¹ on a cone.
+  void apply_M_inverse_transposed(const V* u, V* out) const {
+    for (int i = 0; i < p_.l; ++i) out[i] = solver_.z[i] / solver_.s[i] * u[i];
+    for (int k = 0, row = p_.l; k < p_.num_soc; row += p_.soc_dim[k], ++k) {
+      V t[MMax];
+      detail::soc_divide(solver_.s + row, s_point_[k], u + row, t, p_.soc_dim[k]);
+      detail::soc_product(solver_.z + row, t, out + row, p_.soc_dim[k]);
+    }
+  }
+  void G_times(const V* v, V* out) const {
+    for (int i = 0; i < p_.m; ++i) out[i] = detail::dot(p_.G[i], v, p_.n);
+  }
+  void G_transpose_times(const V* u, V* out) const {
+    std::fill(out, out + p_.n, V{});
+    for (int i = 0; i < p_.m; ++i)
+      for (int j = 0; j < p_.n; ++j) out[j] += p_.G[i][j] * u[i];
+  }
+
+ private:
+  const Solver& solver_;
+  const Program& p_;
+  detail::SocPoint<V> s_point_[KMax];
+  V lu_[NMax][NMax];
+};
+
+// The derivatives of x', α and the normal direction g of the problem just solved. side[0], side[1]:
+// the shapes in the order of the problem's columns, their normalized frames and slack columns.
+template <class Solver, class Program, class V = typename Program::V>
+void normalized_jacobian(const Solver& solver, const Program& prob, const Shape* shape[2], const V* const r[2],
+                         const Mat3T<V>* const Q[2], const Columns col[2], const ShapeRows rows[2],
+                         bool with_normal, NormalizedJacobian<V>& out) {
+  constexpr int NMax = Program::n_max, MMax = Program::m_max;
+  const int n = prob.n, m = prob.m;
+  const V* x = solver.x;
+  const V* z = solver.z;
+  double sigma[MMax];  // +1 on a's rows, −1 on b's
+  for (int s = 0; s < 2; ++s) {
+    for (int i = rows[s].lin_begin; i < rows[s].lin_end; ++i) sigma[i] = s == 0 ? 1.0 : -1.0;
+    if (rows[s].cone >= 0)
+      for (int i = rows[s].cone; i < rows[s].cone + rows[s].cone_dim; ++i) sigma[i] = s == 0 ? 1.0 : -1.0;
+  }
+  V g_z[2][3], lever_x[2][3];
+  for (int s = 0; s < 2; ++s) {
+    detail::contract_rows(prob, rows[s], z, g_z[s]);
+    detail::lever(*shape[s], r[s], *Q[s], col[s], x, lever_x[s]);
+  }
+  for (int i = 0; i < 3; ++i) out.g_value[i] = g_z[0][i] - g_z[1][i];
+
+  // One adjoint output: its derivative is dL(x, ω) + [dL(v, z) − dL(0, z)] summed over the shapes,
+  // with dL(u, ω) = g(ω)·δp + δθ·(lever(u) × g(ω)) for a rigid motion of a shape.
+  auto accumulate = [&](const V* omega, const V* v, V* row) {
+    for (int s = 0; s < 2; ++s) {
+      V g[3], lever_v[3], t1[3], t2[3];
+      detail::contract_rows(prob, rows[s], omega, g);
+      detail::lever_change(*shape[s], *Q[s], col[s], v, lever_v);
+      detail::cross(lever_x[s], g, t1);
+      detail::cross(lever_v, g_z[s], t2);
+      for (int i = 0; i < 3; ++i) {
+        row[6 * s + i] += g[i];
+        row[6 * s + 3 + i] += t1[i] + t2[i];
+      }
+    }
+  };
+  const LinearizedKKT<Solver, Program> kkt(solver, prob);
+  V v[NMax], t[MMax], omega[MMax];
+  for (int k = 0; k < 4; ++k) {  // x' (k < 3) and α (k = 3): v = H⁻ᵀe_k, ω = M⁻ᵀ G v
+    V* row = k < 3 ? out.x[k] : out.alpha;
+    std::fill(row, row + 12, V{});
+    std::fill(v, v + n, V{});
+    v[k] = splat<V>(1.0);
+    kkt.solve_transposed(v);
+    kkt.G_times(v, t);
+    kkt.apply_M_inverse_transposed(t, omega);
+    accumulate(omega, v, row);
+  }
+  if (!with_normal) return;
+  // g_c = a_cᵀz with a_c = σ∘G e_c. Its derivative is a_cᵀdz + σ zᵀdG e_c, and a_cᵀdz has the adjoint
+  // u = M⁻ᵀa_c, ψ = H⁻ᵀ Gᵀu, ω = M⁻ᵀ G ψ − u.
+  V u[MMax], a_c[MMax];
+  for (int c = 0; c < 3; ++c) {
+    V* row = out.g[c];
+    std::fill(row, row + 12, V{});
+    for (int i = 0; i < m; ++i) a_c[i] = sigma[i] * prob.G[i][c];
+    kkt.apply_M_inverse_transposed(a_c, u);
+    kkt.G_transpose_times(u, v);
+    kkt.solve_transposed(v);
+    kkt.G_times(v, t);
+    kkt.apply_M_inverse_transposed(t, omega);
+    for (int i = 0; i < m; ++i) omega[i] -= u[i];
+    accumulate(omega, v, row);
+    V e_c[NMax] = {};
+    e_c[c] = splat<V>(1.0);
+    for (int s = 0; s < 2; ++s) {
+      V lever_e[3], t3[3];
+      detail::lever_change(*shape[s], *Q[s], col[s], e_c, lever_e);
+      detail::cross(lever_e, g_z[s], t3);
+      const double sign = s == 0 ? 1.0 : -1.0;
+      for (int i = 0; i < 3; ++i) row[6 * s + 3 + i] -= sign * t3[i];
+    }
+  }
+}
+
+// The α row alone from the Lagrangian α + zᵀ(G x − h) at the optimum (envelope theorem):
+// dα = −Σ_shapes dL(x, z), no solve. Agrees with normalized_jacobian's α row up to the duality gap.
+template <class Solver, class Program, class V = typename Program::V>
+void normalized_gradient(const Solver& solver, const Program& prob, const Shape* shape[2], const V* const r[2],
+                         const Mat3T<V>* const Q[2], const Columns col[2], const ShapeRows rows[2], V* alpha_row) {
+  for (int s = 0; s < 2; ++s) {
+    V g[3], lever_x[3], t[3];
+    detail::contract_rows(prob, rows[s], solver.z, g);
+    detail::lever(*shape[s], r[s], *Q[s], col[s], solver.x, lever_x);
+    detail::cross(lever_x, g, t);
+    for (int i = 0; i < 3; ++i) {
+      alpha_row[6 * s + i] = -g[i];
+      alpha_row[6 * s + 3 + i] = -t[i];
+    }
+  }
+}
+
+// Derivatives of one proximity result with respect to rigid motions δ = [δp; δθ] (r ← r + δp,
+// Q ← exp(δθ^) Q, world frame) of body a, then body b: 12 columns. proximity_lanes fills them for the
+// shapes' own frames first and then moves them to the bodies (apply_offsets).
+struct ProximityJacobian {
+  double alpha[12];
+  double x[3][12];
+  double p_a[3][12], p_b[3][12];
+  double distance[12];
+  double normal[3][12];
+};
+
+// What a proximity call should differentiate, and where the results go (one per pose pair).
+struct DerivativeOutput {
+  DerivativeRequest request = DerivativeRequest::none;
+  ProximityJacobian* jacobian = nullptr;
+  DerivativeOutput at(int k) const { return {request, jacobian ? jacobian + k : nullptr}; }
+};
+
+// World-unit derivatives with respect to rigid motions of the shapes' own frames from the normalized
+// ones of lane k. len: the normalizing length; o: the values; fa, fb: the frames.
+template <class V>
+void finish_jacobian(const NormalizedJacobian<V>& nj, int k, double len, DerivativeRequest request,
+                     const ProximityResult& o, const Pose& fa, const Pose& fb, ProximityJacobian& J) {
+  // Positions enter the normalized problem as r'_a = −r'_b = (r_a − r_b)/2ℓ.
+  auto position_columns = [&](const V* from, double* to, double scale) {
+    for (int i = 0; i < 3; ++i) {
+      const double d = 0.5 * scale * (lane(from[i], k) - lane(from[6 + i], k));
+      to[i] = d;
+      to[6 + i] = -d;
+      to[3 + i] = lane(from[3 + i], k);
+      to[9 + i] = lane(from[9 + i], k);
+    }
+  };
+  position_columns(nj.alpha, J.alpha, 1.0 / len);
+  if (request == DerivativeRequest::gradient) return;
+  for (int r = 0; r < 3; ++r) {
+    position_columns(nj.x[r], J.x[r], 1.0);
+    for (int j = 0; j < 12; ++j) J.x[r][j] *= (j % 6 < 3) ? 1.0 : len;
+    J.x[r][r] += 0.5;  // x = center + ℓ x', center = (r_a + r_b)/2
+    J.x[r][6 + r] += 0.5;
+  }
+  // n = g/‖g‖: dn = (I − n nᵀ) dg / ‖g‖
+  double dg[3][12], g_norm = 0.0;
+  for (int r = 0; r < 3; ++r) {
+    position_columns(nj.g[r], dg[r], 1.0 / len);
+    g_norm += lane(nj.g_value[r], k) * lane(nj.g_value[r], k);
+  }
+  g_norm = std::sqrt(g_norm);
+  for (int j = 0; j < 12; ++j) {
+    double n_dg = 0.0;
+    for (int r = 0; r < 3; ++r) n_dg += o.normal[r] * dg[r][j];
+    for (int r = 0; r < 3; ++r) J.normal[r][j] = g_norm > 0.0 ? (dg[r][j] - o.normal[r] * n_dg) / g_norm : 0.0;
+  }
+  // (29) p_i = o_i + (x − o_i)/α, with o_i moving with its own frame's δp; at α = 0, p_i = o_i.
+  const double alpha = o.alpha;
+  auto contact_point = [&](const Pose& f, int side, double (*dp)[12]) {
+    for (int r = 0; r < 3; ++r)
+      for (int j = 0; j < 12; ++j) {
+        const double d_origin = j == 6 * side + r ? 1.0 : 0.0;
+        dp[r][j] = alpha > 0.0 ? d_origin * (1.0 - 1.0 / alpha) + J.x[r][j] / alpha -
+                                     (o.x[r] - f.r[r]) * J.alpha[j] / (alpha * alpha)
+                               : d_origin;
+      }
+  };
+  contact_point(fa, 0, J.p_a);
+  contact_point(fb, 1, J.p_b);
+  for (int j = 0; j < 12; ++j) {
+    double d = 0.0;
+    for (int r = 0; r < 3; ++r) d += (o.p_a[r] - o.p_b[r]) * (J.p_a[r][j] - J.p_b[r][j]);
+    J.distance[j] = o.distance > 0.0 ? d / o.distance : 0.0;
+  }
+}
+
+// Moves the columns of J from rigid motions of the shapes' own frames to rigid motions of their bodies:
+// a body motion moves the frame by δp + δθ × d (d = frame origin − body origin) and δθ.
+inline void apply_offsets(const double d_a[3], const double d_b[3], bool gradient_only, ProximityJacobian& J) {
+  auto row = [&](double* jr) {
+    const double* d[2] = {d_a, d_b};
+    for (int s = 0; s < 2; ++s) {
+      double t[3];
+      detail::cross(d[s], jr + 6 * s, t);
+      for (int i = 0; i < 3; ++i) jr[6 * s + 3 + i] += t[i];
+    }
+  };
+  row(J.alpha);
+  if (gradient_only) return;
+  row(J.distance);
+  for (int r = 0; r < 3; ++r) {
+    row(J.x[r]);
+    row(J.p_a[r]);
+    row(J.p_b[r]);
+    row(J.normal[r]);
+  }
+}
+
+// Swapping the shapes swaps the column blocks, the contact points, and flips the normal.
+inline void swap_sides(bool gradient_only, ProximityJacobian& J) {
+  auto swap_blocks = [](double* jr) { std::swap_ranges(jr, jr + 6, jr + 6); };
+  swap_blocks(J.alpha);
+  if (gradient_only) return;
+  swap_blocks(J.distance);
+  for (int r = 0; r < 3; ++r) {
+    swap_blocks(J.x[r]);
+    swap_blocks(J.p_a[r]);
+    swap_blocks(J.p_b[r]);
+    swap_blocks(J.normal[r]);
+    for (double& v : J.normal[r]) v = -v;
+  }
+  std::swap(J.p_a, J.p_b);
+}
+
+}  // namespace dcol
