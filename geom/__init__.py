@@ -5,12 +5,14 @@ from .derivatives import (
     ContactJacobian,
     ProximityGradient,
     ProximityJacobian,
+    ShapeParameterJacobian,
     contact_jacobian,
     contact_jacobian_batch,
     proximity_gradient,
     proximity_gradient_batch,
     proximity_jacobian,
     proximity_jacobian_batch,
+    shape_parameter_jacobian,
 )
 from .proximity import ProximityBatchResult, ProximityResult, proximity, proximity_batch
 from .shapes import MAX_FACES, Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Shape, Sphere
@@ -40,4 +42,6 @@ __all__ = [
     "ProximityGradient",
     "ContactJacobian",
     "DERIVATIVE_SETTINGS",
+    "shape_parameter_jacobian",
+    "ShapeParameterJacobian",
 ]

@@ -26,6 +26,8 @@ import numpy as np
 from dcol import _native
 from dcol.solvers import SolverSettings
 
+from .shapes import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere
+
 __all__ = [
     "DERIVATIVE_SETTINGS",
     "ProximityJacobian",
@@ -37,12 +39,15 @@ __all__ = [
     "proximity_jacobian_batch",
     "proximity_gradient_batch",
     "contact_jacobian_batch",
+    "ShapeParameterJacobian",
+    "shape_parameter_jacobian",
 ]
 
-_GRADIENT, _JACOBIAN = 1, 2
+_GRADIENT, _JACOBIAN, _CONTACT = 1, 2, 3  # DerivativeRequest of the native core
 
-DERIVATIVE_SETTINGS = SolverSettings(barrier=1e-10, centrality_tol=1e-2)
-"""Default solver settings of the derivative functions: the central path at μ = 1e-10."""
+DERIVATIVE_SETTINGS = SolverSettings(barrier=1e-10, centrality_tol=1e-4)
+"""Default solver settings of the derivative functions: the central path at μ = 1e-10, reached to
+1e-4 (relative): the derivatives then match central differences of the values to ~2e-5 relative."""
 
 _PARAMETERIZATIONS = ("quaternion", "mrp", "rigid")
 
@@ -141,6 +146,7 @@ def _single(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings):
 
 
 def _proximity_jacobian(out):
+    """ProximityJacobian from the native arrays (the contact points' and distance's are dropped)."""
     jacobian = np.concatenate([out["d_x"], out["d_alpha"][..., None, :]], axis=-2)
     return ProximityJacobian(out["alpha"], out["x"], jacobian, out["status"], out["iterations"])
 
@@ -178,7 +184,7 @@ def contact_jacobian(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion",
 
     Parameters as :func:`proximity_jacobian`; returns ContactJacobian.
     """
-    return _contact_jacobian(_single(a, r_a, q_a, b, r_b, q_b, _JACOBIAN, parameterization, settings))
+    return _contact_jacobian(_single(a, r_a, q_a, b, r_b, q_b, _CONTACT, parameterization, settings))
 
 
 def proximity_jacobian_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion", settings=None, threads=None):
@@ -195,4 +201,94 @@ def proximity_gradient_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="quat
 
 def contact_jacobian_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion", settings=None, threads=None):
     """:func:`contact_jacobian` for N pose pairs in one native call; leading N axis on every field."""
-    return _contact_jacobian(_batch(a, r_a, q_a, b, r_b, q_b, _JACOBIAN, parameterization, settings, threads))
+    return _contact_jacobian(_batch(a, r_a, q_a, b, r_b, q_b, _CONTACT, parameterization, settings, threads))
+
+
+@dataclass(frozen=True)
+class ShapeParameterJacobian:
+    """α, x and the derivatives of (x, α) with respect to the shapes' parameters.
+
+    jacobians : dict keyed (side, name), side "a" or "b", name the shape's attribute: polytope (and
+        box) "A", "b"; sphere "R"; capsule, cylinder "R", "L"; cone "H", "beta"; ellipsoid "P"; polygon
+        "C", "d", "R"; plus "theta" for a polytope given a parameterization. Each is (4,) + the
+        attribute's shape, rows (x0, x1, x2, α): e.g. ("a", "A") is (4, m, 3), ("b", "R") is (4,).
+        Ellipsoid P: [:, i, j] is the derivative with respect to P_ij as an entry of a general matrix
+        entering through its symmetric part (P + Pᵀ)/2, so [:, i, j] = [:, j, i].
+    """
+
+    alpha: float
+    x: np.ndarray
+    jacobians: dict
+    status: object
+    iterations: int
+
+
+def _named_parameters(shape, jacobian):
+    """The native (4, count) block of one shape as {name: (4,) + attribute shape}."""
+    if isinstance(shape, Polytope):
+        m = len(shape.b)
+        return {"A": jacobian[:, : 3 * m].reshape(4, m, 3), "b": jacobian[:, 3 * m :]}
+    if isinstance(shape, Polygon):
+        m = len(shape.d)
+        return {"C": jacobian[:, : 2 * m].reshape(4, m, 2), "d": jacobian[:, 2 * m : 3 * m], "R": jacobian[:, 3 * m]}
+    if isinstance(shape, Sphere):
+        return {"R": jacobian[:, 0]}
+    if isinstance(shape, (Capsule, Cylinder)):
+        return {"R": jacobian[:, 0], "L": jacobian[:, 1]}
+    if isinstance(shape, Cone):
+        return {"H": jacobian[:, 0], "beta": jacobian[:, 1]}
+    if isinstance(shape, Ellipsoid):
+        # The native core differentiates the upper Cholesky factor U (P = UᵀU). For a symmetric dP,
+        # dU = Φ(U⁻ᵀ dP U⁻¹) U with Φ keeping the upper triangle and halving the diagonal, so
+        # ⟨Ū, dU⟩ = ⟨U⁻¹ S U⁻ᵀ, dP⟩ with S the symmetric matrix of Φ's adjoint applied to Ū Uᵀ.
+        U = np.linalg.cholesky(shape.P).T
+        U_inv = np.linalg.inv(U)
+        out = np.empty((4, 3, 3))
+        for row in range(4):
+            Y = jacobian[row].reshape(3, 3) @ U.T
+            strict = np.triu(Y, 1)
+            S = 0.5 * (strict + strict.T + np.diag(np.diag(Y)))
+            out[row] = U_inv @ S @ U_inv.T
+        return {"P": out}
+    raise TypeError(f"unknown shape {type(shape).__name__}")
+
+
+def _polytope_parameterization(shape, dA_dtheta, db_dtheta, side):
+    """(dA/dθ (m, 3, p), db/dθ (m, p)) checked against the polytope of one side."""
+    if not isinstance(shape, Polytope):
+        raise TypeError(f"theta_{side} is for polytopes; shape {side} is a {type(shape).__name__}")
+    m = len(shape.b)
+    dA = np.asarray(dA_dtheta, dtype=np.float64)
+    db = np.asarray(db_dtheta, dtype=np.float64)
+    if dA.ndim != 3 or dA.shape[:2] != (m, 3) or db.shape != (m, dA.shape[2]):
+        raise ValueError(
+            f"theta_{side} must be (dA/dθ of shape ({m}, 3, p), db/dθ of shape ({m}, p)), got {dA.shape} and {db.shape}"
+        )
+    if not (np.all(np.isfinite(dA)) and np.all(np.isfinite(db))):
+        raise ValueError(f"theta_{side} must be finite")
+    return dA, db
+
+
+def shape_parameter_jacobian(a, r_a, q_a, b, r_b, q_b, *, theta_a=None, theta_b=None, settings=None):
+    """Derivatives of (x, α) with respect to each shape's own parameters at one pose pair.
+
+    Parameters
+    ----------
+    a, b : dcol.geom shapes; r_a, r_b : (3,); q_a, q_b : (4,) quaternions or (3, 3) rotation matrices.
+    theta_a, theta_b : optional, for a polytope A(θ) y ≤ b(θ) of the user's own parameterization:
+        (dA/dθ (m, 3, p), db/dθ (m, p)) at the current θ; the result then holds (side, "theta") (4, p).
+    settings : SolverSettings with barrier > 0; default DERIVATIVE_SETTINGS.
+
+    Returns
+    -------
+    ShapeParameterJacobian. The offset poses are not differentiated.
+    """
+    out = _native.shape_parameter_jacobian(a, r_a, q_a, b, r_b, q_b, _settings(settings))
+    jacobians = {}
+    for side, shape, theta in (("a", a, theta_a), ("b", b, theta_b)):
+        named = _named_parameters(shape, out[side])
+        jacobians.update({(side, name): value for name, value in named.items()})
+        if theta is not None:
+            dA, db = _polytope_parameterization(shape, *theta, side)
+            jacobians[side, "theta"] = np.einsum("kmj,mjp->kp", named["A"], dA) + named["b"] @ db
+    return ShapeParameterJacobian(out["alpha"], out["x"], jacobians, out["status"], out["iterations"])

@@ -217,6 +217,8 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
   const std::vector<const Shape*> shapes_a = as_shape_list(a, "a", n);
   const std::vector<const Shape*> shapes_b = as_shape_list(b, "b", n);
   if (threads < 1) throw py::value_error("threads must be at least 1");
+  if (request_code < 0 || request_code > static_cast<int>(DerivativeRequest::contact))
+    throw py::value_error("request must be 0 (values), 1 (gradient), 2 (Jacobian) or 3 (with the normal)");
   const auto request = static_cast<DerivativeRequest>(request_code);
   const Parameterization param = as_parameterization(parameterization_name);
   if (request != DerivativeRequest::none && param != Parameterization::rigid && !(pa.quaternion && pb.quaternion))
@@ -233,13 +235,14 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
          *pa_d = p_a.mutable_data(), *pb_d = p_b.mutable_data(), *normal_d = normal.mutable_data();
   int8_t* status_d = status.mutable_data();
   int32_t* iterations_d = iterations.mutable_data();
-  // Jacobians: d_alpha (N, P) always; with a full request also d_x, d_p_a, d_p_b, d_normal (N, 3, P)
-  // and d_distance (N, P).
-  const bool full = request == DerivativeRequest::jacobian;
-  const py::ssize_t vec_rows = full ? n : 0, scalar_rows = request != DerivativeRequest::none ? n : 0;
-  py::array_t<double> d_alpha({scalar_rows, cols}), d_distance({full ? n : 0, cols});
-  py::array_t<double> d_x({vec_rows, py::ssize_t(3), cols}), d_p_a({vec_rows, py::ssize_t(3), cols}),
-      d_p_b({vec_rows, py::ssize_t(3), cols}), d_normal({vec_rows, py::ssize_t(3), cols});
+  // Jacobians: d_alpha (N, P) with any request; with jacobian also d_x, d_p_a, d_p_b (N, 3, P) and
+  // d_distance (N, P); with contact also d_normal (N, 3, P).
+  const bool full = request == DerivativeRequest::jacobian || request == DerivativeRequest::contact;
+  const bool with_normal = request == DerivativeRequest::contact;
+  auto rows = [&](bool wanted) { return wanted ? n : py::ssize_t(0); };
+  py::array_t<double> d_alpha({rows(request != DerivativeRequest::none), cols}), d_distance({rows(full), cols});
+  py::array_t<double> d_x({rows(full), py::ssize_t(3), cols}), d_p_a({rows(full), py::ssize_t(3), cols}),
+      d_p_b({rows(full), py::ssize_t(3), cols}), d_normal({rows(with_normal), py::ssize_t(3), cols});
   double *d_alpha_d = d_alpha.mutable_data(), *d_distance_d = d_distance.mutable_data(), *d_x_d = d_x.mutable_data(),
          *d_pa_d = d_p_a.mutable_data(), *d_pb_d = d_p_b.mutable_data(), *d_normal_d = d_normal.mutable_data();
 
@@ -275,7 +278,7 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
       convert_row(jac.x[r], param, Omega, d_x_d + offset);
       convert_row(jac.p_a[r], param, Omega, d_pa_d + offset);
       convert_row(jac.p_b[r], param, Omega, d_pb_d + offset);
-      convert_row(jac.normal[r], param, Omega, d_normal_d + offset);
+      if (with_normal) convert_row(jac.normal[r], param, Omega, d_normal_d + offset);
     }
   };
   const bool one_pair = shapes_a.size() == 1 && shapes_b.size() == 1;
@@ -333,8 +336,8 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
     out["d_p_a"] = d_p_a;
     out["d_p_b"] = d_p_b;
     out["d_distance"] = d_distance;
-    out["d_normal"] = d_normal;
   }
+  if (with_normal) out["d_normal"] = d_normal;
   return out;
 }
 
@@ -415,6 +418,33 @@ void copy_matrix3(const Array& M, double (*out)[3]) {
   check_matrix3(M);
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) out[i][j] = M.data()[3 * i + j];
+}
+
+// Derivatives of (x, α) with respect to both shapes' parameters at one pose pair (shape_parameter_row).
+py::dict shape_parameter_jacobian(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b,
+                                  py::handle q_b, const SolverSettings& settings) {
+  const Shape& sa = as_shape(a, "a");
+  const Shape& sb = as_shape(b, "b");
+  Pose pa, pb;
+  Array ra = as_vector3(r_a, "r_a"), rb = as_vector3(r_b, "r_b");
+  std::copy(ra.data(), ra.data() + 3, pa.r);
+  std::copy(rb.data(), rb.data() + 3, pb.r);
+  pa.Q = as_orientation(q_a, "q_a");
+  pb.Q = as_orientation(q_b, "q_b");
+  py::array_t<double> jac_a({py::ssize_t(4), py::ssize_t(shape_parameter_count(sa))});
+  py::array_t<double> jac_b({py::ssize_t(4), py::ssize_t(shape_parameter_count(sb))});
+  ProximityResult res;
+  ProximityJacobian pose_jacobian;
+  const DerivativeOutput deriv{DerivativeRequest::jacobian, &pose_jacobian, {jac_a.mutable_data(), jac_b.mutable_data()}};
+  kernels().run_one(sa, &pa, sb, &pb, settings, &res, deriv);
+  py::dict out;
+  out["alpha"] = res.alpha;
+  out["x"] = copy3(res.x);
+  out["status"] = res.status;
+  out["iterations"] = res.iterations;
+  out["a"] = jac_a;
+  out["b"] = jac_b;
+  return out;
 }
 
 }  // namespace
@@ -551,6 +581,8 @@ PYBIND11_MODULE(_native, m) {
   m.def("proximity_batch", &proximity_batch, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"),
         py::arg("r_b"), py::arg("q_b"), py::arg("settings"), py::arg("threads"), py::arg("request") = 0,
         py::arg("parameterization") = "rigid");
+  m.def("shape_parameter_jacobian", &shape_parameter_jacobian, py::arg("a"), py::arg("r_a"), py::arg("q_a"),
+        py::arg("b"), py::arg("r_b"), py::arg("q_b"), py::arg("settings"));
   m.def("solve_cone_program", &solve_cone_program, py::arg("c"), py::arg("G"), py::arg("h"), py::arg("l"),
         py::arg("soc_dims"), py::arg("settings"));
 }

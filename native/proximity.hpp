@@ -110,10 +110,21 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   const Columns columns[2] = {ca, cb};
   const ShapeRows rows[2] = {{lin_a, lin_b, cone_a, a.cone_dim()}, {lin_b, lin_end, cone_b, b.cone_dim()}};
   NormalizedJacobian<V> nj;
-  if (deriv.request == DerivativeRequest::gradient)
+  if (deriv.request == DerivativeRequest::gradient) {
     normalized_gradient(solver, prob, shapes, origins, rotations, columns, rows, nj.alpha);
-  else
-    normalized_jacobian(solver, prob, shapes, origins, rotations, columns, rows, true, nj);
+  } else {
+    V* parameters[2] = {nullptr, nullptr};  // shape parameters: for one pose pair only
+    if constexpr (W == 1) {
+      parameters[0] = deriv.shape_parameters[0];
+      parameters[1] = deriv.shape_parameters[1];
+    }
+    normalized_jacobian(solver, prob, shapes, origins, rotations, columns, rows, len,
+                        deriv.request == DerivativeRequest::contact, nj, parameters[0] ? parameters : nullptr);
+    for (int s = 0; parameters[0] && s < 2; ++s) {  // x = center + ℓ x': the x rows scale by ℓ
+      const int count = shape_parameter_count(*shapes[s]);
+      for (int i = 0; i < 3 * count; ++i) parameters[s][i] *= len;
+    }
+  }
   for (int k = 0; k < W; ++k) finish_jacobian(nj, k, len, deriv.request, out[k], fa[k], fb[k], deriv.jacobian[k]);
 }
 
@@ -176,23 +187,24 @@ void proximity_lanes(const Shape& a, const Pose* pa, const Shape& b, const Pose*
   if (!swapped) {
     proximity_lanes_ordered<Sized, W>(a, pa, b, pb, settings, out, deriv);
   } else {
-    proximity_lanes_ordered<Sized, W>(b, pb, a, pa, settings, out, deriv);
+    DerivativeOutput swapped_deriv = deriv;
+    std::swap(swapped_deriv.shape_parameters[0], swapped_deriv.shape_parameters[1]);
+    proximity_lanes_ordered<Sized, W>(b, pb, a, pa, settings, out, swapped_deriv);
     for (int k = 0; k < W; ++k) {
       std::swap(out[k].p_a, out[k].p_b);
       for (double& n : out[k].normal) n = -n;
     }
   }
   if (deriv.request == DerivativeRequest::none) return;
-  const bool gradient_only = deriv.request == DerivativeRequest::gradient;
   for (int k = 0; k < W; ++k) {
-    if (swapped) swap_sides(gradient_only, deriv.jacobian[k]);
+    if (swapped) swap_sides(deriv.request, deriv.jacobian[k]);
     double d_a[3], d_b[3];  // shape frame origin − body origin
     const Pose fa = shape_frame(a, pa[k]), fb = shape_frame(b, pb[k]);
     for (int i = 0; i < 3; ++i) {
       d_a[i] = fa.r[i] - pa[k].r[i];
       d_b[i] = fb.r[i] - pb[k].r[i];
     }
-    apply_offsets(d_a, d_b, gradient_only, deriv.jacobian[k]);
+    apply_offsets(d_a, d_b, deriv.request, deriv.jacobian[k]);
   }
 }
 

@@ -32,7 +32,8 @@ namespace dcol {
 enum class DerivativeRequest : int {
   none = 0,
   gradient = 1,  // ∂α only: the gradient of the Lagrangian, no linear solve
-  jacobian = 2,  // x, α, the contact points, distance and normal
+  jacobian = 2,  // x, α, the contact points and distance (all from x and α)
+  contact = 3,   // and the normal, which takes three more adjoint solves
 };
 
 // Rows of problem (9) that belong to each shape: its orthant rows [lin_begin, lin_end) and its cone
@@ -196,12 +197,97 @@ class LinearizedKKT {
   V lu_[NMax][NMax];
 };
 
+// Number of shape parameters shape_parameter_row writes, in this order: polytope A (m×3), b (m);
+// sphere R; capsule, cylinder R, L; cone H, β; ellipsoid U (3×3, upper Cholesky factor of P, lower
+// entries zero); polygon C (m×2), d (m), R.
+inline int shape_parameter_count(const Shape& sh) {
+  switch (sh.kind) {
+    case ShapeKind::polytope: return 4 * sh.num_faces;
+    case ShapeKind::polygon: return 3 * sh.num_faces + 1;
+    case ShapeKind::sphere: return 1;
+    case ShapeKind::ellipsoid: return 9;
+    default: return 2;
+  }
+}
+
+// One output's derivatives (of x' or α, adjoint v and ω = M⁻ᵀ G v) with respect to one shape's own
+// parameters: Σ_i ω_i ∂f_i(x)/∂θ + z_i [∂f_i(v) − ∂f_i(0)]/∂θ over its rows f(u) = h − G u.
+// r, Q: the shape's normalized frame; len: the normalizing length (lengths enter divided by it).
+template <class Program, class V = typename Program::V>
+void shape_parameter_row(const Program& p, const Shape& sh, const ShapeRows& rows, const V* r, const Mat3T<V>& Q,
+                         Columns col, double len, const V* x, const V* z, const V* v, const V* omega, V* out) {
+  const int ax = Columns::alpha;
+  // ∂f/∂θ = u_α·scale for a length entering as α·θ/ℓ in row i
+  auto alpha_term = [&](int i, double scale) { return scale * (omega[i] * x[ax] + z[i] * v[ax]); };
+  const int l0 = rows.lin_begin, c0 = rows.cone;
+  switch (sh.kind) {
+    case ShapeKind::polytope:
+      // (11) row f: (Q a_f)·(r − u_x) + u_α b_f/ℓ
+      for (int f = 0; f < sh.num_faces; ++f) {
+        const int i = l0 + f;
+        for (int j = 0; j < 3; ++j) {
+          V acc{};
+          for (int c = 0; c < 3; ++c) acc += Q.m[c][j] * (omega[i] * (r[c] - x[c]) - z[i] * v[c]);
+          out[3 * f + j] = acc;
+        }
+        out[3 * sh.num_faces + f] = alpha_term(i, 1.0 / len);
+      }
+      break;
+    case ShapeKind::sphere: out[0] = alpha_term(c0, 1.0 / len); break;
+    case ShapeKind::capsule:
+    case ShapeKind::cylinder:
+      // R in the cone's first row, L/2 in both linear rows (14), (18)
+      out[0] = alpha_term(c0, 1.0 / len);
+      out[1] = alpha_term(l0, 0.5 / len) + alpha_term(l0 + 1, 0.5 / len);
+      break;
+    case ShapeKind::cone: {
+      // (21): u_α H/4ℓ; (22) first row: tanβ (b̂xᵀ(u_x − r) + 3 u_α H/4ℓ)
+      out[0] = alpha_term(l0, 0.25 / len) + alpha_term(c0, 0.75 * sh.tan_beta / len);
+      V axial_x{}, axial_v{};
+      for (int c = 0; c < 3; ++c) {
+        axial_x += Q.m[c][0] * (x[c] - r[c]);
+        axial_v += Q.m[c][0] * v[c];
+      }
+      const V d_tan = omega[c0] * (axial_x + 0.75 * sh.H / len * x[ax]) + z[c0] * (axial_v + 0.75 * sh.H / len * v[ax]);
+      out[1] = (1.0 + sh.tan_beta * sh.tan_beta) * d_tan;  // d tanβ/dβ
+      break;
+    }
+    case ShapeKind::ellipsoid:
+      // (24) row 1 + k: ℓ (U Qᵀ(u_x − r))_k
+      for (int k = 0; k < 3; ++k)
+        for (int j = 0; j < 3; ++j) {
+          if (j < k) {
+            out[3 * k + j] = V{};
+            continue;
+          }
+          V body_x{}, body_v{};
+          for (int c = 0; c < 3; ++c) {
+            body_x += Q.m[c][j] * (x[c] - r[c]);
+            body_v += Q.m[c][j] * v[c];
+          }
+          out[3 * k + j] = len * (omega[c0 + 1 + k] * body_x + z[c0 + 1 + k] * body_v);
+        }
+      break;
+    case ShapeKind::polygon:
+      // (27) row f: u_α d_f/ℓ − C_f·y; (28) first row: u_α R/ℓ
+      for (int f = 0; f < sh.num_faces; ++f) {
+        const int i = l0 + f;
+        for (int j = 0; j < 2; ++j) out[2 * f + j] = -(omega[i] * x[col.slack + j] + z[i] * v[col.slack + j]);
+        out[2 * sh.num_faces + f] = alpha_term(i, 1.0 / len);
+      }
+      out[3 * sh.num_faces] = alpha_term(c0, 1.0 / len);
+      break;
+  }
+}
+
 // The derivatives of x', α and the normal direction g of the problem just solved. side[0], side[1]:
-// the shapes in the order of the problem's columns, their normalized frames and slack columns.
+// the shapes in the order of the problem's columns, their normalized frames and slack columns; with
+// shape_parameters, also those of x' and α with respect to each shape's parameters (4 rows of
+// shape_parameter_count entries each).
 template <class Solver, class Program, class V = typename Program::V>
 void normalized_jacobian(const Solver& solver, const Program& prob, const Shape* shape[2], const V* const r[2],
-                         const Mat3T<V>* const Q[2], const Columns col[2], const ShapeRows rows[2],
-                         bool with_normal, NormalizedJacobian<V>& out) {
+                         const Mat3T<V>* const Q[2], const Columns col[2], const ShapeRows rows[2], double len,
+                         bool with_normal, NormalizedJacobian<V>& out, V* const shape_parameters[2] = nullptr) {
   constexpr int NMax = Program::n_max, MMax = Program::m_max;
   const int n = prob.n, m = prob.m;
   const V* x = solver.x;
@@ -245,6 +331,10 @@ void normalized_jacobian(const Solver& solver, const Program& prob, const Shape*
     kkt.G_times(v, t);
     kkt.apply_M_inverse_transposed(t, omega);
     accumulate(omega, v, row);
+    if (shape_parameters)  // rows (x'0, x'1, x'2, α) of each shape's parameter block
+      for (int s = 0; s < 2; ++s)
+        shape_parameter_row(prob, *shape[s], rows[s], r[s], *Q[s], col[s], len, x, z, v, omega,
+                            shape_parameters[s] + k * shape_parameter_count(*shape[s]));
   }
   if (!with_normal) return;
   // g_c = a_cᵀz with a_c = σ∘G e_c. Its derivative is a_cᵀdz + σ zᵀdG e_c, and a_cᵀdz has the adjoint
@@ -302,10 +392,17 @@ struct ProximityJacobian {
 };
 
 // What a proximity call should differentiate, and where the results go (one per pose pair).
+// shape_parameters: the (4, shape_parameter_count) derivatives of (x, α) with respect to each shape's
+// parameters (world units), or null; for one pose pair only, so callers set it with the one-pair
+// kernel, and it stays with the first pair.
 struct DerivativeOutput {
   DerivativeRequest request = DerivativeRequest::none;
   ProximityJacobian* jacobian = nullptr;
-  DerivativeOutput at(int k) const { return {request, jacobian ? jacobian + k : nullptr}; }
+  double* shape_parameters[2] = {nullptr, nullptr};
+  DerivativeOutput at(int k) const {
+    return {request, jacobian ? jacobian + k : nullptr,
+            {k == 0 ? shape_parameters[0] : nullptr, k == 0 ? shape_parameters[1] : nullptr}};
+  }
 };
 
 // World-unit derivatives with respect to rigid motions of the shapes' own frames from the normalized
@@ -332,16 +429,18 @@ void finish_jacobian(const NormalizedJacobian<V>& nj, int k, double len, Derivat
     J.x[r][6 + r] += 0.5;
   }
   // n = g/‖g‖: dn = (I − n nᵀ) dg / ‖g‖
-  double dg[3][12], g_norm = 0.0;
-  for (int r = 0; r < 3; ++r) {
-    position_columns(nj.g[r], dg[r], 1.0 / len);
-    g_norm += lane(nj.g_value[r], k) * lane(nj.g_value[r], k);
-  }
-  g_norm = std::sqrt(g_norm);
-  for (int j = 0; j < 12; ++j) {
-    double n_dg = 0.0;
-    for (int r = 0; r < 3; ++r) n_dg += o.normal[r] * dg[r][j];
-    for (int r = 0; r < 3; ++r) J.normal[r][j] = g_norm > 0.0 ? (dg[r][j] - o.normal[r] * n_dg) / g_norm : 0.0;
+  if (request == DerivativeRequest::contact) {
+    double dg[3][12], g_norm = 0.0;
+    for (int r = 0; r < 3; ++r) {
+      position_columns(nj.g[r], dg[r], 1.0 / len);
+      g_norm += lane(nj.g_value[r], k) * lane(nj.g_value[r], k);
+    }
+    g_norm = std::sqrt(g_norm);
+    for (int j = 0; j < 12; ++j) {
+      double n_dg = 0.0;
+      for (int r = 0; r < 3; ++r) n_dg += o.normal[r] * dg[r][j];
+      for (int r = 0; r < 3; ++r) J.normal[r][j] = g_norm > 0.0 ? (dg[r][j] - o.normal[r] * n_dg) / g_norm : 0.0;
+    }
   }
   // (29) p_i = o_i + (x − o_i)/α, with o_i moving with its own frame's δp; at α = 0, p_i = o_i.
   const double alpha = o.alpha;
@@ -365,7 +464,7 @@ void finish_jacobian(const NormalizedJacobian<V>& nj, int k, double len, Derivat
 
 // Moves the columns of J from rigid motions of the shapes' own frames to rigid motions of their bodies:
 // a body motion moves the frame by δp + δθ × d (d = frame origin − body origin) and δθ.
-inline void apply_offsets(const double d_a[3], const double d_b[3], bool gradient_only, ProximityJacobian& J) {
+inline void apply_offsets(const double d_a[3], const double d_b[3], DerivativeRequest request, ProximityJacobian& J) {
   auto row = [&](double* jr) {
     const double* d[2] = {d_a, d_b};
     for (int s = 0; s < 2; ++s) {
@@ -375,26 +474,27 @@ inline void apply_offsets(const double d_a[3], const double d_b[3], bool gradien
     }
   };
   row(J.alpha);
-  if (gradient_only) return;
+  if (request == DerivativeRequest::gradient) return;
   row(J.distance);
   for (int r = 0; r < 3; ++r) {
     row(J.x[r]);
     row(J.p_a[r]);
     row(J.p_b[r]);
-    row(J.normal[r]);
+    if (request == DerivativeRequest::contact) row(J.normal[r]);
   }
 }
 
 // Swapping the shapes swaps the column blocks, the contact points, and flips the normal.
-inline void swap_sides(bool gradient_only, ProximityJacobian& J) {
+inline void swap_sides(DerivativeRequest request, ProximityJacobian& J) {
   auto swap_blocks = [](double* jr) { std::swap_ranges(jr, jr + 6, jr + 6); };
   swap_blocks(J.alpha);
-  if (gradient_only) return;
+  if (request == DerivativeRequest::gradient) return;
   swap_blocks(J.distance);
   for (int r = 0; r < 3; ++r) {
     swap_blocks(J.x[r]);
     swap_blocks(J.p_a[r]);
     swap_blocks(J.p_b[r]);
+    if (request != DerivativeRequest::contact) continue;
     swap_blocks(J.normal[r]);
     for (double& v : J.normal[r]) v = -v;
   }

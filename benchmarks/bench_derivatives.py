@@ -1,0 +1,121 @@
+"""Time to differentiate DCOL proximity next to the time to evaluate it, averaged per primitive.
+
+For every ordered pair of the seven primitives (shapes of bench_proximity.py) the same random pose
+pairs go through dcol's native batch path, one thread:
+- evaluate: proximity_batch at the derivative settings (central path at μ = 1e-10), and at the default
+  settings for reference;
+- proximity_gradient_batch (∂α only), proximity_jacobian_batch (∂(x, α), 4×14) and
+  contact_jacobian_batch (also contact points, distance, normal);
+- central differences of proximity_batch: the 28 solves a 4×14 Jacobian needs, as one batch;
+- diffcp: tests/derivative_oracle.py's proximity_jacobian_oracle on a few pose pairs (Clarabel solve,
+  refinement and diffcp's derivative along the 14 pose coordinates), what a user differentiating the
+  cone program with diffcp would run.
+A primitive's row averages the pairs in which it is shape a. Needs the `[test]` extra (diffcp).
+
+Run: python benchmarks/bench_derivatives.py [--poses 4000] [--diffcp-problems 2]
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+from dcol.geom import (
+    DERIVATIVE_SETTINGS,
+    contact_jacobian_batch,
+    proximity_batch,
+    proximity_gradient_batch,
+    proximity_jacobian_batch,
+)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from bench_proximity import SHAPES, random_poses  # noqa: E402
+from derivative_oracle import proximity_jacobian_oracle  # noqa: E402
+
+
+def per_pair(function, poses, repeat=1):
+    function(*[p[:50] for p in poses])  # warm up
+    start = time.perf_counter()
+    for _ in range(repeat):
+        result = function(*poses)
+    return (time.perf_counter() - start) / repeat / len(poses[0]), result
+
+
+def central_difference_poses(poses, step=1e-6):
+    """The 28 perturbed pose pairs of a central-difference 4×14 Jacobian, for every pose pair."""
+    r_a, q_a, r_b, q_b = poses
+    blocks = []
+    for array_index, width in ((0, 3), (1, 4), (2, 3), (3, 4)):
+        for k in range(width):
+            for sign in (1.0, -1.0):
+                moved = [p.copy() for p in poses]
+                moved[array_index][:, k] += sign * step
+                blocks.append(moved)
+    return [np.concatenate([block[i] for block in blocks]) for i in range(4)]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--poses", type=int, default=4000, help="pose pairs per shape pair")
+    parser.add_argument("--diffcp-problems", type=int, default=2, help="diffcp Jacobians per shape pair")
+    args = parser.parse_args()
+    rng = np.random.default_rng(3)
+    names = list(SHAPES)
+    rows = {name: [] for name in names}
+    for name_a in names:
+        for name_b in names:
+            a, b = SHAPES[name_a], SHAPES[name_b]
+            poses = random_poses(rng, args.poses)
+
+            def call(function, **kwargs):
+                return lambda r_a, q_a, r_b, q_b: function(a, r_a, q_a, b, r_b, q_b, **kwargs)
+
+            t_default, _ = per_pair(call(proximity_batch), poses)
+            t_eval, values = per_pair(call(proximity_batch, settings=DERIVATIVE_SETTINGS), poses)
+            t_grad, _ = per_pair(call(proximity_gradient_batch), poses)
+            t_jac, jac = per_pair(call(proximity_jacobian_batch), poses)
+            t_contact, _ = per_pair(call(contact_jacobian_batch), poses)
+            fd_poses = central_difference_poses([p[: args.poses // 10] for p in poses])
+            t_fd, _ = per_pair(call(proximity_batch, settings=DERIVATIVE_SETTINGS), fd_poses)
+            t_fd *= 28  # per Jacobian
+            solved = np.mean(jac.status == 0)
+            start, done = time.perf_counter(), 0
+            for i in range(args.diffcp_problems):
+                try:
+                    proximity_jacobian_oracle(a, poses[0][i], poses[1][i], b, poses[2][i], poses[3][i])
+                    done += 1
+                except RuntimeError:
+                    pass
+            t_diffcp = (time.perf_counter() - start) / max(done, 1)
+            rows[name_a].append(
+                (t_default, t_eval, t_grad, t_jac, t_contact, t_fd, t_diffcp, values.iterations.mean(), solved)
+            )
+    header = (
+        f"{'shape a':10s} {'eval def':>9s} {'eval μ':>8s} {'grad':>7s} {'jac':>7s} {'contact':>8s} "
+        f"{'jac-eval':>9s} {'c.diff':>8s} {'diffcp':>9s} {'c.diff/jac':>11s} {'diffcp/jac':>11s} {'iters':>6s}"
+    )
+    print("µs per pose pair, one thread (" + str(os.cpu_count()) + " cores on this machine)")
+    print(header)
+    totals = []
+    for name in names:
+        m = np.mean(rows[name], axis=0)
+        totals.append(m)
+        us = m[:7] * 1e6
+        print(
+            f"{name:10s} {us[0]:9.2f} {us[1]:8.2f} {us[2]:7.2f} {us[3]:7.2f} {us[4]:8.2f} {us[3] - us[1]:9.2f} "
+            f"{us[5]:8.1f} {us[6]:9.0f} {us[5] / us[3]:11.1f} {us[6] / us[3]:11.0f} {m[7]:6.1f}"
+        )
+    m = np.mean(totals, axis=0)
+    us = m[:7] * 1e6
+    print(
+        f"{'mean':10s} {us[0]:9.2f} {us[1]:8.2f} {us[2]:7.2f} {us[3]:7.2f} {us[4]:8.2f} {us[3] - us[1]:9.2f} "
+        f"{us[5]:8.1f} {us[6]:9.0f} {us[5] / us[3]:11.1f} {us[6] / us[3]:11.0f} {m[7]:6.1f}"
+    )
+    print(f"Jacobians solved: {100 * np.mean([r[8] for rs in rows.values() for r in rs]):.2f}%")
+
+
+if __name__ == "__main__":
+    main()
