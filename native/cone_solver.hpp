@@ -34,10 +34,10 @@ struct SolverSettings {
   double reltol = 1e-9;   // duality gap relative to the objective
   int max_iter = 50;
   double inaccurate_factor = 1e4;  // looser tolerances for solved_inaccurate
-  // With barrier = μ > 0 the solve ends on the central path at μ, the solution of the problem with
-  // the log barrier μ·Σ −log(s) added (the gap tolerances are then unused): iterations aim no lower
-  // than μ and stop when λ∘λ is within centrality_tol of μe (relative). This is the smoothed problem
-  // whose derivatives proximity_derivatives.hpp computes.
+  // With barrier = μ > 0 the solve ends on the central path at μ: the solution of the problem with
+  // μ times the cones' log barriers (−log s_i, −log(s0² − ‖s1‖²)/2) added to cᵀx, where the gap
+  // tolerances do not apply. The iterations aim no lower than μ and stop when λ∘λ is within
+  // centrality_tol of μe (relative). proximity_derivatives.hpp differentiates this smoothed problem.
   double barrier = 0.0;
   double centrality_tol = 1e-2;
 };
@@ -598,15 +598,15 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, con
     for (int i = 0; i < m; ++i) t1[i] = -lambda[i];
     const V t_aff = lane_min(splat<V>(1.0), newton_direction(t1, dx, ds_aff, dz_aff));
     const V one_minus = 1.0 - t_aff;
+    // In barrier mode the target never drops below μ, so the iterates approach its central point.
     const V sigma_mu = lane_max(one_minus * one_minus * one_minus * info.gap / degree, splat<V>(settings.barrier));
-    const V second_order = splat<V>(1.0);
 
     // Corrector: λ∘(W⁻¹ds + W dz) = −λ∘λ − (W⁻¹ds_aff)∘(W dz_aff) + σμe.
-    for (int i = 0; i < prob.l; ++i) t1[i] = -lambda[i] + (sigma_mu - second_order * ds_aff[i] * dz_aff[i]) * lambda_inv_[i];
+    for (int i = 0; i < prob.l; ++i) t1[i] = -lambda[i] + (sigma_mu - ds_aff[i] * dz_aff[i]) * lambda_inv_[i];
     for_each_cone([&](int k, int row, auto dim, auto) {
       V rhs[MMax];
       detail::soc_product(ds_aff + row, dz_aff + row, rhs, dim);
-      for (int i = 0; i < dim; ++i) rhs[i] = -second_order * rhs[i];
+      for (int i = 0; i < dim; ++i) rhs[i] = -rhs[i];
       rhs[0] += sigma_mu;
       detail::soc_divide(lambda + row, lambda_soc_[k], rhs, t1 + row, dim);  // λ \ (−λ∘λ + r) = −λ + λ \ r
       for (int i = 0; i < dim; ++i) t1[row + i] -= lambda[row + i];
