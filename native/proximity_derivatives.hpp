@@ -132,14 +132,22 @@ class LinearizedKKT {
     for (int k = 0, row = p_.l; k < p_.num_soc; row += p_.soc_dim[k], ++k) {
       s_point_[k] = detail::soc_point(solver.s + row, p_.soc_dim[k]);
       const int dim = p_.soc_dim[k];
-      for (int j = 0; j < n; ++j) {  // column j: (M⁻¹ − W⁻²) G_k e_j
+      int used[NMax], num_used = 0;  // the columns the cone's rows involve (a few of n)
+      for (int j = 0; j < n; ++j) {
+        bool zero = true;
+        for (int i = 0; i < dim; ++i) zero = zero && all_lanes(p_.G[row + i][j] == 0.0);
+        if (!zero) used[num_used++] = j;
+      }
+      for (int jj = 0; jj < num_used; ++jj) {  // column j: (M⁻¹ − W⁻²) G_k e_j
+        const int j = used[jj];
         V g[MMax], m_inv[MMax], t[MMax], w_inv2[MMax];
         for (int i = 0; i < dim; ++i) g[i] = p_.G[row + i][j];
         detail::soc_product(solver.z + row, g, t, dim);
         detail::soc_divide(solver.s + row, s_point_[k], t, m_inv, dim);
         detail::soc_apply_Winv(solver.soc_v + row, solver.eta[k], g, t, dim);
         detail::soc_apply_Winv(solver.soc_v + row, solver.eta[k], t, w_inv2, dim);
-        for (int a = 0; a < n; ++a) {
+        for (int aa = 0; aa < num_used; ++aa) {
+          const int a = used[aa];
           V acc{};
           for (int i = 0; i < dim; ++i) acc += p_.G[row + i][a] * (m_inv[i] - w_inv2[i]);
           H[a][j] += acc;
