@@ -46,7 +46,6 @@ def per_pair(function, poses, repeat=1):
 
 def central_difference_poses(poses, step=1e-6):
     """The 28 perturbed pose pairs of a central-difference 4×14 Jacobian, for every pose pair."""
-    r_a, q_a, r_b, q_b = poses
     blocks = []
     for array_index, width in ((0, 3), (1, 4), (2, 3), (3, 4)):
         for k in range(width):

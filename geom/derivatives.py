@@ -26,6 +26,7 @@ import numpy as np
 from dcol import _native
 from dcol.solvers import SolverSettings
 
+from .proximity import checked_threads
 from .shapes import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere
 
 __all__ = [
@@ -110,14 +111,6 @@ def _settings(settings):
     return settings
 
 
-def _threads(threads):
-    if threads is None:
-        return 1
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
-    return int(threads)
-
-
 def _parameterization(parameterization):
     if parameterization not in _PARAMETERIZATIONS:
         raise ValueError(f"parameterization must be one of {_PARAMETERIZATIONS}, got {parameterization!r}")
@@ -126,7 +119,8 @@ def _parameterization(parameterization):
 
 def _batch(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings, threads):
     return _native.proximity_batch(
-        a, r_a, q_a, b, r_b, q_b, _settings(settings), _threads(threads), request, _parameterization(parameterization)
+        a, r_a, q_a, b, r_b, q_b, _settings(settings), checked_threads(threads), request,
+        _parameterization(parameterization),
     )
 
 

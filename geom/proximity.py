@@ -22,6 +22,15 @@ ProximityResult = _native.ProximityResult
 _DEFAULT_SETTINGS = SolverSettings()
 
 
+def checked_threads(threads):
+    """The worker-thread count of the batch functions: None means 1, else a positive integer."""
+    if threads is None:
+        return 1
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    return int(threads)
+
+
 def proximity(a, r_a, q_a, b, r_b, q_b, *, settings=None):
     """Minimum scaling α of shapes a and b at their body poses, with contact information.
 
@@ -77,11 +86,7 @@ def proximity_batch(a, r_a, q_a, b, r_b, q_b, *, settings=None, threads=None):
     -------
     ProximityBatchResult
     """
-    if threads is None:
-        threads = 1
-    elif isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
     arrays = _native.proximity_batch(
-        a, r_a, q_a, b, r_b, q_b, _DEFAULT_SETTINGS if settings is None else settings, int(threads)
+        a, r_a, q_a, b, r_b, q_b, _DEFAULT_SETTINGS if settings is None else settings, checked_threads(threads)
     )
     return ProximityBatchResult(**arrays)

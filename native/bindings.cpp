@@ -127,16 +127,20 @@ PoseArrays as_pose_arrays(py::handle r_obj, py::handle q_obj, const char* r_name
   return p;
 }
 
+// One pose: r (3,) and a quaternion or rotation matrix.
+Pose as_pose(py::handle r, py::handle q, const char* r_name, const char* q_name) {
+  Pose pose;
+  const Array position = as_vector3(r, r_name);
+  std::copy(position.data(), position.data() + 3, pose.r);
+  pose.Q = as_orientation(q, q_name);
+  return pose;
+}
+
 ProximityResult proximity_single(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b,
                                  py::handle q_b, const SolverSettings& settings) {
   const Shape& sa = as_shape(a, "a");
   const Shape& sb = as_shape(b, "b");
-  Pose pa, pb;
-  Array ra = as_vector3(r_a, "r_a"), rb = as_vector3(r_b, "r_b");
-  std::copy(ra.data(), ra.data() + 3, pa.r);
-  std::copy(rb.data(), rb.data() + 3, pb.r);
-  pa.Q = as_orientation(q_a, "q_a");
-  pb.Q = as_orientation(q_b, "q_b");
+  const Pose pa = as_pose(r_a, q_a, "r_a", "q_a"), pb = as_pose(r_b, q_b, "r_b", "q_b");
   ProximityResult out;
   kernels().run_one(sa, &pa, sb, &pb, settings, &out, DerivativeOutput{});
   return out;
@@ -425,12 +429,7 @@ py::dict shape_parameter_jacobian(py::handle a, py::handle r_a, py::handle q_a, 
                                   py::handle q_b, const SolverSettings& settings) {
   const Shape& sa = as_shape(a, "a");
   const Shape& sb = as_shape(b, "b");
-  Pose pa, pb;
-  Array ra = as_vector3(r_a, "r_a"), rb = as_vector3(r_b, "r_b");
-  std::copy(ra.data(), ra.data() + 3, pa.r);
-  std::copy(rb.data(), rb.data() + 3, pb.r);
-  pa.Q = as_orientation(q_a, "q_a");
-  pb.Q = as_orientation(q_b, "q_b");
+  const Pose pa = as_pose(r_a, q_a, "r_a", "q_a"), pb = as_pose(r_b, q_b, "r_b", "q_b");
   py::array_t<double> jac_a({py::ssize_t(4), py::ssize_t(shape_parameter_count(sa))});
   py::array_t<double> jac_b({py::ssize_t(4), py::ssize_t(shape_parameter_count(sb))});
   ProximityResult res;

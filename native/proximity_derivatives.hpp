@@ -55,12 +55,6 @@ struct NormalizedJacobian {
 
 namespace detail {
 
-inline void cross(const double* a, const double* b, double* out) {
-  out[0] = a[1] * b[2] - a[2] * b[1];
-  out[1] = a[2] * b[0] - a[0] * b[2];
-  out[2] = a[0] * b[1] - a[1] * b[0];
-}
-
 template <class V>
 inline void cross(const V* a, const V* b, V* out) {
   out[0] = a[1] * b[2] - a[2] * b[1];
@@ -470,6 +464,20 @@ void finish_jacobian(const NormalizedJacobian<V>& nj, int k, double len, Derivat
   }
 }
 
+// Calls f(row) for each row of J the request fills, and f_normal(row) for the normal's rows.
+template <class F, class FNormal>
+void for_each_row(DerivativeRequest request, ProximityJacobian& J, F&& f, FNormal&& f_normal) {
+  f(J.alpha);
+  if (request == DerivativeRequest::gradient) return;
+  f(J.distance);
+  for (int r = 0; r < 3; ++r) {
+    f(J.x[r]);
+    f(J.p_a[r]);
+    f(J.p_b[r]);
+    if (request == DerivativeRequest::contact) f_normal(J.normal[r]);
+  }
+}
+
 // Moves the columns of J from rigid motions of the shapes' own frames to rigid motions of their bodies:
 // a body motion moves the frame by δp + δθ × d (d = frame origin − body origin) and δθ.
 inline void apply_offsets(const double d_a[3], const double d_b[3], DerivativeRequest request, ProximityJacobian& J) {
@@ -481,31 +489,16 @@ inline void apply_offsets(const double d_a[3], const double d_b[3], DerivativeRe
       for (int i = 0; i < 3; ++i) jr[6 * s + 3 + i] += t[i];
     }
   };
-  row(J.alpha);
-  if (request == DerivativeRequest::gradient) return;
-  row(J.distance);
-  for (int r = 0; r < 3; ++r) {
-    row(J.x[r]);
-    row(J.p_a[r]);
-    row(J.p_b[r]);
-    if (request == DerivativeRequest::contact) row(J.normal[r]);
-  }
+  for_each_row(request, J, row, row);
 }
 
 // Swapping the shapes swaps the column blocks, the contact points, and flips the normal.
 inline void swap_sides(DerivativeRequest request, ProximityJacobian& J) {
   auto swap_blocks = [](double* jr) { std::swap_ranges(jr, jr + 6, jr + 6); };
-  swap_blocks(J.alpha);
-  if (request == DerivativeRequest::gradient) return;
-  swap_blocks(J.distance);
-  for (int r = 0; r < 3; ++r) {
-    swap_blocks(J.x[r]);
-    swap_blocks(J.p_a[r]);
-    swap_blocks(J.p_b[r]);
-    if (request != DerivativeRequest::contact) continue;
-    swap_blocks(J.normal[r]);
-    for (double& v : J.normal[r]) v = -v;
-  }
+  for_each_row(request, J, swap_blocks, [&](double* jr) {
+    swap_blocks(jr);
+    for (int j = 0; j < 12; ++j) jr[j] = -jr[j];
+  });
   std::swap(J.p_a, J.p_b);
 }
 
