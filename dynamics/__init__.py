@@ -1,1 +1,36 @@
-"""Articulated rigid-body dynamics and differentiable time stepping (not yet implemented)."""
+"""Articulated rigid-body dynamics: URDF models and native rigid-body algorithms with analytic
+derivatives (see :mod:`dcol.dynamics.model` for the conventions)."""
+
+from .algorithms import (
+    aba,
+    aba_derivatives,
+    aba_parameter_derivatives,
+    bias_force_derivatives,
+    bias_forces,
+    crba,
+    difference,
+    frame_jacobian,
+    frame_jacobian_derivative,
+    frame_placement,
+    gravity_forces,
+    inertial_parameters,
+    integrate,
+    minverse,
+    minverse_derivative,
+    neutral,
+    random_configuration,
+    rnea,
+    rnea_derivatives,
+    rnea_parameter_derivatives,
+)
+from .model import BodyShape, Model, ModelBuilder
+from .urdf import MeshGeometry, load_urdf
+
+__all__ = [
+    "Model", "ModelBuilder", "BodyShape", "MeshGeometry", "load_urdf",
+    "neutral", "random_configuration", "integrate", "difference",
+    "frame_placement", "frame_jacobian", "frame_jacobian_derivative",
+    "rnea", "bias_forces", "gravity_forces", "crba", "aba", "minverse",
+    "rnea_derivatives", "aba_derivatives", "bias_force_derivatives", "minverse_derivative",
+    "inertial_parameters", "rnea_parameter_derivatives", "aba_parameter_derivatives",
+]

@@ -9,10 +9,10 @@
 #include <atomic>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cone_solver.hpp"
+#include "parallel.hpp"
 #include "batch_kernels.hpp"
 #include "proximity.hpp"
 
@@ -309,17 +309,7 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
   };
   {
     py::gil_scoped_release release;
-    const py::ssize_t workers = std::max<py::ssize_t>(1, std::min<py::ssize_t>(threads, n));
-    if (workers == 1) {
-      work(0, n);
-    } else {
-      std::vector<std::thread> pool;
-      // Chunks of whole lane groups, so that only the last one has a remainder.
-      const py::ssize_t chunk = ((n + workers - 1) / workers + kMaxKernelLanes - 1) / kMaxKernelLanes * kMaxKernelLanes;
-      for (py::ssize_t w = 0; w < workers; ++w)
-        pool.emplace_back(work, std::min(n, w * chunk), std::min(n, (w + 1) * chunk));
-      for (auto& t : pool) t.join();
-    }
+    parallel_chunks(n, threads, kMaxKernelLanes, work);  // whole lane groups per chunk
   }
   if (first_bad.load() < n)
     throw py::value_error("pose " + std::to_string(first_bad.load()) +
@@ -448,8 +438,11 @@ py::dict shape_parameter_jacobian(py::handle a, py::handle r_a, py::handle q_a, 
 
 }  // namespace
 
+void bind_dynamics(py::module_& m);  // dynamics_bindings.cpp
+
 PYBIND11_MODULE(_native, m) {
-  m.doc() = "Native core of dcol: cone solver and DCOL proximity.";
+  m.doc() = "Native core of dcol: cone solver, DCOL proximity, rigid-body dynamics.";
+  bind_dynamics(m);
 
   py::native_enum<SolveStatus>(m, "Status", "enum.IntEnum", "Outcome of an interior-point solve.")
       .value("SOLVED", SolveStatus::solved)

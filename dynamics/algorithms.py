@@ -1,0 +1,327 @@
+"""Rigid-body algorithms on a :class:`~dcol.dynamics.Model` (native, world-axes recursions).
+
+Every function takes one state — q (nq,), v, a, tau (nv,) — or a batch with a leading axis —
+q (N, nq), v (N, nv), … — and returns arrays with the same leading axis. Batches run in one native
+call with the GIL released on ``threads`` threads. Derivatives with respect to q are taken in the
+tangent space (nv columns): along ``integrate(model, q, δ)``, so for a floating base along the
+body-frame twist, as in Pinocchio. Spatial vectors are [linear; angular].
+
+References: Featherstone, *Rigid Body Dynamics Algorithms* (RNEA §5.3, CRBA §6.2, LᵀDL §6.5,
+ABA §7.3); derivatives after Carpentier & Mansard (RSS 2018), credited in Nimble App. F.
+"""
+
+import numpy as np
+
+from dcol import _native
+from dcol.geom.proximity import checked_threads
+
+__all__ = [
+    "neutral", "random_configuration", "integrate", "difference",
+    "frame_placement", "frame_jacobian", "frame_jacobian_derivative",
+    "rnea", "bias_forces", "gravity_forces", "crba", "aba", "minverse",
+    "rnea_derivatives", "aba_derivatives", "bias_force_derivatives", "minverse_derivative",
+    "inertial_parameters", "rnea_parameter_derivatives", "aba_parameter_derivatives",
+]
+
+_native_dynamics = _native.dynamics
+
+
+def _batch(value, name, width, count=None):
+    """(float64 (N, width) array, whether the input had a batch axis). count: required N."""
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be an array of real numbers") from err
+    batched = array.ndim == 2
+    if array.ndim not in (1, 2) or array.shape[-1] != width:
+        raise ValueError(f"{name} must have shape ({width},) or (N, {width}), got {array.shape}")
+    array = np.ascontiguousarray(array.reshape(-1, width))
+    if count is not None and array.shape[0] != count:
+        raise ValueError(f"{name} has {array.shape[0]} rows; it must match q's {count}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return array, batched
+
+
+def _floating_quaternions(model, q):
+    """Views (N, 4) of the floating joints' quaternions in q (N, nq)."""
+    return [q[:, start + 3:start + 7] for start, kind in zip(model.joint_q_index, model.joint_kinds)
+            if kind == "floating"]
+
+
+def _configuration(model, q, name="q"):
+    q, batched = _batch(q, name, model.nq)
+    for quaternion in _floating_quaternions(model, q):
+        if np.any(np.einsum("ij,ij->i", quaternion, quaternion) == 0.0):
+            raise ValueError(f"{name}: the floating joint's quaternion must be nonzero")
+    return q, batched
+
+
+def _state(model, q, *others):
+    """Validated q and joint-space vectors (name, value) with matching batch sizes."""
+    q, batched = _configuration(model, q)
+    arrays = []
+    for name, value in others:
+        array, other_batched = _batch(value, name, model.nv, None)
+        if other_batched != batched or array.shape[0] != q.shape[0]:
+            raise ValueError(f"{name} must have shape ({model.nv},) with q (nq,), or (N, {model.nv}) with q (N, nq)")
+        arrays.append(array)
+    return q, arrays, batched
+
+
+def _unbatch(batched, *outputs):
+    outputs = tuple(out if batched else out[0] for out in outputs)
+    return outputs if len(outputs) > 1 else outputs[0]
+
+
+# --- configurations --------------------------------------------------------------------------------
+
+
+def neutral(model):
+    """(nq,) zero joint positions; floating bases at the origin with the identity quaternion."""
+    q = np.zeros(model.nq)
+    for start, kind in zip(model.joint_q_index, model.joint_kinds):
+        if kind == "floating":
+            q[start + 3] = 1.0
+    return q
+
+
+def random_configuration(model, rng, position_range=1.0):
+    """(nq,) random configuration: 1-dof joints uniform within their limits (within ±π where a
+    limit is infinite), floating bases at a uniform position in ±position_range and a uniform
+    random orientation. rng: numpy Generator."""
+    q = np.empty(model.nq)
+    for body, (start, kind) in enumerate(zip(model.joint_q_index, model.joint_kinds)):
+        if kind == "floating":
+            q[start:start + 3] = rng.uniform(-position_range, position_range, 3)
+            quaternion = rng.normal(size=4)
+            q[start + 3:start + 7] = quaternion / np.linalg.norm(quaternion)
+        else:
+            lower = model.lower_limits[start] if np.isfinite(model.lower_limits[start]) else -np.pi
+            upper = model.upper_limits[start] if np.isfinite(model.upper_limits[start]) else np.pi
+            q[start] = rng.uniform(lower, upper)
+    return q
+
+
+def _skew(w):
+    """(..., 3, 3) cross-product matrices of (..., 3) vectors."""
+    zero = np.zeros(w.shape[:-1])
+    return np.stack([
+        np.stack([zero, -w[..., 2], w[..., 1]], -1),
+        np.stack([w[..., 2], zero, -w[..., 0]], -1),
+        np.stack([-w[..., 1], w[..., 0], zero], -1),
+    ], -2)
+
+
+def _quaternion_product(a, b):
+    w1, v1 = a[..., :1], a[..., 1:]
+    w2, v2 = b[..., :1], b[..., 1:]
+    return np.concatenate([w1 * w2 - np.sum(v1 * v2, -1, keepdims=True), w1 * v2 + w2 * v1 + np.cross(v1, v2)], -1)
+
+
+def _quaternion_matrix(quaternion):
+    quaternion = quaternion / np.linalg.norm(quaternion, axis=-1, keepdims=True)
+    w, x, y, z = np.moveaxis(quaternion, -1, 0)
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)
+
+
+def _se3_left_jacobian_factors(theta):
+    """(a, b) with V = I + a [ω]× + b [ω]×² the SE(3) exponential's translation factor, ω of norm θ."""
+    small = theta < 1e-4
+    t = np.where(small, 1.0, theta)
+    a = np.where(small, 0.5 - theta**2 / 24.0, (1.0 - np.cos(t)) / t**2)
+    b = np.where(small, 1.0 / 6.0 - theta**2 / 120.0, (t - np.sin(t)) / t**3)
+    return a, b
+
+
+def _exp_twist(twist):
+    """Quaternion (N, 4) and translation (N, 3) of exp([v; ω]) for (N, 6) twists."""
+    v, w = twist[:, :3], twist[:, 3:]
+    theta = np.linalg.norm(w, axis=1)
+    half = 0.5 * theta
+    sinc_half = np.where(theta < 1e-8, 0.5 - theta**2 / 48.0, np.sin(half) / np.where(theta < 1e-8, 1.0, theta))
+    quaternion = np.concatenate([np.cos(half)[:, None], sinc_half[:, None] * w], 1)
+    a, b = _se3_left_jacobian_factors(theta)
+    W = _skew(w)
+    V = np.eye(3) + a[:, None, None] * W + b[:, None, None] * W @ W
+    return quaternion, np.einsum("nij,nj->ni", V, v)
+
+
+def _log_pose(quaternion, translation):
+    """(N, 6) twist [v; ω] with exp = the pose (quaternion (N, 4) unit, translation (N, 3))."""
+    quaternion = quaternion * np.where(quaternion[:, :1] < 0.0, -1.0, 1.0)  # the shorter rotation
+    sin_half = np.linalg.norm(quaternion[:, 1:], axis=1)
+    theta = 2.0 * np.arctan2(sin_half, quaternion[:, 0])
+    scale = np.where(sin_half < 1e-12, 2.0 / np.maximum(quaternion[:, 0], 1e-300), theta / np.where(sin_half < 1e-12, 1.0, sin_half))
+    w = scale[:, None] * quaternion[:, 1:]
+    a, b = _se3_left_jacobian_factors(theta)
+    W = _skew(w)
+    V = np.eye(3) + a[:, None, None] * W + b[:, None, None] * W @ W
+    return np.concatenate([np.linalg.solve(V, translation[..., None])[..., 0], w], 1)
+
+
+def integrate(model, q, v):
+    """q ⊕ v: 1-dof joints add v; a floating joint's pose M becomes M · exp(v) (SE(3) exponential of
+    the body-frame twist, as Pinocchio). q (nq,) or (N, nq), v (nv,) or (N, nv)."""
+    q, (v,), batched = _state(model, q, ("v", v))
+    out = q.copy()
+    for start, vstart, kind in zip(model.joint_q_index, model.joint_v_index, model.joint_kinds):
+        if kind == "floating":
+            step_quaternion, step_translation = _exp_twist(v[:, vstart:vstart + 6])
+            quaternion = q[:, start + 3:start + 7] / np.linalg.norm(q[:, start + 3:start + 7], axis=1, keepdims=True)
+            out[:, start:start + 3] += np.einsum("nij,nj->ni", _quaternion_matrix(quaternion), step_translation)
+            out[:, start + 3:start + 7] = _quaternion_product(quaternion, step_quaternion)
+        else:
+            out[:, start] += v[:, vstart]
+    return _unbatch(batched, out)
+
+
+def difference(model, q0, q1):
+    """v with integrate(model, q0, v) = q1 (the shorter rotation for floating joints)."""
+    q0, batched = _configuration(model, q0, "q0")
+    q1, batched1 = _configuration(model, q1, "q1")
+    if batched != batched1 or q0.shape != q1.shape:
+        raise ValueError("q0 and q1 must have the same shape")
+    v = np.empty((q0.shape[0], model.nv))
+    for start, vstart, kind in zip(model.joint_q_index, model.joint_v_index, model.joint_kinds):
+        if kind == "floating":
+            a = q0[:, start + 3:start + 7] / np.linalg.norm(q0[:, start + 3:start + 7], axis=1, keepdims=True)
+            b = q1[:, start + 3:start + 7] / np.linalg.norm(q1[:, start + 3:start + 7], axis=1, keepdims=True)
+            relative = _quaternion_product(a * np.array([1.0, -1.0, -1.0, -1.0]), b)
+            translation = np.einsum("nji,nj->ni", _quaternion_matrix(a), q1[:, start:start + 3] - q0[:, start:start + 3])
+            v[:, vstart:vstart + 6] = _log_pose(relative, translation)
+        else:
+            v[:, vstart] = q1[:, start] - q0[:, start]
+    return _unbatch(batched, v)
+
+
+# --- kinematics ------------------------------------------------------------------------------------
+
+
+def frame_placement(model, q, frame, *, threads=None):
+    """World pose of a named frame (URDF link or joint).
+
+    Returns (position (3,), quaternion (4,) [w, x, y, z]) — (N, 3), (N, 4) for a batch of q.
+    """
+    q, batched = _configuration(model, q)
+    position, quaternion = _native_dynamics.frame_poses(model._native, q, [model.frame_index(frame)],
+                                                        checked_threads(threads))
+    return _unbatch(batched, position[:, 0], quaternion[:, 0])
+
+
+def frame_jacobian(model, q, frame, *, threads=None):
+    """(6, nv) Jacobian of a named frame: rows [velocity of the frame origin; angular velocity], both
+    in world axes (Pinocchio's LOCAL_WORLD_ALIGNED), so that a joint-space step δ moves the frame by
+    the rigid perturbation δp = J[:3] δ, δθ = J[3:] δ of dcol's convention. It is also the derivative
+    of frame_placement with respect to q. (N, 6, nv) for a batch."""
+    q, batched = _configuration(model, q)
+    return _unbatch(batched, _native_dynamics.frame_jacobian(model._native, q, model.frame_index(frame),
+                                                             checked_threads(threads)))
+
+
+def frame_jacobian_derivative(model, q, frame, *, threads=None):
+    """(6, nv, nv) array D with D[:, :, k] = ∂J/∂q_k for J = frame_jacobian (tangent direction k).
+    For a force f (6,) [force; torque] applied at the frame origin, ∂(Jᵀf)/∂q = einsum("rik,r->ik", D, f).
+    (N, 6, nv, nv) for a batch."""
+    q, batched = _configuration(model, q)
+    return _unbatch(batched, _native_dynamics.frame_jacobian_derivative(model._native, q, model.frame_index(frame),
+                                                                        checked_threads(threads)))
+
+
+# --- dynamics --------------------------------------------------------------------------------------
+
+
+def rnea(model, q, v, a, *, threads=None):
+    """Inverse dynamics τ = M(q) a + c(q, v) by the recursive Newton–Euler algorithm; (nv,)."""
+    q, (v, a), batched = _state(model, q, ("v", v), ("a", a))
+    return _unbatch(batched, _native_dynamics.rnea(model._native, q, v, a, True, checked_threads(threads)))
+
+
+def bias_forces(model, q, v, *, threads=None):
+    """c(q, v) = rnea(q, v, 0): Coriolis, centrifugal and gravity forces; (nv,)."""
+    q, (v,), batched = _state(model, q, ("v", v))
+    return _unbatch(batched, _native_dynamics.rnea(model._native, q, v, np.zeros_like(v), True,
+                                                   checked_threads(threads)))
+
+
+def gravity_forces(model, q, *, threads=None):
+    """g(q) = rnea(q, 0, 0); (nv,)."""
+    q, batched = _configuration(model, q)
+    zero = np.zeros((q.shape[0], model.nv))
+    return _unbatch(batched, _native_dynamics.rnea(model._native, q, zero, zero, True, checked_threads(threads)))
+
+
+def crba(model, q, *, threads=None):
+    """Joint-space inertia matrix M(q) (nv, nv), symmetric positive definite (composite rigid bodies)."""
+    q, batched = _configuration(model, q)
+    return _unbatch(batched, _native_dynamics.crba(model._native, q, checked_threads(threads)))
+
+
+def aba(model, q, v, tau, *, threads=None):
+    """Forward dynamics a = M⁻¹(τ − c) by the articulated-body algorithm; (nv,)."""
+    q, (v, tau), batched = _state(model, q, ("v", v), ("tau", tau))
+    return _unbatch(batched, _native_dynamics.aba(model._native, q, v, tau, checked_threads(threads)))
+
+
+def minverse(model, q, *, threads=None):
+    """M(q)⁻¹ (nv, nv), from the tree-sparse LᵀDL factorization of M."""
+    q, batched = _configuration(model, q)
+    return _unbatch(batched, _native_dynamics.minverse(model._native, q, checked_threads(threads)))
+
+
+def rnea_derivatives(model, q, v, a, *, threads=None):
+    """(∂τ/∂q, ∂τ/∂v, ∂τ/∂a = M), each (nv, nv), of τ = rnea(q, v, a)."""
+    q, (v, a), batched = _state(model, q, ("v", v), ("a", a))
+    return _unbatch(batched, *_native_dynamics.rnea_derivatives(model._native, q, v, a, checked_threads(threads)))
+
+
+def aba_derivatives(model, q, v, tau, *, threads=None):
+    """(∂a/∂q, ∂a/∂v, ∂a/∂τ = M⁻¹), each (nv, nv), of a = aba(q, v, τ)."""
+    q, (v, tau), batched = _state(model, q, ("v", v), ("tau", tau))
+    _, dq, dv, dtau = _native_dynamics.aba_derivatives(model._native, q, v, tau, checked_threads(threads))
+    return _unbatch(batched, dq, dv, dtau)
+
+
+def bias_force_derivatives(model, q, v, *, threads=None):
+    """(∂c/∂q, ∂c/∂v), each (nv, nv), of c = bias_forces(q, v) (Nimble App. F, Alg. 3)."""
+    q, (v,), batched = _state(model, q, ("v", v))
+    dq, dv, _ = _native_dynamics.rnea_derivatives(model._native, q, v, np.zeros_like(v), checked_threads(threads))
+    return _unbatch(batched, dq, dv)
+
+
+def minverse_derivative(model, q, z, *, threads=None):
+    """∂(M(q)⁻¹ z)/∂q (nv, nv) for a fixed z (nv,) (Nimble eq. 39, App. F Alg. 2)."""
+    q, (z,), batched = _state(model, q, ("z", z))
+    _, derivative = _native_dynamics.minverse_derivative(model._native, q, z, checked_threads(threads))
+    return _unbatch(batched, derivative)
+
+
+def inertial_parameters(model):
+    """(nbodies, 10) inertial parameters [m, m c_x, m c_y, m c_z, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] per
+    body, c the centre of mass and I the rotational inertia about the body origin, in the body frame
+    (Pinocchio's dynamic-parameter order). τ = rnea_parameter_derivatives(...) @ params.ravel()."""
+    m, c, I_com = model.masses, model.coms, model.rotational_inertias
+    I_origin = I_com + m[:, None, None] * (np.einsum("bi,bi->b", c, c)[:, None, None] * np.eye(3)
+                                           - np.einsum("bi,bj->bij", c, c))
+    return np.column_stack([
+        m, m[:, None] * c,
+        I_origin[:, 0, 0], I_origin[:, 0, 1], I_origin[:, 1, 1], I_origin[:, 0, 2], I_origin[:, 1, 2], I_origin[:, 2, 2],
+    ])
+
+
+def rnea_parameter_derivatives(model, q, v, a, *, threads=None):
+    """∂τ/∂π (nv, 10 nbodies) of τ = rnea(q, v, a) for the parameters of inertial_parameters, body
+    after body: the joint torque regressor (τ is linear in π)."""
+    q, (v, a), batched = _state(model, q, ("v", v), ("a", a))
+    return _unbatch(batched, _native_dynamics.joint_torque_regressor(model._native, q, v, a, checked_threads(threads)))
+
+
+def aba_parameter_derivatives(model, q, v, tau, *, threads=None):
+    """∂a/∂π (nv, 10 nbodies) of a = aba(q, v, τ): −M⁻¹ ∂τ/∂π at the forward-dynamics solution."""
+    q, (v, tau), batched = _state(model, q, ("v", v), ("tau", tau))
+    _, derivative = _native_dynamics.aba_parameter_derivatives(model._native, q, v, tau, checked_threads(threads))
+    return _unbatch(batched, derivative)

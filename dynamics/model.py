@@ -1,0 +1,285 @@
+"""Articulated rigid-body models: a kinematic tree of bodies, each moved by one joint.
+
+A *body* is one movable joint and everything rigidly attached to it (URDF links joined by fixed
+joints are lumped into one body, as Pinocchio does). Bodies are numbered so that a parent precedes
+its children. Joint kinds and their coordinates:
+
+``"revolute"`` / ``"continuous"``
+    nq = nv = 1, q is the angle about the joint axis.
+``"prismatic"``
+    nq = nv = 1, q is the displacement along the joint axis.
+``"floating"``
+    nq = 7, nv = 6: q = [x, y, z, qw, qx, qy, qz] (pose of the body in its parent, quaternion scalar
+    first as everywhere in dcol), v = [v; ω] the body-frame twist (Pinocchio's free-flyer).
+
+Spatial vectors are [linear; angular]. Models are immutable; build them with :class:`ModelBuilder`
+or :func:`dcol.dynamics.load_urdf`.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dcol import _native
+from dcol.geom.rotations import rotation_matrix
+
+__all__ = ["Model", "ModelBuilder", "BodyShape", "JOINT_KINDS"]
+
+JOINT_KINDS = ("revolute", "continuous", "prismatic", "floating")
+_NATIVE_KIND = {"revolute": 0, "continuous": 0, "prismatic": 1, "floating": 2}
+_NQ = {"revolute": 1, "continuous": 1, "prismatic": 1, "floating": 7}
+_NV = {"revolute": 1, "continuous": 1, "prismatic": 1, "floating": 6}
+
+
+@dataclass(frozen=True)
+class BodyShape:
+    """A collision or visual shape fixed in a body.
+
+    body : int, index of the body (−1: the world).
+    link : str, the URDF link (or builder name) the shape belongs to.
+    shape : a :mod:`dcol.geom` shape whose offset is its pose in the body frame, or a
+        :class:`dcol.dynamics.urdf.MeshGeometry`.
+    """
+
+    body: int
+    link: str
+    shape: object
+
+
+def _vector(value, name, size):
+    array = np.array(value, dtype=np.float64)
+    if array.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},), got {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return array
+
+
+def _placement(placement, name):
+    """(R (3, 3), p (3,)) from None or (position, quaternion-or-matrix)."""
+    if placement is None:
+        return np.eye(3), np.zeros(3)
+    try:
+        position, orientation = placement
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a pair (position, orientation)") from err
+    return rotation_matrix(orientation, f"{name} orientation"), _vector(position, f"{name} position", 3)
+
+
+def check_inertia(mass, com, inertia, where):
+    """Validated (mass, com, rotational inertia about the com); `where` names the element in errors."""
+    try:
+        mass = float(mass)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{where}: mass must be a real number, got {mass!r}") from err
+    if not np.isfinite(mass) or mass < 0.0:
+        raise ValueError(f"{where}: mass must be finite and ≥ 0, got {mass}")
+    com = _vector(com, f"{where}: centre of mass", 3)
+    inertia = np.array(inertia, dtype=np.float64)
+    if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
+        raise ValueError(f"{where}: inertia must be a finite 3×3 matrix")
+    if not np.allclose(inertia, inertia.T, rtol=0.0, atol=1e-12 * max(1.0, np.abs(inertia).max())):
+        raise ValueError(f"{where}: inertia must be symmetric")
+    principal = np.linalg.eigvalsh(inertia)
+    scale = max(principal.max(), 1e-300)
+    # A rigid body's principal moments are ≥ 0 and satisfy the triangle inequality.
+    if principal.min() < -1e-12 * scale or principal[0] + principal[1] < principal[2] * (1.0 - 1e-9) - 1e-300:
+        raise ValueError(
+            f"{where}: inertia must be positive semidefinite with principal moments satisfying the triangle "
+            f"inequality (a physical rigid body), got principal moments {principal.tolist()}"
+        )
+    return mass, com, 0.5 * (inertia + inertia.T)
+
+
+def combine_inertias(parts):
+    """Mass, com and rotational inertia about the com of rigidly joined parts (mass, com, I_com)."""
+    mass = sum(m for m, _, _ in parts)
+    if mass == 0.0:
+        return 0.0, np.zeros(3), sum((I for _, _, I in parts), np.zeros((3, 3)))
+    com = sum(m * c for m, c, _ in parts) / mass
+    inertia = np.zeros((3, 3))
+    for m, c, I in parts:
+        d = c - com
+        inertia += I + m * (d @ d * np.eye(3) - np.outer(d, d))  # parallel axis
+    return mass, com, inertia
+
+
+class Model:
+    """Immutable articulated model (see the module docstring for the conventions).
+
+    Attributes
+    ----------
+    nq, nv, nbodies : int
+    joint_names, joint_kinds, body_names : list[str], one per body (body_names: the link the joint moves)
+    parents : (nbodies,) int array, parent body of each body (−1: the world)
+    joint_q_index, joint_v_index : (nbodies,) int arrays, first index of each joint in q and in v
+    frame_names : list[str], every named frame (URDF links and joints)
+    gravity : (3,) float64
+    lower_limits, upper_limits : (nq,) float64 position limits (±inf where none; a floating base has none)
+    velocity_limits, effort_limits, damping : (nv,) float64 (damping is not applied by the algorithms;
+        the simulation applies it)
+    masses : (nbodies,) ; coms : (nbodies, 3) ; rotational_inertias : (nbodies, 3, 3), about the centre
+        of mass, in the body frame
+    collision_shapes, visual_shapes : list[BodyShape]
+    """
+
+    def __init__(self, builder):
+        bodies = builder._bodies
+        frames = builder._frames
+        self.nbodies = len(bodies)
+        self.joint_names = [b["joint"] for b in bodies]
+        self.joint_kinds = [b["kind"] for b in bodies]
+        self.body_names = [b["name"] for b in bodies]
+        self.parents = np.array([b["parent"] for b in bodies], dtype=np.int64)
+        self.joint_q_index = np.cumsum([0] + [_NQ[k] for k in self.joint_kinds])[:-1].astype(np.int64)
+        self.joint_v_index = np.cumsum([0] + [_NV[k] for k in self.joint_kinds])[:-1].astype(np.int64)
+        self.nq = int(sum(_NQ[k] for k in self.joint_kinds))
+        self.nv = int(sum(_NV[k] for k in self.joint_kinds))
+        self.gravity = builder._gravity.copy()
+        self.masses = np.array([b["mass"] for b in bodies], dtype=np.float64).reshape(self.nbodies)
+        self.coms = np.array([b["com"] for b in bodies], dtype=np.float64).reshape(self.nbodies, 3)
+        self.rotational_inertias = np.array([b["inertia"] for b in bodies], dtype=np.float64).reshape(self.nbodies, 3, 3)
+        self.lower_limits = np.concatenate([b["lower"] for b in bodies]) if bodies else np.zeros(0)
+        self.upper_limits = np.concatenate([b["upper"] for b in bodies]) if bodies else np.zeros(0)
+        self.velocity_limits = np.concatenate([b["velocity_limit"] for b in bodies]) if bodies else np.zeros(0)
+        self.effort_limits = np.concatenate([b["effort_limit"] for b in bodies]) if bodies else np.zeros(0)
+        self.damping = np.concatenate([b["damping"] for b in bodies]) if bodies else np.zeros(0)
+        self.frame_names = [f["name"] for f in frames]
+        self._frame_index = {name: i for i, name in enumerate(self.frame_names)}
+        self.collision_shapes = list(builder._collision)
+        self.visual_shapes = list(builder._visual)
+        for array in (self.parents, self.joint_q_index, self.joint_v_index, self.gravity, self.masses, self.coms,
+                      self.rotational_inertias, self.lower_limits, self.upper_limits, self.velocity_limits,
+                      self.effort_limits, self.damping):
+            array.setflags(write=False)
+        self._native = _native.dynamics.Model(
+            parent=self.parents.astype(np.int32),
+            kind=np.array([_NATIVE_KIND[k] for k in self.joint_kinds], dtype=np.int32),
+            placement_R=np.array([b["placement"][0] for b in bodies]).reshape(self.nbodies, 3, 3),
+            placement_p=np.array([b["placement"][1] for b in bodies]).reshape(self.nbodies, 3),
+            axis=np.array([b["axis"] for b in bodies]).reshape(self.nbodies, 3),
+            mass=self.masses,
+            com=self.coms,
+            rot_inertia=self.rotational_inertias,
+            frame_body=np.array([f["body"] for f in frames], dtype=np.int32),
+            frame_R=np.array([f["placement"][0] for f in frames]).reshape(len(frames), 3, 3),
+            frame_p=np.array([f["placement"][1] for f in frames]).reshape(len(frames), 3),
+            gravity=self.gravity,
+        )
+
+    def frame_index(self, name):
+        """Index of a named frame; ValueError naming the frame when there is none."""
+        try:
+            return self._frame_index[name]
+        except (KeyError, TypeError):
+            raise ValueError(f"frame {name!r} is not in the model (see Model.frame_names)") from None
+
+    def __repr__(self):
+        return f"Model(nq={self.nq}, nv={self.nv}, nbodies={self.nbodies})"
+
+
+class ModelBuilder:
+    """Builds a :class:`Model` body by body (parents first).
+
+    Example
+    -------
+    >>> b = ModelBuilder()
+    >>> link = b.add_body("link1", parent=None, joint="shoulder", kind="revolute", axis=(0, 1, 0),
+    ...                   mass=1.0, com=(0, 0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+    >>> model = b.build()
+    """
+
+    def __init__(self, gravity=(0.0, 0.0, -9.81)):
+        self._gravity = _vector(gravity, "gravity", 3)
+        self._bodies = []
+        self._frames = []
+        self._body_index = {}
+        self._collision = []
+        self._visual = []
+
+    def body_index(self, name):
+        """Index of a body by name; None means the world (−1)."""
+        if name is None:
+            return -1
+        if name not in self._body_index:
+            raise ValueError(f"body {name!r} has not been added")
+        return self._body_index[name]
+
+    def add_body(self, name, *, parent, joint, kind, placement=None, axis=(0.0, 0.0, 1.0), mass=0.0,
+                 com=(0.0, 0.0, 0.0), inertia=np.zeros((3, 3)), lower=None, upper=None, velocity_limit=None,
+                 effort_limit=None, damping=0.0):
+        """Adds a body moved by a joint from `parent` (a body name, or None for the world).
+
+        placement : (position (3,), orientation) of the joint frame in the parent body's frame at
+            q = 0; the body frame is the joint frame.
+        axis : (3,) joint axis in the joint frame (revolute, continuous, prismatic), normalized here.
+        mass, com (3,), inertia (3, 3): the body's inertia, com and rotational inertia about the com
+            in the body frame.
+        lower, upper : position limits (1-dof joints); velocity_limit, effort_limit, damping: per dof.
+        Returns the body index. The body's frame and its joint's frame are added as named frames.
+        """
+        if kind not in JOINT_KINDS:
+            raise ValueError(f"joint {joint!r}: kind must be one of {JOINT_KINDS}, got {kind!r}")
+        if name in self._body_index:
+            raise ValueError(f"body {name!r} is added twice")
+        parent_index = self.body_index(parent)
+        if kind == "floating" and parent_index != -1:
+            raise ValueError(f"joint {joint!r}: a floating joint must connect a body to the world")
+        unit_axis = _vector(axis, f"joint {joint!r} axis", 3)
+        norm = np.linalg.norm(unit_axis)
+        if kind != "floating" and norm == 0.0:
+            raise ValueError(f"joint {joint!r}: axis must be nonzero")
+        unit_axis = unit_axis / norm if norm > 0.0 else np.array([0.0, 0.0, 1.0])
+        mass, com, inertia = check_inertia(mass, com, inertia, f"body {name!r}")
+        nq, nv = _NQ[kind], _NV[kind]
+        unbounded = kind in ("continuous", "floating")
+
+        def per_dof(value, size, default, what):
+            if value is None or unbounded and what in ("lower", "upper"):
+                return np.full(size, default)
+            return np.broadcast_to(np.asarray(value, dtype=np.float64), (size,)).copy()
+
+        body = {
+            "name": name, "joint": joint, "kind": kind, "parent": parent_index,
+            "placement": _placement(placement, f"joint {joint!r} placement"), "axis": unit_axis,
+            "mass": mass, "com": com, "inertia": inertia,
+            "lower": per_dof(lower, nq, -np.inf, "lower"), "upper": per_dof(upper, nq, np.inf, "upper"),
+            "velocity_limit": per_dof(velocity_limit, nv, np.inf, "velocity"),
+            "effort_limit": per_dof(effort_limit, nv, np.inf, "effort"),
+            "damping": per_dof(damping, nv, 0.0, "damping"),
+        }
+        if np.any(body["lower"] > body["upper"]):
+            raise ValueError(f"joint {joint!r}: lower limit exceeds upper limit")
+        self._body_index[name] = len(self._bodies)
+        self._bodies.append(body)
+        self.add_frame(name, name)
+        if joint != name:
+            self.add_frame(joint, name)
+        return self._body_index[name]
+
+    def add_frame(self, name, body, placement=None):
+        """Adds a named frame fixed in `body` (a body name, or None for the world) at `placement`."""
+        if any(f["name"] == name for f in self._frames):
+            raise ValueError(f"frame {name!r} is added twice")
+        self._frames.append({"name": name, "body": self.body_index(body),
+                             "placement": _placement(placement, f"frame {name!r} placement")})
+
+    def add_shape(self, body, shape, *, link=None, collision=True):
+        """Attaches a shape (its offset is its pose in the body frame) to `body` (name or None)."""
+        entry = BodyShape(self.body_index(body), link if link is not None else (body or "world"), shape)
+        (self._collision if collision else self._visual).append(entry)
+
+    def build(self):
+        """The immutable Model. ValueError when some joint moves no inertia (M would be singular)."""
+        model = Model(self)
+        if model.nv:
+            from .algorithms import crba, neutral  # noqa: PLC0415 (algorithms import this module)
+
+            M = crba(model, neutral(model))
+            scale = max(1.0, float(np.abs(M).max()))
+            for body, (joint, first) in enumerate(zip(model.joint_names, model.joint_v_index)):
+                last = first + _NV[model.joint_kinds[body]]
+                block = M[first:last, first:last]
+                if np.linalg.eigvalsh(block).min() <= 1e-12 * scale:
+                    raise ValueError(f"joint {joint!r} moves no mass or inertia along its axis (singular mass matrix)")
+        return model
