@@ -18,11 +18,20 @@ import sys
 import time
 
 import numpy as np
-
-from dcol.geom import Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere, proximity, proximity_batch
+from dcol.geom import (
+    Capsule,
+    Cone,
+    Cylinder,
+    Ellipsoid,
+    Polygon,
+    Polytope,
+    Sphere,
+    proximity,
+    proximity_batch,
+)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-from oracle import proximity_oracle, proximity_problem  # noqa: E402
+from oracle import proximity_oracle, proximity_problem
 
 HEXAGON = np.linspace(0, 2 * np.pi, 7)[:-1]
 SHAPES = {

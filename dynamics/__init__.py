@@ -24,10 +24,20 @@ from .algorithms import (
     rnea_parameter_derivatives,
 )
 from .model import BodyShape, Model, ModelBuilder
+from .robots import (
+    DATASET_ROBOTS,
+    EXAMPLE_ROBOTS,
+    dataset_robot_path,
+    example_robot_data_dir,
+    load_dataset_robot,
+    load_example_robot,
+)
 from .urdf import MeshGeometry, load_urdf
 
 __all__ = [
     "Model", "ModelBuilder", "BodyShape", "MeshGeometry", "load_urdf",
+    "DATASET_ROBOTS", "EXAMPLE_ROBOTS", "dataset_robot_path", "load_dataset_robot", "example_robot_data_dir",
+    "load_example_robot",
     "neutral", "random_configuration", "integrate", "difference",
     "frame_placement", "frame_jacobian", "frame_jacobian_derivative",
     "rnea", "bias_forces", "gravity_forces", "crba", "aba", "minverse",

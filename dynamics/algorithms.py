@@ -35,7 +35,7 @@ def _batch(value, name, width, count=None):
     batched = array.ndim == 2
     if array.ndim not in (1, 2) or array.shape[-1] != width:
         raise ValueError(f"{name} must have shape ({width},) or (N, {width}), got {array.shape}")
-    array = np.ascontiguousarray(array.reshape(-1, width))
+    array = np.ascontiguousarray(array.reshape(array.shape[0] if batched else 1, width))
     if count is not None and array.shape[0] != count:
         raise ValueError(f"{name} has {array.shape[0]} rows; it must match q's {count}")
     if not np.all(np.isfinite(array)):

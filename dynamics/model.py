@@ -81,13 +81,10 @@ def check_inertia(mass, com, inertia, where):
     if not np.allclose(inertia, inertia.T, rtol=0.0, atol=1e-12 * max(1.0, np.abs(inertia).max())):
         raise ValueError(f"{where}: inertia must be symmetric")
     principal = np.linalg.eigvalsh(inertia)
-    scale = max(principal.max(), 1e-300)
-    # A rigid body's principal moments are ≥ 0 and satisfy the triangle inequality.
-    if principal.min() < -1e-12 * scale or principal[0] + principal[1] < principal[2] * (1.0 - 1e-9) - 1e-300:
-        raise ValueError(
-            f"{where}: inertia must be positive semidefinite with principal moments satisfying the triangle "
-            f"inequality (a physical rigid body), got principal moments {principal.tolist()}"
-        )
+    # Positive semidefinite, not definite: point masses and the tiny dummy inertias of real robots'
+    # URDFs are singular (and some of the latter miss the triangle inequality; they load too).
+    if principal.min() < -1e-9 * max(principal.max(), 1e-9):
+        raise ValueError(f"{where}: inertia must be positive semidefinite, got principal moments {principal.tolist()}")
     return mass, com, 0.5 * (inertia + inertia.T)
 
 
@@ -113,6 +110,8 @@ class Model:
     joint_names, joint_kinds, body_names : list[str], one per body (body_names: the link the joint moves)
     parents : (nbodies,) int array, parent body of each body (−1: the world)
     joint_q_index, joint_v_index : (nbodies,) int arrays, first index of each joint in q and in v
+    joint_rotations (nbodies, 3, 3), joint_positions (nbodies, 3) : pose of each joint frame in its
+        parent body's frame at q = 0; joint_axes (nbodies, 3) : unit axes in the joint frames
     frame_names : list[str], every named frame (URDF links and joints)
     gravity : (3,) float64
     lower_limits, upper_limits : (nq,) float64 position limits (±inf where none; a floating base has none)
@@ -136,6 +135,9 @@ class Model:
         self.nq = int(sum(_NQ[k] for k in self.joint_kinds))
         self.nv = int(sum(_NV[k] for k in self.joint_kinds))
         self.gravity = builder._gravity.copy()
+        self.joint_rotations = np.array([b["placement"][0] for b in bodies], dtype=np.float64).reshape(self.nbodies, 3, 3)
+        self.joint_positions = np.array([b["placement"][1] for b in bodies], dtype=np.float64).reshape(self.nbodies, 3)
+        self.joint_axes = np.array([b["axis"] for b in bodies], dtype=np.float64).reshape(self.nbodies, 3)
         self.masses = np.array([b["mass"] for b in bodies], dtype=np.float64).reshape(self.nbodies)
         self.coms = np.array([b["com"] for b in bodies], dtype=np.float64).reshape(self.nbodies, 3)
         self.rotational_inertias = np.array([b["inertia"] for b in bodies], dtype=np.float64).reshape(self.nbodies, 3, 3)
@@ -148,16 +150,17 @@ class Model:
         self._frame_index = {name: i for i, name in enumerate(self.frame_names)}
         self.collision_shapes = list(builder._collision)
         self.visual_shapes = list(builder._visual)
-        for array in (self.parents, self.joint_q_index, self.joint_v_index, self.gravity, self.masses, self.coms,
+        for array in (self.parents, self.joint_q_index, self.joint_v_index, self.gravity, self.joint_rotations,
+                      self.joint_positions, self.joint_axes, self.masses, self.coms,
                       self.rotational_inertias, self.lower_limits, self.upper_limits, self.velocity_limits,
                       self.effort_limits, self.damping):
             array.setflags(write=False)
         self._native = _native.dynamics.Model(
             parent=self.parents.astype(np.int32),
             kind=np.array([_NATIVE_KIND[k] for k in self.joint_kinds], dtype=np.int32),
-            placement_R=np.array([b["placement"][0] for b in bodies]).reshape(self.nbodies, 3, 3),
-            placement_p=np.array([b["placement"][1] for b in bodies]).reshape(self.nbodies, 3),
-            axis=np.array([b["axis"] for b in bodies]).reshape(self.nbodies, 3),
+            placement_R=self.joint_rotations,
+            placement_p=self.joint_positions,
+            axis=self.joint_axes,
             mass=self.masses,
             com=self.coms,
             rot_inertia=self.rotational_inertias,

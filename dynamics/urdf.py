@@ -257,8 +257,11 @@ def load_urdf(source, *, floating_base=False, package_dirs=(), gravity=(0.0, 0.0
         children[parent].append(joint)
 
     roots = [name for name in links if name not in parent_joint]
-    if len(roots) != 1:
-        raise ValueError(f"URDF must have exactly one root link, found {roots or 'none (the joints form a cycle)'}")
+    if not roots:
+        raise ValueError(f"URDF has no root link: every link is some joint's child, so the joints "
+                         f"{sorted(joint_names)} form a cycle")
+    if len(roots) > 1:
+        raise ValueError(f"URDF must have exactly one root link, found {roots}")
 
     root_link = roots[0]
     visited = {root_link}
