@@ -207,97 +207,110 @@ def frame_placement(model, q, frame, *, threads=None):
 
     Returns (position (3,), quaternion (4,) [w, x, y, z]) — (N, 3), (N, 4) for a batch of q.
     """
-    q, batched = _configuration(model, q)
     position, quaternion = _native_dynamics.frame_poses(model._native, q, [model.frame_index(frame)],
                                                         checked_threads(threads))
-    return _unbatch(batched, position[:, 0], quaternion[:, 0])
+    return position[..., 0, :], quaternion[..., 0, :]
 
 
-def frame_jacobian(model, q, frame, *, threads=None):
-    """(6, nv) Jacobian of a named frame: rows [velocity of the frame origin; angular velocity], both
-    in world axes (Pinocchio's LOCAL_WORLD_ALIGNED), so that a joint-space step δ moves the frame by
-    the rigid perturbation δp = J[:3] δ, δθ = J[3:] δ of dcol's convention. It is also the derivative
-    of frame_placement with respect to q. (N, 6, nv) for a batch."""
-    q, batched = _configuration(model, q)
-    return _unbatch(batched, _native_dynamics.frame_jacobian(model._native, q, model.frame_index(frame),
-                                                             checked_threads(threads)))
+_JACOBIAN_REFERENCES = ("world_aligned", "world", "local")
+
+
+def frame_jacobian(model, q, frame, *, point=None, reference="world_aligned", threads=None):
+    """(6, nv) Jacobian of a named frame (N, 6, nv for a batch of q), rows [linear; angular]:
+
+    ``reference="world_aligned"`` (default; Pinocchio's LOCAL_WORLD_ALIGNED): velocity of the frame
+        origin — or of ``point`` (3,), given in the frame's coordinates — and angular velocity, in world
+        axes. A joint-space step δ moves the frame by the rigid perturbation δp = J[:3] δ,
+        δθ = J[3:] δ of dcol's convention, so this is also the derivative of frame_placement.
+    ``"world"``: the spatial Jacobian, velocity of the body point at the world origin (WORLD).
+    ``"local"``: the world-aligned rows of the frame origin (or point) in the frame's axes (LOCAL).
+    """
+    if reference not in _JACOBIAN_REFERENCES:
+        raise ValueError(f"reference must be one of {_JACOBIAN_REFERENCES}, got {reference!r}")
+    if point is not None and reference == "world":
+        raise ValueError('point does not apply to reference="world" (the velocity at the world origin)')
+    J = _native_dynamics.frame_jacobian(model._native, q, model.frame_index(frame), checked_threads(threads))
+    if point is not None or reference != "world_aligned":
+        origin, quaternion = frame_placement(model, q, frame)
+        R = _quaternion_matrix(quaternion)
+        lever = -origin if reference == "world" else np.zeros_like(origin)
+        if point is not None:
+            lever = lever + R @ _batch(point, "point", 3)[0][0]
+        # v_point = v_origin + ω × lever = v_origin − [lever]× ω
+        J[..., :3, :] -= _skew(lever) @ J[..., 3:, :]
+        if reference == "local":
+            Rt = np.swapaxes(R, -1, -2)
+            J = np.concatenate([Rt @ J[..., :3, :], Rt @ J[..., 3:, :]], -2)
+    return J
 
 
 def frame_jacobian_derivative(model, q, frame, *, threads=None):
     """(6, nv, nv) array D with D[:, :, k] = ∂J/∂q_k for J = frame_jacobian (tangent direction k).
     For a force f (6,) [force; torque] applied at the frame origin, ∂(Jᵀf)/∂q = einsum("rik,r->ik", D, f).
     (N, 6, nv, nv) for a batch."""
-    q, batched = _configuration(model, q)
-    return _unbatch(batched, _native_dynamics.frame_jacobian_derivative(model._native, q, model.frame_index(frame),
-                                                                        checked_threads(threads)))
+    return _native_dynamics.frame_jacobian_derivative(model._native, q, model.frame_index(frame),
+                                                      checked_threads(threads))
 
 
 # --- dynamics --------------------------------------------------------------------------------------
+# Shapes, finiteness and the floating-base quaternions are checked natively, with errors naming the
+# argument.
+
+
+def _zeros_like_velocity(model, q):
+    """Zero joint-space vectors with q's batch shape."""
+    return np.zeros(np.shape(q)[:-1] + (model.nv,))
 
 
 def rnea(model, q, v, a, *, threads=None):
     """Inverse dynamics τ = M(q) a + c(q, v) by the recursive Newton–Euler algorithm; (nv,)."""
-    q, (v, a), batched = _state(model, q, ("v", v), ("a", a))
-    return _unbatch(batched, _native_dynamics.rnea(model._native, q, v, a, True, checked_threads(threads)))
+    return _native_dynamics.rnea(model._native, q, v, a, True, checked_threads(threads))
 
 
 def bias_forces(model, q, v, *, threads=None):
     """c(q, v) = rnea(q, v, 0): Coriolis, centrifugal and gravity forces; (nv,)."""
-    q, (v,), batched = _state(model, q, ("v", v))
-    return _unbatch(batched, _native_dynamics.rnea(model._native, q, v, np.zeros_like(v), True,
-                                                   checked_threads(threads)))
+    return _native_dynamics.rnea(model._native, q, v, np.zeros(np.shape(v)), True, checked_threads(threads))
 
 
 def gravity_forces(model, q, *, threads=None):
     """g(q) = rnea(q, 0, 0); (nv,)."""
-    q, batched = _configuration(model, q)
-    zero = np.zeros((q.shape[0], model.nv))
-    return _unbatch(batched, _native_dynamics.rnea(model._native, q, zero, zero, True, checked_threads(threads)))
+    zero = _zeros_like_velocity(model, q)
+    return _native_dynamics.rnea(model._native, q, zero, zero, True, checked_threads(threads))
 
 
 def crba(model, q, *, threads=None):
     """Joint-space inertia matrix M(q) (nv, nv), symmetric positive definite (composite rigid bodies)."""
-    q, batched = _configuration(model, q)
-    return _unbatch(batched, _native_dynamics.crba(model._native, q, checked_threads(threads)))
+    return _native_dynamics.crba(model._native, q, checked_threads(threads))
 
 
 def aba(model, q, v, tau, *, threads=None):
     """Forward dynamics a = M⁻¹(τ − c) by the articulated-body algorithm; (nv,)."""
-    q, (v, tau), batched = _state(model, q, ("v", v), ("tau", tau))
-    return _unbatch(batched, _native_dynamics.aba(model._native, q, v, tau, checked_threads(threads)))
+    return _native_dynamics.aba(model._native, q, v, tau, checked_threads(threads))
 
 
 def minverse(model, q, *, threads=None):
     """M(q)⁻¹ (nv, nv), from the tree-sparse LᵀDL factorization of M."""
-    q, batched = _configuration(model, q)
-    return _unbatch(batched, _native_dynamics.minverse(model._native, q, checked_threads(threads)))
+    return _native_dynamics.minverse(model._native, q, checked_threads(threads))
 
 
 def rnea_derivatives(model, q, v, a, *, threads=None):
     """(∂τ/∂q, ∂τ/∂v, ∂τ/∂a = M), each (nv, nv), of τ = rnea(q, v, a)."""
-    q, (v, a), batched = _state(model, q, ("v", v), ("a", a))
-    return _unbatch(batched, *_native_dynamics.rnea_derivatives(model._native, q, v, a, checked_threads(threads)))
+    return _native_dynamics.rnea_derivatives(model._native, q, v, a, checked_threads(threads))
 
 
 def aba_derivatives(model, q, v, tau, *, threads=None):
     """(∂a/∂q, ∂a/∂v, ∂a/∂τ = M⁻¹), each (nv, nv), of a = aba(q, v, τ)."""
-    q, (v, tau), batched = _state(model, q, ("v", v), ("tau", tau))
-    _, dq, dv, dtau = _native_dynamics.aba_derivatives(model._native, q, v, tau, checked_threads(threads))
-    return _unbatch(batched, dq, dv, dtau)
+    return _native_dynamics.aba_derivatives(model._native, q, v, tau, checked_threads(threads))[1:]
 
 
 def bias_force_derivatives(model, q, v, *, threads=None):
     """(∂c/∂q, ∂c/∂v), each (nv, nv), of c = bias_forces(q, v) (Nimble App. F, Alg. 3)."""
-    q, (v,), batched = _state(model, q, ("v", v))
-    dq, dv, _ = _native_dynamics.rnea_derivatives(model._native, q, v, np.zeros_like(v), checked_threads(threads))
-    return _unbatch(batched, dq, dv)
+    return _native_dynamics.rnea_derivatives(model._native, q, v, np.zeros(np.shape(v)), checked_threads(threads))[:2]
 
 
 def minverse_derivative(model, q, z, *, threads=None):
     """∂(M(q)⁻¹ z)/∂q (nv, nv) for a fixed z (nv,) (Nimble eq. 39, App. F Alg. 2)."""
-    q, (z,), batched = _state(model, q, ("z", z))
-    _, derivative = _native_dynamics.minverse_derivative(model._native, q, z, checked_threads(threads))
-    return _unbatch(batched, derivative)
+    return _native_dynamics.minverse_derivative(model._native, q, z, checked_threads(threads))[1]
 
 
 def inertial_parameters(model):
@@ -316,12 +329,9 @@ def inertial_parameters(model):
 def rnea_parameter_derivatives(model, q, v, a, *, threads=None):
     """∂τ/∂π (nv, 10 nbodies) of τ = rnea(q, v, a) for the parameters of inertial_parameters, body
     after body: the joint torque regressor (τ is linear in π)."""
-    q, (v, a), batched = _state(model, q, ("v", v), ("a", a))
-    return _unbatch(batched, _native_dynamics.joint_torque_regressor(model._native, q, v, a, checked_threads(threads)))
+    return _native_dynamics.joint_torque_regressor(model._native, q, v, a, checked_threads(threads))
 
 
 def aba_parameter_derivatives(model, q, v, tau, *, threads=None):
     """∂a/∂π (nv, 10 nbodies) of a = aba(q, v, τ): −M⁻¹ ∂τ/∂π at the forward-dynamics solution."""
-    q, (v, tau), batched = _state(model, q, ("v", v), ("tau", tau))
-    _, derivative = _native_dynamics.aba_parameter_derivatives(model._native, q, v, tau, checked_threads(threads))
-    return _unbatch(batched, derivative)
+    return _native_dynamics.aba_parameter_derivatives(model._native, q, v, tau, checked_threads(threads))[1]

@@ -1,11 +1,15 @@
-// Python bindings of the rigid-body algorithms (dcol._native.dynamics). Every function takes a batch
-// of states as (N, nq) / (N, nv) arrays, runs the native loop with the GIL released on up to
-// `threads` threads, each with its own Data, and returns arrays with a leading N axis. The Python
-// layer (dcol.dynamics) validates values; the checks here guard memory only.
+// Python bindings of the rigid-body algorithms (dcol._native.dynamics). Every function takes one
+// state — q (nq,), v (nv,), … — or a batch with a leading axis — q (N, nq), v (N, nv), … — validates
+// it (shapes, finite values, nonzero floating-base quaternions) with errors naming the argument, and
+// returns arrays with the same leading axis. A batch runs with the GIL released on up to `threads`
+// threads, each with its own Data; one state runs under the GIL on the model's cached Data, so a
+// single call costs little more than the algorithm.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,16 +26,70 @@ namespace {
 using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
 using IndexArray = py::array_t<int, py::array::c_style | py::array::forcecast>;
 
-// A C-contiguous (N, width) array; N must equal `count` unless count < 0.
-Array batch_rows(py::handle obj, py::ssize_t width, py::ssize_t count, const char* name) {
-  Array a = Array::ensure(obj);
-  if (!a || a.ndim() != 2 || a.shape(1) != width || (count >= 0 && a.shape(0) != count))
-    throw py::value_error(std::string(name) + " must have shape (N, " + std::to_string(width) + ")" +
-                          (count >= 0 ? " with N = " + std::to_string(count) : std::string()));
-  return a;
+// A model with the Data that one-state calls use under the GIL.
+struct BoundModel {
+  Model model;
+  std::unique_ptr<Data> data;
+  explicit BoundModel(Model m) : model(std::move(m)), data(std::make_unique<Data>(model)) {}
+};
+
+// One state (ndim 1) or a batch (ndim 2) of `width` finite numbers per row.
+struct Rows {
+  Array array;
+  py::ssize_t count = 1;
+  bool batched = false;
+  const double* row(py::ssize_t n) const { return array.data() + n * array.shape(array.ndim() - 1); }
+};
+
+std::string width_rule(const char* name, py::ssize_t width, const char* symbol) {
+  return std::string(name) + " must have shape (" + symbol + ",) or (N, " + symbol + ") with " + symbol + " = " +
+         std::to_string(width);
 }
 
-Array output(std::vector<py::ssize_t> shape) { return Array(shape); }
+Rows rows(py::handle obj, py::ssize_t width, const char* name, const char* symbol) {
+  Rows r;
+  r.array = Array::ensure(obj);
+  if (!r.array) throw py::type_error(std::string(name) + " must be an array of real numbers");
+  const py::ssize_t ndim = r.array.ndim();
+  if ((ndim != 1 && ndim != 2) || r.array.shape(ndim - 1) != width) {
+    std::string got = "(";
+    for (py::ssize_t d = 0; d < ndim; ++d) got += (d ? ", " : "") + std::to_string(r.array.shape(d));
+    throw py::value_error(width_rule(name, width, symbol) + ", got " + got + (ndim == 1 ? ",)" : ")"));
+  }
+  r.batched = ndim == 2;
+  r.count = r.batched ? r.array.shape(0) : 1;
+  const double* x = r.array.data();
+  for (py::ssize_t i = 0; i < r.array.size(); ++i)
+    if (!std::isfinite(x[i])) throw py::value_error(std::string(name) + " must be finite (no NaN or inf)");
+  return r;
+}
+
+Rows configuration(const Model& model, py::handle obj) {
+  Rows q = rows(obj, model.nq, "q", "nq");
+  for (py::ssize_t n = 0; n < q.count; ++n)
+    for (int i = 0; i < model.nbodies(); ++i)
+      if (model.kind[i] == JointKind::floating) {
+        const double* quaternion = q.row(n) + model.q_index[i] + 3;
+        double norm2 = 0.0;
+        for (int k = 0; k < 4; ++k) norm2 += quaternion[k] * quaternion[k];
+        if (!(norm2 > 0.0)) throw py::value_error("q: the floating joint's quaternion must be nonzero");
+      }
+  return q;
+}
+
+// A joint-space vector matching q's batch.
+Rows tangent(const Model& model, const Rows& q, py::handle obj, const char* name) {
+  Rows x = rows(obj, model.nv, name, "nv");
+  if (x.batched != q.batched || x.count != q.count)
+    throw py::value_error(std::string(name) + " must have shape (nv,) with q (nq,), or (N, nv) with q (N, nq)");
+  return x;
+}
+
+// An output array with q's batch axis (none for one state) followed by `shape`.
+Array output(const Rows& q, std::vector<py::ssize_t> shape) {
+  if (q.batched) shape.insert(shape.begin(), q.count);
+  return Array(shape);
+}
 
 Transform transform_at(const Array& R, const Array& p, py::ssize_t i) {
   Transform X;
@@ -80,45 +138,56 @@ Model build_model(const IndexArray& parent, const IndexArray& kind, const Array&
   return model;
 }
 
-// Runs body(data, n) for every state n of the batch.
+// Runs body(data, n) for every state n of q's batch.
 template <class Body>
-void for_each_state(const Model& model, py::ssize_t count, int threads, const Body& body) {
+void for_each_state(BoundModel& bound, const Rows& q, int threads, const Body& body) {
   if (threads < 1) throw py::value_error("threads must be at least 1");
+  if (!q.batched) {
+    body(*bound.data, 0);
+    return;
+  }
   py::gil_scoped_release release;
-  parallel_chunks(count, threads, 1, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
-    Data data(model);
+  parallel_chunks(q.count, threads, 1, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
+    Data data(bound.model);
     for (std::ptrdiff_t n = begin; n < end; ++n) body(data, n);
   });
 }
 
-int checked_frame(const Model& model, int frame) {
+void check_frame(const Model& model, int frame) {
   if (frame < 0 || frame >= static_cast<int>(model.frame_body.size())) throw py::value_error("frame out of range");
-  return frame;
 }
 
 }  // namespace
 
 void bind_dynamics(py::module_& root) {
   py::module_ m = root.def_submodule("dynamics", "Native rigid-body algorithms (world-axes recursions).");
-  py::class_<Model>(m, "Model")
-      .def(py::init(&build_model), py::arg("parent"), py::arg("kind"), py::arg("placement_R"), py::arg("placement_p"),
-           py::arg("axis"), py::arg("mass"), py::arg("com"), py::arg("rot_inertia"), py::arg("frame_body"),
-           py::arg("frame_R"), py::arg("frame_p"), py::arg("gravity"))
-      .def_readonly("nq", &Model::nq)
-      .def_readonly("nv", &Model::nv)
-      .def_property_readonly("nbodies", &Model::nbodies);
+  py::class_<BoundModel>(m, "Model")
+      .def(py::init([](const IndexArray& parent, const IndexArray& kind, const Array& placement_R,
+                       const Array& placement_p, const Array& axis, const Array& mass, const Array& com,
+                       const Array& rot_inertia, const IndexArray& frame_body, const Array& frame_R,
+                       const Array& frame_p, const Array& gravity) {
+             return BoundModel(build_model(parent, kind, placement_R, placement_p, axis, mass, com, rot_inertia,
+                                           frame_body, frame_R, frame_p, gravity));
+           }),
+           py::arg("parent"), py::arg("kind"), py::arg("placement_R"), py::arg("placement_p"), py::arg("axis"),
+           py::arg("mass"), py::arg("com"), py::arg("rot_inertia"), py::arg("frame_body"), py::arg("frame_R"),
+           py::arg("frame_p"), py::arg("gravity"))
+      .def_property_readonly("nq", [](const BoundModel& b) { return b.model.nq; })
+      .def_property_readonly("nv", [](const BoundModel& b) { return b.model.nv; })
+      .def_property_readonly("nbodies", [](const BoundModel& b) { return b.model.nbodies(); });
 
   m.def(
       "frame_poses",
-      [](const Model& model, py::handle q_in, const std::vector<int>& frames, int threads) {
-        const Array q = batch_rows(q_in, model.nq, -1, "q");
-        const py::ssize_t N = q.shape(0), F = static_cast<py::ssize_t>(frames.size());
-        for (int f : frames) checked_frame(model, f);
-        Array position = output({N, F, 3}), quaternion = output({N, F, 4});
+      [](BoundModel& bound, py::handle q_in, const std::vector<int>& frames, int threads) {
+        const Model& model = bound.model;
+        const Rows q = configuration(model, q_in);
+        for (int f : frames) check_frame(model, f);
+        const py::ssize_t F = static_cast<py::ssize_t>(frames.size());
+        Array position = output(q, {F, 3}), quaternion = output(q, {F, 4});
         double* pos = position.mutable_data();
         double* quat = quaternion.mutable_data();
-        for_each_state(model, N, threads, [&](Data& data, py::ssize_t n) {
-          forward_kinematics(model, data, q.data(n));
+        for_each_state(bound, q, threads, [&](Data& data, py::ssize_t n) {
+          forward_kinematics(model, data, q.row(n));
           for (py::ssize_t f = 0; f < F; ++f) {
             const Transform X = frame_pose(model, data, frames[f]);
             const Vec3 world = X.p + data.origin;
@@ -133,14 +202,15 @@ void bind_dynamics(py::module_& root) {
 
   m.def(
       "frame_jacobian",
-      [](const Model& model, py::handle q_in, int frame, int threads) {
-        const Array q = batch_rows(q_in, model.nq, -1, "q");
-        checked_frame(model, frame);
-        const py::ssize_t N = q.shape(0), nv = model.nv;
-        Array J = output({N, 6, nv});
+      [](BoundModel& bound, py::handle q_in, int frame, int threads) {
+        const Model& model = bound.model;
+        const Rows q = configuration(model, q_in);
+        check_frame(model, frame);
+        const py::ssize_t nv = model.nv;
+        Array J = output(q, {6, nv});
         double* out = J.mutable_data();
-        for_each_state(model, N, threads, [&](Data& data, py::ssize_t n) {
-          forward_kinematics(model, data, q.data(n));
+        for_each_state(bound, q, threads, [&](Data& data, py::ssize_t n) {
+          forward_kinematics(model, data, q.row(n));
           frame_jacobian(model, data, frame, out + n * 6 * nv);
         });
         return J;
@@ -149,14 +219,15 @@ void bind_dynamics(py::module_& root) {
 
   m.def(
       "frame_jacobian_derivative",
-      [](const Model& model, py::handle q_in, int frame, int threads) {
-        const Array q = batch_rows(q_in, model.nq, -1, "q");
-        checked_frame(model, frame);
-        const py::ssize_t N = q.shape(0), nv = model.nv;
-        Array dJ = output({N, 6, nv, nv});
+      [](BoundModel& bound, py::handle q_in, int frame, int threads) {
+        const Model& model = bound.model;
+        const Rows q = configuration(model, q_in);
+        check_frame(model, frame);
+        const py::ssize_t nv = model.nv;
+        Array dJ = output(q, {6, nv, nv});
         double* out = dJ.mutable_data();
-        for_each_state(model, N, threads, [&](Data& data, py::ssize_t n) {
-          forward_kinematics(model, data, q.data(n));
+        for_each_state(bound, q, threads, [&](Data& data, py::ssize_t n) {
+          forward_kinematics(model, data, q.row(n));
           frame_jacobian_derivative(model, data, frame, out + n * 6 * nv * nv);
         });
         return dJ;
@@ -165,16 +236,15 @@ void bind_dynamics(py::module_& root) {
 
   m.def(
       "rnea",
-      [](const Model& model, py::handle q_in, py::handle v_in, py::handle a_in, bool gravity, int threads) {
-        const Array q = batch_rows(q_in, model.nq, -1, "q");
-        const py::ssize_t N = q.shape(0), nv = model.nv;
-        const Array v = batch_rows(v_in, nv, N, "v"), a = batch_rows(a_in, nv, N, "a");
-        Array tau = output({N, nv});
+      [](BoundModel& bound, py::handle q_in, py::handle v_in, py::handle a_in, bool gravity, int threads) {
+        const Model& model = bound.model;
+        const Rows q = configuration(model, q_in), v = tangent(model, q, v_in, "v"), a = tangent(model, q, a_in, "a");
+        Array tau = output(q, {model.nv});
         double* out = tau.mutable_data();
-        for_each_state(model, N, threads, [&](Data& data, py::ssize_t n) {
-          forward_kinematics(model, data, q.data(n));
-          rnea_forward_pass(model, data, v.data(n), a.data(n), gravity);
-          rnea_backward_pass(model, data, out + n * nv);
+        for_each_state(bound, q, threads, [&](Data& data, py::ssize_t n) {
+          forward_kinematics(model, data, q.row(n));
+          rnea_forward_pass(model, data, v.row(n), a.row(n), gravity);
+          rnea_backward_pass(model, data, out + n * model.nv);
         });
         return tau;
       },
@@ -182,13 +252,14 @@ void bind_dynamics(py::module_& root) {
 
   m.def(
       "crba",
-      [](const Model& model, py::handle q_in, int threads) {
-        const Array q = batch_rows(q_in, model.nq, -1, "q");
-        const py::ssize_t N = q.shape(0), nv = model.nv;
-        Array M = output({N, nv, nv});
+      [](BoundModel& bound, py::handle q_in, int threads) {
+        const Model& model = bound.model;
+        const Rows q = configuration(model, q_in);
+        const py::ssize_t nv = model.nv;
+        Array M = output(q, {nv, nv});
         double* out = M.mutable_data();
-        for_each_state(model, N, threads, [&](Data& data, py::ssize_t n) {
-          crba(model, data, q.data(n));
+        for_each_state(bound, q, threads, [&](Data& data, py::ssize_t n) {
+          crba(model, data, q.row(n));
           std::copy(data.mass_matrix.begin(), data.mass_matrix.end(), out + n * nv * nv);
         });
         return M;
@@ -197,14 +268,14 @@ void bind_dynamics(py::module_& root) {
 
   m.def(
       "aba",
-      [](const Model& model, py::handle q_in, py::handle v_in, py::handle tau_in, int threads) {
-        const Array q = batch_rows(q_in, model.nq, -1, "q");
-        const py::ssize_t N = q.shape(0), nv = model.nv;
-        const Array v = batch_rows(v_in, nv, N, "v"), tau = batch_rows(tau_in, nv, N, "tau");
-        Array qdd = output({N, nv});
+      [](BoundModel& bound, py::handle q_in, py::handle v_in, py::handle tau_in, int threads) {
+        const Model& model = bound.model;
+        const Rows q = configuration(model, q_in), v = tangent(model, q, v_in, "v"),
+                   tau = tangent(model, q, tau_in, "tau");
+        Array qdd = output(q, {model.nv});
         double* out = qdd.mutable_data();
-        for_each_state(model, N, threads, [&](Data& data, py::ssize_t n) {
-          aba(model, data, q.data(n), v.data(n), tau.data(n), out + n * nv);
+        for_each_state(bound, q, threads, [&](Data& data, py::ssize_t n) {
+          aba(model, data, q.row(n), v.row(n), tau.row(n), out + n * model.nv);
         });
         return qdd;
       },
@@ -212,28 +283,29 @@ void bind_dynamics(py::module_& root) {
 
   m.def(
       "minverse",
-      [](const Model& model, py::handle q_in, int threads) {
-        const Array q = batch_rows(q_in, model.nq, -1, "q");
-        const py::ssize_t N = q.shape(0), nv = model.nv;
-        Array Minv = output({N, nv, nv});
+      [](BoundModel& bound, py::handle q_in, int threads) {
+        const Model& model = bound.model;
+        const Rows q = configuration(model, q_in);
+        const py::ssize_t nv = model.nv;
+        Array Minv = output(q, {nv, nv});
         double* out = Minv.mutable_data();
-        for_each_state(model, N, threads,
-                       [&](Data& data, py::ssize_t n) { minverse(model, data, q.data(n), out + n * nv * nv); });
+        for_each_state(bound, q, threads,
+                       [&](Data& data, py::ssize_t n) { minverse(model, data, q.row(n), out + n * nv * nv); });
         return Minv;
       },
       py::arg("model"), py::arg("q"), py::arg("threads") = 1);
 
   m.def(
       "rnea_derivatives",
-      [](const Model& model, py::handle q_in, py::handle v_in, py::handle a_in, int threads) {
-        const Array q = batch_rows(q_in, model.nq, -1, "q");
-        const py::ssize_t N = q.shape(0), nv = model.nv;
-        const Array v = batch_rows(v_in, nv, N, "v"), a = batch_rows(a_in, nv, N, "a");
-        Array dq = output({N, nv, nv}), dv = output({N, nv, nv}), M = output({N, nv, nv});
+      [](BoundModel& bound, py::handle q_in, py::handle v_in, py::handle a_in, int threads) {
+        const Model& model = bound.model;
+        const Rows q = configuration(model, q_in), v = tangent(model, q, v_in, "v"), a = tangent(model, q, a_in, "a");
+        const py::ssize_t nv = model.nv;
+        Array dq = output(q, {nv, nv}), dv = output(q, {nv, nv}), M = output(q, {nv, nv});
         double *out_q = dq.mutable_data(), *out_v = dv.mutable_data(), *out_M = M.mutable_data();
-        for_each_state(model, N, threads, [&](Data& data, py::ssize_t n) {
+        for_each_state(bound, q, threads, [&](Data& data, py::ssize_t n) {
           const py::ssize_t o = n * nv * nv;
-          rnea_derivatives(model, data, q.data(n), v.data(n), a.data(n), out_q + o, out_v + o, out_M + o);
+          rnea_derivatives(model, data, q.row(n), v.row(n), a.row(n), out_q + o, out_v + o, out_M + o);
         });
         return py::make_tuple(dq, dv, M);
       },
@@ -241,16 +313,17 @@ void bind_dynamics(py::module_& root) {
 
   m.def(
       "aba_derivatives",
-      [](const Model& model, py::handle q_in, py::handle v_in, py::handle tau_in, int threads) {
-        const Array q = batch_rows(q_in, model.nq, -1, "q");
-        const py::ssize_t N = q.shape(0), nv = model.nv;
-        const Array v = batch_rows(v_in, nv, N, "v"), tau = batch_rows(tau_in, nv, N, "tau");
-        Array qdd = output({N, nv}), dq = output({N, nv, nv}), dv = output({N, nv, nv}), dtau = output({N, nv, nv});
+      [](BoundModel& bound, py::handle q_in, py::handle v_in, py::handle tau_in, int threads) {
+        const Model& model = bound.model;
+        const Rows q = configuration(model, q_in), v = tangent(model, q, v_in, "v"),
+                   tau = tangent(model, q, tau_in, "tau");
+        const py::ssize_t nv = model.nv;
+        Array qdd = output(q, {nv}), dq = output(q, {nv, nv}), dv = output(q, {nv, nv}), dtau = output(q, {nv, nv});
         double *out_a = qdd.mutable_data(), *out_q = dq.mutable_data(), *out_v = dv.mutable_data(),
                *out_tau = dtau.mutable_data();
-        for_each_state(model, N, threads, [&](Data& data, py::ssize_t n) {
+        for_each_state(bound, q, threads, [&](Data& data, py::ssize_t n) {
           const py::ssize_t o = n * nv * nv;
-          aba_derivatives(model, data, q.data(n), v.data(n), tau.data(n), out_a + n * nv, out_q + o, out_v + o,
+          aba_derivatives(model, data, q.row(n), v.row(n), tau.row(n), out_a + n * nv, out_q + o, out_v + o,
                           out_tau + o);
         });
         return py::make_tuple(qdd, dq, dv, dtau);
@@ -259,14 +332,14 @@ void bind_dynamics(py::module_& root) {
 
   m.def(
       "minverse_derivative",
-      [](const Model& model, py::handle q_in, py::handle z_in, int threads) {
-        const Array q = batch_rows(q_in, model.nq, -1, "q");
-        const py::ssize_t N = q.shape(0), nv = model.nv;
-        const Array z = batch_rows(z_in, nv, N, "z");
-        Array y = output({N, nv}), d = output({N, nv, nv});
+      [](BoundModel& bound, py::handle q_in, py::handle z_in, int threads) {
+        const Model& model = bound.model;
+        const Rows q = configuration(model, q_in), z = tangent(model, q, z_in, "z");
+        const py::ssize_t nv = model.nv;
+        Array y = output(q, {nv}), d = output(q, {nv, nv});
         double *out_y = y.mutable_data(), *out_d = d.mutable_data();
-        for_each_state(model, N, threads, [&](Data& data, py::ssize_t n) {
-          minverse_derivative(model, data, q.data(n), z.data(n), out_y + n * nv, out_d + n * nv * nv);
+        for_each_state(bound, q, threads, [&](Data& data, py::ssize_t n) {
+          minverse_derivative(model, data, q.row(n), z.row(n), out_y + n * nv, out_d + n * nv * nv);
         });
         return py::make_tuple(y, d);
       },
@@ -274,14 +347,14 @@ void bind_dynamics(py::module_& root) {
 
   m.def(
       "joint_torque_regressor",
-      [](const Model& model, py::handle q_in, py::handle v_in, py::handle a_in, int threads) {
-        const Array q = batch_rows(q_in, model.nq, -1, "q");
-        const py::ssize_t N = q.shape(0), nv = model.nv, cols = 10 * model.nbodies();
-        const Array v = batch_rows(v_in, nv, N, "v"), a = batch_rows(a_in, nv, N, "a");
-        Array Y = output({N, nv, cols});
+      [](BoundModel& bound, py::handle q_in, py::handle v_in, py::handle a_in, int threads) {
+        const Model& model = bound.model;
+        const Rows q = configuration(model, q_in), v = tangent(model, q, v_in, "v"), a = tangent(model, q, a_in, "a");
+        const py::ssize_t nv = model.nv, cols = 10 * model.nbodies();
+        Array Y = output(q, {nv, cols});
         double* out = Y.mutable_data();
-        for_each_state(model, N, threads, [&](Data& data, py::ssize_t n) {
-          joint_torque_regressor(model, data, q.data(n), v.data(n), a.data(n), out + n * nv * cols);
+        for_each_state(bound, q, threads, [&](Data& data, py::ssize_t n) {
+          joint_torque_regressor(model, data, q.row(n), v.row(n), a.row(n), out + n * nv * cols);
         });
         return Y;
       },
@@ -289,14 +362,15 @@ void bind_dynamics(py::module_& root) {
 
   m.def(
       "aba_parameter_derivatives",
-      [](const Model& model, py::handle q_in, py::handle v_in, py::handle tau_in, int threads) {
-        const Array q = batch_rows(q_in, model.nq, -1, "q");
-        const py::ssize_t N = q.shape(0), nv = model.nv, cols = 10 * model.nbodies();
-        const Array v = batch_rows(v_in, nv, N, "v"), tau = batch_rows(tau_in, nv, N, "tau");
-        Array qdd = output({N, nv}), d = output({N, nv, cols});
+      [](BoundModel& bound, py::handle q_in, py::handle v_in, py::handle tau_in, int threads) {
+        const Model& model = bound.model;
+        const Rows q = configuration(model, q_in), v = tangent(model, q, v_in, "v"),
+                   tau = tangent(model, q, tau_in, "tau");
+        const py::ssize_t nv = model.nv, cols = 10 * model.nbodies();
+        Array qdd = output(q, {nv}), d = output(q, {nv, cols});
         double *out_a = qdd.mutable_data(), *out_d = d.mutable_data();
-        for_each_state(model, N, threads, [&](Data& data, py::ssize_t n) {
-          aba_parameter_derivatives(model, data, q.data(n), v.data(n), tau.data(n), out_a + n * nv,
+        for_each_state(bound, q, threads, [&](Data& data, py::ssize_t n) {
+          aba_parameter_derivatives(model, data, q.row(n), v.row(n), tau.row(n), out_a + n * nv,
                                     out_d + n * nv * cols);
         });
         return py::make_tuple(qdd, d);

@@ -237,11 +237,12 @@ class PinocchioOracle:
         M = self.pdata.oMf[fid]
         return np.array(M.translation), np.array(M.rotation)
 
-    def frame_jacobian(self, q, name):
-        """(6, nv) [linear; angular] in world axes at the frame origin (LOCAL_WORLD_ALIGNED)."""
+    def frame_jacobian(self, q, name, reference="LOCAL_WORLD_ALIGNED"):
+        """(6, nv) [linear; angular] frame Jacobian in pinocchio's `reference` (default: world axes at
+        the frame origin)."""
         fid = self.frame_id(name)
         J = self.pin.computeFrameJacobian(
-            self.pmodel, self.pdata, self.q_to_pin(q), fid, self.pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+            self.pmodel, self.pdata, self.q_to_pin(q), fid, getattr(self.pin.ReferenceFrame, reference)
         )
         return self.cols_from_pin(J)
 

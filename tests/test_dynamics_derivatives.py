@@ -278,6 +278,24 @@ def test_frame_jacobian_fd(case):
             assert_close(J[3:], ang, f"{case.key} angular Jacobian of {f}")
 
 
+def test_point_jacobian_fd(case):
+    """The Jacobian of a point fixed in a frame: d(r + R p)/dq, in world axes and in the frame's axes."""
+    m = case.model
+    point = np.array([0.3, -0.2, 0.5])
+    for q, _, _, _ in case.states:
+        for f in _frames(case):
+            def world_point(qq):
+                r, quaternion = dyn.frame_placement(m, qq, f)
+                return np.asarray(r) + rotation_from_quaternion(quaternion) @ point
+
+            lin = fd_q(m, world_point, q)
+            J = np.asarray(dyn.frame_jacobian(m, q, f, point=point))
+            assert_close(J[:3], lin, f"{case.key} point Jacobian of {f}")
+            R = rotation_from_quaternion(dyn.frame_placement(m, q, f)[1])
+            J_local = np.asarray(dyn.frame_jacobian(m, q, f, point=point, reference="local"))
+            assert_close(J_local[:3], R.T @ lin, f"{case.key} local point Jacobian of {f}")
+
+
 def test_frame_jacobian_derivative_fd(case):
     m = case.model
     for q, _, _, _ in case.states:

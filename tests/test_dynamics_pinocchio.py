@@ -281,6 +281,9 @@ def test_frame_jacobian(robot):
         for f in robot.frames:
             J = dyn.frame_jacobian(robot.model, q, f)
             assert_close(J, robot.oracle.frame_jacobian(q, f), f"{robot.name} Jacobian of {f}")
+            for ours, theirs in (("world", "WORLD"), ("local", "LOCAL")):
+                J = dyn.frame_jacobian(robot.model, q, f, reference=ours)
+                assert_close(J, robot.oracle.frame_jacobian(q, f, theirs), f"{robot.name} {ours} Jacobian of {f}")
 
 
 def test_frame_jacobian_derivative_along_v(robot):
