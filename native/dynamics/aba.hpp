@@ -43,7 +43,7 @@ inline void aba(const Model& model, Data& data, const double* q, const double* v
     const Vec6 parent_velocity = p < 0 ? Vec6{} : data.velocity[p];
     data.velocity[i] = parent_velocity + joint_velocity;
     data.velocity_product[i] = cross_motion(parent_velocity, joint_velocity);
-    data.world_inertia[i] = model.inertia[i].to_world(data.body_pose[i]);
+    data.world_inertia[i] = spatial_inertia(model.inertia[i], data.body_pose[i]);
     data.articulated[i] = matrix(data.world_inertia[i]);
     data.bias[i] = cross_force(data.velocity[i], data.world_inertia[i].apply(data.velocity[i]));
   }

@@ -10,7 +10,7 @@ namespace dcol::dyn {
 
 // Composite inertias of every subtree after forward_kinematics (needs data.world_inertia).
 inline void composite_inertias(const Model& model, Data& data) {
-  for (int i = 0; i < model.nbodies(); ++i) data.composite[i] = matrix(data.world_inertia[i]);
+  for (int i = 0; i < model.nbodies(); ++i) data.composite[i] = data.world_inertia[i];
   for (int i = model.nbodies() - 1; i >= 0; --i)
     if (model.parent[i] >= 0) data.composite[model.parent[i]] += data.composite[i];
 }
@@ -18,7 +18,7 @@ inline void composite_inertias(const Model& model, Data& data) {
 // M into data.mass_matrix (full, symmetric) after forward_kinematics.
 inline void crba(const Model& model, Data& data, const double* q) {
   forward_kinematics(model, data, q);
-  for (int i = 0; i < model.nbodies(); ++i) data.world_inertia[i] = model.inertia[i].to_world(data.body_pose[i]);
+  for (int i = 0; i < model.nbodies(); ++i) data.world_inertia[i] = spatial_inertia(model.inertia[i], data.body_pose[i]);
   composite_inertias(model, data);
   const int nv = model.nv;
   double* M = data.mass_matrix.data();

@@ -67,9 +67,9 @@ struct Data {
   std::vector<Vec6> S;               // dof → motion subspace column (joint axis motion)
   std::vector<Vec6> velocity;        // body → spatial velocity ν
   std::vector<Vec6> acceleration;    // body → spatial acceleration (gravity as a base acceleration)
-  std::vector<Inertia> world_inertia;
+  std::vector<SpatialInertia> world_inertia;
   std::vector<Vec6> force;           // body → net force of the subtree rooted at the body
-  std::vector<Mat6> composite;       // body → composite inertia of its subtree
+  std::vector<SpatialInertia> composite;  // body → composite inertia of its subtree
   // Derivative recursions.
   std::vector<Mat6> composite_rate;  // body → Σ over the subtree of (ν ×* I − I ν×)
   std::vector<Vec6> momentum;        // body → Σ over the subtree of I ν

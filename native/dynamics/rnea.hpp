@@ -30,8 +30,8 @@ inline void rnea_forward_pass(const Model& model, Data& data, const double* v, c
     data.velocity[i] = parent_velocity + joint_velocity;
     data.acceleration[i] = (p < 0 ? base_acceleration(model, gravity) : data.acceleration[p]) +
                            joint_motion(model, data, i, a) + cross_motion(parent_velocity, joint_velocity);
-    data.world_inertia[i] = model.inertia[i].to_world(data.body_pose[i]);
-    const Inertia& I = data.world_inertia[i];
+    data.world_inertia[i] = spatial_inertia(model.inertia[i], data.body_pose[i]);
+    const SpatialInertia& I = data.world_inertia[i];
     data.force[i] = I.apply(data.acceleration[i]) + cross_force(data.velocity[i], I.apply(data.velocity[i]));
   }
 }

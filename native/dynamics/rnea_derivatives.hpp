@@ -35,8 +35,8 @@ inline void rnea_derivative_terms(const Model& model, Data& data, bool gravity) 
       data.da_dq[k] = cross_motion(parent_acceleration, s) + cross_motion(parent_velocity, data.dv_dq[k]);
       data.da_dv[k] = cross_motion(data.velocity[i], s) + data.dv_dq[k];
     }
-    const Inertia& I = data.world_inertia[i];
-    data.composite[i] = matrix(I);
+    const SpatialInertia& I = data.world_inertia[i];
+    data.composite[i] = I;
     data.composite_rate[i] = inertia_rate(I, data.velocity[i]);
     data.momentum[i] = I.apply(data.velocity[i]);
   }
@@ -59,7 +59,7 @@ inline void rnea_derivatives(const Model& model, Data& data, const double* q, co
   const int nv = model.nv;
   for (int r = 0; r < nv * nv; ++r) dtau_dq[r] = dtau_dv[r] = M[r] = 0.0;
   for (int b = 0; b < model.nbodies(); ++b) {
-    const Mat6& Ic = data.composite[b];
+    const SpatialInertia& Ic = data.composite[b];
     const Mat6& C = data.composite_rate[b];
     const Vec6& H = data.momentum[b];
     const int first = model.v_index[b], last = first + model.nv_of(b);

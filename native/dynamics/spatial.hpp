@@ -152,20 +152,42 @@ inline Vec6 motion_to_local(const Transform& X, const Vec6& world) {
   return {transpose_times(X.R, world.lin + cross(world.ang, X.p)), transpose_times(X.R, world.ang)};
 }
 
-// Rigid-body inertia: mass, centre of mass and rotational inertia about the centre of mass, all in
-// one frame's axes (a body's own frame, or the world).
+// Rigid-body inertia in a body's frame: mass, centre of mass, rotational inertia about the centre
+// of mass.
 struct Inertia {
   double mass = 0.0;
   Vec3 com;
   Mat3 rot;
+};
 
-  Inertia to_world(const Transform& X) const { return {mass, X.act(com), congruence(X.R, rot)}; }
-  // I m for a motion m expressed at the same origin.
-  Vec6 apply(const Vec6& m) const {
-    const Vec3 f = mass * (m.lin + cross(m.ang, com));
-    return {f, cross(com, f) + rot * m.ang};
+// Spatial inertia about O in world axes: mass, first moment h = m c and rotational inertia about O.
+// Inertias of rigidly joined bodies add (no division by a total mass, so massless bodies are fine).
+struct SpatialInertia {
+  double mass = 0.0;
+  Vec3 h;
+  Mat3 I;
+
+  // I m: the momentum [m v + ω × h; h × v + I_O ω] of a motion m = [v; ω].
+  Vec6 apply(const Vec6& m) const { return {mass * m.lin + cross(m.ang, h), cross(h, m.lin) + I * m.ang}; }
+  SpatialInertia& operator+=(const SpatialInertia& o) {
+    mass += o.mass;
+    h += o.h;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) I.m[r][c] += o.I.m[r][c];
+    return *this;
   }
 };
+
+// A body inertia placed at pose X (relative to O): I_O = R I_c Rᵀ + m (|c|² E − c cᵀ).
+inline SpatialInertia spatial_inertia(const Inertia& body, const Transform& X) {
+  const Vec3 c = X.act(body.com);
+  SpatialInertia out{body.mass, body.mass * c, congruence(X.R, body.rot)};
+  const double cc = dot(c, c);
+  const double cv[3] = {c.x, c.y, c.z};
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 3; ++k) out.I.m[r][k] += body.mass * ((r == k ? cc : 0.0) - cv[r] * cv[k]);
+  return out;
+}
 
 // Dense 6×6 matrix for composite and articulated inertias (row-major, blocks [lin; ang]).
 struct Mat6 {
@@ -203,7 +225,7 @@ inline void set_column(Mat6& A, int j, const Vec6& c) {
 }
 
 // The 6×6 matrix of an inertia given at O: [f; n] = I [v; ω].
-inline Mat6 matrix(const Inertia& I) {
+inline Mat6 matrix(const SpatialInertia& I) {
   Mat6 A;
   const Vec3 basis[3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
   for (int j = 0; j < 3; ++j) {
@@ -214,7 +236,7 @@ inline Mat6 matrix(const Inertia& I) {
 }
 
 // d/dt of a world-frame inertia I moving with spatial velocity m: m ×* I − I m×, as a 6×6 matrix.
-inline Mat6 inertia_rate(const Inertia& I, const Vec6& m) {
+inline Mat6 inertia_rate(const SpatialInertia& I, const Vec6& m) {
   Mat6 A;
   const Vec3 basis[3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
   const Vec6 h[6] = {{basis[0], {}}, {basis[1], {}}, {basis[2], {}}, {{}, basis[0]}, {{}, basis[1]}, {{}, basis[2]}};
