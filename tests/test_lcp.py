@@ -1,0 +1,237 @@
+"""LCP solvers and clamping-set gradients against independent routes: the equivalent QP in
+cvxpy/Clarabel, brute-force enumeration of complementary bases, and central differences."""
+
+import itertools
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from dcol.solvers import LCPStatus, lcp_jacobian, lcp_jvp, lcp_vjp, solve_lcp
+
+
+def psd_problem(rng, n, rank=None):
+    """A Delassus-like A = J Jᵀ (rank ≤ `rank`) and a b with contacts of both kinds."""
+    J = rng.normal(size=(n, rank or n + 2))
+    return J @ J.T + 1e-3 * np.eye(n) * (rank is None), rng.normal(size=n)
+
+
+def p_matrix(rng, n):
+    """A nonsymmetric P-matrix: positive definite symmetric part plus a skew part."""
+    L = rng.normal(size=(n, n))
+    S = rng.normal(size=(n, n))
+    return L @ L.T + np.eye(n) + (S - S.T), rng.normal(size=n)
+
+
+def qp_solution(A, b):
+    """min ½ fᵀAf + bᵀf s.t. f ≥ 0 (its KKT conditions are the LCP) in cvxpy/Clarabel."""
+    f = cp.Variable(b.size)
+    A_sym = 0.5 * (A + A.T)
+    problem = cp.Problem(cp.Minimize(0.5 * cp.quad_form(f, cp.psd_wrap(A_sym)) + b @ f), [f >= 0])
+    problem.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    return f.value
+
+
+def enumerated_solution(A, b):
+    """The LCP solution by trying every clamping set (small n)."""
+    n = b.size
+    for size in range(n + 1):
+        for subset in itertools.combinations(range(n), size):
+            C = np.zeros(n, bool)
+            C[list(subset)] = True
+            f = np.zeros(n)
+            if size:
+                f[C] = np.linalg.solve(A[np.ix_(C, C)], -b[C])
+            w = A @ f + b
+            if np.all(f >= -1e-12) and np.all(w[~C] >= -1e-12):
+                return f
+    raise AssertionError("no solution found")
+
+
+def complementarity(A, b, f):
+    w = A @ f + b
+    return max(np.abs(np.minimum(f, w)).max(), -min(f.min(), 0.0), -min(w.min(), 0.0))
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 20, 60, 200])
+@pytest.mark.parametrize("method", ["lemke", "pgs"])
+def test_psd_lcps_match_the_qp(n, method):
+    rng = np.random.default_rng(n)
+    A, b = psd_problem(rng, n)
+    solution = solve_lcp(A, b, method=method, tol=1e-11, max_iterations=200000)
+    assert solution.status == LCPStatus.SOLVED
+    scale = max(1.0, np.abs(A).max())
+    assert complementarity(A, b, solution.f) <= 1e-9 * scale
+    reference = qp_solution(A, b)
+    assert np.allclose(solution.f, reference, atol=1e-6 * max(1.0, np.abs(reference).max()))
+
+
+@pytest.mark.parametrize("n", [40, 150])
+def test_rank_deficient_psd_lcps_match_the_qp_velocities(n):
+    """With A = J Jᵀ of low rank the f solving the LCP are many, but w = A f + b is unique."""
+    rng = np.random.default_rng(7 + n)
+    A, _ = psd_problem(rng, n, rank=n // 4)
+    b = A @ rng.normal(size=n) + np.abs(rng.normal(size=n))  # a solvable right-hand side
+    lemke = solve_lcp(A, b)
+    pgs = solve_lcp(A, b, method="pgs", tol=1e-11, max_iterations=200000)
+    reference = qp_solution(A, b)
+    for solution in (lemke, pgs):
+        assert solution.status == LCPStatus.SOLVED
+        assert complementarity(A, b, solution.f) <= 1e-9 * np.abs(A).max()
+        assert np.allclose(solution.w, A @ reference + b, atol=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_p_matrix_lcps_match_enumeration(seed):
+    rng = np.random.default_rng(100 + seed)
+    n = 1 + seed % 7
+    A, b = p_matrix(rng, n)
+    solution = solve_lcp(A, b)
+    assert solution.status == LCPStatus.SOLVED
+    assert complementarity(A, b, solution.f) <= 1e-9 * np.abs(A).max()
+    assert np.allclose(solution.f, enumerated_solution(A, b), atol=1e-10)
+
+
+def test_no_solution_is_reported():
+    """w = −f − 1 < 0 for every f ≥ 0."""
+    solution = solve_lcp(-np.eye(3), -np.ones(3))
+    assert solution.status == LCPStatus.UNSOLVABLE
+    assert solve_lcp(np.zeros((2, 2)), -np.ones(2), method="pgs").status == LCPStatus.INVALID_PROBLEM
+
+
+def test_bad_input_names_the_argument():
+    with pytest.raises(ValueError, match="A must have shape"):
+        solve_lcp(np.eye(3), np.ones(2))
+    with pytest.raises(ValueError, match="b must be finite"):
+        solve_lcp(np.eye(2), [1.0, np.nan])
+    with pytest.raises(ValueError, match="method"):
+        solve_lcp(np.eye(2), np.ones(2), method="simplex")
+
+
+# --- tied contacts, rank deficiency: Nimble App. B ---------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["lemke", "pgs"])
+def test_box_on_plane_gets_the_least_squares_minimal_impulses(method):
+    """Two identical contact columns (a box that cannot rotate, App. B): f1 + f2 = m g, and the
+    stabilized solution splits it evenly."""
+    m, g = 2.0, 9.81
+    A = np.ones((2, 2)) / m
+    b = np.array([-g, -g])
+    solution = solve_lcp(A, b, method=method)
+    assert np.allclose(solution.f, [m * g / 2, m * g / 2], rtol=1e-12)
+    assert solution.clamping.all()
+    df_db = lcp_jacobian(solution, A)[1]
+    assert np.all(np.isfinite(df_db))
+    # Pushing both contacts down the same way (b → b + ε(1, 1)) is what the rank allows: along it the
+    # least-squares-minimal solution moves by −A⁺ ε 1 = −(m/2) ε each.
+    eps = 1e-6
+    moved = solve_lcp(A, b + eps, method=method).f
+    assert np.allclose((moved - solution.f) / eps, df_db @ np.ones(2), atol=1e-6)
+
+
+def test_tied_contact_takes_a_valid_subgradient():
+    """f = 0 and w = 0 at index 1: the gradient is the separating one, which one-sided differences
+    reproduce in the separating direction."""
+    A = np.array([[2.0, 0.5], [0.5, 1.0]])
+    f1 = 1.5
+    b = np.array([-2.0 * f1, -0.5 * f1])  # w_1 = 0.5 f1 + b_1 = 0 with f_1 = 0: tied
+    solution = solve_lcp(A, b)
+    assert solution.tied[1] and solution.clamping[0]
+    df_db = lcp_jacobian(solution, A)[1]
+    eps = 1e-7
+    up = solve_lcp(A, b + [0.0, eps]).f  # w_1 grows: index 1 separates
+    assert np.allclose((up - solution.f) / eps, df_db[:, 1], atol=1e-6)
+
+
+# --- gradients ----------------------------------------------------------------------------------
+
+
+def strictly_differentiable(rng, n):
+    """A random PD problem whose clamping and separating indices are clear of zero."""
+    while True:
+        A, b = psd_problem(rng, n)
+        solution = solve_lcp(A, b)
+        margin = np.where(solution.clamping, solution.f, solution.w)
+        if margin.min() > 1e-3:
+            return A, b, solution
+
+
+@pytest.mark.parametrize("n", [1, 4, 12])
+def test_jvp_matches_central_differences(n):
+    rng = np.random.default_rng(40 + n)
+    A, b, solution = strictly_differentiable(rng, n)
+    dA, db = rng.normal(size=(n, n)), rng.normal(size=n)
+    eps = 1e-6
+    plus = solve_lcp(A + eps * dA, b + eps * db).f
+    minus = solve_lcp(A - eps * dA, b - eps * db).f
+    expected = (plus - minus) / (2 * eps)
+    assert np.allclose(lcp_jvp(solution, A, dA, db), expected, atol=1e-7 * max(1.0, np.abs(expected).max()))
+
+
+@pytest.mark.parametrize("n", [3, 10])
+def test_vjp_and_jacobian_agree_with_jvp(n):
+    rng = np.random.default_rng(60 + n)
+    A, b, solution = strictly_differentiable(rng, n)
+    dA, db, grad_f = rng.normal(size=(n, n)), rng.normal(size=n), rng.normal(size=n)
+    df = lcp_jvp(solution, A, dA, db)
+    grad_A, grad_b = lcp_vjp(solution, A, grad_f)
+    assert np.isclose(grad_f @ df, np.sum(grad_A * dA) + grad_b @ db, rtol=1e-10)
+    df_dA, df_db = lcp_jacobian(solution, A)
+    assert np.allclose(np.einsum("kij,ij->k", df_dA, dA) + df_db @ db, df, rtol=1e-10, atol=1e-12)
+
+
+def test_pseudo_inverse_gradient_on_a_rank_deficient_clamping_set():
+    """A_CC = U Vᵀ of rank 3 < 4, moved at constant rank (nonsymmetric, as friction's
+    A_CC = J_C M⁻¹(J_Cᵀ + J_Bᵀ E) is): the least-squares-minimal f_C is the projection of f* onto
+    range(V), and its derivative is carried by the pseudo-inverse term of eq. (22) alone. Central
+    differences of the stabilized solve agree, and dropping the term would not."""
+    rng = np.random.default_rng(5)
+    n, r = 4, 3
+    U0, V0 = rng.normal(size=(n, r)), np.abs(rng.normal(size=(n, r)))
+    dU, dV = rng.normal(size=(n, r)), rng.normal(size=(n, r))
+    f_star = V0 @ np.ones(r)
+
+    def problem(t):
+        A = (U0 + t * dU) @ (V0 + t * dV).T
+        return A, -A @ f_star
+
+    A, b = problem(0.0)
+    solution = solve_lcp(A, b)
+    assert solution.status == LCPStatus.SOLVED and solution.clamping.all()
+    assert np.allclose(solution.f, f_star)
+    eps = 1e-6
+    (A_plus, b_plus), (A_minus, b_minus) = problem(eps), problem(-eps)
+    everything = np.ones(n, bool)
+    expected = (solve_lcp(A_plus, b_plus, warm_start=everything).f
+                - solve_lcp(A_minus, b_minus, warm_start=everything).f) / (2 * eps)
+    dA, db = (A_plus - A_minus) / (2 * eps), (b_plus - b_minus) / (2 * eps)
+    assert np.abs(expected).max() > 0.1
+    assert np.allclose(lcp_jvp(solution, A, dA, db), expected, atol=1e-6)
+    without_pseudo_inverse_term = -np.linalg.pinv(A) @ (dA @ solution.f + db)
+    assert np.abs(without_pseudo_inverse_term).max() < 1e-6
+
+
+# --- warm start ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["lemke", "pgs"])
+def test_warm_start_on_slowly_changing_problems(method):
+    rng = np.random.default_rng(11)
+    n = 30
+    J = rng.normal(size=(n, n + 4))
+    dJ = rng.normal(size=(n, n + 4))
+    b0, db = rng.normal(size=n), rng.normal(size=n)
+    previous = None
+    hits = 0
+    steps = 200
+    for step in range(steps):
+        t = 1e-3 * step
+        A = (J + t * dJ) @ (J + t * dJ).T
+        b = b0 + t * db
+        warm = solve_lcp(A, b, method=method, warm_start=previous, tol=1e-11, max_iterations=100000)
+        cold = solve_lcp(A, b, method=method, tol=1e-11, max_iterations=100000)
+        hits += warm.warm_start_hit
+        assert np.allclose(warm.f, cold.f, atol=1e-8 * max(1.0, np.abs(cold.f).max()))
+        previous = warm
+    assert hits >= 0.9 * steps
