@@ -1,9 +1,10 @@
 """Conic and complementarity solvers of dcol, with native hot paths."""
 
 from .cone import ConeSolution, SolverSettings, Status, solve_cone_program
-from .lcp import LCPSolution, LCPStatus, lcp_jacobian, lcp_jvp, lcp_vjp, solve_lcp
+from .lcp import LCPCotangents, LCPSolution, LCPStatus, lcp_jacobian, lcp_jvp, lcp_vjp, solve_boxed_lcp, solve_lcp
 
 __all__ = [
     "ConeSolution", "SolverSettings", "Status", "solve_cone_program",
-    "LCPSolution", "LCPStatus", "solve_lcp", "lcp_jvp", "lcp_vjp", "lcp_jacobian",
+    "LCPSolution", "LCPStatus", "LCPCotangents", "solve_lcp", "solve_boxed_lcp", "lcp_jvp", "lcp_vjp",
+    "lcp_jacobian",
 ]

@@ -1,29 +1,37 @@
-"""Linear complementarity problems and their gradients by the clamping set (Nimble §IV, App. B).
+"""Linear complementarity problems, plain and boxed, and their gradients by the clamping set
+(Nimble §IV, App. A–B).
 
-The LCP: find f with ``w = A f + b``, ``f ≥ 0``, ``w ≥ 0``, ``fᵀw = 0``. Each index is *clamping*
-(f > 0, w = 0), *separating* (f = 0, w > 0) or *tied* (both zero). Once the clamping set C is
-known the LCP is linear: ``A_CC f_C + b_C = 0``, ``f_S = 0``. :func:`solve_lcp` uses that twice:
+The LCP: find f with ``w = A f + b``, ``f ≥ 0``, ``w ≥ 0``, ``fᵀw = 0``. The boxed LCP replaces
+f ≥ 0 by ``lo ≤ f ≤ hi`` (w ≥ 0 where f = lo, w ≤ 0 where f = hi, w = 0 in between), where an entry
+with a friction index j has the bounds ``±mu f_j`` (Coulomb friction on contact j's normal impulse,
+App. A; ODE's "findex"). The plain LCP is the boxed one with lo = 0, hi = ∞.
+
+Every index is *clamping* (strictly inside its bounds, w = 0) or *bounded* (at a bound); an index at
+a bound with w = 0 too is *tied*. Once the sets are known the problem is linear: with
+``f_B = E f_C + c`` (E holds ±mu where a friction entry is at the bound of a clamping normal, c the
+fixed bounds), ``K f_C + r = 0`` with ``K = A_CC + A_CB E`` and ``r = b_C + A_CB c`` (App. A's
+modified A_CC). :func:`solve_lcp` and :func:`solve_boxed_lcp` use that twice:
 
 * stabilization (App. B): the solver's f is replaced by the least-squares-minimal solution on its
-  clamping set, ``f_C = −A_CC⁺ b_C``, which is unique even when A_CC is rank deficient (two identical
-  contacts) and exact to rounding;
-* warm start (App. B): given the previous step's clamping set, the stabilized f on that set is tried
-  first and kept when it verifies (f_C ≥ 0, w_S ≥ 0), skipping the pivoting solve.
+  sets, ``f_C = −K⁺ r`` — unique even when K is rank deficient (identical contacts), exact to
+  rounding; tied indices are tried in the clamping set first, which spreads impulses evenly;
+* warm start (App. B): the previous solution's sets are tried first and kept when they verify.
 
-Gradients (§IV-A, IV-C) follow from the same linear system: with P = I − A_CC⁺A_CC,
-``df_C = −A_CC⁺(dA_CC f_C + db_C) + P dA_CCᵀ A_CC⁺ᵀ f_C`` and ``df_S = 0``; the second term is the
-pseudo-inverse's (eq. 22), zero when A_CC is invertible. Tied indices are taken as separating, one of
-the two valid subgradients (§IV-B).
+Gradients (§IV-A, IV-C, App. A): ``df_C = −K⁺(dK f_C + dr) + P dKᵀ K⁺ᵀ f_C`` with P = I − K⁺K (the
+pseudo-inverse's term, eq. 22, zero when K is invertible) and ``df_B = dE f_C + E df_C + dc``, with
+respect to A, b, lo, hi and mu. Tied indices stay bounded: one of the valid subgradients (§IV-B).
 """
 
 import enum
 from dataclasses import dataclass
+from typing import NamedTuple, Optional
 
 import numpy as np
 
 from dcol import _native
 
-__all__ = ["LCPStatus", "LCPSolution", "solve_lcp", "lcp_jvp", "lcp_vjp", "lcp_jacobian"]
+__all__ = ["LCPStatus", "LCPSolution", "LCPCotangents", "solve_lcp", "solve_boxed_lcp", "lcp_jvp", "lcp_vjp",
+           "lcp_jacobian"]
 
 
 class LCPStatus(enum.IntEnum):
@@ -35,40 +43,73 @@ class LCPStatus(enum.IntEnum):
     INVALID_PROBLEM = 3  # e.g. a zero diagonal for Gauss–Seidel
 
 
+class _Bounds(NamedTuple):
+    lo: np.ndarray  # (n,) fixed lower bounds (unused where friction_index ≥ 0)
+    hi: np.ndarray
+    friction_index: np.ndarray  # (n,) int, −1: fixed bounds
+    mu: np.ndarray  # (n,) friction coefficients
+
+    def at(self, f):
+        """Bounds (low, high) of every entry at the impulses f."""
+        friction = self.friction_index >= 0
+        high = np.where(friction, self.mu * np.maximum(f[np.maximum(self.friction_index, 0)], 0.0), self.hi)
+        return np.where(friction, -high, self.lo), high
+
+
+def _plain_bounds(n):
+    return _Bounds(np.zeros(n), np.full(n, np.inf), np.full(n, -1), np.zeros(n))
+
+
 @dataclass(frozen=True)
 class LCPSolution:
-    """Solution of ``w = A f + b, f ≥ 0, w ≥ 0, fᵀw = 0``.
+    """Solution of a (boxed) LCP.
 
-    f, w : (n,) float64.
-    clamping : (n,) bool, indices with f > 0 (the set C); tied : (n,) bool, f = w = 0 (taken as
-        separating by the gradients).
+    f, w : (n,) float64, w = A f + b.
+    clamping : (n,) bool, strictly inside the bounds with w = 0 (the set C).
+    at_lower, at_upper : (n,) bool, at a bound (the set B; for the plain LCP at_lower means f = 0).
+    tied : (n,) bool, at a bound with w = 0 too.
     status : LCPStatus; iterations : int (pivots or sweeps; 0 for a warm-start hit).
-    residual : float, ‖min(f, w)‖∞ of the returned f (natural residual).
-    warm_start_hit : bool, whether the warm start's clamping set solved the problem.
+    residual : float, ‖f − clamp(f − w, lo, hi)‖∞ of the returned f, zero exactly at a solution.
+    warm_start_hit : bool, whether the warm start's sets solved the problem.
     """
 
     f: np.ndarray
     w: np.ndarray
     clamping: np.ndarray
+    at_lower: np.ndarray
+    at_upper: np.ndarray
     tied: np.ndarray
     status: LCPStatus
     iterations: int
     residual: float
-    warm_start_hit: bool = False
+    warm_start_hit: bool
+    bounds: _Bounds
+
+
+class LCPCotangents(NamedTuple):
+    """∂ℓ/∂(A (n, n), b (n,), lo (n,), hi (n,), mu (n,)) from ∂ℓ/∂f (lcp_vjp)."""
+
+    A: np.ndarray
+    b: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    mu: np.ndarray
+
+
+def _finite(value, name, shape):
+    array = np.asarray(value, dtype=np.float64)
+    if array.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return np.ascontiguousarray(array)
 
 
 def _problem(A, b):
-    A = np.asarray(A, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if b.ndim != 1:
         raise ValueError(f"b must have shape (n,), got {b.shape}")
-    if A.shape != (b.size, b.size):
-        raise ValueError(f"A must have shape (n, n) = ({b.size}, {b.size}) to match b, got {A.shape}")
-    if not np.all(np.isfinite(A)):
-        raise ValueError("A must be finite (no NaN or inf)")
-    if not np.all(np.isfinite(b)):
-        raise ValueError("b must be finite (no NaN or inf)")
-    return np.ascontiguousarray(A), np.ascontiguousarray(b)
+    return _finite(A, "A", (b.size, b.size)), _finite(b, "b", b.shape)
 
 
 def _tolerances(A, b, f, tol):
@@ -78,40 +119,116 @@ def _tolerances(A, b, f, tol):
     return tol * f_scale, tol * w_scale
 
 
-def _on_clamping_set(A, b, clamping):
-    """Least-squares-minimal f with f_S = 0 and A_CC f_C + b_C = 0 (App. B), and its w."""
+def _classify(A, b, f, w, bounds, tol):
+    """(clamping, at_lower, at_upper) of a solution."""
+    f_tol, w_tol = _tolerances(A, b, f, tol)
+    low, high = bounds.at(f)
+    at_lower = (f - low <= f_tol) & (w >= -w_tol)
+    at_upper = ~at_lower & (high - f <= f_tol) & (w <= w_tol)
+    return ~(at_lower | at_upper), at_lower, at_upper
+
+
+class _BoundedMap(NamedTuple):
+    """f_B = E f_C + c on the bounded set B (indices into f) given the clamping set C."""
+
+    B: np.ndarray
+    C: np.ndarray
+    E: np.ndarray  # (|B|, |C|)
+    c: np.ndarray  # (|B|,)
+    sign: np.ndarray  # (|B|,) +1 at the upper bound, −1 at the lower
+    normal: np.ndarray  # (|B|,) friction entries' normal index into f, −1 for fixed bounds
+    normal_column: np.ndarray  # (|B|,) that normal's column in E when it clamps, else −1
+    normal_row: np.ndarray  # (|B|,) that normal's row in B when it is bounded, else −1
+
+
+def _bounded_map(bounds, f, clamping, at_lower, at_upper):
+    """Fixed bounds go to c; a friction entry is ±mu f_j: a column of E when its normal j clamps,
+    else a constant (f_j sits at its own bound)."""
+    B = np.flatnonzero(at_lower | at_upper)
+    C = np.flatnonzero(clamping)
+    column = np.full(f.size, -1)
+    column[C] = np.arange(C.size)
+    row = np.full(f.size, -1)
+    row[B] = np.arange(B.size)
+    sign = np.where(at_upper[B], 1.0, -1.0)
+    normal = bounds.friction_index[B]
+    friction = normal >= 0
+    normal_column = np.where(friction, column[np.maximum(normal, 0)], -1)
+    normal_row = np.where(friction & (normal_column < 0), row[np.maximum(normal, 0)], -1)
+    E = np.zeros((B.size, C.size))
+    on_clamping = np.flatnonzero(normal_column >= 0)
+    E[on_clamping, normal_column[on_clamping]] = sign[on_clamping] * bounds.mu[B][on_clamping]
+    c = np.where(friction, 0.0, np.where(at_upper[B], bounds.hi[B], bounds.lo[B]))
+    on_bound = friction & (normal_column < 0)
+    c[on_bound] = sign[on_bound] * bounds.mu[B][on_bound] * f[normal[on_bound]]
+    return _BoundedMap(B, C, E, c, sign, normal, normal_column, normal_row)
+
+
+def _on_active_set(A, b, bounds, f_guess, clamping, at_lower, at_upper):
+    """Least-squares-minimal f on the given sets (App. B), and its w."""
+    B, C, E, c = _bounded_map(bounds, f_guess, clamping, at_lower, at_upper)[:4]
     f = np.zeros_like(b)
-    if clamping.any():
-        f[clamping] = -np.linalg.lstsq(A[np.ix_(clamping, clamping)], b[clamping], rcond=None)[0]
+    f[B] = c
+    if C.size:
+        A_CB = A[np.ix_(C, B)]
+        K = A[np.ix_(C, C)] + A_CB @ E
+        f[C] = -np.linalg.lstsq(K, b[C] + A_CB @ c, rcond=None)[0]
+        f[B] = E @ f[C] + c
     return f, A @ f + b
 
 
-def _verified(A, b, f, w, clamping, tol):
-    """Whether (f, w) on this clamping set solves the LCP within the tolerances."""
+def _verified(A, b, f, w, bounds, clamping, at_lower, at_upper, tol):
+    """Whether (f, w) solves the problem with these sets, within the tolerances."""
     f_tol, w_tol = _tolerances(A, b, f, tol)
-    return (np.all(f[clamping] >= -f_tol) and np.all(w[~clamping] >= -w_tol)
-            and np.all(np.abs(w[clamping]) <= w_tol))
+    low, high = bounds.at(f)
+    inside = np.all(f[clamping] >= low[clamping] - f_tol) and np.all(f[clamping] <= high[clamping] + f_tol)
+    return (inside and np.all(np.abs(w[clamping]) <= w_tol) and np.all(w[at_lower] >= -w_tol)
+            and np.all(w[at_upper] <= w_tol))
 
 
-def _solution(A, b, f, status, iterations, tol, stabilize, warm_start_hit=False):
+def _solution(A, b, bounds, f, status, iterations, tol, stabilize, warm_start_hit=False):
     w = A @ f + b
-    f_tol, w_tol = _tolerances(A, b, f, tol)
-    clamping = (f > f_tol) & (f >= w)
+    clamping, at_lower, at_upper = _classify(A, b, f, w, bounds, tol)
     if stabilize and status == LCPStatus.SOLVED:
+        _, w_tol = _tolerances(A, b, f, tol)
+        tied = ~clamping & (np.abs(w) <= w_tol)
         # Tied indices join the clamping set first: for identical contacts that spreads the impulse
-        # evenly, the least-squares-minimal solution (App. B); failing that, the clamping set alone.
-        tied = ~clamping & (np.abs(f) <= f_tol) & (np.abs(w) <= w_tol)
-        for candidate in ((clamping | tied) if tied.any() else clamping, clamping):
-            f_stable, w_stable = _on_clamping_set(A, b, candidate)
-            if _verified(A, b, f_stable, w_stable, candidate, tol):
-                f, w = np.where(candidate, np.maximum(f_stable, 0.0), 0.0), w_stable
-                clamping = candidate & (f > f_tol)
+        # evenly, the least-squares-minimal solution (App. B); failing that, the sets as found.
+        candidates = [(clamping | tied, at_lower & ~tied, at_upper & ~tied)] if tied.any() else []
+        for sets in candidates + [(clamping, at_lower, at_upper)]:
+            f_stable, w_stable = _on_active_set(A, b, bounds, f, *sets)
+            if _verified(A, b, f_stable, w_stable, bounds, *sets, tol):
+                f, w = f_stable, w_stable
+                clamping, at_lower, at_upper = _classify(A, b, f, w, bounds, tol)
                 break
-    tied = ~clamping & (np.abs(f) <= f_tol) & (np.abs(w) <= w_tol)
-    residual = float(np.abs(np.minimum(f, w)).max(initial=0.0))
-    for array in (f, w, clamping, tied):
+    _, w_tol = _tolerances(A, b, f, tol)
+    tied = ~clamping & (np.abs(w) <= w_tol)
+    low, high = bounds.at(f)
+    residual = float(np.abs(f - np.clip(f - w, low, high)).max(initial=0.0))
+    for array in (f, w, clamping, at_lower, at_upper, tied):
         array.setflags(write=False)
-    return LCPSolution(f, w, clamping, tied, LCPStatus(status), iterations, residual, warm_start_hit)
+    return LCPSolution(f, w, clamping, at_lower, at_upper, tied, LCPStatus(status), iterations, residual,
+                       warm_start_hit, bounds)
+
+
+def _warm_start(A, b, bounds, warm_start, tol):
+    """A solution from the previous step's sets, or None when they do not verify."""
+    if warm_start is None:
+        return None
+    if not isinstance(warm_start, LCPSolution):
+        raise TypeError("warm_start must be a previous LCPSolution")
+    if warm_start.f.shape != b.shape:
+        raise ValueError(f"warm_start is for {warm_start.f.size} unknowns, the problem has {b.size}")
+    sets = (warm_start.clamping, warm_start.at_lower, warm_start.at_upper)
+    f, w = _on_active_set(A, b, bounds, warm_start.f, *sets)
+    if not _verified(A, b, f, w, bounds, *sets, tol):
+        return None
+    return _solution(A, b, bounds, f, LCPStatus.SOLVED, 0, tol, stabilize=False, warm_start_hit=True)
+
+
+def _check_tol(tol):
+    if not (np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be finite and > 0, got {tol!r}")
 
 
 def solve_lcp(A, b, *, method="lemke", warm_start=None, tol=1e-9, max_iterations=None, stabilize=True):
@@ -120,9 +237,9 @@ def solve_lcp(A, b, *, method="lemke", warm_start=None, tol=1e-9, max_iterations
     A : (n, n), b : (n,) finite.
     method : ``"lemke"`` (complementary pivoting, exact: P-matrices, and positive semidefinite A when
         a solution exists) or ``"pgs"`` (projected Gauss–Seidel: symmetric positive semidefinite A
-        with a positive diagonal, warm-started from the previous f when warm_start is a solution).
-    warm_start : a previous LCPSolution (or an (n,) bool clamping mask) whose clamping set is tried
-        first (Nimble App. B); ``warm_start_hit`` says whether it solved the problem.
+        with a positive diagonal; starts from warm_start's f when given).
+    warm_start : a previous LCPSolution whose sets are tried first (Nimble App. B);
+        ``warm_start_hit`` says whether they solved the problem.
     tol : relative tolerance for zero in f and w (and Gauss–Seidel's stopping residual).
     max_iterations : pivots (default 10 (n + 1)) or sweeps (default 10000).
     stabilize : replace the solver's f by the least-squares-minimal one on its clamping set.
@@ -130,76 +247,157 @@ def solve_lcp(A, b, *, method="lemke", warm_start=None, tol=1e-9, max_iterations
     Returns an LCPSolution; a failed solve says so in ``status`` (its f is the solver's last iterate).
     """
     A, b = _problem(A, b)
-    n = b.size
     if method not in ("lemke", "pgs"):
         raise ValueError(f"method must be 'lemke' or 'pgs', got {method!r}")
-    if not (np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be finite and > 0, got {tol!r}")
-    previous_f = None
-    if warm_start is not None:
-        clamping = warm_start.clamping if isinstance(warm_start, LCPSolution) else np.asarray(warm_start, dtype=bool)
-        if clamping.shape != (n,):
-            raise ValueError(f"warm_start's clamping set must have shape ({n},), got {clamping.shape}")
-        f, w = _on_clamping_set(A, b, clamping)
-        if _verified(A, b, f, w, clamping, tol):
-            return _solution(A, b, np.where(clamping, np.maximum(f, 0.0), 0.0), LCPStatus.SOLVED, 0, tol,
-                             stabilize=False, warm_start_hit=True)
-        if isinstance(warm_start, LCPSolution) and warm_start.f.shape == (n,):
-            previous_f = warm_start.f
+    _check_tol(tol)
+    bounds = _plain_bounds(b.size)
+    hit = _warm_start(A, b, bounds, warm_start, tol)
+    if hit is not None:
+        return hit
     if method == "lemke":
-        limit = 10 * (n + 1) if max_iterations is None else int(max_iterations)
+        limit = 10 * (b.size + 1) if max_iterations is None else int(max_iterations)
         f, status, iterations, _ = _native.lcp.lemke(A, b, limit)
     else:
         limit = 10000 if max_iterations is None else int(max_iterations)
-        f0 = np.zeros(n) if previous_f is None else np.maximum(previous_f, 0.0)
+        f0 = np.zeros(b.size) if warm_start is None else np.maximum(warm_start.f, 0.0)
         f, status, iterations, _ = _native.lcp.pgs(A, b, None, None, None, None, f0, limit, tol)
-    return _solution(A, b, f, status, iterations, tol, stabilize)
+    return _solution(A, b, bounds, f, status, iterations, tol, stabilize)
 
 
-def _clamped_system(solution, A):
-    """(C mask, A_CC⁺, projector I − A_CC⁺ A_CC) of a solution's clamping set."""
+def solve_boxed_lcp(A, b, lo, hi, *, friction_index=None, mu=None, warm_start=None, tol=1e-9,
+                    max_iterations=10000, stabilize=True):
+    """Solve the boxed LCP ``w = A f + b`` with ``lo ≤ f ≤ hi`` (w ≥ 0 at lo, w ≤ 0 at hi, w = 0
+    between) by projected Gauss–Seidel (Nimble App. A; ODE's boxed LCP).
+
+    lo, hi : (n,) bounds, −inf / inf allowed, lo ≤ hi.
+    friction_index : optional (n,) int; entry i ≥ 0 makes f_i a friction impulse bounded by
+        ``±mu_i f_j`` for j = friction_index[i], a normal impulse with fixed bounds (lo, hi ignored for i).
+    mu : (n,) friction coefficients ≥ 0 (with friction_index).
+    warm_start, tol, stabilize : as in solve_lcp; max_iterations : Gauss–Seidel sweeps.
+    A must be symmetric positive semidefinite with a positive diagonal for Gauss–Seidel to converge.
+    """
+    A, b = _problem(A, b)
+    n = b.size
+    _check_tol(tol)
+    lo = np.asarray(lo, dtype=np.float64)
+    hi = np.asarray(hi, dtype=np.float64)
+    for name, bound in (("lo", lo), ("hi", hi)):
+        if bound.shape != (n,) or np.any(np.isnan(bound)):
+            raise ValueError(f"{name} must have shape ({n},) with no NaN")
+    if np.any(lo > hi):
+        raise ValueError("lo must be ≤ hi")
+    if friction_index is None:
+        index, coefficients = np.full(n, -1), np.zeros(n)
+    else:
+        index = np.asarray(friction_index)
+        if index.shape != (n,) or not np.issubdtype(index.dtype, np.integer) or np.any((index < -1) | (index >= n)):
+            raise ValueError(f"friction_index must be ({n},) integers in [-1, {n})")
+        if np.any(index[index >= 0] == np.flatnonzero(index >= 0)) or np.any(index[index[index >= 0]] >= 0):
+            raise ValueError("friction_index must point at normal impulses (entries without a friction index)")
+        coefficients = _finite(mu, "mu", (n,)) if mu is not None else None
+        if coefficients is None or np.any(coefficients < 0):
+            raise ValueError("mu must be given with friction_index, finite and ≥ 0")
+    bounds = _Bounds(lo, hi, index.astype(np.int64), coefficients)
+    hit = _warm_start(A, b, bounds, warm_start, tol)
+    if hit is not None:
+        return hit
+    f0 = np.zeros(n) if warm_start is None else np.array(warm_start.f)
+    friction = None if friction_index is None else index.astype(np.int32)
+    f, status, iterations, _ = _native.lcp.pgs(A, b, lo, hi, friction, coefficients, f0, int(max_iterations), tol)
+    return _solution(A, b, bounds, f, status, iterations, tol, stabilize)
+
+
+# --- gradients -------------------------------------------------------------------------------------
+
+
+class _Linearization(NamedTuple):
+    sets: _BoundedMap
+    A_CB: np.ndarray
+    pinv: np.ndarray  # K⁺
+    projector: np.ndarray  # I − K⁺K
+
+
+def _linearize(solution, A):
     A = np.asarray(A, dtype=np.float64)
-    C = np.asarray(solution.clamping)
-    A_CC = A[np.ix_(C, C)]
-    pinv = np.linalg.pinv(A_CC, rcond=1e-10)
-    return C, pinv, np.eye(int(C.sum())) - pinv @ A_CC
+    sets = _bounded_map(solution.bounds, solution.f, solution.clamping, solution.at_lower, solution.at_upper)
+    A_CB = A[np.ix_(sets.C, sets.B)]
+    K = A[np.ix_(sets.C, sets.C)] + A_CB @ sets.E
+    pinv = np.linalg.pinv(K, rcond=1e-10)
+    return _Linearization(sets, A_CB, pinv, np.eye(sets.C.size) - pinv @ K)
 
 
-def lcp_jvp(solution, A, dA, db):
-    """Directional derivative df of the solution f(A, b) along (dA (n, n), db (n,)); (n,)."""
-    C, pinv, projector = _clamped_system(solution, A)
+def _bound_derivatives(sets, bounds, f, dlo, dhi, dmu):
+    """(dE, dc) of f_B = E f_C + c for changes of the bounds and friction coefficients."""
+    B = sets.B
+    friction = sets.normal >= 0
+    dc = np.where(friction, 0.0, np.where(sets.sign > 0, dhi[B], dlo[B]))
+    dE = np.zeros_like(sets.E)
+    on_clamping = np.flatnonzero(sets.normal_column >= 0)
+    dE[on_clamping, sets.normal_column[on_clamping]] = sets.sign[on_clamping] * dmu[B][on_clamping]
+    # ±mu f_j with f_j at its own (fixed) bound: both mu and that bound move it.
+    on_bound = np.flatnonzero(friction & (sets.normal_column < 0))
+    normal_rows = sets.normal_row[on_bound]
+    dc[on_bound] = sets.sign[on_bound] * (dmu[B][on_bound] * f[sets.normal[on_bound]]
+                                          + bounds.mu[B][on_bound] * dc[normal_rows])
+    return dE, dc
+
+
+def lcp_jvp(solution, A, dA, db, dlo=None, dhi=None, dmu=None):
+    """Directional derivative df (n,) of the solution along (dA (n, n), db (n,)) and, for boxed
+    problems, (dlo, dhi, dmu) (n,) each (zero when omitted)."""
+    n = solution.f.size
+    lin = _linearize(solution, A)
+    sets = lin.sets
+    zero = np.zeros(n)
     dA = np.asarray(dA, dtype=np.float64)
     db = np.asarray(db, dtype=np.float64)
+    dE, dc = _bound_derivatives(sets, solution.bounds, solution.f, zero if dlo is None else np.asarray(dlo),
+                                zero if dhi is None else np.asarray(dhi), zero if dmu is None else np.asarray(dmu))
+    B, C = sets.B, sets.C
     f_C = solution.f[C]
-    dA_CC = dA[np.ix_(C, C)]
-    df = np.zeros_like(solution.f)
-    df[C] = -pinv @ (dA_CC @ f_C + db[C]) + projector @ (dA_CC.T @ (pinv.T @ f_C))
+    dA_CB = dA[np.ix_(C, B)]
+    dK = dA[np.ix_(C, C)] + dA_CB @ sets.E + lin.A_CB @ dE
+    dr = db[C] + dA_CB @ sets.c + lin.A_CB @ dc
+    df = np.zeros(n)
+    df[C] = -lin.pinv @ (dK @ f_C + dr) + lin.projector @ (dK.T @ (lin.pinv.T @ f_C))
+    df[B] = dE @ f_C + sets.E @ df[C] + dc
     return df
 
 
 def lcp_vjp(solution, A, grad_f):
-    """(∂ℓ/∂A (n, n), ∂ℓ/∂b (n,)) from ∂ℓ/∂f (n,): the transpose of lcp_jvp."""
-    C, pinv, projector = _clamped_system(solution, A)
-    g = np.asarray(grad_f, dtype=np.float64)[C]
+    """LCPCotangents ∂ℓ/∂(A, b, lo, hi, mu) from ∂ℓ/∂f (n,): the transpose of lcp_jvp."""
+    n = solution.f.size
+    lin = _linearize(solution, A)
+    sets = lin.sets
+    B, C = sets.B, sets.C
+    grad_f = np.asarray(grad_f, dtype=np.float64)
     f_C = solution.f[C]
-    y = pinv.T @ g
-    grad_A = np.zeros((solution.f.size,) * 2)
-    grad_b = np.zeros(solution.f.size)
-    grad_b[C] = -y
-    grad_A[np.ix_(C, C)] = -np.outer(y, f_C) + np.outer(pinv.T @ f_C, projector @ g)
-    return grad_A, grad_b
+    g = grad_f[C] + sets.E.T @ grad_f[B]  # f_B = E f_C + c passes its share to f_C
+    y = lin.pinv.T @ g
+    grad_K = -np.outer(y, f_C) + np.outer(lin.pinv.T @ f_C, lin.projector @ g)
+    grad_r = -y
+    grad_E = lin.A_CB.T @ grad_K + np.outer(grad_f[B], f_C)
+    grad_c = lin.A_CB.T @ grad_r + grad_f[B]
+    out = LCPCotangents(np.zeros((n, n)), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n))
+    out.A[np.ix_(C, C)] = grad_K
+    out.A[np.ix_(C, B)] = grad_K @ sets.E.T + np.outer(grad_r, sets.c)
+    out.b[C] = grad_r
+    # Back through _bound_derivatives: friction entries first (they feed their normals' bounds).
+    on_clamping = np.flatnonzero(sets.normal_column >= 0)
+    out.mu[B[on_clamping]] += sets.sign[on_clamping] * grad_E[on_clamping, sets.normal_column[on_clamping]]
+    on_bound = np.flatnonzero((sets.normal >= 0) & (sets.normal_column < 0))
+    out.mu[B[on_bound]] += sets.sign[on_bound] * solution.f[sets.normal[on_bound]] * grad_c[on_bound]
+    np.add.at(grad_c, sets.normal_row[on_bound], sets.sign[on_bound] * solution.bounds.mu[B[on_bound]] * grad_c[on_bound])
+    fixed = sets.normal < 0
+    upper = sets.sign > 0
+    out.hi[B[fixed & upper]] += grad_c[fixed & upper]
+    out.lo[B[fixed & ~upper]] += grad_c[fixed & ~upper]
+    return out
 
 
 def lcp_jacobian(solution, A):
-    """(∂f/∂A (n, n, n) with [:, i, j] = ∂f/∂A_ij, ∂f/∂b (n, n)) at a solution."""
-    C, pinv, projector = _clamped_system(solution, A)
+    """Full Jacobians of f: (∂f/∂A (n, n, n) with [:, i, j] = ∂f/∂A_ij, ∂f/∂b (n, n), ∂f/∂lo,
+    ∂f/∂hi, ∂f/∂mu (n, n) each), one lcp_vjp per entry of f."""
     n = solution.f.size
-    f_C = solution.f[C]
-    idx = np.flatnonzero(C)
-    df_db = np.zeros((n, n))
-    df_db[np.ix_(idx, idx)] = -pinv
-    df_dA = np.zeros((n, n, n))
-    u = pinv.T @ f_C
-    # ∂f_C/∂A_kl for k, l in C: −A⁺[:, k] f_l + P[:, l] u_k.
-    df_dA[np.ix_(idx, idx, idx)] = -pinv[:, :, None] * f_C[None, None, :] + projector[:, None, :] * u[None, :, None]
-    return df_dA, df_db
+    rows = [lcp_vjp(solution, A, np.eye(n)[i]) for i in range(n)]
+    return LCPCotangents(*(np.stack([getattr(r, name) for r in rows]) for name in LCPCotangents._fields))

@@ -121,7 +121,7 @@ def test_box_on_plane_gets_the_least_squares_minimal_impulses(method):
     solution = solve_lcp(A, b, method=method)
     assert np.allclose(solution.f, [m * g / 2, m * g / 2], rtol=1e-12)
     assert solution.clamping.all()
-    df_db = lcp_jacobian(solution, A)[1]
+    df_db = lcp_jacobian(solution, A).b
     assert np.all(np.isfinite(df_db))
     # Pushing both contacts down the same way (b → b + ε(1, 1)) is what the rank allows: along it the
     # least-squares-minimal solution moves by −A⁺ ε 1 = −(m/2) ε each.
@@ -138,7 +138,7 @@ def test_tied_contact_takes_a_valid_subgradient():
     b = np.array([-2.0 * f1, -0.5 * f1])  # w_1 = 0.5 f1 + b_1 = 0 with f_1 = 0: tied
     solution = solve_lcp(A, b)
     assert solution.tied[1] and solution.clamping[0]
-    df_db = lcp_jacobian(solution, A)[1]
+    df_db = lcp_jacobian(solution, A).b
     eps = 1e-7
     up = solve_lcp(A, b + [0.0, eps]).f  # w_1 grows: index 1 separates
     assert np.allclose((up - solution.f) / eps, df_db[:, 1], atol=1e-6)
@@ -175,10 +175,10 @@ def test_vjp_and_jacobian_agree_with_jvp(n):
     A, b, solution = strictly_differentiable(rng, n)
     dA, db, grad_f = rng.normal(size=(n, n)), rng.normal(size=n), rng.normal(size=n)
     df = lcp_jvp(solution, A, dA, db)
-    grad_A, grad_b = lcp_vjp(solution, A, grad_f)
-    assert np.isclose(grad_f @ df, np.sum(grad_A * dA) + grad_b @ db, rtol=1e-10)
-    df_dA, df_db = lcp_jacobian(solution, A)
-    assert np.allclose(np.einsum("kij,ij->k", df_dA, dA) + df_db @ db, df, rtol=1e-10, atol=1e-12)
+    grad = lcp_vjp(solution, A, grad_f)
+    assert np.isclose(grad_f @ df, np.sum(grad.A * dA) + grad.b @ db, rtol=1e-10)
+    jacobian = lcp_jacobian(solution, A)
+    assert np.allclose(np.einsum("kij,ij->k", jacobian.A, dA) + jacobian.b @ db, df, rtol=1e-10, atol=1e-12)
 
 
 def test_pseudo_inverse_gradient_on_a_rank_deficient_clamping_set():
@@ -202,9 +202,9 @@ def test_pseudo_inverse_gradient_on_a_rank_deficient_clamping_set():
     assert np.allclose(solution.f, f_star)
     eps = 1e-6
     (A_plus, b_plus), (A_minus, b_minus) = problem(eps), problem(-eps)
-    everything = np.ones(n, bool)
-    expected = (solve_lcp(A_plus, b_plus, warm_start=everything).f
-                - solve_lcp(A_minus, b_minus, warm_start=everything).f) / (2 * eps)
+    # Warm-started from `solution`, all four stay clamping and the stabilized solve is differenced.
+    expected = (solve_lcp(A_plus, b_plus, warm_start=solution).f
+                - solve_lcp(A_minus, b_minus, warm_start=solution).f) / (2 * eps)
     dA, db = (A_plus - A_minus) / (2 * eps), (b_plus - b_minus) / (2 * eps)
     assert np.abs(expected).max() > 0.1
     assert np.allclose(lcp_jvp(solution, A, dA, db), expected, atol=1e-6)

@@ -1,0 +1,171 @@
+"""Boxed LCPs (fixed bounds and Coulomb friction bounds, Nimble App. A) and their gradients against
+the box-constrained QP in cvxpy/Clarabel, closed forms and central differences."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from dcol.solvers import LCPStatus, lcp_jacobian, lcp_jvp, lcp_vjp, solve_boxed_lcp
+
+
+def box_qp(A, b, lo, hi):
+    """min ½ fᵀAf + bᵀf s.t. lo ≤ f ≤ hi: its KKT conditions are the boxed LCP."""
+    f = cp.Variable(b.size)
+    constraints = [f[i] >= lo[i] for i in range(b.size) if np.isfinite(lo[i])]
+    constraints += [f[i] <= hi[i] for i in range(b.size) if np.isfinite(hi[i])]
+    problem = cp.Problem(cp.Minimize(0.5 * cp.quad_form(f, cp.psd_wrap(A)) + b @ f), constraints)
+    problem.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    return f.value
+
+
+def random_box_problem(rng, n):
+    J = rng.normal(size=(n, n + 2))
+    lo = -rng.uniform(0.1, 1.0, n)
+    hi = rng.uniform(0.1, 1.0, n)
+    lo[::5], hi[1::5] = -np.inf, np.inf
+    return J @ J.T + 1e-2 * np.eye(n), 3.0 * rng.normal(size=n), lo, hi
+
+
+def contact_problem(rng, contacts, mu=0.6):
+    """Normal + two friction directions per contact of a random body; normals at 0, 3, 6, …"""
+    n = 3 * contacts
+    J = rng.normal(size=(n, 6))
+    M_inv = np.diag(rng.uniform(0.5, 2.0, 6))
+    A = J @ M_inv @ J.T + 1e-3 * np.eye(n)
+    b = rng.normal(size=n)
+    normals = np.arange(0, n, 3)
+    b[normals] = -np.abs(b[normals]) - 0.5  # approaching contacts
+    lo, hi = np.zeros(n), np.full(n, np.inf)
+    friction_index = np.full(n, -1)
+    for k in normals:
+        friction_index[k + 1:k + 3] = k
+    return A, b, lo, hi, friction_index, np.full(n, mu)
+
+
+@pytest.mark.parametrize("n", [1, 5, 30, 100])
+def test_fixed_bounds_match_the_box_qp(n):
+    rng = np.random.default_rng(n)
+    A, b, lo, hi = random_box_problem(rng, n)
+    solution = solve_boxed_lcp(A, b, lo, hi, tol=1e-12, max_iterations=100000)
+    assert solution.status == LCPStatus.SOLVED
+    assert solution.residual <= 1e-9 * max(1.0, np.abs(A).max())
+    reference = box_qp(A, b, lo, hi)
+    assert np.allclose(solution.f, reference, atol=1e-6)
+
+
+@pytest.mark.parametrize("v_tangent, sticking", [((0.1, -0.05), True), ((2.0, 0.3), False)])
+def test_point_mass_friction_closed_form(v_tangent, sticking):
+    """A point mass m hitting the ground: the normal impulse stops it, f_n = −m v_n; each friction
+    direction stops its velocity, −m v_t, unless that exceeds μ f_n (box friction)."""
+    m, mu, v_n = 2.0, 0.5, -1.0
+    A = np.eye(3) / m
+    b = np.array([v_n, *v_tangent])
+    solution = solve_boxed_lcp(A, b, [0, 0, 0], [np.inf] * 2 + [np.inf], friction_index=[-1, 0, 0],
+                               mu=[0, mu, mu])
+    f_n = -m * v_n
+    expected = np.r_[f_n, np.clip(-m * np.asarray(v_tangent), -mu * f_n, mu * f_n)]
+    assert np.allclose(solution.f, expected, rtol=1e-12)
+    assert solution.clamping[1] == sticking
+    # Sliding: the friction impulse is μ f_n, and its derivative with respect to μ is f_n.
+    if not sticking:
+        df = lcp_jvp(solution, A, np.zeros((3, 3)), np.zeros(3), dmu=[0, 1, 0])
+        assert np.isclose(df[1], -np.sign(v_tangent[0]) * f_n)
+
+
+def random_direction(rng, n):
+    return rng.normal(size=(n, n)), rng.normal(size=n), rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
+
+
+def strictly_differentiable_contacts(rng, contacts):
+    """A contact problem whose indices are clear of their set boundaries, with both sliding and
+    sticking friction."""
+    while True:
+        problem = contact_problem(rng, contacts)
+        A, b, lo, hi, friction_index, mu = problem
+        solution = solve_boxed_lcp(A, b, lo, hi, friction_index=friction_index, mu=mu, tol=1e-13,
+                                   max_iterations=100000)
+        low, high = solution.bounds.at(solution.f)
+        margin = np.where(solution.clamping, np.minimum(solution.f - low, high - solution.f), np.abs(solution.w))
+        bounded_friction = (solution.at_lower | solution.at_upper) & (friction_index >= 0)
+        if (solution.status == LCPStatus.SOLVED and margin.min() > 1e-3 and bounded_friction.any()
+                and (solution.clamping & (friction_index >= 0)).any()):
+            return problem, solution
+
+
+@pytest.mark.parametrize("contacts", [2, 4])
+def test_friction_gradients_match_central_differences(contacts):
+    rng = np.random.default_rng(20 + contacts)
+    (A, b, lo, hi, friction_index, mu), solution = strictly_differentiable_contacts(rng, contacts)
+    n = b.size
+    dA, db, _, _, dmu = random_direction(rng, n)
+    dA = dA + dA.T  # keep A symmetric for Gauss–Seidel
+    dmu[friction_index < 0] = 0.0
+    eps = 1e-6
+
+    def solve(t):
+        return solve_boxed_lcp(A + t * dA, b + t * db, lo, hi, friction_index=friction_index, mu=mu + t * dmu,
+                               tol=1e-14, max_iterations=200000).f
+
+    expected = (solve(eps) - solve(-eps)) / (2 * eps)
+    df = lcp_jvp(solution, A, dA, db, dmu=dmu)
+    assert np.allclose(df, expected, atol=1e-6 * max(1.0, np.abs(expected).max()))
+
+
+def test_fixed_bound_gradients_match_central_differences():
+    rng = np.random.default_rng(5)
+    n = 12
+    A, b, lo, hi = random_box_problem(rng, n)
+    solution = solve_boxed_lcp(A, b, lo, hi, tol=1e-13, max_iterations=100000)
+    assert (solution.at_lower | solution.at_upper).any() and solution.clamping.any()
+    dA, db, dlo, dhi, _ = random_direction(rng, n)
+    dA = dA + dA.T
+    dlo[~np.isfinite(lo)] = 0.0
+    dhi[~np.isfinite(hi)] = 0.0
+    eps = 1e-6
+
+    def solve(t):
+        return solve_boxed_lcp(A + t * dA, b + t * db, lo + t * dlo, hi + t * dhi, tol=1e-14,
+                               max_iterations=200000).f
+
+    expected = (solve(eps) - solve(-eps)) / (2 * eps)
+    assert np.allclose(lcp_jvp(solution, A, dA, db, dlo, dhi), expected, atol=1e-6 * max(1.0, np.abs(expected).max()))
+
+
+def test_vjp_and_jacobian_are_the_transpose_of_jvp():
+    rng = np.random.default_rng(9)
+    (A, b, lo, hi, friction_index, mu), solution = strictly_differentiable_contacts(rng, 3)
+    n = b.size
+    dA, db, dlo, dhi, dmu = random_direction(rng, n)
+    grad_f = rng.normal(size=n)
+    df = lcp_jvp(solution, A, dA, db, dlo, dhi, dmu)
+    grad = lcp_vjp(solution, A, grad_f)
+    pairing = np.sum(grad.A * dA) + grad.b @ db + grad.lo @ dlo + grad.hi @ dhi + grad.mu @ dmu
+    assert np.isclose(grad_f @ df, pairing, rtol=1e-10)
+    jacobian = lcp_jacobian(solution, A)
+    assert np.allclose(np.einsum("kij,ij->k", jacobian.A, dA) + jacobian.b @ db + jacobian.lo @ dlo
+                       + jacobian.hi @ dhi + jacobian.mu @ dmu, df, atol=1e-12)
+
+
+def test_warm_start_for_friction_problems():
+    rng = np.random.default_rng(13)
+    A, b, lo, hi, friction_index, mu = contact_problem(rng, 5)
+    previous, hits, steps = None, 0, 100
+    for step in range(steps):
+        b_step = b + 1e-4 * step
+        kwargs = dict(friction_index=friction_index, mu=mu, tol=1e-12, max_iterations=100000)
+        warm = solve_boxed_lcp(A, b_step, lo, hi, warm_start=previous, **kwargs)
+        cold = solve_boxed_lcp(A, b_step, lo, hi, **kwargs)
+        hits += warm.warm_start_hit
+        assert np.allclose(warm.f, cold.f, atol=1e-8)
+        previous = warm
+    assert hits >= 0.9 * steps
+
+
+def test_bad_bounds_are_named():
+    A, b = np.eye(2), np.ones(2)
+    with pytest.raises(ValueError, match="lo must be ≤ hi"):
+        solve_boxed_lcp(A, b, [1, 0], [0, 1])
+    with pytest.raises(ValueError, match="friction_index"):
+        solve_boxed_lcp(A, b, [0, 0], [1, 1], friction_index=[1, 0], mu=[0.5, 0.5])
+    with pytest.raises(ValueError, match="mu"):
+        solve_boxed_lcp(A, b, [0, 0], [1, 1], friction_index=[-1, 0], mu=[0.0, -1.0])
