@@ -6,6 +6,7 @@
 #include <string>
 
 #include "lcp/lcp.hpp"
+#include "lcp/mlcp_ipm.hpp"
 
 namespace py = pybind11;
 using namespace dcol::lcp;
@@ -19,6 +20,11 @@ int square_size(const Array& A, const Array& b) {
   if (A.ndim() != 2 || A.shape(0) != A.shape(1) || b.ndim() != 1 || b.shape(0) != A.shape(0))
     throw py::value_error("A must be (n, n) and b (n,)");
   return static_cast<int>(A.shape(0));
+}
+
+void check_shape(const py::array& x, py::ssize_t rows, py::ssize_t cols, const char* name) {
+  if (x.ndim() != 2 || x.shape(0) != rows || x.shape(1) != cols)
+    throw py::value_error(std::string(name) + " has the wrong shape");
 }
 
 void check_length(const py::array& x, int n, const char* name) {
@@ -86,4 +92,27 @@ void bind_lcp(py::module_& root) {
       py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"),
       py::arg("f0"), py::arg("max_iterations"), py::arg("tol"),
       "(f, status code, sweeps, residual) of the (boxed) LCP by projected Gauss–Seidel from f0.");
+  m.def(
+      "mlcp_ipm",
+      [](const Array& M, const Array& q, const Array& A, const Array& G, const Array& F, const Array& h, double tol,
+         int max_iterations) {
+        const int n = static_cast<int>(q.shape(0)), p = static_cast<int>(A.shape(0)), k = static_cast<int>(h.shape(0));
+        check_shape(M, n, n, "M");
+        check_shape(A, p, n, "A");
+        check_shape(G, k, n, "G");
+        check_shape(F, k, k, "F");
+        MlcpProblem problem{n, p, k, M.data(), q.data(), A.data(), G.data(), F.data(), h.data()};
+        Array x(n), y(p), z(k), s(k);
+        LcpReport report;
+        {
+          py::gil_scoped_release release;
+          MlcpSolver solver;
+          report = solver.solve(problem, MlcpSettings{tol, max_iterations}, x.mutable_data(), y.mutable_data(),
+                                z.mutable_data(), s.mutable_data());
+        }
+        return py::make_tuple(x, y, z, s, static_cast<int>(report.status), report.iterations, report.residual);
+      },
+      py::arg("M"), py::arg("q"), py::arg("A"), py::arg("G"), py::arg("F"), py::arg("h"), py::arg("tol"),
+      py::arg("max_iterations"),
+      "(x, y, z, s, status code, iterations, residual) of the mixed LCP by the interior-point method.");
 }

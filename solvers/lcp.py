@@ -123,8 +123,10 @@ def _classify(A, b, f, w, bounds, tol):
     """(clamping, at_lower, at_upper) of a solution."""
     f_tol, w_tol = _tolerances(A, b, f, tol)
     low, high = bounds.at(f)
-    at_lower = (f - low <= f_tol) & (w >= -w_tol)
-    at_upper = ~at_lower & (high - f <= f_tol) & (w <= w_tol)
+    # Of each complementary pair the smaller one is the zero one (interior-point iterates have both
+    # small but nonzero).
+    at_lower = (f - low <= np.maximum(w, f_tol)) & (w >= -w_tol)
+    at_upper = ~at_lower & (high - f <= np.maximum(-w, f_tol)) & (w <= w_tol)
     return ~(at_lower | at_upper), at_lower, at_upper
 
 
@@ -236,19 +238,21 @@ def solve_lcp(A, b, *, method="lemke", warm_start=None, tol=1e-9, max_iterations
 
     A : (n, n), b : (n,) finite.
     method : ``"lemke"`` (complementary pivoting, exact: P-matrices, and positive semidefinite A when
-        a solution exists) or ``"pgs"`` (projected Gauss–Seidel: symmetric positive semidefinite A
-        with a positive diagonal; starts from warm_start's f when given).
+        a solution exists), ``"pgs"`` (projected Gauss–Seidel: symmetric positive semidefinite A
+        with a positive diagonal; starts from warm_start's f when given) or ``"ipm"`` (the mixed-LCP
+        interior-point method of dcol.solvers.mlcp with F = −A, h = b; monotone A).
     warm_start : a previous LCPSolution whose sets are tried first (Nimble App. B);
         ``warm_start_hit`` says whether they solved the problem.
     tol : relative tolerance for zero in f and w (and Gauss–Seidel's stopping residual).
-    max_iterations : pivots (default 10 (n + 1)) or sweeps (default 10000).
+    max_iterations : pivots (default 10 (n + 1)), sweeps (default 10000) or interior-point
+        iterations (default 100).
     stabilize : replace the solver's f by the least-squares-minimal one on its clamping set.
 
     Returns an LCPSolution; a failed solve says so in ``status`` (its f is the solver's last iterate).
     """
     A, b = _problem(A, b)
-    if method not in ("lemke", "pgs"):
-        raise ValueError(f"method must be 'lemke' or 'pgs', got {method!r}")
+    if method not in ("lemke", "pgs", "ipm"):
+        raise ValueError(f"method must be 'lemke', 'pgs' or 'ipm', got {method!r}")
     _check_tol(tol)
     bounds = _plain_bounds(b.size)
     hit = _warm_start(A, b, bounds, warm_start, tol)
@@ -257,10 +261,16 @@ def solve_lcp(A, b, *, method="lemke", warm_start=None, tol=1e-9, max_iterations
     if method == "lemke":
         limit = 10 * (b.size + 1) if max_iterations is None else int(max_iterations)
         f, status, iterations, _ = _native.lcp.lemke(A, b, limit)
-    else:
+    elif method == "pgs":
         limit = 10000 if max_iterations is None else int(max_iterations)
         f0 = np.zeros(b.size) if warm_start is None else np.maximum(warm_start.f, 0.0)
         f, status, iterations, _ = _native.lcp.pgs(A, b, None, None, None, None, f0, limit, tol)
+    else:
+        limit = 100 if max_iterations is None else int(max_iterations)
+        empty = np.zeros((0, 0))
+        _, _, f, _, status, iterations, _ = _native.lcp.mlcp_ipm(empty, np.zeros(0), empty, np.zeros((b.size, 0)),
+                                                                 -A, b, min(tol, 1e-10), limit)
+        f = np.maximum(f, 0.0)
     return _solution(A, b, bounds, f, status, iterations, tol, stabilize)
 
 

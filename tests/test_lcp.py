@@ -54,7 +54,7 @@ def complementarity(A, b, f):
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 20, 60, 200])
-@pytest.mark.parametrize("method", ["lemke", "pgs"])
+@pytest.mark.parametrize("method", ["lemke", "pgs", "ipm"])
 def test_psd_lcps_match_the_qp(n, method):
     rng = np.random.default_rng(n)
     A, b = psd_problem(rng, n)

@@ -1,0 +1,115 @@
+"""Mixed LCP by an interior-point method, and its KKT backward pass (the planar engine's appendix B,
+eqs. 24–32, after Mattingley & Boyd 2012 and OptNet):
+
+    M x + Aᵀ y + Gᵀ z + q = 0,   A x = 0,   G x + F z + s = h,   s ≥ 0, z ≥ 0, sᵀz = 0.
+
+The physics step's LCP (eq. 23) has this form with M the mass matrix, A the equality-constraint
+Jacobian, G the contact and friction Jacobians and F the friction-cone coupling; a plain LCP
+w = A f + b is the case n = p = 0, F = −A, h = b (z = f, s = w).
+
+Backward pass: at the solution, differentiating the three equations with the complementarity row
+written as D(z)(G x + F z − h) = 0 gives the KKT matrix
+``K = [M  Gᵀ  Aᵀ; D(z)G  D(Gx + Fz − h) + D(z)F  0; A  0  0]`` (eq. 28, with the D(z) on F that the
+differential carries). With ``[d_x; d_z; d_y] = K⁻ᵀ [∂ℓ/∂x; ∂ℓ/∂z; ∂ℓ/∂y]`` (eq. 29), eq. 32 gives
+the cotangents of every input. Valid where the solution is strictly complementary; the interior
+point's last iterate stands in for the exact solution (its s∘z is ≤ tol).
+"""
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from dcol import _native
+
+from .lcp import LCPStatus
+
+__all__ = ["MLCPSolution", "MLCPCotangents", "solve_mlcp", "mlcp_vjp"]
+
+
+@dataclass(frozen=True)
+class MLCPSolution:
+    """x (n,), y (p,), z (m,), s (m,) float64; status : LCPStatus; iterations : int;
+    residual : float (largest scaled residual of eq. 24 or the mean s∘z)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    z: np.ndarray
+    s: np.ndarray
+    status: LCPStatus
+    iterations: int
+    residual: float
+
+
+class MLCPCotangents(NamedTuple):
+    """∂ℓ/∂(M, q, A, G, F, h), shaped like the inputs (eq. 32)."""
+
+    M: np.ndarray
+    q: np.ndarray
+    A: np.ndarray
+    G: np.ndarray
+    F: np.ndarray
+    h: np.ndarray
+
+
+def _matrix(value, name, shape):
+    array = np.asarray(value, dtype=np.float64).reshape(shape) if np.size(value) == 0 else np.asarray(value, dtype=np.float64)
+    if array.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return np.ascontiguousarray(array)
+
+
+def _problem(M, q, G, F, h, A):
+    q = np.asarray(q, dtype=np.float64).reshape(-1)
+    h = np.asarray(h, dtype=np.float64).reshape(-1)
+    n, m = q.size, h.size
+    A = np.zeros((0, n)) if A is None else A
+    p = np.shape(A)[0] if np.ndim(A) == 2 else -1
+    if p < 0:
+        raise ValueError(f"A must have shape (p, {n})")
+    return (_matrix(M, "M", (n, n)), _matrix(q, "q", (n,)), _matrix(A, "A", (p, n)), _matrix(G, "G", (m, n)),
+            _matrix(F, "F", (m, m)), _matrix(h, "h", (m,)))
+
+
+def solve_mlcp(M, q, G, F, h, *, A=None, tol=1e-10, max_iterations=100):
+    """Solve the mixed LCP of the module docstring by the primal-dual interior-point method.
+
+    M : (n, n), q : (n,), G : (m, n), F : (m, m), h : (m,), A : (p, n) or None (no equalities).
+    tol : stopping tolerance on the scaled residuals and on the mean complementarity sᵀz / m.
+    Returns an MLCPSolution; status ITERATION_LIMIT or INVALID_PROBLEM (a singular Newton system)
+    when it did not converge.
+    """
+    M, q, A, G, F, h = _problem(M, q, G, F, h, A)
+    if not (np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be finite and > 0, got {tol!r}")
+    x, y, z, s, status, iterations, residual = _native.lcp.mlcp_ipm(M, q, A, G, F, h, tol, int(max_iterations))
+    return MLCPSolution(x, y, z, s, LCPStatus(status), iterations, residual)
+
+
+def mlcp_vjp(solution, M, q, G, F, h, *, A=None, grad_x=None, grad_z=None, grad_y=None):
+    """MLCPCotangents from ∂ℓ/∂x (n,), ∂ℓ/∂z (m,), ∂ℓ/∂y (p,) (omitted: zero), eqs. 29–32."""
+    M, q, A, G, F, h = _problem(M, q, G, F, h, A)
+    n, m, p = q.size, h.size, A.shape[0]
+    x, y, z = solution.x, solution.y, solution.z
+    K = np.zeros((n + m + p,) * 2)
+    K[:n, :n] = M
+    K[:n, n:n + m] = G.T
+    K[:n, n + m:] = A.T
+    K[n:n + m, :n] = z[:, None] * G
+    K[n:n + m, n:n + m] = np.diag(G @ x + F @ z - h) + z[:, None] * F
+    K[n + m:, :n] = A
+    rhs = np.concatenate([np.zeros(n) if grad_x is None else grad_x, np.zeros(m) if grad_z is None else grad_z,
+                          np.zeros(p) if grad_y is None else grad_y])
+    d = np.linalg.solve(K.T, rhs)
+    d_x, d_z, d_y = d[:n], d[n:n + m], d[n + m:]
+    z_d_z = z * d_z
+    return MLCPCotangents(
+        M=-0.5 * (np.outer(d_x, x) + np.outer(x, d_x)),
+        q=-d_x,
+        A=-(np.outer(d_y, x) + np.outer(y, d_x)),
+        G=-(np.outer(z_d_z, x) + np.outer(z, d_x)),
+        F=-np.outer(z_d_z, z),
+        h=z_d_z,
+    )
