@@ -13,7 +13,7 @@ import time
 import cvxpy as cp
 import numpy as np
 
-from dcol.solvers import lcp_jacobian, lcp_vjp, solve_lcp
+from dcol.solvers import lcp_vjp, mlcp_vjp, solve_lcp, solve_mlcp
 
 
 def median_time(call, repeats):
@@ -46,8 +46,8 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[5, 20, 50, 100, 200])
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; times in ms per problem (median)")
-    print(f"{'n':>5}{'Lemke':>10}{'PGS':>10}{'warm hit':>10}{'cvxpy QP':>11}{'QP/Lemke':>10}"
-          f"{'jacobian':>10}{'vjp':>9}")
+    print(f"{'n':>5}{'Lemke':>9}{'PGS':>9}{'IPM':>9}{'warm hit':>10}{'cvxpy QP':>10}{'QP/Lemke':>9}"
+          f"{'vjp (clamping)':>16}{'vjp (KKT)':>11}{'KKT/clamping':>14}")
     rng = np.random.default_rng(0)
     for n in args.sizes:
         J = rng.normal(size=(n, n + 2))
@@ -57,6 +57,7 @@ def main():
         solution = solve_lcp(A, b)
         t_lemke = median_time(lambda: solve_lcp(A, b), repeats)
         t_pgs = median_time(lambda: solve_lcp(A, b, method="pgs", max_iterations=100000), repeats)
+        t_ipm = median_time(lambda: solve_lcp(A, b, method="ipm"), repeats)
         # The next step's problem, slightly moved: the previous clamping set solves it.
         A_next, b_next = A + 1e-6 * np.eye(n), b + 1e-6
         t_warm = median_time(lambda: solve_lcp(A_next, b_next, warm_start=solution), repeats)
@@ -64,10 +65,13 @@ def main():
         qp(A, b)  # compile
         t_qp = median_time(lambda: qp(A, b), max(3, repeats // 5))
         grad_f = rng.normal(size=n)
-        t_jacobian = median_time(lambda: lcp_jacobian(solution, A), repeats)
         t_vjp = median_time(lambda: lcp_vjp(solution, A, grad_f), repeats)
-        print(f"{n:>5}{t_lemke * 1e3:>10.3f}{t_pgs * 1e3:>10.3f}{t_warm * 1e3:>10.3f}{t_qp * 1e3:>11.3f}"
-              f"{t_qp / t_lemke:>10.1f}{t_jacobian * 1e3:>10.3f}{t_vjp * 1e3:>9.3f}")
+        # The KKT route: the LCP as the mixed LCP with F = −A, h = b, differentiated by eqs. 29–32.
+        empty, G = np.zeros((0, 0)), np.zeros((n, 0))
+        mlcp = solve_mlcp(empty, np.zeros(0), G, -A, b)
+        t_kkt = median_time(lambda: mlcp_vjp(mlcp, empty, np.zeros(0), G, -A, b, grad_z=grad_f), repeats)
+        print(f"{n:>5}{t_lemke * 1e3:>9.3f}{t_pgs * 1e3:>9.3f}{t_ipm * 1e3:>9.3f}{t_warm * 1e3:>10.3f}"
+              f"{t_qp * 1e3:>10.3f}{t_qp / t_lemke:>9.1f}{t_vjp * 1e3:>16.3f}{t_kkt * 1e3:>11.3f}{t_kkt / t_vjp:>14.1f}")
 
 
 if __name__ == "__main__":

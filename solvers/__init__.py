@@ -2,10 +2,20 @@
 
 from .cone import ConeSolution, SolverSettings, Status, solve_cone_program
 from .mlcp import MLCPCotangents, MLCPSolution, mlcp_vjp, solve_mlcp
-from .lcp import LCPCotangents, LCPSolution, LCPStatus, lcp_jacobian, lcp_jvp, lcp_vjp, solve_boxed_lcp, solve_lcp
+from .lcp import (
+    LCPCotangents,
+    LCPSolution,
+    LCPStatus,
+    complementarity_aware,
+    lcp_jacobian,
+    lcp_jvp,
+    lcp_vjp,
+    solve_boxed_lcp,
+    solve_lcp,
+)
 
 __all__ = [
     "ConeSolution", "SolverSettings", "Status", "solve_cone_program",
     "LCPSolution", "LCPStatus", "LCPCotangents", "solve_lcp", "solve_boxed_lcp", "lcp_jvp", "lcp_vjp",
-    "lcp_jacobian", "MLCPSolution", "MLCPCotangents", "solve_mlcp", "mlcp_vjp",
+    "lcp_jacobian", "complementarity_aware", "MLCPSolution", "MLCPCotangents", "solve_mlcp", "mlcp_vjp",
 ]

@@ -23,15 +23,17 @@ respect to A, b, lo, hi and mu. Tied indices stay bounded: one of the valid subg
 """
 
 import enum
-from dataclasses import dataclass
-from typing import NamedTuple, Optional
+import warnings
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
+import scipy.linalg
 
 from dcol import _native
 
 __all__ = ["LCPStatus", "LCPSolution", "LCPCotangents", "solve_lcp", "solve_boxed_lcp", "lcp_jvp", "lcp_vjp",
-           "lcp_jacobian"]
+           "lcp_jacobian", "complementarity_aware"]
 
 
 class LCPStatus(enum.IntEnum):
@@ -228,6 +230,16 @@ def _warm_start(A, b, bounds, warm_start, tol):
     return _solution(A, b, bounds, f, LCPStatus.SOLVED, 0, tol, stabilize=False, warm_start_hit=True)
 
 
+def _require_monotone(A, method, symmetric):
+    """Gauss–Seidel needs A symmetric positive semidefinite, the interior point A + Aᵀ ⪰ 0."""
+    scale = max(1.0, float(np.abs(A).max(initial=0.0)))
+    if symmetric and not np.allclose(A, A.T, rtol=0.0, atol=1e-12 * scale):
+        raise ValueError(f"A must be symmetric for method {method!r}")
+    if A.size and np.linalg.eigvalsh(0.5 * (A + A.T)).min() < -1e-10 * scale:
+        raise ValueError(f"A must be positive semidefinite for method {method!r} "
+                         f"({'A' if symmetric else 'A + Aᵀ'} has a negative eigenvalue)")
+
+
 def _check_tol(tol):
     if not (np.isfinite(tol) and tol > 0):
         raise ValueError(f"tol must be finite and > 0, got {tol!r}")
@@ -254,6 +266,8 @@ def solve_lcp(A, b, *, method="lemke", warm_start=None, tol=1e-9, max_iterations
     if method not in ("lemke", "pgs", "ipm"):
         raise ValueError(f"method must be 'lemke', 'pgs' or 'ipm', got {method!r}")
     _check_tol(tol)
+    if method != "lemke":
+        _require_monotone(A, method, symmetric=method == "pgs")
     bounds = _plain_bounds(b.size)
     hit = _warm_start(A, b, bounds, warm_start, tol)
     if hit is not None:
@@ -284,7 +298,7 @@ def solve_boxed_lcp(A, b, lo, hi, *, friction_index=None, mu=None, warm_start=No
         ``±mu_i f_j`` for j = friction_index[i], a normal impulse with fixed bounds (lo, hi ignored for i).
     mu : (n,) friction coefficients ≥ 0 (with friction_index).
     warm_start, tol, stabilize : as in solve_lcp; max_iterations : Gauss–Seidel sweeps.
-    A must be symmetric positive semidefinite with a positive diagonal for Gauss–Seidel to converge.
+    A must be symmetric positive semidefinite (ValueError otherwise) with a positive diagonal.
     """
     A, b = _problem(A, b)
     n = b.size
@@ -307,6 +321,7 @@ def solve_boxed_lcp(A, b, lo, hi, *, friction_index=None, mu=None, warm_start=No
         coefficients = _finite(mu, "mu", (n,)) if mu is not None else None
         if coefficients is None or np.any(coefficients < 0):
             raise ValueError("mu must be given with friction_index, finite and ≥ 0")
+    _require_monotone(A, "boxed Gauss–Seidel", symmetric=True)
     bounds = _Bounds(lo, hi, index.astype(np.int64), coefficients)
     hit = _warm_start(A, b, bounds, warm_start, tol)
     if hit is not None:
@@ -320,20 +335,40 @@ def solve_boxed_lcp(A, b, lo, hi, *, friction_index=None, mu=None, warm_start=No
 # --- gradients -------------------------------------------------------------------------------------
 
 
-class _Linearization(NamedTuple):
-    sets: _BoundedMap
-    A_CB: np.ndarray
-    pinv: np.ndarray  # K⁺
-    projector: np.ndarray  # I − K⁺K
+class _Linearization:
+    """K = A_CC + A_CB E of a solution's sets, with K⁺ applied by an LU factorization when K is
+    well conditioned (then P = I − K⁺K = 0) and by the SVD pseudo-inverse otherwise."""
 
+    def __init__(self, solution, A):
+        A = np.asarray(A, dtype=np.float64)
+        self.sets = _bounded_map(solution.bounds, solution.f, solution.clamping, solution.at_lower,
+                                 solution.at_upper)
+        C, B = self.sets.C, self.sets.B
+        self.A_CB = A[np.ix_(C, B)]
+        K = A[np.ix_(C, C)] + self.A_CB @ self.sets.E
+        self._lu = None
+        if C.size:
+            with warnings.catch_warnings():  # a singular K is expected: it takes the SVD path
+                warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+                lu = scipy.linalg.lu_factor(K, check_finite=False)
+            pivots = np.abs(np.diag(lu[0]))
+            if pivots.min() > 1e-10 * pivots.max():
+                self._lu = lu
+        if self._lu is None:
+            self._pinv = np.linalg.pinv(K, rcond=1e-10)
+            self.projector = np.eye(C.size) - self._pinv @ K
+        else:
+            self.projector = None
 
-def _linearize(solution, A):
-    A = np.asarray(A, dtype=np.float64)
-    sets = _bounded_map(solution.bounds, solution.f, solution.clamping, solution.at_lower, solution.at_upper)
-    A_CB = A[np.ix_(sets.C, sets.B)]
-    K = A[np.ix_(sets.C, sets.C)] + A_CB @ sets.E
-    pinv = np.linalg.pinv(K, rcond=1e-10)
-    return _Linearization(sets, A_CB, pinv, np.eye(sets.C.size) - pinv @ K)
+    def solve(self, x, transposed=False):
+        """K⁺ x, or K⁺ᵀ x."""
+        if self._lu is not None:
+            return scipy.linalg.lu_solve(self._lu, x, trans=1 if transposed else 0, check_finite=False)
+        return (self._pinv.T if transposed else self._pinv) @ x
+
+    def project(self, x):
+        """(I − K⁺K) x: the pseudo-inverse's term of eq. (22), zero for an invertible K."""
+        return np.zeros_like(x) if self.projector is None else self.projector @ x
 
 
 def _bound_derivatives(sets, bounds, f, dlo, dhi, dmu):
@@ -356,7 +391,7 @@ def lcp_jvp(solution, A, dA, db, dlo=None, dhi=None, dmu=None):
     """Directional derivative df (n,) of the solution along (dA (n, n), db (n,)) and, for boxed
     problems, (dlo, dhi, dmu) (n,) each (zero when omitted)."""
     n = solution.f.size
-    lin = _linearize(solution, A)
+    lin = _Linearization(solution, A)
     sets = lin.sets
     zero = np.zeros(n)
     dA = np.asarray(dA, dtype=np.float64)
@@ -369,7 +404,7 @@ def lcp_jvp(solution, A, dA, db, dlo=None, dhi=None, dmu=None):
     dK = dA[np.ix_(C, C)] + dA_CB @ sets.E + lin.A_CB @ dE
     dr = db[C] + dA_CB @ sets.c + lin.A_CB @ dc
     df = np.zeros(n)
-    df[C] = -lin.pinv @ (dK @ f_C + dr) + lin.projector @ (dK.T @ (lin.pinv.T @ f_C))
+    df[C] = -lin.solve(dK @ f_C + dr) + lin.project(dK.T @ lin.solve(f_C, transposed=True))
     df[B] = dE @ f_C + sets.E @ df[C] + dc
     return df
 
@@ -377,14 +412,14 @@ def lcp_jvp(solution, A, dA, db, dlo=None, dhi=None, dmu=None):
 def lcp_vjp(solution, A, grad_f):
     """LCPCotangents ∂ℓ/∂(A, b, lo, hi, mu) from ∂ℓ/∂f (n,): the transpose of lcp_jvp."""
     n = solution.f.size
-    lin = _linearize(solution, A)
+    lin = _Linearization(solution, A)
     sets = lin.sets
     B, C = sets.B, sets.C
     grad_f = np.asarray(grad_f, dtype=np.float64)
     f_C = solution.f[C]
     g = grad_f[C] + sets.E.T @ grad_f[B]  # f_B = E f_C + c passes its share to f_C
-    y = lin.pinv.T @ g
-    grad_K = -np.outer(y, f_C) + np.outer(lin.pinv.T @ f_C, lin.projector @ g)
+    y = lin.solve(g, transposed=True)
+    grad_K = -np.outer(y, f_C) + np.outer(lin.solve(f_C, transposed=True), lin.project(g))
     grad_r = -y
     grad_E = lin.A_CB.T @ grad_K + np.outer(grad_f[B], f_C)
     grad_c = lin.A_CB.T @ grad_r + grad_f[B]
@@ -403,6 +438,22 @@ def lcp_vjp(solution, A, grad_f):
     out.hi[B[fixed & upper]] += grad_c[fixed & upper]
     out.lo[B[fixed & ~upper]] += grad_c[fixed & ~upper]
     return out
+
+
+def complementarity_aware(solution, grad_w):
+    """The solution with its sets relabeled from ∂ℓ/∂w (Nimble §IV-D), for lcp_jvp/lcp_vjp: indices
+    where the loss wants w to grow (∂ℓ/∂w_i < 0) become separating (at their lower bound), those where
+    it wants w to shrink (> 0) become clamping. Its gradients are a heuristic search direction, not
+    the derivative; the caller compares both (e.g. by the norms of the resulting gradients)."""
+    grad_w = np.asarray(grad_w, dtype=np.float64)
+    if grad_w.shape != solution.f.shape:
+        raise ValueError(f"grad_w must have shape {solution.f.shape}, got {grad_w.shape}")
+    clamping = np.where(grad_w > 0, True, np.where(grad_w < 0, False, solution.clamping))
+    at_lower = np.where(clamping, False, np.where(grad_w < 0, True, solution.at_lower))
+    at_upper = ~clamping & ~at_lower
+    for array in (clamping, at_lower, at_upper):
+        array.setflags(write=False)
+    return replace(solution, clamping=clamping, at_lower=at_lower, at_upper=at_upper)
 
 
 def lcp_jacobian(solution, A):

@@ -7,7 +7,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from dcol.solvers import LCPStatus, lcp_jacobian, lcp_jvp, lcp_vjp, solve_lcp
+from dcol.solvers import LCPStatus, complementarity_aware, lcp_jacobian, lcp_jvp, lcp_vjp, solve_lcp
 
 
 def psd_problem(rng, n, rank=None):
@@ -97,6 +97,35 @@ def test_no_solution_is_reported():
     solution = solve_lcp(-np.eye(3), -np.ones(3))
     assert solution.status == LCPStatus.UNSOLVABLE
     assert solve_lcp(np.zeros((2, 2)), -np.ones(2), method="pgs").status == LCPStatus.INVALID_PROBLEM
+
+
+def test_methods_that_need_psd_say_so():
+    indefinite = np.array([[1.0, 2.0], [2.0, 1.0]])
+    for method in ("pgs", "ipm"):
+        with pytest.raises(ValueError, match="positive semidefinite"):
+            solve_lcp(indefinite, -np.ones(2), method=method)
+    with pytest.raises(ValueError, match="symmetric"):
+        solve_lcp(np.array([[1.0, 1.0], [0.0, 1.0]]), -np.ones(2), method="pgs")
+    assert solve_lcp(indefinite, -np.ones(2)).status == LCPStatus.SOLVED  # Lemke: w = 0 at f = (1/3, 1/3)
+
+
+def test_complementarity_aware_relabeling_lets_a_resting_ball_lift():
+    """Nimble Fig. 3: a ball resting on the ground, pushed up by an actuator. Through the true
+    (clamping) contact, ∂w/∂b = 0: pushing harder changes nothing. Relabeled from ∂ℓ/∂w < 0 (the loss
+    wants it to rise), the contact separates and ∂w/∂b = 1."""
+    m, dt, g, push = 1.0, 0.01, 9.81, 2.0
+    A, b = np.array([[dt / m]]), np.array([dt * (push / m - g)])
+    solution = solve_lcp(A, b)
+    assert solution.clamping[0]
+
+    def dw_db(sol):
+        return (A @ lcp_jvp(sol, A, np.zeros((1, 1)), np.ones(1)) + 1.0)[0]
+
+    assert np.isclose(dw_db(solution), 0.0)
+    relabeled = complementarity_aware(solution, grad_w=[-1.0])
+    assert relabeled.at_lower[0] and not relabeled.clamping[0]
+    assert np.isclose(dw_db(relabeled), 1.0)
+    assert complementarity_aware(solution, grad_w=[1.0]).clamping[0]
 
 
 def test_bad_input_names_the_argument():
