@@ -1,0 +1,225 @@
+"""Frictional contact as the nonlinear complementarity problem on Coulomb's second-order cones, with
+no polyhedral relaxation (Simple paper §II-B, eq. 1), and its implicit gradients by contact mode
+(§III-B, App. A–B).
+
+Per contact i, in its frame with the normal last: impulse λ_i = [λ_t1, λ_t2, λ_n], velocity
+v = G λ + g (G the Delassus matrix, g the free velocity). The problem:
+
+    K_μ ∋ λ ⊥ v + Γ(v) ∈ K_μ*,    K_μ = {‖λ_t‖ ≤ μ λ_n},   Γ(v)_i = [0, 0, μ_i ‖v_t,i‖],
+
+Γ being De Saxcé's correction that makes the cone complementarity equivalent to Signorini's
+condition plus maximal dissipation. Each contact ends in one of three modes: *breaking* (λ_i = 0,
+separating), *sticking* (λ_i inside the cone, v_i = 0) or *sliding* (λ_i on the cone's boundary
+opposite to the tangential velocity, v_n = 0).
+
+Solver: ADMM on the cone-constrained QP ``min ½λᵀGλ + (g + s)ᵀλ, λ ∈ K_μ`` with the De Saxcé term
+s = Γ(v) refreshed at every iteration (as Acary et al. and Carpentier et al. do), penalty ρ from
+G's spectrum.
+
+Gradients: with the modes fixed, the solution satisfies F(λ_C; G, g, μ) = 0 over the non-breaking
+contacts C: v_i = 0 for sticking contacts, and v_n,i = 0, λ_t,i + μ_i λ_n,i v_t,i / ‖v_t,i‖ = 0 for
+sliding ones; the implicit function theorem gives dλ_C = −(∂F/∂λ_C)⁻¹ ∂F/∂θ dθ, dλ = 0 for breaking
+contacts (eqs. 8–10). F depends on G and g only through v, so ∂ℓ/∂g = −Wᵀy and ∂ℓ/∂G = −(Wᵀy)λᵀ with
+y = (∂F/∂λ_C)⁻ᵀ ∂ℓ/∂λ_C and W = ∂F/∂v.
+"""
+
+import enum
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import scipy.linalg
+
+from .lcp import LCPStatus
+
+__all__ = ["ContactMode", "NCPSolution", "NCPCotangents", "solve_contact_ncp", "ncp_jvp", "ncp_vjp",
+           "project_onto_friction_cone"]
+
+
+class ContactMode(enum.IntEnum):
+    BREAKING = 0
+    STICKING = 1
+    SLIDING = 2
+
+
+@dataclass(frozen=True)
+class NCPSolution:
+    """impulses λ (3 nc,), velocities v = Gλ + g (3 nc,), modes (nc,) ContactMode codes, status,
+    iterations, residual (largest violation of cone membership, dual-cone membership and
+    complementarity, relative to the data's scale), and mu (nc,)."""
+
+    impulses: np.ndarray
+    velocities: np.ndarray
+    modes: np.ndarray
+    status: LCPStatus
+    iterations: int
+    residual: float
+    mu: np.ndarray
+
+
+class NCPCotangents(NamedTuple):
+    """∂ℓ/∂(G (3nc, 3nc), g (3nc,), mu (nc,))."""
+
+    G: np.ndarray
+    g: np.ndarray
+    mu: np.ndarray
+
+
+def project_onto_friction_cone(impulses, mu):
+    """Euclidean projection of (nc, 3) impulses [t1, t2, n] onto the cones ‖t‖ ≤ μ n."""
+    impulses = np.asarray(impulses, dtype=np.float64)
+    t, n = impulses[:, :2], impulses[:, 2]
+    r = np.linalg.norm(t, axis=1)
+    inside = r <= mu * n
+    polar = mu * r <= -n
+    # Onto the boundary ray (μ, 1) of the (‖t‖, n) half-plane.
+    s = (mu * r + n) / (mu * mu + 1.0)
+    scale = np.where(r > 0, mu * s / np.where(r > 0, r, 1.0), 0.0)
+    out = np.column_stack([scale[:, None] * t, s])
+    out[inside] = impulses[inside]
+    out[polar] = 0.0
+    return out
+
+
+def _de_saxce(v, mu):
+    correction = np.zeros_like(v)
+    correction[:, 2] = mu * np.linalg.norm(v[:, :2], axis=1)
+    return correction
+
+
+def _residual(lam, v, mu, scale):
+    """Violations of λ ∈ K, v + Γ(v) ∈ K* and ⟨λ, v + Γ(v)⟩ = 0, per contact, relative to scale."""
+    w = v + _de_saxce(v, mu)
+    in_cone = np.maximum(np.linalg.norm(lam[:, :2], axis=1) - mu * lam[:, 2], 0.0)
+    in_dual = np.maximum(mu * np.linalg.norm(w[:, :2], axis=1) - w[:, 2], 0.0)
+    complementarity = np.abs(np.sum(lam * w, axis=1))
+    return max(in_cone.max(initial=0.0), in_dual.max(initial=0.0), complementarity.max(initial=0.0)) / scale
+
+
+def _modes(lam, v, mu, tol):
+    lam_scale = max(1.0, np.abs(lam).max(initial=0.0))
+    v_scale = max(1.0, np.abs(v).max(initial=0.0))
+    breaking = np.linalg.norm(lam, axis=1) <= tol * lam_scale
+    sliding = ~breaking & (np.linalg.norm(v[:, :2], axis=1) > np.sqrt(tol) * v_scale)
+    return np.where(breaking, ContactMode.BREAKING, np.where(sliding, ContactMode.SLIDING, ContactMode.STICKING))
+
+
+def solve_contact_ncp(G, g, mu, *, tol=1e-10, max_iterations=5000, rho=None):
+    """Solve the contact NCP of the module docstring by ADMM.
+
+    G : (3nc, 3nc) symmetric positive semidefinite Delassus matrix; g : (3nc,) free velocity; both in
+    the contact frames, normal last per contact. mu : (nc,) friction coefficients ≥ 0 (or a scalar).
+    tol : stopping tolerance on the residual; rho : initial ADMM penalty (default from G's spectrum),
+    adapted by residual balancing.
+    Returns an NCPSolution with each contact's mode.
+    """
+    g = np.asarray(g, dtype=np.float64)
+    if g.ndim != 1 or g.size % 3:
+        raise ValueError(f"g must have shape (3 nc,), got {g.shape}")
+    nc = g.size // 3
+    G = np.asarray(G, dtype=np.float64)
+    if G.shape != (g.size, g.size):
+        raise ValueError(f"G must have shape ({g.size}, {g.size}), got {G.shape}")
+    mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), (nc,)).copy()
+    for name, array in (("G", G), ("g", g), ("mu", mu)):
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{name} must be finite (no NaN or inf)")
+    if np.any(mu < 0):
+        raise ValueError("mu must be ≥ 0")
+    scale_G = max(1.0, float(np.abs(G).max(initial=0.0)))
+    if not np.allclose(G, G.T, rtol=0.0, atol=1e-12 * scale_G):
+        raise ValueError("G must be symmetric (a Delassus matrix)")
+    eigenvalues = np.linalg.eigvalsh(G) if nc else np.zeros(1)
+    if eigenvalues.min() < -1e-10 * scale_G:
+        raise ValueError("G must be positive semidefinite (a Delassus matrix)")
+    if rho is None:
+        largest = max(eigenvalues.max(), 1e-12)
+        rho = np.sqrt(largest * max(eigenvalues.min(), 1e-2 * largest))
+    factor = scipy.linalg.cho_factor(G + rho * np.eye(g.size))
+    scale = max(1.0, float(np.abs(g).max(initial=0.0)))
+    lam = np.zeros(g.size)
+    z = np.zeros(g.size)
+    y = np.zeros(g.size)
+    status, iteration, residual = LCPStatus.ITERATION_LIMIT, 0, np.inf
+    for iteration in range(1, max_iterations + 1):
+        v = G @ z + g
+        s = _de_saxce(v.reshape(nc, 3), mu).ravel()
+        lam = scipy.linalg.cho_solve(factor, rho * z - y - g - s)
+        z_previous = z
+        z = project_onto_friction_cone((lam + y / rho).reshape(nc, 3), mu).ravel()
+        y = y + rho * (lam - z)
+        residual = _residual(z.reshape(nc, 3), (G @ z + g).reshape(nc, 3), mu, scale * max(1.0, np.abs(z).max()))
+        if residual <= tol:
+            status = LCPStatus.SOLVED
+            break
+        if iteration % 25 == 0:
+            # Residual balancing (Boyd et al. 2011, §3.4.1): keep the primal and dual residuals within
+            # a factor of ten of each other.
+            primal = np.abs(lam - z).max()
+            dual = rho * np.abs(z - z_previous).max()
+            if primal > 10.0 * dual or dual > 10.0 * primal:
+                rho *= 5.0 if primal > dual else 0.2
+                factor = scipy.linalg.cho_factor(G + rho * np.eye(g.size))
+    impulses = z
+    velocities = G @ impulses + g
+    modes = _modes(impulses.reshape(nc, 3), velocities.reshape(nc, 3), mu, max(tol, 1e-12) ** 0.5)
+    for array in (impulses, velocities, modes, mu):
+        array.setflags(write=False)
+    return NCPSolution(impulses, velocities, modes, status, iteration, residual, mu)
+
+
+class _ModeSystem(NamedTuple):
+    rows: np.ndarray  # indices of λ in C (non-breaking contacts)
+    jacobian: np.ndarray  # ∂F/∂λ_C
+    W: np.ndarray  # ∂F/∂v (|C|·3, 3nc)
+    dmu: np.ndarray  # ∂F/∂μ (|C|·3, nc)
+
+
+def _mode_system(solution, G):
+    """The implicit equations F(λ_C) = 0 of the current modes, linearized."""
+    G = np.asarray(G, dtype=np.float64)
+    lam = solution.impulses.reshape(-1, 3)
+    v = solution.velocities.reshape(-1, 3)
+    nc = lam.shape[0]
+    contacts = np.flatnonzero(solution.modes != ContactMode.BREAKING)
+    rows = (3 * contacts[:, None] + np.arange(3)).ravel()
+    W = np.zeros((rows.size, 3 * nc))
+    D = np.zeros((rows.size, rows.size))
+    dmu = np.zeros((rows.size, nc))
+    for k, i in enumerate(contacts):
+        r = slice(3 * k, 3 * k + 3)
+        if solution.modes[i] == ContactMode.STICKING:
+            W[r, 3 * i:3 * i + 3] = np.eye(3)  # v_i = 0
+            continue
+        # Sliding: v_n = 0 and λ_t + μ λ_n u = 0 with u = v_t / ‖v_t‖.
+        mu = solution.mu[i]
+        norm = np.linalg.norm(v[i, :2])
+        u = v[i, :2] / norm
+        W[3 * k + 2, 3 * i + 2] = 1.0
+        W[3 * k:3 * k + 2, 3 * i:3 * i + 2] = mu * lam[i, 2] * (np.eye(2) - np.outer(u, u)) / norm
+        D[3 * k:3 * k + 2, 3 * k:3 * k + 2] = np.eye(2)
+        D[3 * k:3 * k + 2, 3 * k + 2] = mu * u
+        dmu[3 * k:3 * k + 2, i] = lam[i, 2] * u
+    return _ModeSystem(rows, D + W @ G[:, rows], W, dmu)
+
+
+def ncp_jvp(solution, G, dG, dg, dmu=None):
+    """Directional derivative dλ (3nc,) of the impulses along (dG, dg, dmu), modes held fixed."""
+    system = _mode_system(solution, G)
+    dv = np.asarray(dG, dtype=np.float64) @ solution.impulses + np.asarray(dg, dtype=np.float64)
+    rhs = system.W @ dv
+    if dmu is not None:
+        rhs = rhs + system.dmu @ np.broadcast_to(np.asarray(dmu, dtype=np.float64), solution.mu.shape)
+    d_lambda = np.zeros_like(solution.impulses)
+    if system.rows.size:
+        d_lambda[system.rows] = -np.linalg.solve(system.jacobian, rhs)
+    return d_lambda
+
+
+def ncp_vjp(solution, G, grad_impulses):
+    """NCPCotangents ∂ℓ/∂(G, g, mu) from ∂ℓ/∂λ (3nc,): the transpose of ncp_jvp."""
+    system = _mode_system(solution, G)
+    grad_impulses = np.asarray(grad_impulses, dtype=np.float64)
+    y = np.linalg.solve(system.jacobian.T, grad_impulses[system.rows]) if system.rows.size else np.zeros(0)
+    grad_g = -system.W.T @ y
+    return NCPCotangents(G=np.outer(grad_g, solution.impulses), g=grad_g, mu=-system.dmu.T @ y)
