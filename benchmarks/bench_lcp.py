@@ -1,5 +1,6 @@
 """LCP solve and gradient times against the QP route a user would otherwise take (cvxpy + Clarabel,
-the problem compiled once with A's factor and b as parameters), in the same run.
+the problem compiled once with A's factor and b as parameters), in the same run; then the contact
+NCP against cvxpy re-solving the cone QP until its De Saxcé term settles.
 
 Problems: Delassus-like A = J Jᵀ + 1e-3 I (J: n × (n + 2) Gaussian), b Gaussian — about half the
 contacts clamp. Times are per problem, medians over repeats, one thread.
@@ -13,7 +14,7 @@ import time
 import cvxpy as cp
 import numpy as np
 
-from dcol.solvers import lcp_vjp, mlcp_vjp, solve_lcp, solve_mlcp
+from dcol.solvers import lcp_vjp, mlcp_vjp, ncp_vjp, solve_contact_ncp, solve_lcp, solve_mlcp
 
 
 def median_time(call, repeats):
@@ -39,6 +40,44 @@ def qp_route(n):
         return f.value
 
     return solve
+
+
+def cvxpy_ncp_route(G, g, mu, iterations=50, tol=1e-8):
+    """The contact NCP the way a cvxpy user would: the cone QP with the De Saxcé term fixed, re-solved
+    until that term stops changing (compiled once, the term as a parameter)."""
+    nc = mu.size
+    s = cp.Parameter(g.size)
+    lam = cp.Variable(g.size)
+    cones = [cp.SOC(mu[i] * lam[3 * i + 2], lam[3 * i:3 * i + 2]) for i in range(nc)]
+    problem = cp.Problem(cp.Minimize(0.5 * cp.quad_form(lam, cp.psd_wrap(G)) + (g + s) @ lam), cones)
+    s.value = np.zeros(g.size)
+    for _ in range(iterations):
+        problem.solve(solver=cp.CLARABEL)
+        v = (G @ lam.value + g).reshape(nc, 3)
+        new = np.zeros((nc, 3))
+        new[:, 2] = mu * np.linalg.norm(v[:, :2], axis=1)
+        if np.abs(new.ravel() - s.value).max() <= tol:
+            break
+        s.value = new.ravel()
+    return lam.value
+
+
+def ncp_table(rng, contact_counts):
+    print(f"\ncontact NCP (Coulomb cones, De Saxcé): ms per problem (median)")
+    print(f"{'contacts':>9}{'ADMM':>9}{'iterations':>12}{'cvxpy fixed point':>19}{'ratio':>8}{'vjp':>9}")
+    for nc in contact_counts:
+        J = rng.normal(size=(3 * nc, 40))
+        G = J @ J.T / 40 + 1e-3 * np.eye(3 * nc)
+        g = rng.normal(size=3 * nc)
+        g[2::3] -= 0.5
+        mu = np.full(nc, 0.6)
+        solution = solve_contact_ncp(G, g, mu)
+        t_admm = median_time(lambda: solve_contact_ncp(G, g, mu), 5)
+        t_cvxpy = median_time(lambda: cvxpy_ncp_route(G, g, mu), 3)
+        grad = rng.normal(size=g.size)
+        t_vjp = median_time(lambda: ncp_vjp(solution, G, grad), 10)
+        print(f"{nc:>9}{t_admm * 1e3:>9.2f}{solution.iterations:>12}{t_cvxpy * 1e3:>19.2f}"
+              f"{t_cvxpy / t_admm:>8.1f}{t_vjp * 1e3:>9.3f}")
 
 
 def main():
@@ -72,6 +111,7 @@ def main():
         t_kkt = median_time(lambda: mlcp_vjp(mlcp, empty, np.zeros(0), G, -A, b, grad_z=grad_f), repeats)
         print(f"{n:>5}{t_lemke * 1e3:>9.3f}{t_pgs * 1e3:>9.3f}{t_ipm * 1e3:>9.3f}{t_warm * 1e3:>10.3f}"
               f"{t_qp * 1e3:>10.3f}{t_qp / t_lemke:>9.1f}{t_vjp * 1e3:>16.3f}{t_kkt * 1e3:>11.3f}{t_kkt / t_vjp:>14.1f}")
+    ncp_table(rng, [1, 4, 8])
 
 
 if __name__ == "__main__":
