@@ -73,6 +73,7 @@ class LCPSolution:
     status : LCPStatus; iterations : int (pivots or sweeps; 0 for a warm-start hit).
     residual : float, ‖f − clamp(f − w, lo, hi)‖∞ of the returned f, zero exactly at a solution.
     warm_start_hit : bool, whether the warm start's sets solved the problem.
+    bounds : the problem's bounds (lo, hi, friction_index, mu), which the gradients need.
     """
 
     f: np.ndarray
