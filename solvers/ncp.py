@@ -100,7 +100,7 @@ def _modes(lam, v, mu, tol):
     lam_scale = max(1.0, np.abs(lam).max(initial=0.0))
     v_scale = max(1.0, np.abs(v).max(initial=0.0))
     breaking = np.linalg.norm(lam, axis=1) <= tol * lam_scale
-    sliding = ~breaking & (np.linalg.norm(v[:, :2], axis=1) > np.sqrt(tol) * v_scale)
+    sliding = ~breaking & (np.linalg.norm(v[:, :2], axis=1) > tol * v_scale)
     return np.where(breaking, ContactMode.BREAKING, np.where(sliding, ContactMode.SLIDING, ContactMode.STICKING))
 
 

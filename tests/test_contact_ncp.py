@@ -21,6 +21,7 @@ M, MU = 2.0, 0.5
 @pytest.mark.parametrize(
     "g, mode",
     [([0.1, -0.05, -1.0], ContactMode.STICKING), ([2.0, 0.3, -1.0], ContactMode.SLIDING),
+     ([0.501, 0.0, -1.0], ContactMode.SLIDING),  # barely: it keeps 0.001 of its tangential velocity
      ([0.3, 0.2, 0.5], ContactMode.BREAKING)],
 )
 def test_point_mass_closed_forms(g, mode):
