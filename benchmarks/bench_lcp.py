@@ -63,7 +63,7 @@ def cvxpy_ncp_route(G, g, mu, iterations=50, tol=1e-8):
 
 
 def ncp_table(rng, contact_counts):
-    print(f"\ncontact NCP (Coulomb cones, De Saxcé): ms per problem (median)")
+    print("\ncontact NCP (Coulomb cones, De Saxcé): ms per problem (median)")
     print(f"{'contacts':>9}{'ADMM':>9}{'iterations':>12}{'cvxpy fixed point':>19}{'ratio':>8}{'vjp':>9}")
     for nc in contact_counts:
         J = rng.normal(size=(3 * nc, 40))
