@@ -191,12 +191,16 @@ def _verified(A, b, f, w, bounds, clamping, at_lower, at_upper, tol):
             and np.all(w[at_upper] <= w_tol))
 
 
+def _tied(A, b, f, w, clamping, tol):
+    """Indices at a bound whose w is zero too."""
+    return ~clamping & (np.abs(w) <= _tolerances(A, b, f, tol)[1])
+
+
 def _solution(A, b, bounds, f, status, iterations, tol, stabilize, warm_start_hit=False):
     w = A @ f + b
     clamping, at_lower, at_upper = _classify(A, b, f, w, bounds, tol)
     if stabilize and status == LCPStatus.SOLVED:
-        _, w_tol = _tolerances(A, b, f, tol)
-        tied = ~clamping & (np.abs(w) <= w_tol)
+        tied = _tied(A, b, f, w, clamping, tol)
         # Tied indices join the clamping set first: for identical contacts that spreads the impulse
         # evenly, the least-squares-minimal solution (App. B); failing that, the sets as found.
         candidates = [(clamping | tied, at_lower & ~tied, at_upper & ~tied)] if tied.any() else []
@@ -206,8 +210,7 @@ def _solution(A, b, bounds, f, status, iterations, tol, stabilize, warm_start_hi
                 f, w = f_stable, w_stable
                 clamping, at_lower, at_upper = _classify(A, b, f, w, bounds, tol)
                 break
-    _, w_tol = _tolerances(A, b, f, tol)
-    tied = ~clamping & (np.abs(w) <= w_tol)
+    tied = _tied(A, b, f, w, clamping, tol)
     low, high = bounds.at(f)
     residual = float(np.abs(f - np.clip(f - w, low, high)).max(initial=0.0))
     for array in (f, w, clamping, at_lower, at_upper, tied):

@@ -140,15 +140,16 @@ def solve_contact_ncp(G, g, mu, *, tol=1e-10, max_iterations=5000, rho=None):
     lam = np.zeros(g.size)
     z = np.zeros(g.size)
     y = np.zeros(g.size)
+    v = g.copy()  # G z + g, kept current with z
     status, iteration, residual = LCPStatus.ITERATION_LIMIT, 0, np.inf
     for iteration in range(1, max_iterations + 1):
-        v = G @ z + g
         s = _de_saxce(v.reshape(nc, 3), mu).ravel()
         lam = scipy.linalg.cho_solve(factor, rho * z - y - g - s)
         z_previous = z
         z = project_onto_friction_cone((lam + y / rho).reshape(nc, 3), mu).ravel()
         y = y + rho * (lam - z)
-        residual = _residual(z.reshape(nc, 3), (G @ z + g).reshape(nc, 3), mu, scale * max(1.0, np.abs(z).max()))
+        v = G @ z + g
+        residual = _residual(z.reshape(nc, 3), v.reshape(nc, 3), mu, scale * max(1.0, np.abs(z).max()))
         if residual <= tol:
             status = LCPStatus.SOLVED
             break
@@ -160,8 +161,7 @@ def solve_contact_ncp(G, g, mu, *, tol=1e-10, max_iterations=5000, rho=None):
             if primal > 10.0 * dual or dual > 10.0 * primal:
                 rho *= 5.0 if primal > dual else 0.2
                 factor = scipy.linalg.cho_factor(G + rho * np.eye(g.size))
-    impulses = z
-    velocities = G @ impulses + g
+    impulses, velocities = z, v
     modes = _modes(impulses.reshape(nc, 3), velocities.reshape(nc, 3), mu, max(tol, 1e-12) ** 0.5)
     for array in (impulses, velocities, modes, mu):
         array.setflags(write=False)

@@ -17,6 +17,7 @@
 // the S_k ×* F_j term cancels against ∂S_j/∂q_k = S_k × S_j; if k is below j, the subtree is k's.
 #pragma once
 
+#include "crba.hpp"
 #include "rnea.hpp"
 
 namespace dcol::dyn {
@@ -36,14 +37,13 @@ inline void rnea_derivative_terms(const Model& model, Data& data, bool gravity) 
       data.da_dv[k] = cross_motion(data.velocity[i], s) + data.dv_dq[k];
     }
     const SpatialInertia& I = data.world_inertia[i];
-    data.composite[i] = I;
     data.composite_rate[i] = inertia_rate(I, data.velocity[i]);
     data.momentum[i] = I.apply(data.velocity[i]);
   }
+  composite_inertias(model, data);
   for (int i = nb - 1; i >= 0; --i) {
     const int p = model.parent[i];
     if (p < 0) continue;
-    data.composite[p] += data.composite[i];
     data.composite_rate[p] += data.composite_rate[i];
     data.momentum[p] += data.momentum[i];
     data.force[p] += data.force[i];

@@ -8,6 +8,8 @@
 
 #include <cmath>
 
+#include "../rotations.hpp"
+
 namespace dcol::dyn {
 
 struct Vec3 {
@@ -73,20 +75,14 @@ inline Mat3 axis_angle(const Vec3& u, double angle) {
   return R;
 }
 
-// Rotation of the quaternion [w, x, y, z] / ‖·‖.
+// Rotation of the quaternion [w, x, y, z] / ‖·‖ (nonzero: the callers check), by the geometry
+// core's conversion.
 inline Mat3 quaternion_matrix(const double* q) {
-  const double s = 2.0 / (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-  const double w = q[0], x = q[1], y = q[2], z = q[3];
+  dcol::Mat3 Q;
+  dcol::quaternion_to_matrix(q, Q);
   Mat3 R;
-  R.m[0][0] = 1.0 - s * (y * y + z * z);
-  R.m[0][1] = s * (x * y - w * z);
-  R.m[0][2] = s * (x * z + w * y);
-  R.m[1][0] = s * (x * y + w * z);
-  R.m[1][1] = 1.0 - s * (x * x + z * z);
-  R.m[1][2] = s * (y * z - w * x);
-  R.m[2][0] = s * (x * z - w * y);
-  R.m[2][1] = s * (y * z + w * x);
-  R.m[2][2] = 1.0 - s * (x * x + y * y);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) R.m[r][c] = Q.m[r][c];
   return R;
 }
 
