@@ -14,8 +14,19 @@ from .derivatives import (
     proximity_jacobian_batch,
     shape_parameter_jacobian,
 )
+from .distance import (
+    DistanceJacobian,
+    DistanceResult,
+    distance_jacobian,
+    distance_jacobian_batch,
+    signed_distance,
+    signed_distance_batch,
+    support_point,
+)
+from .mesh import ConvexMesh, convex_decomposition, load_mesh
 from .proximity import ProximityBatchResult, ProximityResult, proximity, proximity_batch
 from .shapes import MAX_FACES, Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Shape, Sphere
+from .topology import PolytopeTopology, polytope_topology
 
 __all__ = [
     "Shape",
@@ -27,7 +38,12 @@ __all__ = [
     "Sphere",
     "Ellipsoid",
     "Polygon",
+    "ConvexMesh",
     "MAX_FACES",
+    "load_mesh",
+    "convex_decomposition",
+    "polytope_topology",
+    "PolytopeTopology",
     "proximity",
     "proximity_batch",
     "ProximityResult",
@@ -44,4 +60,11 @@ __all__ = [
     "DERIVATIVE_SETTINGS",
     "shape_parameter_jacobian",
     "ShapeParameterJacobian",
+    "signed_distance",
+    "signed_distance_batch",
+    "distance_jacobian",
+    "distance_jacobian_batch",
+    "DistanceResult",
+    "DistanceJacobian",
+    "support_point",
 ]

@@ -101,7 +101,7 @@ class ContactJacobian:
     iterations: np.ndarray
 
 
-def _settings(settings):
+def checked_derivative_settings(settings):
     if settings is None:
         return DERIVATIVE_SETTINGS
     if not isinstance(settings, SolverSettings):
@@ -111,7 +111,7 @@ def _settings(settings):
     return settings
 
 
-def _parameterization(parameterization):
+def checked_parameterization(parameterization):
     if parameterization not in _PARAMETERIZATIONS:
         raise ValueError(f"parameterization must be one of {_PARAMETERIZATIONS}, got {parameterization!r}")
     return parameterization
@@ -119,13 +119,13 @@ def _parameterization(parameterization):
 
 def _batch(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings, threads):
     return _native.proximity_batch(
-        a, r_a, q_a, b, r_b, q_b, _settings(settings), checked_threads(threads), request,
-        _parameterization(parameterization),
+        a, r_a, q_a, b, r_b, q_b, checked_derivative_settings(settings), checked_threads(threads), request,
+        checked_parameterization(parameterization),
     )
 
 
-def _single(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings):
-    """One pose pair through the batch path: arrays with a leading axis of 1, removed on return."""
+def as_single_pose(r_a, q_a, r_b, q_b):
+    """One pose pair as arrays with a leading axis of 1, for the batch functions."""
     poses = []
     for value, name in ((r_a, "r_a"), (q_a, "q_a"), (r_b, "r_b"), (q_b, "q_b")):
         try:
@@ -135,6 +135,12 @@ def _single(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings):
         if array.ndim not in (1, 2):
             raise ValueError(f"{name} must have shape (3,), (4,) or (3, 3), got {array.shape}")
         poses.append(array[None])
+    return poses
+
+
+def _single(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings):
+    """One pose pair through the batch path, the leading axis removed on return."""
+    poses = as_single_pose(r_a, q_a, r_b, q_b)
     out = _batch(a, poses[0], poses[1], b, poses[2], poses[3], request, parameterization, settings, 1)
     return {key: value[0] for key, value in out.items()}
 
@@ -277,7 +283,7 @@ def shape_parameter_jacobian(a, r_a, q_a, b, r_b, q_b, *, theta_a=None, theta_b=
     -------
     ShapeParameterJacobian. The offset poses are not differentiated.
     """
-    out = _native.shape_parameter_jacobian(a, r_a, q_a, b, r_b, q_b, _settings(settings))
+    out = _native.shape_parameter_jacobian(a, r_a, q_a, b, r_b, q_b, checked_derivative_settings(settings))
     jacobians = {}
     for side, shape, theta in (("a", a, theta_a), ("b", b, theta_b)):
         named = _named_parameters(shape, out[side])

@@ -22,6 +22,11 @@ ProximityResult = _native.ProximityResult
 _DEFAULT_SETTINGS = SolverSettings()
 
 
+def value_settings(settings):
+    """The solver settings of the value functions: the defaults when None."""
+    return _DEFAULT_SETTINGS if settings is None else settings
+
+
 def checked_threads(threads):
     """The worker-thread count of the batch functions: None means 1, else a positive integer."""
     if threads is None:
@@ -50,7 +55,7 @@ def proximity(a, r_a, q_a, b, r_b, q_b, *, settings=None):
     ``status`` (dcol.solvers.Status), ``iterations`` (int), ``converged`` (bool).
     Outputs are always finite; a solve that did not converge says so in ``status``.
     """
-    return _native.proximity(a, r_a, q_a, b, r_b, q_b, _DEFAULT_SETTINGS if settings is None else settings)
+    return _native.proximity(a, r_a, q_a, b, r_b, q_b, value_settings(settings))
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,6 @@ def proximity_batch(a, r_a, q_a, b, r_b, q_b, *, settings=None, threads=None):
     ProximityBatchResult
     """
     arrays = _native.proximity_batch(
-        a, r_a, q_a, b, r_b, q_b, _DEFAULT_SETTINGS if settings is None else settings, checked_threads(threads)
+        a, r_a, q_a, b, r_b, q_b, value_settings(settings), checked_threads(threads)
     )
     return ProximityBatchResult(**arrays)

@@ -12,40 +12,16 @@ Shapes are immutable: their arrays are read-only views.
 
 import numpy as np
 from scipy.optimize import linprog
-from scipy.spatial import ConvexHull
+from scipy.spatial import ConvexHull, HalfspaceIntersection
 
 from dcol import _native
 
-from .rotations import rotation_matrix
+from .topology import DEFAULT_TOLERANCE, polytope_topology
+from .validation import checked_array, checked_offset, checked_positive
 
 MAX_FACES = _native.MAX_FACES
 
 __all__ = ["Shape", "Polytope", "Box", "Capsule", "Cylinder", "Cone", "Sphere", "Ellipsoid", "Polygon", "MAX_FACES"]
-
-
-def _array(value, name, shape):
-    """Finite float64 copy of value with the given shape (None in shape: any length)."""
-    try:
-        array = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be an array of real numbers") from err
-    if array.ndim != len(shape) or any(want is not None and got != want for got, want in zip(array.shape, shape)):
-        expected = "(" + ", ".join("m" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
-        raise ValueError(f"{name} must have shape {expected}, got {array.shape}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    array.setflags(write=False)
-    return array
-
-
-def _positive(value, name):
-    try:
-        number = float(value)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be a real number") from err
-    if not np.isfinite(number) or number <= 0.0:
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return number
 
 
 def _check_halfspaces(normals, offsets, normals_name, offsets_name):
@@ -77,20 +53,21 @@ def _check_halfspaces(normals, offsets, normals_name, offsets_name):
         raise ValueError(f"{normals_name}, {offsets_name} must describe a bounded set (the half-spaces leave it open)")
 
 
+def polygon_corners(C, d):
+    """(k, 2) float64 corners of the polygon {y : C y ≤ d} (origin strictly inside, bounded),
+    counterclockwise, read-only."""
+    points = HalfspaceIntersection(np.column_stack([C, -d]), np.zeros(2)).intersections
+    corners = points[ConvexHull(points).vertices]  # in 2-D qhull lists the hull counterclockwise
+    corners.setflags(write=False)
+    return corners
+
+
 class Shape:
     """Base class of the primitives. ``offset=(r, q)``: fixed pose of the shape in its body, r (3,)
     and q a quaternion (4,) ``[w, x, y, z]`` or a (3, 3) rotation matrix."""
 
     def __init__(self, native, length_scale, offset=None):
-        if offset is None:
-            position, rotation = np.zeros(3), np.eye(3)
-        else:
-            try:
-                r_off, q_off = offset
-            except (TypeError, ValueError) as err:
-                raise TypeError("offset must be a pair (position, orientation)") from err
-            position = _array(r_off, "offset position", (3,))
-            rotation = rotation_matrix(q_off, "offset orientation")
+        position, rotation = checked_offset(offset)
         position.setflags(write=False)
         rotation.setflags(write=False)
         self._offset_position = position
@@ -110,22 +87,26 @@ class Shape:
 
 
 class Polytope(Shape):
-    """Polytope ``{y : A y ≤ b}`` (§III-B1).
+    """Polytope ``{y : A y ≤ b}`` (§III-B1), with its vertices, edges and faces.
 
     A : (m, 3) float64 face normals (any length, nonzero); b : (m,) float64, b > 0; bounded.
     """
 
+    # Corners closer than this (relative to the size) are one; see dcol.geom.topology.
+    _topology_tolerance = DEFAULT_TOLERANCE
+
     def __init__(self, A, b, *, offset=None):
-        self._A = _array(A, "A", (None, 3))
-        self._b = _array(b, "b", (None,))
+        self._A = checked_array(A, "A", (None, 3))
+        self._b = checked_array(b, "b", (None,))
         _check_halfspaces(self._A, self._b, "A", "b")
+        self._topology = polytope_topology(self._A, self._b, tolerance=self._topology_tolerance)
         length_scale = float(np.max(self._b / np.linalg.norm(self._A, axis=1)))
-        super().__init__(_native.Shape.polytope(self._A, self._b), length_scale, offset)
+        super().__init__(_native.Shape.polytope(self._A, self._b, self._topology.vertices), length_scale, offset)
 
     @classmethod
     def from_vertices(cls, V, *, offset=None):
         """Convex hull of the points V : (k, 3), k ≥ 4; the origin must lie strictly inside."""
-        V = _array(V, "V", (None, 3))
+        V = checked_array(V, "V", (None, 3))
         if V.shape[0] < 4:
             raise ValueError(f"V must hold at least 4 points, got {V.shape[0]}")
         try:
@@ -152,6 +133,27 @@ class Polytope(Shape):
         """(m,) float64 face offsets."""
         return self._b
 
+    @property
+    def vertices(self):
+        """(k, 3) float64 corners in the shape frame, each once."""
+        return self._topology.vertices
+
+    @property
+    def edges(self):
+        """(e, 2) int64 vertex index pairs, each edge once, smaller index first."""
+        return self._topology.edges
+
+    @property
+    def faces(self):
+        """tuple of (n_f,) int64 vertex indices per row of A, counterclockwise seen from outside
+        (fewer than 3 for a redundant row)."""
+        return self._topology.faces
+
+    @property
+    def face_normals(self):
+        """(m, 3) float64 unit outward normals (the rows of A normalized) in the shape frame."""
+        return self._topology.face_normals
+
     def __repr__(self):
         return f"{type(self).__name__}(faces={len(self._b)})"
 
@@ -160,7 +162,7 @@ class Box(Polytope):
     """Axis-aligned box in its body frame, centred at the origin; half_extents : (3,), all > 0."""
 
     def __init__(self, half_extents, *, offset=None):
-        half = _array(half_extents, "half_extents", (3,))
+        half = checked_array(half_extents, "half_extents", (3,))
         if np.any(half <= 0.0):
             raise ValueError("half_extents must be > 0")
         self._half_extents = half
@@ -179,8 +181,8 @@ class Capsule(Shape):
     """Points within R of the segment from (−L/2, 0, 0) to (L/2, 0, 0) (§III-B2)."""
 
     def __init__(self, R, L, *, offset=None):
-        self._R = _positive(R, "R")
-        self._L = _positive(L, "L")
+        self._R = checked_positive(R, "R")
+        self._L = checked_positive(L, "L")
         super().__init__(_native.Shape.capsule(self._R, self._L), self._R + 0.5 * self._L, offset)
 
     R = property(lambda self: self._R, doc="radius (float)")
@@ -194,8 +196,8 @@ class Cylinder(Shape):
     """Cylinder of radius R along body x with flat faces at x = ±L/2 (§III-B3)."""
 
     def __init__(self, R, L, *, offset=None):
-        self._R = _positive(R, "R")
-        self._L = _positive(L, "L")
+        self._R = checked_positive(R, "R")
+        self._L = checked_positive(L, "L")
         super().__init__(_native.Shape.cylinder(self._R, self._L), np.hypot(self._R, 0.5 * self._L), offset)
 
     R = property(lambda self: self._R, doc="radius (float)")
@@ -210,8 +212,8 @@ class Cone(Shape):
     H tan(beta) at x = +H/4 (§III-B4)."""
 
     def __init__(self, H, beta, *, offset=None):
-        self._H = _positive(H, "H")
-        beta = _positive(beta, "beta")
+        self._H = checked_positive(H, "H")
+        beta = checked_positive(beta, "beta")
         if beta >= 0.5 * np.pi:
             raise ValueError(f"beta must be in (0, pi/2), got {beta!r}")
         self._beta = beta
@@ -230,7 +232,7 @@ class Sphere(Shape):
     """Ball of radius R centred at the origin."""
 
     def __init__(self, R, *, offset=None):
-        self._R = _positive(R, "R")
+        self._R = checked_positive(R, "R")
         super().__init__(_native.Shape.sphere(self._R), self._R, offset)
 
     R = property(lambda self: self._R, doc="radius (float)")
@@ -243,7 +245,7 @@ class Ellipsoid(Shape):
     """Ellipsoid ``{y : yᵀ P y ≤ 1}`` (§III-B5); P : (3, 3) symmetric positive definite."""
 
     def __init__(self, P, *, offset=None):
-        P = _array(P, "P", (3, 3))
+        P = checked_array(P, "P", (3, 3))
         if np.max(np.abs(P - P.T)) > 1e-12 * np.max(np.abs(P)):
             raise ValueError("P must be symmetric")
         eigenvalues = np.linalg.eigvalsh(P)
@@ -269,12 +271,13 @@ class Polygon(Shape):
     """
 
     def __init__(self, C, d, R, *, offset=None):
-        self._C = _array(C, "C", (None, 2))
-        self._d = _array(d, "d", (None,))
+        self._C = checked_array(C, "C", (None, 2))
+        self._d = checked_array(d, "d", (None,))
         _check_halfspaces(self._C, self._d, "C", "d")
-        self._R = _positive(R, "R")
+        self._corners = polygon_corners(self._C, self._d)
+        self._R = checked_positive(R, "R")
         length_scale = float(np.max(self._d / np.linalg.norm(self._C, axis=1))) + self._R
-        super().__init__(_native.Shape.polygon(self._C, self._d, self._R), length_scale, offset)
+        super().__init__(_native.Shape.polygon(self._C, self._d, self._R, self._corners), length_scale, offset)
 
     @property
     def C(self):
@@ -285,6 +288,11 @@ class Polygon(Shape):
     def d(self):
         """(m,) float64 edge offsets."""
         return self._d
+
+    @property
+    def corners(self):
+        """(k, 2) float64 corners of the unpadded polygon in the body xy-plane, counterclockwise."""
+        return self._corners
 
     R = property(lambda self: self._R, doc="padding radius (float)")
 

@@ -7,7 +7,7 @@ the true surface.
 """
 
 import numpy as np
-from scipy.spatial import ConvexHull, HalfspaceIntersection
+from scipy.spatial import ConvexHull
 
 from .rotations import rotation_matrix
 from .shapes import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere
@@ -43,16 +43,6 @@ def _unit_sphere(resolution):
     return np.vstack([_unit_hemisphere(resolution), _mirror_x(_unit_hemisphere(resolution, equator=False))])
 
 
-def _halfspace_vertices(normals, offsets):
-    """(k, n) float64 vertices of {y : normals y ≤ offsets}, n = 2 or 3, origin strictly inside.
-
-    normals : (m, n) float64; offsets : (m,) float64, > 0. Vertices where more than n planes
-    meet may be repeated; the convex hull drops the copies.
-    """
-    halfspaces = np.column_stack([normals, -offsets])
-    return HalfspaceIntersection(halfspaces, np.zeros(normals.shape[1])).intersections
-
-
 def _padded_polygon_points(shape, resolution):
     """(k, 3) float64 points on the boundary of a padded polygon.
 
@@ -61,8 +51,7 @@ def _padded_polygon_points(shape, resolution):
     there. Sampling just that cone keeps every point exactly at distance R from the polygon; both
     edge normals are sampled so the flat sides between neighbouring corners come out exact.
     """
-    corners_2d = _halfspace_vertices(shape.C, shape.d)
-    corners_2d = corners_2d[ConvexHull(corners_2d).vertices]  # counterclockwise, copies dropped
+    corners_2d = shape.corners
     edges = np.roll(corners_2d, -1, axis=0) - corners_2d  # edge i runs from corner i to corner i+1
     normal_angles = np.arctan2(-edges[:, 0], edges[:, 1])  # outward normal of a ccw edge (e_y, -e_x)
     elevations = np.linspace(-0.5 * np.pi, 0.5 * np.pi, 2 * max(2, resolution // 4) + 1)[1:-1]
@@ -81,7 +70,7 @@ def _padded_polygon_points(shape, resolution):
 def _boundary_points(shape, resolution):
     """(k, 3) float64 body-frame points on the shape's boundary whose convex hull is the mesh."""
     if isinstance(shape, Polytope):
-        return _halfspace_vertices(shape.A, shape.b)
+        return shape.vertices
     if isinstance(shape, Sphere):
         return shape.R * _unit_sphere(resolution)
     if isinstance(shape, Ellipsoid):

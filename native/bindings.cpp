@@ -14,10 +14,12 @@
 #include "cone_solver.hpp"
 #include "parallel.hpp"
 #include "batch_kernels.hpp"
+#include "geometry_binding.hpp"
 #include "proximity.hpp"
 
 namespace py = pybind11;
 using namespace dcol;
+using namespace dcol::binding;
 
 namespace {
 
@@ -26,115 +28,12 @@ const ProximityKernels& kernels() {
   return chosen;
 }
 
-using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
-
 // Limits of solve_cone_program's size class.
 constexpr int kConeMaxVars = 32;
 constexpr int kConeMaxRows = 256;
 constexpr int kConeMaxCones = 64;
 using GeneralProgram = ConeProgram<kConeMaxVars, kConeMaxRows, kConeMaxCones>;
 using GeneralSolver = ConeSolver<GeneralProgram>;
-
-// numpy's spelling of an array shape: (3,) or (2, 3).
-std::string shape_string(const Array& a) {
-  std::string s = "(";
-  for (py::ssize_t i = 0; i < a.ndim(); ++i) s += (i > 0 ? ", " : "") + std::to_string(a.shape(i));
-  return s + (a.ndim() == 1 ? ",)" : ")");
-}
-
-Array as_array(py::handle obj, const char* name) {
-  Array arr = Array::ensure(obj);
-  if (!arr)
-    throw py::type_error(std::string(name) + " must be an array of real numbers, got " +
-                         std::string(py::str(py::type::of(obj))));
-  return arr;
-}
-
-Array as_vector3(py::handle obj, const char* name) {
-  Array a = as_array(obj, name);
-  if (a.ndim() != 1 || a.shape(0) != 3)
-    throw py::value_error(std::string(name) + " must have shape (3,), got " + shape_string(a));
-  for (int i = 0; i < 3; ++i)
-    if (!std::isfinite(a.data()[i])) throw py::value_error(std::string(name) + " must be finite (no NaN or inf)");
-  return a;
-}
-
-const char* kOrientationRule = " must be a quaternion [w, x, y, z] (finite, nonzero) or a 3x3 rotation matrix (orthonormal, det +1)";
-
-Mat3 as_orientation(py::handle obj, const char* name) {
-  Array a = as_array(obj, name);
-  Mat3 Q;
-  const bool ok = (a.ndim() == 1 && a.shape(0) == 4)                        ? quaternion_to_matrix(a.data(), Q)
-                  : (a.ndim() == 2 && a.shape(0) == 3 && a.shape(1) == 3) ? rotation_matrix(a.data(), Q)
-                                                                            : false;
-  if (!ok) throw py::value_error(std::string(name) + kOrientationRule + ", got shape " + shape_string(a));
-  return Q;
-}
-
-const Shape& as_shape(py::handle obj, const char* name) {
-  py::object native = py::getattr(obj, "_native", py::none());
-  if (native.is_none() || !py::isinstance<Shape>(native))
-    throw py::type_error(std::string(name) + " must be a dcol.geom shape, got " + std::string(py::str(py::type::of(obj))));
-  return native.cast<const Shape&>();
-}
-
-// One shape for all N pairs, or a sequence of N shapes.
-std::vector<const Shape*> as_shape_list(py::handle obj, const char* name, py::ssize_t n) {
-  if (py::hasattr(obj, "_native")) return {&as_shape(obj, name)};
-  if (!py::isinstance<py::sequence>(obj))
-    throw py::type_error(std::string(name) + " must be a dcol.geom shape or a sequence of them");
-  py::sequence seq = obj.cast<py::sequence>();
-  if (static_cast<py::ssize_t>(seq.size()) != n)
-    throw py::value_error(std::string(name) + " has " + std::to_string(seq.size()) + " shapes but there are " +
-                          std::to_string(n) + " poses");
-  std::vector<const Shape*> out;
-  out.reserve(n);
-  for (py::handle item : seq) out.push_back(&as_shape(item, name));
-  return out;
-}
-
-// Poses as (N, 3) positions and (N, 4) quaternions or (N, 3, 3) rotation matrices.
-struct PoseArrays {
-  Array r, q;
-  bool quaternion;
-  bool get(py::ssize_t i, Pose& pose) const {
-    const double* ri = r.data() + 3 * i;
-    for (int k = 0; k < 3; ++k) {
-      if (!std::isfinite(ri[k])) return false;
-      pose.r[k] = ri[k];
-    }
-    return quaternion ? quaternion_to_matrix(q.data() + 4 * i, pose.Q) : rotation_matrix(q.data() + 9 * i, pose.Q);
-  }
-};
-
-// n: the number of poses, or −1 to take it from r.
-PoseArrays as_pose_arrays(py::handle r_obj, py::handle q_obj, const char* r_name, const char* q_name,
-                          py::ssize_t n = -1) {
-  PoseArrays p{as_array(r_obj, r_name), as_array(q_obj, q_name), true};
-  if (p.r.ndim() != 2 || p.r.shape(1) != 3)
-    throw py::value_error(std::string(r_name) + " must have shape (N, 3), got " + shape_string(p.r));
-  if (n < 0) n = p.r.shape(0);
-  if (p.r.shape(0) != n)
-    throw py::value_error(std::string(r_name) + " has " + std::to_string(p.r.shape(0)) + " rows but r_a has " +
-                          std::to_string(n));
-  if (p.q.ndim() == 2 && p.q.shape(0) == n && p.q.shape(1) == 4)
-    p.quaternion = true;
-  else if (p.q.ndim() == 3 && p.q.shape(0) == n && p.q.shape(1) == 3 && p.q.shape(2) == 3)
-    p.quaternion = false;
-  else
-    throw py::value_error(std::string(q_name) + " must have shape (N, 4) or (N, 3, 3) with N = " + std::to_string(n) +
-                          ", got " + shape_string(p.q));
-  return p;
-}
-
-// One pose: r (3,) and a quaternion or rotation matrix.
-Pose as_pose(py::handle r, py::handle q, const char* r_name, const char* q_name) {
-  Pose pose;
-  const Array position = as_vector3(r, r_name);
-  std::copy(position.data(), position.data() + 3, pose.r);
-  pose.Q = as_orientation(q, q_name);
-  return pose;
-}
 
 ProximityResult proximity_single(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b,
                                  py::handle q_b, const SolverSettings& settings) {
@@ -144,71 +43,6 @@ ProximityResult proximity_single(py::handle a, py::handle r_a, py::handle q_a, p
   ProximityResult out;
   kernels().run_one(sa, &pa, sb, &pb, settings, &out, DerivativeOutput{});
   return out;
-}
-
-// Orientation coordinates of the derivatives (DESIGN.md): rigid δθ (3), raw quaternion components
-// (4, through the normalization) or modified Rodrigues parameters (3).
-enum class Parameterization { rigid, quaternion, mrp };
-
-Parameterization as_parameterization(const std::string& name) {
-  if (name == "rigid") return Parameterization::rigid;
-  if (name == "quaternion") return Parameterization::quaternion;
-  if (name == "mrp") return Parameterization::mrp;
-  throw py::value_error("parameterization must be 'quaternion', 'mrp' or 'rigid', got '" + name + "'");
-}
-
-int orientation_columns(Parameterization p) { return p == Parameterization::quaternion ? 4 : 3; }
-
-// ω = Omega dθ: the world angular velocity of a change dθ of the orientation coordinates at q (raw
-// quaternion [w, x, y, z]). For a unit quaternion, ω = 2 [−v, w I + [v]×] dq.
-void orientation_map(Parameterization p, const double* q, double Omega[3][4]) {
-  const double norm = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-  double u[4];
-  for (int i = 0; i < 4; ++i) u[i] = q[i] / norm;
-  auto quaternion_rate = [](const double* unit, double scale, double E[3][4]) {
-    const double w = unit[0], x = unit[1], y = unit[2], z = unit[3];
-    const double rows[3][4] = {{-x, w, -z, y}, {-y, z, w, -x}, {-z, -y, x, w}};
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 4; ++j) E[i][j] = scale * rows[i][j];
-  };
-  if (p == Parameterization::quaternion) {
-    // E(q̂) q̂ = 0, so the normalization's projection drops out: ω = (2/‖q‖) E(q̂) dq.
-    quaternion_rate(u, 2.0 / norm, Omega);
-    return;
-  }
-  // MRP p = v/(1 + w) with w ≥ 0; q(p) = [1 − pᵀp, 2p]/(1 + pᵀp).
-  if (u[0] < 0.0)
-    for (double& c : u) c = -c;
-  const double mrp[3] = {u[1] / (1.0 + u[0]), u[2] / (1.0 + u[0]), u[3] / (1.0 + u[0])};
-  const double s = mrp[0] * mrp[0] + mrp[1] * mrp[1] + mrp[2] * mrp[2];
-  double dq[4][3];  // ∂q/∂p
-  for (int j = 0; j < 3; ++j) {
-    dq[0][j] = -4.0 * mrp[j] / ((1.0 + s) * (1.0 + s));
-    for (int i = 0; i < 3; ++i)
-      dq[1 + i][j] = (i == j ? 2.0 / (1.0 + s) : 0.0) - 4.0 * mrp[i] * mrp[j] / ((1.0 + s) * (1.0 + s));
-  }
-  double E[3][4];
-  quaternion_rate(u, 2.0, E);
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) {
-      Omega[i][j] = 0.0;
-      for (int k = 0; k < 4; ++k) Omega[i][j] += E[i][k] * dq[k][j];
-    }
-}
-
-// Writes one Jacobian row given for rigid motions (12 columns) in the parameterization's columns:
-// [position (3), orientation (3 or 4)] per body.
-void convert_row(const double* rigid, Parameterization p, const double (*Omega)[3][4], double* out) {
-  const int k = orientation_columns(p);
-  for (int s = 0; s < 2; ++s) {
-    double* block = out + s * (3 + k);
-    for (int i = 0; i < 3; ++i) block[i] = rigid[6 * s + i];
-    for (int j = 0; j < k; ++j) {
-      double v = 0.0;
-      for (int i = 0; i < 3; ++i) v += rigid[6 * s + 3 + i] * (p == Parameterization::rigid ? (i == j) : Omega[s][i][j]);
-      block[3 + j] = v;
-    }
-  }
 }
 
 // Proximity of N pose pairs, with derivatives when asked (request: DerivativeRequest).
@@ -375,6 +209,14 @@ void check_faces(const Array& normals, const Array& offsets, int dim) {
     throw py::value_error("face arrays of the wrong shape or more than " + std::to_string(kMaxFaces) + " faces");
 }
 
+// A polytope's vertices or a polygon's corners: (k, dim), k ≥ dim + 1.
+void set_vertices(Shape& s, const Array& vertices, int dim) {
+  if (vertices.ndim() != 2 || vertices.shape(1) != dim || vertices.shape(0) < dim + 1)
+    throw py::value_error("vertices must have shape (k, " + std::to_string(dim) + ") with k > " + std::to_string(dim));
+  s.num_vertices = static_cast<int>(vertices.shape(0));
+  s.vertices.assign(vertices.data(), vertices.data() + vertices.size());
+}
+
 void check_matrix3(const Array& M) {
   if (M.ndim() != 2 || M.shape(0) != 3 || M.shape(1) != 3) throw py::value_error("expected a 3x3 matrix");
 }
@@ -400,12 +242,6 @@ Shape round_shape(ShapeKind kind, double R, double L) {
   s.R = R;
   s.L = L;
   return s;
-}
-
-py::array_t<double> copy3(const double* v) {
-  py::array_t<double> a(3);
-  std::copy(v, v + 3, a.mutable_data());
-  return a;
 }
 
 void copy_matrix3(const Array& M, double (*out)[3]) {
@@ -440,11 +276,13 @@ py::dict shape_parameter_jacobian(py::handle a, py::handle r_a, py::handle q_a, 
 
 void bind_dynamics(py::module_& m);  // dynamics_bindings.cpp
 void bind_lcp(py::module_& m);       // lcp_bindings.cpp
+void bind_contact(py::module_& m);   // contact_bindings.cpp
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "Native core of dcol: cone solver, DCOL proximity, rigid-body dynamics, LCP solvers.";
   bind_dynamics(m);
   bind_lcp(m);
+  bind_contact(m);
 
   py::native_enum<SolveStatus>(m, "Status", "enum.IntEnum", "Outcome of an interior-point solve.")
       .value("SOLVED", SolveStatus::solved)
@@ -490,13 +328,14 @@ PYBIND11_MODULE(_native, m) {
   // Shapes are made by the Python classes of dcol.geom, which validate the geometry first.
   py::class_<Shape>(m, "Shape")
       .def_static("polytope",
-                  [](const Array& A, const Array& b) {
+                  [](const Array& A, const Array& b, const Array& vertices) {
                     check_faces(A, b, 3);
                     Shape s;
                     s.kind = ShapeKind::polytope;
                     s.num_faces = static_cast<int>(b.shape(0));
                     s.normals.assign(A.data(), A.data() + A.size());
                     s.offsets.assign(b.data(), b.data() + b.size());
+                    set_vertices(s, vertices, 3);
                     return s;
                   })
       .def_static("capsule", [](double R, double L) { return round_shape(ShapeKind::capsule, R, L); })
@@ -518,7 +357,7 @@ PYBIND11_MODULE(_native, m) {
                     return s;
                   })
       .def_static("polygon",
-                  [](const Array& C, const Array& d, double R) {
+                  [](const Array& C, const Array& d, double R, const Array& corners) {
                     check_faces(C, d, 2);
                     Shape s;
                     s.kind = ShapeKind::polygon;
@@ -526,6 +365,7 @@ PYBIND11_MODULE(_native, m) {
                     s.num_faces = static_cast<int>(d.shape(0));
                     s.normals.assign(C.data(), C.data() + C.size());
                     s.offsets.assign(d.data(), d.data() + d.size());
+                    set_vertices(s, corners, 2);
                     return s;
                   })
       .def("set_frame",

@@ -1,6 +1,7 @@
 // The DCOL primitives (paper §III-B) and their scaled-set constraints in standard form h − G x ∈ K.
 //
-// The variables of a proximity problem are [x (3), α, this shape's slack variables…]. The problem
+// The variables of a proximity problem are [x (3), α, this shape's slack variables…]; a distance
+// problem (distance.hpp) gives each shape its own point and fixes α at 1 (Columns). The problem
 // is posed in normalized coordinates x' = (x − center) / ℓ so that its numbers are O(1) whatever the
 // size or placement of the shapes: a primitive receives its origin r' = (r − center)/ℓ and scales
 // every length by 1/ℓ (`inv_len`). α is unchanged by this change of variables.
@@ -31,6 +32,8 @@ struct Shape {
   std::vector<double> normals;  // polytope A (m×3) or polygon C (m×2), row-major
   std::vector<double> offsets;  // polytope b or polygon d
   int num_faces = 0;
+  std::vector<double> vertices;  // polytope vertices (k×3) or polygon corners (k×2), row-major
+  int num_vertices = 0;
   double length_scale = 1.0;  // characteristic size, for normalization
   bool has_offset = false;
   double offset_r[3] = {0.0, 0.0, 0.0};
@@ -63,17 +66,30 @@ struct Shape {
   }
 };
 
-// Columns of the problem's variables for one shape.
-struct Columns {  // x takes columns 0–2
-  static constexpr int alpha = 3;
-  int slack;  // first slack column of this shape
+// Problem (9)'s layout: x in columns 0–2, α in column 3, then the slack variables.
+constexpr int kAlphaColumn = 3;
+
+// Columns of the problem's variables that one shape's rows use.
+struct Columns {
+  int slack;                // first slack column of this shape
+  int x = 0;                // first of the point's three columns
+  int alpha = kAlphaColumn;  // α's column, or −1 for α fixed at 1 (a distance problem): its terms go into h
 };
+
+// Sets the coefficient of α in row i: a term −value·α of h − G x, a constant when α is fixed at 1.
+template <class Program, class V>
+inline void put_alpha(Program& p, int i, Columns col, V value) {
+  if (col.alpha >= 0)
+    p.G[i][col.alpha] = value;
+  else
+    p.h[i] -= value;
+}
 
 // Appends this shape's orthant rows (the orthant part of K comes first in the program). r and Q
 // hold one value per lane; the shape is the same in every lane.
 template <class Program, class V = typename Program::V>
 void add_linear_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, double inv_len, Columns col) {
-  const int ax = Columns::alpha;
+  const int cx = col.x;
   const V bx[3] = {Q.m[0][0], Q.m[1][0], Q.m[2][0]};  // body x axis in the world
   const V bx_r = bx[0] * r[0] + bx[1] * r[1] + bx[2] * r[2];
   switch (sh.kind) {
@@ -84,8 +100,8 @@ void add_linear_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q,
         V qa[3];
         for (int i = 0; i < 3; ++i) qa[i] = Q.m[i][0] * a[0] + Q.m[i][1] * a[1] + Q.m[i][2] * a[2];
         V* row = p.add_orthant_row(qa[0] * r[0] + qa[1] * r[1] + qa[2] * r[2]);
-        for (int i = 0; i < 3; ++i) row[i] = qa[i];
-        row[ax] = splat<V>(-sh.offsets[f] * inv_len);
+        for (int i = 0; i < 3; ++i) row[cx + i] = qa[i];
+        put_alpha(p, p.m - 1, col, splat<V>(-sh.offsets[f] * inv_len));
       }
       break;
     case ShapeKind::cylinder: {
@@ -93,17 +109,19 @@ void add_linear_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q,
       V* lo = p.add_orthant_row(-bx_r);
       V* hi = p.add_orthant_row(bx_r);
       for (int i = 0; i < 3; ++i) {
-        lo[i] = -bx[i];
-        hi[i] = bx[i];
+        lo[cx + i] = -bx[i];
+        hi[cx + i] = bx[i];
       }
-      lo[ax] = hi[ax] = splat<V>(-0.5 * sh.L * inv_len);
+      put_alpha(p, p.m - 2, col, splat<V>(-0.5 * sh.L * inv_len));
+      put_alpha(p, p.m - 1, col, splat<V>(-0.5 * sh.L * inv_len));
       break;
     }
     case ShapeKind::capsule: {
       // (14): −αL/2 ≤ γ ≤ αL/2
       V* hi = p.add_orthant_row(V{});
       V* lo = p.add_orthant_row(V{});
-      hi[ax] = lo[ax] = splat<V>(-0.5 * sh.L * inv_len);
+      put_alpha(p, p.m - 2, col, splat<V>(-0.5 * sh.L * inv_len));
+      put_alpha(p, p.m - 1, col, splat<V>(-0.5 * sh.L * inv_len));
       hi[col.slack] = splat<V>(1.0);
       lo[col.slack] = splat<V>(-1.0);
       break;
@@ -111,15 +129,15 @@ void add_linear_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q,
     case ShapeKind::cone: {
       // (21): (x − r − α H/4 b̂x)ᵀ b̂x ≤ 0
       V* row = p.add_orthant_row(bx_r);
-      for (int i = 0; i < 3; ++i) row[i] = bx[i];
-      row[ax] = splat<V>(-0.25 * sh.H * inv_len);
+      for (int i = 0; i < 3; ++i) row[cx + i] = bx[i];
+      put_alpha(p, p.m - 1, col, splat<V>(-0.25 * sh.H * inv_len));
       break;
     }
     case ShapeKind::polygon:
       // (27): C y ≤ α d
       for (int f = 0; f < sh.num_faces; ++f) {
         V* row = p.add_orthant_row(V{});
-        row[ax] = splat<V>(-sh.offsets[f] * inv_len);
+        put_alpha(p, p.m - 1, col, splat<V>(-sh.offsets[f] * inv_len));
         row[col.slack] = splat<V>(sh.normals[2 * f]);
         row[col.slack + 1] = splat<V>(sh.normals[2 * f + 1]);
       }
@@ -131,7 +149,7 @@ void add_linear_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q,
 // Appends this shape's second-order cone (if any). Returns its first row, or −1.
 template <class Program, class V = typename Program::V>
 int add_cone_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, double inv_len, Columns col) {
-  const int ax = Columns::alpha;
+  const int cx = col.x;
   if (sh.kind == ShapeKind::polytope) return -1;
   const int first = p.add_soc(sh.cone_dim());
   auto G = [&](int i) { return p.G[first + i]; };
@@ -141,9 +159,9 @@ int add_cone_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, do
     case ShapeKind::capsule:
     case ShapeKind::polygon:
       // ‖x − (r + offset)‖ ≤ αR with offset γ b̂x (15) or Q̃ y (28); a sphere has no offset.
-      G(0)[ax] = splat<V>(-sh.R * inv_len);
+      put_alpha(p, first, col, splat<V>(-sh.R * inv_len));
       for (int i = 0; i < 3; ++i) {
-        G(1 + i)[i] = splat<V>(-1.0);
+        G(1 + i)[cx + i] = splat<V>(-1.0);
         h[1 + i] = -r[i];
         if (sh.kind == ShapeKind::polygon) {
           G(1 + i)[col.slack] = Q.m[i][0];
@@ -157,11 +175,11 @@ int add_cone_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, do
       // (12)–(15) with γ eliminated: the best γ is the axial coordinate b̂xᵀ(x − r), already
       // bounded by (18), so what remains is the radial distance ‖[b̂y b̂z]ᵀ(x − r)‖ ≤ αR. The same
       // set with one variable and one cone row fewer.
-      G(0)[ax] = splat<V>(-sh.R * inv_len);
+      put_alpha(p, first, col, splat<V>(-sh.R * inv_len));
       for (int k = 1; k < 3; ++k) {
         V qr{};
         for (int i = 0; i < 3; ++i) {
-          G(k)[i] = -Q.m[i][k];
+          G(k)[cx + i] = -Q.m[i][k];
           qr += Q.m[i][k] * r[i];
         }
         h[k] = -qr;
@@ -173,23 +191,23 @@ int add_cone_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, do
       for (int k = 0; k < 3; ++k) {
         V qr{};
         for (int i = 0; i < 3; ++i) {
-          G(k)[i] = -scale[k] * Q.m[i][k];
+          G(k)[cx + i] = -scale[k] * Q.m[i][k];
           qr += Q.m[i][k] * r[i];
         }
         h[k] = -scale[k] * qr;
       }
-      G(0)[ax] = splat<V>(-0.75 * sh.H * inv_len * sh.tan_beta);
+      put_alpha(p, first, col, splat<V>(-0.75 * sh.H * inv_len * sh.tan_beta));
       break;
     }
     case ShapeKind::ellipsoid: {
       // (24): ‖U Qᵀ (x − r)‖ ≤ α; in normalized coordinates U is multiplied by ℓ.
-      G(0)[ax] = splat<V>(-1.0);
+      put_alpha(p, first, col, splat<V>(-1.0));
       const double len = 1.0 / inv_len;
       for (int k = 0; k < 3; ++k) {
         V uq[3] = {};  // row k of U Qᵀ
         for (int j = k; j < 3; ++j)
           for (int i = 0; i < 3; ++i) uq[i] += sh.U[k][j] * Q.m[i][j];
-        for (int i = 0; i < 3; ++i) G(1 + k)[i] = -len * uq[i];
+        for (int i = 0; i < 3; ++i) G(1 + k)[cx + i] = -len * uq[i];
         h[1 + k] = -len * (uq[0] * r[0] + uq[1] * r[1] + uq[2] * r[2]);
       }
       break;

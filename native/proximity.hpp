@@ -52,7 +52,7 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
     }
   const Columns ca{4}, cb{4 + a.num_slack()};
   prob.clear(4 + a.num_slack() + b.num_slack());
-  prob.c[Columns::alpha] = splat<V>(1.0);
+  prob.c[kAlphaColumn] = splat<V>(1.0);
   // No row α ≥ 0: every primitive's constraints imply it (a bounded set scaled by α < 0 is empty).
   const int lin_a = prob.m;
   add_linear_rows(prob, a, ra, Qa, inv_len, ca);
@@ -84,7 +84,7 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
     ProximityResult& o = out[k];
     o.status = info.status[k];
     o.iterations = info.iterations[k];
-    const double alpha = lane(solver.x[Columns::alpha], k);
+    const double alpha = lane(solver.x[kAlphaColumn], k);
     o.alpha = alpha;
     double normal[3], n_norm2 = 0.0, dist2 = 0.0;
     for (int i = 0; i < 3; ++i) {
@@ -148,8 +148,8 @@ void proximity_rows_class(const Shape& a, const Pose* fa, const Shape& b, const 
                           const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv) {
   switch (3 * a.num_slack() + b.num_slack()) {
     case 0: return Sized::template run<4, 4, 0, MMax, W>(a, fa, b, fb, settings, out, deriv);
-    case 1: return Sized::template run<5, 4, Columns::alpha, MMax, W>(a, fa, b, fb, settings, out, deriv);
-    case 2: return Sized::template run<6, 4, Columns::alpha, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    case 1: return Sized::template run<5, 4, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    case 2: return Sized::template run<6, 4, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
     case 4: return Sized::template run<6, 5, 0, MMax, W>(a, fa, b, fb, settings, out, deriv);
     case 5: return Sized::template run<7, 5, 0, MMax, W>(a, fa, b, fb, settings, out, deriv);
     default: return Sized::template run<8, 6, 0, MMax, W>(a, fa, b, fb, settings, out, deriv);

@@ -70,12 +70,12 @@ inline bool body_axes_rows(const Shape& sh) {
          sh.kind == ShapeKind::ellipsoid;
 }
 
-// The point about which a rotation of the frame moves f(u), less its value at u = 0: u_x for body-axes
-// rows, Q S(u's slack variables) for world-axes rows. (At u = 0 the lever is −r or 0.)
+// The point about which a rotation of the frame moves f(u), less its value at u = 0: u's point for
+// body-axes rows, Q S(u's slack variables) for world-axes rows. (At u = 0 the lever is −r or 0.)
 template <class V>
 inline void lever_change(const Shape& sh, const Mat3T<V>& Q, Columns col, const V* u, V* out) {
   if (body_axes_rows(sh)) {
-    for (int i = 0; i < 3; ++i) out[i] = u[i];
+    for (int i = 0; i < 3; ++i) out[i] = u[col.x + i];
     return;
   }
   for (int i = 0; i < 3; ++i) out[i] = V{};
@@ -92,13 +92,13 @@ inline void lever(const Shape& sh, const V* r, const Mat3T<V>& Q, Columns col, c
     for (int i = 0; i < 3; ++i) out[i] -= r[i];
 }
 
-// g(ω) = Σ_i ω_i G_i,x over one shape's rows.
+// g(ω) = Σ_i ω_i G_i,x over one shape's rows, x the shape's point columns.
 template <class Program, class V>
-inline void contract_rows(const Program& p, const ShapeRows& rows, const V* omega, V* g) {
+inline void contract_rows(const Program& p, const ShapeRows& rows, Columns col, const V* omega, V* g) {
   for (int i = 0; i < 3; ++i) g[i] = V{};
   auto add = [&](int begin, int end) {
     for (int r = begin; r < end; ++r)
-      for (int i = 0; i < 3; ++i) g[i] += omega[r] * p.G[r][i];
+      for (int i = 0; i < 3; ++i) g[i] += omega[r] * p.G[r][col.x + i];
   };
   add(rows.lin_begin, rows.lin_end);
   if (rows.cone >= 0) add(rows.cone, rows.cone + rows.cone_dim);
@@ -218,7 +218,7 @@ inline int shape_parameter_count(const Shape& sh) {
 template <class Program, class V = typename Program::V>
 void shape_parameter_row(const Program& p, const Shape& sh, const ShapeRows& rows, const V* r, const Mat3T<V>& Q,
                          Columns col, double len, const V* x, const V* z, const V* v, const V* omega, V* out) {
-  const int ax = Columns::alpha;
+  const int ax = col.alpha;
   // ∂f/∂θ = u_α·scale for a length entering as α·θ/ℓ in row i
   auto alpha_term = [&](int i, double scale) { return scale * (omega[i] * x[ax] + z[i] * v[ax]); };
   const int l0 = rows.lin_begin, c0 = rows.cone;
@@ -282,6 +282,70 @@ void shape_parameter_row(const Program& p, const Shape& sh, const ShapeRows& row
   }
 }
 
+// The two shapes of a solved problem, in the order of its columns: each shape's rows, normalized
+// frame and columns. Every output's derivative with respect to rigid motions [δp'(3), δθ(3)] of a's
+// frame, then b's (12 columns), is a sum over the shapes of contractions of their rows (see top).
+template <class Solver, class Program>
+class PoseAdjoint {
+  using V = typename Program::V;
+  static constexpr int MMax = Program::m_max;
+
+ public:
+  PoseAdjoint(const Solver& solver, const Program& prob, const Shape* const shape[2], const V* const r[2],
+              const Mat3T<V>* const Q[2], const Columns col[2], const ShapeRows rows[2])
+      : p_(prob), kkt_(solver, prob) {
+    for (int s = 0; s < 2; ++s) {
+      shape_[s] = shape[s];
+      Q_[s] = Q[s];
+      col_[s] = col[s];
+      rows_[s] = rows[s];
+      detail::contract_rows(prob, rows[s], col[s], solver.z, g_z_[s]);
+      detail::lever(*shape[s], r[s], *Q[s], col[s], solver.x, lever_x_[s]);
+    }
+  }
+
+  const LinearizedKKT<Solver, Program>& kkt() const { return kkt_; }
+  // Σ z_i G_i,x over shape s's rows.
+  const V* g_z(int s) const { return g_z_[s]; }
+
+  // row += the derivative of the output with adjoint (ω, v): dL(x, ω) + [dL(v, z) − dL(0, z)] summed
+  // over the shapes, dL(u, ω) = g(ω)·δp + δθ·(lever(u) × g(ω)) for a rigid motion of a shape.
+  void accumulate(const V* omega, const V* v, V* row) const {
+    for (int s = 0; s < 2; ++s) {
+      V g[3], lever_v[3], t1[3], t2[3];
+      detail::contract_rows(p_, rows_[s], col_[s], omega, g);
+      detail::lever_change(*shape_[s], *Q_[s], col_[s], v, lever_v);
+      detail::cross(lever_x_[s], g, t1);
+      detail::cross(lever_v, g_z_[s], t2);
+      for (int i = 0; i < 3; ++i) {
+        row[6 * s + i] += g[i];
+        row[6 * s + 3 + i] += t1[i] + t2[i];
+      }
+    }
+  }
+
+  // row = the derivative of variable k: v = H⁻ᵀe_k, ω = M⁻ᵀ G v (both returned for further use).
+  void variable_row(int k, V* row, V* v, V* omega) const {
+    V t[MMax];
+    std::fill(row, row + 12, V{});
+    std::fill(v, v + p_.n, V{});
+    v[k] = splat<V>(1.0);
+    kkt_.solve_transposed(v);
+    kkt_.G_times(v, t);
+    kkt_.apply_M_inverse_transposed(t, omega);
+    accumulate(omega, v, row);
+  }
+
+ private:
+  const Program& p_;
+  const LinearizedKKT<Solver, Program> kkt_;
+  const Shape* shape_[2];
+  const Mat3T<V>* Q_[2];
+  Columns col_[2];
+  ShapeRows rows_[2];
+  V g_z_[2][3], lever_x_[2][3];
+};
+
 // The derivatives of x', α and the normal direction g of the problem just solved. side[0], side[1]:
 // the shapes in the order of the problem's columns, their normalized frames and slack columns; with
 // shape_parameters, also those of x' and α with respect to each shape's parameters (4 rows of
@@ -291,56 +355,28 @@ void normalized_jacobian(const Solver& solver, const Program& prob, const Shape*
                          const Mat3T<V>* const Q[2], const Columns col[2], const ShapeRows rows[2], double len,
                          bool with_normal, NormalizedJacobian<V>& out, V* const shape_parameters[2] = nullptr) {
   constexpr int NMax = Program::n_max, MMax = Program::m_max;
-  const int n = prob.n, m = prob.m;
-  const V* x = solver.x;
-  const V* z = solver.z;
+  const int m = prob.m;
+  const PoseAdjoint<Solver, Program> adjoint(solver, prob, shape, r, Q, col, rows);
+  for (int i = 0; i < 3; ++i) out.g_value[i] = adjoint.g_z(0)[i] - adjoint.g_z(1)[i];
+
+  V v[NMax], t[MMax], omega[MMax];
+  for (int k = 0; k < 4; ++k) {  // x' (k < 3) and α (k = 3)
+    adjoint.variable_row(k, k < 3 ? out.x[k] : out.alpha, v, omega);
+    if (shape_parameters)  // rows (x'0, x'1, x'2, α) of each shape's parameter block
+      for (int s = 0; s < 2; ++s)
+        shape_parameter_row(prob, *shape[s], rows[s], r[s], *Q[s], col[s], len, solver.x, solver.z, v, omega,
+                            shape_parameters[s] + k * shape_parameter_count(*shape[s]));
+  }
+  if (!with_normal) return;
   double sigma[MMax];  // +1 on a's rows, −1 on b's
   for (int s = 0; s < 2; ++s) {
     for (int i = rows[s].lin_begin; i < rows[s].lin_end; ++i) sigma[i] = s == 0 ? 1.0 : -1.0;
     if (rows[s].cone >= 0)
       for (int i = rows[s].cone; i < rows[s].cone + rows[s].cone_dim; ++i) sigma[i] = s == 0 ? 1.0 : -1.0;
   }
-  V g_z[2][3], lever_x[2][3];
-  for (int s = 0; s < 2; ++s) {
-    detail::contract_rows(prob, rows[s], z, g_z[s]);
-    detail::lever(*shape[s], r[s], *Q[s], col[s], x, lever_x[s]);
-  }
-  for (int i = 0; i < 3; ++i) out.g_value[i] = g_z[0][i] - g_z[1][i];
-
-  // One adjoint output: its derivative is dL(x, ω) + [dL(v, z) − dL(0, z)] summed over the shapes,
-  // with dL(u, ω) = g(ω)·δp + δθ·(lever(u) × g(ω)) for a rigid motion of a shape.
-  auto accumulate = [&](const V* omega, const V* v, V* row) {
-    for (int s = 0; s < 2; ++s) {
-      V g[3], lever_v[3], t1[3], t2[3];
-      detail::contract_rows(prob, rows[s], omega, g);
-      detail::lever_change(*shape[s], *Q[s], col[s], v, lever_v);
-      detail::cross(lever_x[s], g, t1);
-      detail::cross(lever_v, g_z[s], t2);
-      for (int i = 0; i < 3; ++i) {
-        row[6 * s + i] += g[i];
-        row[6 * s + 3 + i] += t1[i] + t2[i];
-      }
-    }
-  };
-  const LinearizedKKT<Solver, Program> kkt(solver, prob);
-  V v[NMax], t[MMax], omega[MMax];
-  for (int k = 0; k < 4; ++k) {  // x' (k < 3) and α (k = 3): v = H⁻ᵀe_k, ω = M⁻ᵀ G v
-    V* row = k < 3 ? out.x[k] : out.alpha;
-    std::fill(row, row + 12, V{});
-    std::fill(v, v + n, V{});
-    v[k] = splat<V>(1.0);
-    kkt.solve_transposed(v);
-    kkt.G_times(v, t);
-    kkt.apply_M_inverse_transposed(t, omega);
-    accumulate(omega, v, row);
-    if (shape_parameters)  // rows (x'0, x'1, x'2, α) of each shape's parameter block
-      for (int s = 0; s < 2; ++s)
-        shape_parameter_row(prob, *shape[s], rows[s], r[s], *Q[s], col[s], len, x, z, v, omega,
-                            shape_parameters[s] + k * shape_parameter_count(*shape[s]));
-  }
-  if (!with_normal) return;
   // g_c = a_cᵀz with a_c = σ∘G e_c. Its derivative is a_cᵀdz + σ zᵀdG e_c, and a_cᵀdz has the adjoint
   // u = M⁻ᵀa_c, ψ = H⁻ᵀ Gᵀu, ω = M⁻ᵀ G ψ − u.
+  const LinearizedKKT<Solver, Program>& kkt = adjoint.kkt();
   V u[MMax], a_c[MMax];
   for (int c = 0; c < 3; ++c) {
     V* row = out.g[c];
@@ -352,13 +388,13 @@ void normalized_jacobian(const Solver& solver, const Program& prob, const Shape*
     kkt.G_times(v, t);
     kkt.apply_M_inverse_transposed(t, omega);
     for (int i = 0; i < m; ++i) omega[i] -= u[i];
-    accumulate(omega, v, row);
+    adjoint.accumulate(omega, v, row);
     V e_c[NMax] = {};
     e_c[c] = splat<V>(1.0);
     for (int s = 0; s < 2; ++s) {
       V lever_e[3], t3[3];
       detail::lever_change(*shape[s], *Q[s], col[s], e_c, lever_e);
-      detail::cross(lever_e, g_z[s], t3);
+      detail::cross(lever_e, adjoint.g_z(s), t3);
       const double sign = s == 0 ? 1.0 : -1.0;
       for (int i = 0; i < 3; ++i) row[6 * s + 3 + i] -= sign * t3[i];
     }
@@ -372,7 +408,7 @@ void normalized_gradient(const Solver& solver, const Program& prob, const Shape*
                          const Mat3T<V>* const Q[2], const Columns col[2], const ShapeRows rows[2], V* alpha_row) {
   for (int s = 0; s < 2; ++s) {
     V g[3], lever_x[3], t[3];
-    detail::contract_rows(prob, rows[s], solver.z, g);
+    detail::contract_rows(prob, rows[s], col[s], solver.z, g);
     detail::lever(*shape[s], r[s], *Q[s], col[s], solver.x, lever_x);
     detail::cross(lever_x, g, t);
     for (int i = 0; i < 3; ++i) {
@@ -407,34 +443,41 @@ struct DerivativeOutput {
   }
 };
 
+// One output's derivative row with respect to rigid motions of the two frames, from the normalized
+// problem's row of lane k. Positions enter that problem as r'_a = −r'_b = (r_a − r_b)/2ℓ; the output
+// is scale times the normalized one (1 for α, ℓ for a point).
+template <class V>
+void world_columns(const V* from, int k, double len, double scale, double* to) {
+  for (int i = 0; i < 3; ++i) {
+    const double d = 0.5 * scale / len * (lane(from[i], k) - lane(from[6 + i], k));
+    to[i] = d;
+    to[6 + i] = -d;
+    to[3 + i] = scale * lane(from[3 + i], k);
+    to[9 + i] = scale * lane(from[9 + i], k);
+  }
+}
+
+// The row of a point center + ℓ x' (center = (r_a + r_b)/2) from x''s normalized row.
+template <class V>
+void world_point_columns(const V* from, int k, double len, int coordinate, double* to) {
+  world_columns(from, k, len, len, to);
+  to[coordinate] += 0.5;
+  to[6 + coordinate] += 0.5;
+}
+
 // World-unit derivatives with respect to rigid motions of the shapes' own frames from the normalized
 // ones of lane k. len: the normalizing length; o: the values; fa, fb: the frames.
 template <class V>
 void finish_jacobian(const NormalizedJacobian<V>& nj, int k, double len, DerivativeRequest request,
                      const ProximityResult& o, const Pose& fa, const Pose& fb, ProximityJacobian& J) {
-  // Positions enter the normalized problem as r'_a = −r'_b = (r_a − r_b)/2ℓ.
-  auto position_columns = [&](const V* from, double* to, double scale) {
-    for (int i = 0; i < 3; ++i) {
-      const double d = 0.5 * scale * (lane(from[i], k) - lane(from[6 + i], k));
-      to[i] = d;
-      to[6 + i] = -d;
-      to[3 + i] = lane(from[3 + i], k);
-      to[9 + i] = lane(from[9 + i], k);
-    }
-  };
-  position_columns(nj.alpha, J.alpha, 1.0 / len);
+  world_columns(nj.alpha, k, len, 1.0, J.alpha);
   if (request == DerivativeRequest::gradient) return;
-  for (int r = 0; r < 3; ++r) {
-    position_columns(nj.x[r], J.x[r], 1.0);
-    for (int j = 0; j < 12; ++j) J.x[r][j] *= (j % 6 < 3) ? 1.0 : len;
-    J.x[r][r] += 0.5;  // x = center + ℓ x', center = (r_a + r_b)/2
-    J.x[r][6 + r] += 0.5;
-  }
+  for (int r = 0; r < 3; ++r) world_point_columns(nj.x[r], k, len, r, J.x[r]);
   // n = g/‖g‖: dn = (I − n nᵀ) dg / ‖g‖
   if (request == DerivativeRequest::contact) {
     double dg[3][12], g_norm = 0.0;
     for (int r = 0; r < 3; ++r) {
-      position_columns(nj.g[r], dg[r], 1.0 / len);
+      world_columns(nj.g[r], k, len, 1.0, dg[r]);
       g_norm += lane(nj.g_value[r], k) * lane(nj.g_value[r], k);
     }
     g_norm = std::sqrt(g_norm);
@@ -478,17 +521,19 @@ void for_each_row(DerivativeRequest request, ProximityJacobian& J, F&& f, FNorma
   }
 }
 
-// Moves the columns of J from rigid motions of the shapes' own frames to rigid motions of their bodies:
-// a body motion moves the frame by δp + δθ × d (d = frame origin − body origin) and δθ.
+// Moves a derivative row from rigid motions of the shapes' own frames to rigid motions of their
+// bodies: a body motion moves the frame by δp + δθ × d (d = frame origin − body origin) and δθ.
+inline void frame_to_body_columns(const double d_a[3], const double d_b[3], double* row) {
+  const double* d[2] = {d_a, d_b};
+  for (int s = 0; s < 2; ++s) {
+    double t[3];
+    detail::cross(d[s], row + 6 * s, t);
+    for (int i = 0; i < 3; ++i) row[6 * s + 3 + i] += t[i];
+  }
+}
+
 inline void apply_offsets(const double d_a[3], const double d_b[3], DerivativeRequest request, ProximityJacobian& J) {
-  auto row = [&](double* jr) {
-    const double* d[2] = {d_a, d_b};
-    for (int s = 0; s < 2; ++s) {
-      double t[3];
-      detail::cross(d[s], jr + 6 * s, t);
-      for (int i = 0; i < 3; ++i) jr[6 * s + 3 + i] += t[i];
-    }
-  };
+  auto row = [&](double* jr) { frame_to_body_columns(d_a, d_b, jr); };
   for_each_row(request, J, row, row);
 }
 

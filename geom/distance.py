@@ -1,0 +1,118 @@
+"""Signed distance between two shapes, with witness points, the normal and their derivatives.
+
+Apart (DCOL's α > 1), the distance is the exact Euclidean distance, the second-order cone program
+
+    minimize t  subject to  ‖x_a − x_b‖ ≤ t,  x_a ∈ a,  x_b ∈ b
+
+on the native interior-point solver, built from the same primitive constraints as DCOL (§III-B) with
+α fixed at 1; x_a and x_b are the witness points and the normal (from a to b) is (x_b − x_a)/t, read
+off the dual solution.
+
+Overlapping (α ≤ 1), the distance is minus the penetration depth along DCOL's normal n: the overlap
+of the shapes' extents along n, ``max_{y∈a} n·y − min_{y∈b} n·y``. It is how far b must move along n
+to come apart; for spheres and for faces resting on each other it is the minimum translation
+distance, otherwise an upper bound on it. The witness points are DCOL's point x projected along n
+onto the two support planes, so p_a − p_b = depth · n. Both branches vanish as the shapes come to
+touch: the signed distance is continuous.
+
+Both solves end on the central path at a small barrier weight (dcol.geom.DERIVATIVE_SETTINGS by
+default, see :mod:`dcol.geom.derivatives`): a plain interior-point stop leaves the witness points off
+by ~1e-6 even when the distance is right to 1e-10, while the centred solution has them to ~1e-10
+(relative to the shapes' size) and picks the analytic centre of a face's witness set, which moves
+smoothly.
+
+Derivatives are with respect to both body poses, columns as in :mod:`dcol.geom.derivatives`
+(``"quaternion"``, ``"mrp"`` or ``"rigid"``). Apart, they come from the implicit function theorem at
+the cone program's solution (barrier-smoothed like DCOL's); overlapping, from DCOL's derivatives of x
+and n and the envelope theorem for the support planes (undefined where a support face is about to
+tilt onto an edge; there one side's derivative is returned).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dcol import _native
+
+from .derivatives import DERIVATIVE_SETTINGS, as_single_pose, checked_derivative_settings, checked_parameterization
+from .proximity import checked_threads
+
+__all__ = ["DistanceResult", "DistanceJacobian", "signed_distance", "signed_distance_batch", "distance_jacobian",
+           "distance_jacobian_batch", "support_point"]
+
+
+@dataclass(frozen=True)
+class DistanceResult:
+    """Signed distance of a shape pair (leading N axis on every field in the batch function).
+
+    distance : float, > 0 apart (Euclidean), ≤ 0 overlapping (minus the penetration depth along normal).
+    p_a, p_b : (3,) float64 witness points of a and b. normal : (3,) float64 unit vector from a to b.
+    alpha : float, DCOL's minimum scaling, which tells the branch (α > 1: apart).
+    status : int8 code of dcol.solvers.Status (the worse of the two solves); iterations : int32 (both).
+    """
+
+    distance: np.ndarray
+    p_a: np.ndarray
+    p_b: np.ndarray
+    normal: np.ndarray
+    alpha: np.ndarray
+    status: np.ndarray
+    iterations: np.ndarray
+
+
+@dataclass(frozen=True)
+class DistanceJacobian(DistanceResult):
+    """A DistanceResult with the derivatives of its outputs with respect to (pose_a, pose_b), P columns:
+    d_distance (P,), d_p_a, d_p_b, d_normal (3, P)."""
+
+    d_distance: np.ndarray
+    d_p_a: np.ndarray
+    d_p_b: np.ndarray
+    d_normal: np.ndarray
+
+
+def signed_distance_batch(a, r_a, q_a, b, r_b, q_b, *, settings=None, threads=None):
+    """Signed distances of N pose pairs in one native call (the GIL is released).
+
+    a, b : a shape each, or sequences of N shapes; r_a, r_b : (N, 3); q_a, q_b : (N, 4) quaternions
+    ``[w, x, y, z]`` or (N, 3, 3) rotation matrices; settings : dcol.solvers.SolverSettings, default
+    dcol.geom.DERIVATIVE_SETTINGS; threads : int, worker threads (default 1). Returns a DistanceResult
+    of arrays.
+    """
+    out = _native.distance_batch(
+        a, r_a, q_a, b, r_b, q_b, DERIVATIVE_SETTINGS if settings is None else settings, checked_threads(threads),
+        False, "rigid",
+    )
+    return DistanceResult(**out)
+
+
+def signed_distance(a, r_a, q_a, b, r_b, q_b, *, settings=None):
+    """Signed distance of shapes a and b at body poses (r, q): a DistanceResult (see the module)."""
+    poses = as_single_pose(r_a, q_a, r_b, q_b)
+    out = signed_distance_batch(a, *poses[:2], b, *poses[2:], settings=settings)
+    return DistanceResult(**{key: value[0] for key, value in vars(out).items()})
+
+
+def distance_jacobian_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="rigid", settings=None, threads=None):
+    """Signed distances and their derivatives for N pose pairs: a DistanceJacobian of arrays.
+
+    settings default to dcol.geom.DERIVATIVE_SETTINGS (a barrier > 0 is required, see
+    dcol.geom.derivatives); other arguments as :func:`signed_distance_batch`.
+    """
+    out = _native.distance_batch(
+        a, r_a, q_a, b, r_b, q_b, checked_derivative_settings(settings), checked_threads(threads), True,
+        checked_parameterization(parameterization),
+    )
+    return DistanceJacobian(**out)
+
+
+def distance_jacobian(a, r_a, q_a, b, r_b, q_b, *, parameterization="rigid", settings=None):
+    """Signed distance of one pose pair and its derivatives: a DistanceJacobian."""
+    poses = as_single_pose(r_a, q_a, r_b, q_b)
+    out = distance_jacobian_batch(a, *poses[:2], b, *poses[2:], parameterization=parameterization, settings=settings)
+    return DistanceJacobian(**{key: value[0] for key, value in vars(out).items()})
+
+
+def support_point(shape, r, q, direction):
+    """(3,) float64 world point of ``shape`` at body pose (r, q) farthest along ``direction`` (3,), nonzero."""
+    return _native.support(shape, r, q, direction)

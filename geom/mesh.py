@@ -1,0 +1,419 @@
+"""Triangle meshes as dcol shapes: loading, convex hulls and convex decomposition.
+
+DCOL works on convex primitives (paper §III-B), so a mesh enters as the polytope of its convex hull
+(:class:`ConvexMesh`), or, when it is not convex, as a list of such hulls from an approximate convex
+decomposition (CoACD or V-HACD, optional extra ``dcol[mesh]``), which is cached on disk because it
+takes seconds to minutes.
+
+Mesh files put their origin anywhere, often outside the hull, while a polytope must hold the origin
+of its own frame strictly inside. A ConvexMesh therefore puts its frame at the hull's volume
+centroid and folds that shift into the shape's offset pose in the body, so the body frame stays the
+mesh's frame (moved by the user's ``offset``, if any).
+"""
+
+import hashlib
+import importlib
+import importlib.metadata
+import json
+import os
+import tempfile
+import zipfile
+
+import numpy as np
+from scipy.spatial import ConvexHull
+
+from .shapes import MAX_FACES, Polytope
+from .validation import checked_array, checked_offset
+
+__all__ = ["load_mesh", "ConvexMesh", "convex_decomposition"]
+
+# Hull facets whose points are within this distance (relative to the hull's size) of one plane are
+# one face. Float32 files (STL, GLB) round coordinates by ~6e-8 of their magnitude, which tilts the
+# triangles of a flat face apart; a millionth of the size is far below any shape detail.
+_COPLANAR_TOLERANCE = 1e-6
+
+# Merged planes pass within the coplanar tolerance of their points, so corners where more than
+# three of them meet (a chamfered box's) spread by a few times that: the topology merges them back.
+_TOPOLOGY_TOLERANCE = 10.0 * _COPLANAR_TOLERANCE
+
+# A closed mesh whose volume is within this fraction of its hull's volume is convex.
+_CONVEX_TOLERANCE = 1e-6
+
+
+def load_mesh(path):
+    """Triangle mesh from a file, scenes flattened into one mesh.
+
+    Parameters
+    ----------
+    path : str or os.PathLike to an OBJ, STL, PLY, OFF, GLB/GLTF or DAE file (any format trimesh
+        reads; DAE needs the ``pycollada`` package).
+
+    Returns
+    -------
+    trimesh.Trimesh with vertices (V, 3) float64 and faces (F, 3) int64, F ≥ 1, in the file's
+    units and frame; vertices at the same position are merged (so STL files come out closed).
+
+    Raises
+    ------
+    FileNotFoundError if there is no such file; ValueError if it is not a readable mesh, holds no
+    triangles or has non-finite coordinates; ImportError if its format needs a missing package.
+    """
+    import trimesh  # noqa: PLC0415 (on first use: it would add ~0.2 s to importing dcol.geom)
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"mesh file {path!r} not found")
+    try:
+        # Unprocessed, so that NaN vertices are reported instead of silently dropped with their faces.
+        mesh = trimesh.load_mesh(path, process=False)
+    except ImportError as err:
+        raise ImportError(f"reading mesh file {path!r} needs a package that is not installed: {err}") from err
+    except Exception as err:  # trimesh raises many kinds for unknown or corrupt files
+        raise ValueError(f"mesh file {path!r} could not be read as a triangle mesh: {err}") from err
+    if len(mesh.faces) == 0:
+        raise ValueError(f"mesh file {path!r} holds no triangles")
+    if not np.all(np.isfinite(mesh.vertices)):
+        raise ValueError(f"mesh file {path!r} has non-finite vertex coordinates (NaN or inf)")
+    # Texture seams and per-face normals split vertices; merge them so the surface is connected.
+    mesh.process(merge_tex=True, merge_norm=True)
+    return mesh
+
+
+def _mesh_argument(mesh_or_path, name):
+    """(trimesh.Trimesh, description for messages) from a mesh or a file path."""
+    import trimesh  # noqa: PLC0415 (on first use: it would add ~0.2 s to importing dcol.geom)
+
+    if isinstance(mesh_or_path, trimesh.Trimesh):
+        if len(mesh_or_path.faces) == 0:
+            raise ValueError(f"{name} holds no triangles")
+        if not np.all(np.isfinite(mesh_or_path.vertices)):
+            raise ValueError(f"{name} has non-finite vertex coordinates (NaN or inf)")
+        return mesh_or_path, name
+    if isinstance(mesh_or_path, (str, os.PathLike)):
+        return load_mesh(mesh_or_path), f"mesh file {os.fspath(mesh_or_path)!r}"
+    raise TypeError(f"{name} must be a trimesh.Trimesh or a path to a mesh file, got {type(mesh_or_path).__name__}")
+
+
+def _scaled_vertices(vertices, scale):
+    """(V, 3) float64 vertices times scale: None, a number or (3,) per-axis factors, all nonzero."""
+    if scale is None:
+        return np.asarray(vertices, dtype=np.float64)
+    factors = checked_array(scale, "scale", ()) if np.ndim(scale) == 0 else checked_array(scale, "scale", (3,))
+    if np.any(factors == 0.0):
+        raise ValueError(f"scale must be nonzero, got {scale!r}")
+    return np.asarray(vertices, dtype=np.float64) * factors
+
+
+def _solid_hull(points, name):
+    """qhull hull of points (k, 3), k ≥ 4, that must enclose a volume, nearly coplanar facets merged."""
+    if len(points) < 4:
+        raise ValueError(f"{name} must hold at least 4 points, got {len(points)}")
+    size = np.linalg.norm(np.ptp(points, axis=0))
+    try:
+        # C-n: qhull merges neighbouring facets while a facet's centrum is within n of the other's plane.
+        hull = ConvexHull(points, qhull_options=f"Qc Qt C-{_COPLANAR_TOLERANCE * size:.6g}")
+    except Exception as err:  # qhull reports flat or degenerate point sets
+        raise ValueError(f"{name} must span a solid (its points are coplanar, collinear or coincident)") from err
+    if hull.volume <= 1e-12 * size**3:
+        raise ValueError(f"{name} must span a solid (its convex hull is flat)")
+    return hull
+
+
+def _volume_and_centroid(hull):
+    """Volume (float) and (3,) float64 volume centroid of the hull: tetrahedra from an inner point
+    to each of its triangles."""
+    inner = hull.points[hull.vertices].mean(axis=0)
+    corners = hull.points[hull.simplices] - inner  # (t, 3, 3)
+    volumes = np.abs(np.linalg.det(corners)) / 6.0
+    return volumes.sum(), inner + volumes @ corners.sum(axis=1) / (4.0 * volumes.sum())
+
+
+def _merged_planes(hull, centroid):
+    """Face planes of the hull in the frame at centroid, one per qhull facet (whose triangles all
+    carry the facet's plane).
+
+    Returns A (m, 3) float64 unit outward normals and b (m,) float64 offsets, each plane through
+    the outermost point along its normal: a merged facet's points are only nearly coplanar, and
+    the polytope must still hold them all.
+    """
+    # Vertices and the points qhull kept as coplanar with a facet: the only ones that can be outermost.
+    candidates = np.union1d(hull.vertices, hull.coplanar[:, 0])
+    points = hull.points[candidates] - centroid
+    normals = np.unique(hull.equations, axis=0)[:, :3]
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    return normals, np.max(normals @ points.T, axis=1)
+
+
+def _fan_triangles(faces):
+    """(t, 3) int64 triangles fanning each polygon of faces (those with ≥ 3 vertices)."""
+    polygons = [face for face in faces if len(face) >= 3]
+    return np.vstack([np.column_stack([np.full(len(p) - 2, p[0]), p[1:-1], p[2:]]) for p in polygons])
+
+
+class ConvexMesh(Polytope):
+    """Convex hull of a point cloud or mesh as a polytope ``{y : A y ≤ b}`` (paper §III-B1).
+
+    The shape's own frame sits at the hull's volume centroid, axes parallel to the input's frame:
+    a body point is ``offset_position + offset_rotation @ y`` for a shape-frame point y, where the
+    input's points x are ``centroid + y`` and the input frame is placed in the body by ``offset``.
+
+    Parameters
+    ----------
+    vertices : (k, 3) float64 points, k ≥ 4, not all in one plane; the origin may be anywhere.
+    offset : optional pair (r, q): pose of the points' frame in the body, r (3,) and q a
+        quaternion (4,) ``[w, x, y, z]`` or a (3, 3) rotation matrix.
+
+    Raises ValueError when the points span no solid or the hull has more than MAX_FACES faces
+    after merging coplanar triangles.
+    """
+
+    _topology_tolerance = _TOPOLOGY_TOLERANCE
+
+    def __init__(self, vertices, *, offset=None):
+        self._build(checked_array(vertices, "vertices", (None, 3)), offset, "vertices")
+
+    @classmethod
+    def from_vertices(cls, V, *, offset=None):
+        """Same as ``ConvexMesh(V, offset=offset)`` (the origin need not be inside)."""
+        return cls(V, offset=offset)
+
+    @classmethod
+    def from_mesh(cls, mesh_or_path, *, scale=None, offset=None):
+        """Convex hull of a mesh's vertices.
+
+        Parameters
+        ----------
+        mesh_or_path : trimesh.Trimesh, or a path to a mesh file (see :func:`load_mesh`).
+        scale : None, a number or (3,) float64 per-axis factors (nonzero) applied to the mesh's
+            vertices first, e.g. a URDF ``<mesh scale>``.
+        offset : optional pair (r, q): pose of the (scaled) mesh frame in the body.
+
+        Returns
+        -------
+        ConvexMesh whose body frame is the mesh frame moved by offset.
+        """
+        mesh, name = _mesh_argument(mesh_or_path, "mesh_or_path")
+        return cls._from_points(_scaled_vertices(mesh.vertices, scale), offset, name)
+
+    @classmethod
+    def _from_points(cls, points, offset, name):
+        """Like the constructor, with ``name`` for the points in error messages."""
+        shape = cls.__new__(cls)
+        shape._build(points, offset, name)
+        return shape
+
+    def _build(self, points, offset, name):
+        hull = _solid_hull(points, name)
+        volume, centroid = _volume_and_centroid(hull)
+        A, b = _merged_planes(hull, centroid)
+        if len(b) > MAX_FACES:
+            raise ValueError(
+                f"the convex hull of {name} has {len(b)} faces after merging coplanar triangles; at most "
+                f"MAX_FACES = {MAX_FACES} are supported: decimate the mesh (e.g. trimesh's "
+                "simplify_quadric_decimation) or split it with convex_decomposition(..., max_hull_vertices=...)"
+            )
+        position, rotation = checked_offset(offset)
+        super().__init__(A, b, offset=(position + rotation @ centroid, rotation))
+        centroid.setflags(write=False)
+        self._centroid = centroid
+        self._volume = float(volume)
+
+    @property
+    def centroid(self):
+        """(3,) float64 hull's volume centroid in the input's frame (before offset): the shift of
+        the shape frame from the input frame. Without an offset it is ``offset_position``."""
+        return self._centroid
+
+    @property
+    def volume(self):
+        """float, volume of the hull."""
+        return self._volume
+
+    @property
+    def mesh(self):
+        """trimesh.Trimesh of the hull in the body frame, triangles wound outward (a new copy each time)."""
+        import trimesh  # noqa: PLC0415 (on first use: it would add ~0.2 s to importing dcol.geom)
+
+        vertices = self.vertices @ self.offset_rotation.T + self.offset_position
+        return trimesh.Trimesh(vertices, _fan_triangles(self.faces), process=False)
+
+    def __repr__(self):
+        return f"ConvexMesh(faces={len(self.b)}, vertices={len(self.vertices)}, volume={self._volume:.6g})"
+
+
+def _missing_backend(package):
+    return ImportError(f"convex decomposition needs the {package!r} package: pip install 'dcol[mesh]' "
+                       f"(or pip install {package})")
+
+
+def _import_backend(package):
+    try:
+        return importlib.import_module(package)
+    except ImportError as err:
+        raise _missing_backend(package) from err
+
+
+def _backend_version(package):
+    """Installed version of the method's package: results of another version may differ."""
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError as err:
+        raise _missing_backend(package) from err
+
+
+def _run_coacd(vertices, faces, threshold, max_hulls, max_hull_vertices, options):
+    """Hull vertex arrays from CoACD (Wei et al. 2022, collision-aware concavity)."""
+    coacd = _import_backend("coacd")
+    coacd.set_log_level("error")  # its default prints progress to stdout
+    settings = {"threshold": threshold, "max_convex_hull": -1 if max_hulls is None else max_hulls,
+                "decimate": True, "max_ch_vertex": max_hull_vertices, **options}
+    return [vertices for vertices, _ in coacd.run_coacd(coacd.Mesh(vertices, faces), **settings)]
+
+
+def _run_vhacd(vertices, faces, threshold, max_hulls, max_hull_vertices, options):
+    """Hull vertex arrays from V-HACD 4 (the ``vhacdx`` bindings)."""
+    vhacdx = _import_backend("vhacdx")
+    # vhacdx takes VTK-style polygons: a vertex count before each face's indices.
+    polygons = np.column_stack([np.full(len(faces), 3), faces]).ravel().astype(np.uint32)
+    settings = {"minimumVolumePercentErrorAllowed": 100.0 * threshold, "maxNumVerticesPerCH": max_hull_vertices,
+                **({} if max_hulls is None else {"maxConvexHulls": max_hulls}), **options}
+    return [vertices for vertices, _ in vhacdx.compute_vhacd(vertices, polygons, **settings)]
+
+
+# method → (package, decomposer); a decomposer maps (vertices, faces, threshold, max_hulls,
+# max_hull_vertices, options) to a list of (k, 3) float64 hull vertex arrays in the mesh frame.
+_DECOMPOSERS = {"coacd": ("coacd", _run_coacd), "vhacd": ("vhacdx", _run_vhacd)}
+
+
+def _default_cache_dir():
+    return os.environ.get("DCOL_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "dcol", "decompositions")
+
+
+def _cache_key(vertices, faces, method, settings):
+    """sha256 hex digest of the mesh arrays, the method, its package version and its settings."""
+    digest = hashlib.sha256()
+    digest.update(np.ascontiguousarray(vertices, dtype="<f8").tobytes())
+    digest.update(np.ascontiguousarray(faces, dtype="<i8").tobytes())
+    digest.update(json.dumps({"method": method, **settings}, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def _load_cached(path):
+    """List of (k, 3) float64 hull vertex arrays from a cache file, or None if absent or unreadable."""
+    try:
+        with np.load(path) as data:
+            return [data[f"hull_{i}"] for i in range(len(data.files))]
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        return None
+
+
+def _store_cached(path, hulls):
+    """Write the hull vertex arrays atomically, so a concurrent reader never sees half a file."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=os.path.dirname(path), suffix=".npz", delete=False) as file:
+        np.savez_compressed(file, **{f"hull_{i}": hull for i, hull in enumerate(hulls)})
+    os.replace(file.name, path)
+
+
+def _decomposition_settings(method, threshold, max_hulls, max_hull_vertices, options):
+    """Validated settings as a JSON-able dict (they go into the cache key)."""
+    if method not in _DECOMPOSERS:
+        raise ValueError(f"method must be one of {list(_DECOMPOSERS)}, got {method!r}")
+    try:
+        threshold = float(threshold)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"threshold must be a real number, got {threshold!r}") from err
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+    if max_hulls is not None and (isinstance(max_hulls, bool) or not isinstance(max_hulls, (int, np.integer))
+                                  or max_hulls < 1):
+        raise ValueError(f"max_hulls must be None or an integer ≥ 1, got {max_hulls!r}")
+    # A hull with k vertices has at most 2k − 4 triangles, which must fit in MAX_FACES.
+    largest = (MAX_FACES + 4) // 2
+    if (isinstance(max_hull_vertices, bool) or not isinstance(max_hull_vertices, (int, np.integer))
+            or not 4 <= max_hull_vertices <= largest):
+        raise ValueError(f"max_hull_vertices must be an integer in [4, {largest}], got {max_hull_vertices!r}")
+    options = {} if options is None else dict(options)
+    try:
+        json.dumps(options)
+    except TypeError as err:
+        raise TypeError("options must map names to numbers, strings or booleans") from err
+    return {"threshold": threshold, "max_hulls": None if max_hulls is None else int(max_hulls),
+            "max_hull_vertices": int(max_hull_vertices), "options": options}
+
+
+def _closed_volume(vertices, faces, name):
+    """float, volume enclosed by the triangles faces (F, 3) int64 of vertices (V, 3) float64, which
+    must form a closed, consistently wound surface."""
+    import trimesh  # noqa: PLC0415 (on first use: it would add ~0.2 s to importing dcol.geom)
+
+    mesh = trimesh.Trimesh(vertices, faces, process=False)
+    if not (mesh.is_watertight and mesh.is_winding_consistent):
+        raise ValueError(
+            f"{name} must be a closed surface (watertight and consistently wound) for convex decomposition: "
+            "repair it (e.g. trimesh.repair.fill_holes) or use ConvexMesh.from_mesh for its convex hull"
+        )
+    return abs(float(mesh.volume))  # inward winding gives a negative volume
+
+
+def convex_decomposition(mesh_or_path, *, method="coacd", threshold=0.05, max_hulls=None, max_hull_vertices=64,
+                         scale=None, offset=None, cache_dir=None, options=None):
+    """Approximate convex decomposition of a closed mesh into ConvexMesh parts of one body.
+
+    Parameters
+    ----------
+    mesh_or_path : trimesh.Trimesh, or a path to a mesh file (see :func:`load_mesh`); must be a
+        closed surface (watertight, consistently wound).
+    method : "coacd" (CoACD, package ``coacd``) or "vhacd" (V-HACD 4, package ``vhacdx``); both
+        come with ``pip install 'dcol[mesh]'``.
+    threshold : float in (0, 1], the method's error tolerance: CoACD's concavity threshold, or
+        for V-HACD the allowed volume error as a fraction (its minimumVolumePercentErrorAllowed
+        is 100 × threshold).
+    max_hulls : None or int ≥ 1, most parts to return (None: CoACD unbounded, V-HACD its default 64).
+    max_hull_vertices : int in [4, (MAX_FACES + 4) // 2], most vertices per part, so that each
+        part fits in MAX_FACES faces.
+    scale : None, a number or (3,) float64 per-axis factors applied to the mesh's vertices first.
+    offset : optional pair (r, q): pose of the (scaled) mesh frame in the body.
+    cache_dir : folder for cached results; default ``$DCOL_CACHE_DIR`` or
+        ``~/.cache/dcol/decompositions``.
+    options : dict of further keyword arguments for ``coacd.run_coacd`` or
+        ``vhacdx.compute_vhacd`` (e.g. ``{"seed": 1}``), overriding the ones above.
+
+    Returns
+    -------
+    list of ConvexMesh, each with the mesh frame (moved by offset) as body frame. A mesh that is
+    already convex (its volume within 1e-6 of its hull's) gives its single hull without running
+    the method.
+
+    Notes
+    -----
+    Results are cached in ``cache_dir`` as ``<sha256>.npz`` holding each part's hull vertices
+    (k, 3) float64 in the mesh frame; the hash covers the scaled vertices (float64) and faces
+    (int64), the method, its package version and every setting, so any change recomputes. The
+    offset is applied afterwards and is not part of the key.
+
+    Raises
+    ------
+    ValueError for an open or inconsistently wound mesh or bad settings; ImportError when the
+    method's package is missing.
+    """
+    settings = _decomposition_settings(method, threshold, max_hulls, max_hull_vertices, options)
+    mesh, name = _mesh_argument(mesh_or_path, "mesh_or_path")
+    vertices = _scaled_vertices(mesh.vertices, scale)
+    faces = np.asarray(mesh.faces, dtype=np.int64)
+    mesh_volume = _closed_volume(vertices, faces, name)
+    hull_volume, _ = _volume_and_centroid(_solid_hull(vertices, name))
+    if hull_volume - mesh_volume <= _CONVEX_TOLERANCE * mesh_volume:
+        return [ConvexMesh._from_points(vertices, offset, name)]
+
+    package, decompose = _DECOMPOSERS[method]
+    key = _cache_key(vertices, faces, method, {**settings, "version": _backend_version(package)})
+    path = os.path.join(os.fspath(cache_dir) if cache_dir is not None else _default_cache_dir(), f"{key}.npz")
+    hulls = _load_cached(path)
+    if hulls is None:
+        hulls = [np.asarray(h, dtype=np.float64) for h in decompose(
+            vertices, faces, settings["threshold"], settings["max_hulls"], settings["max_hull_vertices"],
+            settings["options"])]
+        _store_cached(path, hulls)
+    return [ConvexMesh._from_points(hull, offset, f"part {i} of the decomposition of {name}")
+            for i, hull in enumerate(hulls)]

@@ -1,0 +1,128 @@
+// Python bindings of contact geometry: signed distances and their derivatives.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "distance.hpp"
+#include "geometry_binding.hpp"
+#include "parallel.hpp"
+
+namespace py = pybind11;
+using namespace dcol;
+using namespace dcol::binding;
+
+namespace {
+
+// Signed distances of N pose pairs (one shape pair or N of them), with derivatives when asked.
+py::dict distance_batch(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b,
+                        const SolverSettings& settings, int threads, bool with_jacobian,
+                        const std::string& parameterization_name) {
+  const PoseArrays pa = as_pose_arrays(r_a, q_a, "r_a", "q_a");
+  const py::ssize_t n = pa.r.shape(0);
+  const PoseArrays pb = as_pose_arrays(r_b, q_b, "r_b", "q_b", n);
+  const std::vector<const Shape*> shapes_a = as_shape_list(a, "a", n);
+  const std::vector<const Shape*> shapes_b = as_shape_list(b, "b", n);
+  if (threads < 1) throw py::value_error("threads must be at least 1");
+  const Parameterization param = as_parameterization(parameterization_name);
+  if (with_jacobian && param != Parameterization::rigid && !(pa.quaternion && pb.quaternion))
+    throw py::value_error("parameterization '" + parameterization_name +
+                          "' needs q_a and q_b as quaternions (N, 4); use 'rigid' with rotation matrices");
+  const py::ssize_t cols = 2 * (3 + orientation_columns(param));
+  const py::ssize_t jac_rows = with_jacobian ? n : 0;
+
+  py::array_t<double> distance(n), alpha(n);
+  py::array_t<double> p_a({n, py::ssize_t(3)}), p_b({n, py::ssize_t(3)}), normal({n, py::ssize_t(3)});
+  py::array_t<int8_t> status(n);
+  py::array_t<int32_t> iterations(n);
+  py::array_t<double> d_distance({jac_rows, cols});
+  py::array_t<double> d_p_a({jac_rows, py::ssize_t(3), cols}), d_p_b({jac_rows, py::ssize_t(3), cols}),
+      d_normal({jac_rows, py::ssize_t(3), cols});
+  double *distance_d = distance.mutable_data(), *alpha_d = alpha.mutable_data(), *pa_d = p_a.mutable_data(),
+         *pb_d = p_b.mutable_data(), *normal_d = normal.mutable_data(), *d_distance_d = d_distance.mutable_data(),
+         *d_pa_d = d_p_a.mutable_data(), *d_pb_d = d_p_b.mutable_data(), *d_normal_d = d_normal.mutable_data();
+  int8_t* status_d = status.mutable_data();
+  int32_t* iterations_d = iterations.mutable_data();
+
+  std::atomic<py::ssize_t> first_bad{n};  // index of the first invalid pose, reported after the join
+  auto work = [&](py::ssize_t begin, py::ssize_t end) {
+    for (py::ssize_t i = begin; i < end; ++i) {
+      Pose pose_a, pose_b;
+      if (!pa.get(i, pose_a) || !pb.get(i, pose_b)) {
+        py::ssize_t cur = first_bad.load();
+        while (i < cur && !first_bad.compare_exchange_weak(cur, i)) {
+        }
+        continue;
+      }
+      DistanceResult res;
+      DistanceJacobian jac;
+      signed_distance(*shapes_a[shapes_a.size() == 1 ? 0 : i], pose_a, *shapes_b[shapes_b.size() == 1 ? 0 : i],
+                      pose_b, settings, res, with_jacobian ? &jac : nullptr);
+      distance_d[i] = res.distance;
+      alpha_d[i] = res.alpha;
+      std::copy(res.p_a, res.p_a + 3, pa_d + 3 * i);
+      std::copy(res.p_b, res.p_b + 3, pb_d + 3 * i);
+      std::copy(res.normal, res.normal + 3, normal_d + 3 * i);
+      status_d[i] = static_cast<int8_t>(res.status);
+      iterations_d[i] = res.iterations;
+      if (!with_jacobian) continue;
+      double Omega[2][3][4];
+      if (param != Parameterization::rigid) {
+        orientation_map(param, pa.q.data() + 4 * i, Omega[0]);
+        orientation_map(param, pb.q.data() + 4 * i, Omega[1]);
+      }
+      convert_row(jac.distance, param, Omega, d_distance_d + cols * i);
+      for (int r = 0; r < 3; ++r) {
+        const py::ssize_t offset = cols * (3 * i + r);
+        convert_row(jac.p_a[r], param, Omega, d_pa_d + offset);
+        convert_row(jac.p_b[r], param, Omega, d_pb_d + offset);
+        convert_row(jac.normal[r], param, Omega, d_normal_d + offset);
+      }
+    }
+  };
+  {
+    py::gil_scoped_release release;
+    parallel_chunks(n, threads, 1, work);
+  }
+  if (first_bad.load() < n)
+    throw py::value_error("pose " + std::to_string(first_bad.load()) + ": r_a, r_b must be finite and q_a, q_b" +
+                          kOrientationRule);
+  py::dict out;
+  out["distance"] = distance;
+  out["p_a"] = p_a;
+  out["p_b"] = p_b;
+  out["normal"] = normal;
+  out["alpha"] = alpha;
+  out["status"] = status;
+  out["iterations"] = iterations;
+  if (with_jacobian) {
+    out["d_distance"] = d_distance;
+    out["d_p_a"] = d_p_a;
+    out["d_p_b"] = d_p_b;
+    out["d_normal"] = d_normal;
+  }
+  return out;
+}
+
+// World support point of a shape at a body pose along direction u.
+py::array_t<double> support(py::handle shape, py::handle r, py::handle q, py::handle u) {
+  const Shape& sh = as_shape(shape, "shape");
+  const Pose pose = as_pose(r, q, "r", "q");
+  const Array direction = as_vector3(u, "direction");
+  const double* d = direction.data();
+  if (d[0] == 0.0 && d[1] == 0.0 && d[2] == 0.0) throw py::value_error("direction must be nonzero");
+  double out[3];
+  support_point(sh, shape_frame(sh, pose), d, out);
+  return copy3(out);
+}
+
+}  // namespace
+
+void bind_contact(py::module_& m) {
+  m.def("distance_batch", &distance_batch, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"), py::arg("r_b"),
+        py::arg("q_b"), py::arg("settings"), py::arg("threads"), py::arg("jacobian"), py::arg("parameterization"));
+  m.def("support", &support, py::arg("shape"), py::arg("r"), py::arg("q"), py::arg("direction"));
+}
