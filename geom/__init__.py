@@ -1,5 +1,6 @@
 """Geometry of dcol: convex primitives and differentiable collision detection (DCOL)."""
 
+from .contacts import ContactRule, ContactSet, contacts
 from .derivatives import (
     DERIVATIVE_SETTINGS,
     ContactJacobian,
@@ -67,4 +68,7 @@ __all__ = [
     "DistanceResult",
     "DistanceJacobian",
     "support_point",
+    "contacts",
+    "ContactSet",
+    "ContactRule",
 ]

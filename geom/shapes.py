@@ -100,6 +100,10 @@ class Polytope(Shape):
         self._b = checked_array(b, "b", (None,))
         _check_halfspaces(self._A, self._b, "A", "b")
         self._topology = polytope_topology(self._A, self._b, tolerance=self._topology_tolerance)
+        corners = self._topology.vertices - self._topology.vertices.mean(axis=0)
+        thickness = np.linalg.svd(corners, compute_uv=False)[-1] if len(corners) >= 4 else 0.0
+        if thickness <= self._topology_tolerance * np.abs(corners).max():
+            raise ValueError("A, b must describe a solid: it is so thin that its corners merge")
         length_scale = float(np.max(self._b / np.linalg.norm(self._A, axis=1)))
         super().__init__(_native.Shape.polytope(self._A, self._b, self._topology.vertices), length_scale, offset)
 

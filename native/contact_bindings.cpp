@@ -1,4 +1,5 @@
 // Python bindings of contact geometry: signed distances and their derivatives.
+#include <pybind11/native_enum.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "contacts.hpp"
 #include "distance.hpp"
 #include "geometry_binding.hpp"
 #include "parallel.hpp"
@@ -107,6 +109,45 @@ py::dict distance_batch(py::handle a, py::handle r_a, py::handle q_a, py::handle
   return out;
 }
 
+// K contacts as arrays: point, normal, tangent1, tangent2 (K, 3), separation (K,), rule (K,); with
+// derivatives also d_point, d_normal, d_tangent1, d_tangent2 (K, 3, 12) and d_separation (K, 12).
+py::dict contact_arrays(const Contact* contacts, const ContactDerivatives* deriv, py::ssize_t count) {
+  auto vectors = [&](auto member) {
+    py::array_t<double> out({count, py::ssize_t(3)});
+    for (py::ssize_t k = 0; k < count; ++k) std::copy(contacts[k].*member, (contacts[k].*member) + 3, out.mutable_data(k, 0));
+    return out;
+  };
+  py::array_t<double> separation(count);
+  py::array_t<int8_t> rule(count);
+  for (py::ssize_t k = 0; k < count; ++k) {
+    separation.mutable_data()[k] = contacts[k].separation;
+    rule.mutable_data()[k] = static_cast<int8_t>(contacts[k].rule);
+  }
+  py::dict out;
+  out["point"] = vectors(&Contact::point);
+  out["normal"] = vectors(&Contact::normal);
+  out["tangent1"] = vectors(&Contact::tangent1);
+  out["tangent2"] = vectors(&Contact::tangent2);
+  out["separation"] = separation;
+  out["rule"] = rule;
+  if (!deriv) return out;
+  auto jacobians = [&](auto member) {
+    py::array_t<double> out_d({count, py::ssize_t(3), py::ssize_t(12)});
+    for (py::ssize_t k = 0; k < count; ++k)
+      for (int i = 0; i < 3; ++i) std::copy((deriv[k].*member)[i], (deriv[k].*member)[i] + 12, out_d.mutable_data(k, i, 0));
+    return out_d;
+  };
+  py::array_t<double> d_separation({count, py::ssize_t(12)});
+  for (py::ssize_t k = 0; k < count; ++k)
+    std::copy(deriv[k].separation, deriv[k].separation + 12, d_separation.mutable_data(k, 0));
+  out["d_point"] = jacobians(&ContactDerivatives::point);
+  out["d_normal"] = jacobians(&ContactDerivatives::normal);
+  out["d_tangent1"] = jacobians(&ContactDerivatives::tangent1);
+  out["d_tangent2"] = jacobians(&ContactDerivatives::tangent2);
+  out["d_separation"] = d_separation;
+  return out;
+}
+
 // World support point of a shape at a body pose along direction u.
 py::array_t<double> support(py::handle shape, py::handle r, py::handle q, py::handle u) {
   const Shape& sh = as_shape(shape, "shape");
@@ -119,9 +160,41 @@ py::array_t<double> support(py::handle shape, py::handle r, py::handle q, py::ha
   return copy3(out);
 }
 
+// Contacts between shapes a and b at one pose pair: arrays of K contacts (and their derivatives).
+py::dict pair_contacts_py(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b,
+                          double margin, double feature_tolerance, bool derivatives, const SolverSettings& settings) {
+  const Shape& sa = as_shape(a, "a");
+  const Shape& sb = as_shape(b, "b");
+  const Pose pa = as_pose(r_a, q_a, "r_a", "q_a"), pb = as_pose(r_b, q_b, "r_b", "q_b");
+  if (!(margin >= 0.0 && std::isfinite(margin)))
+    throw py::value_error("margin must be finite and >= 0, got " + std::to_string(margin));
+  if (!(feature_tolerance > 0.0 && feature_tolerance <= 0.1))
+    throw py::value_error("feature_tolerance must be in (0, 0.1], got " + std::to_string(feature_tolerance));
+  ContactSettings cs{margin, feature_tolerance};
+  Contact contacts[kMaxPairContacts];
+  std::vector<ContactDerivatives> deriv(derivatives ? kMaxPairContacts : 0);
+  int count;
+  {
+    py::gil_scoped_release release;
+    count = pair_contacts(sa, pa, sb, pb, cs, settings, contacts, derivatives ? deriv.data() : nullptr);
+  }
+  return contact_arrays(contacts, derivatives ? deriv.data() : nullptr, count);
+}
+
 }  // namespace
 
 void bind_contact(py::module_& m) {
+  py::native_enum<ContactRule>(m, "ContactRule", "enum.IntEnum", "How a contact's point and normal are defined.")
+      .value("POINT_POINT", ContactRule::point_point)
+      .value("POINT_EDGE", ContactRule::point_edge)
+      .value("EDGE_POINT", ContactRule::edge_point)
+      .value("EDGE_EDGE", ContactRule::edge_edge)
+      .value("POINT_FACE", ContactRule::point_face)
+      .value("FACE_POINT", ContactRule::face_point)
+      .value("DISTANCE", ContactRule::distance)
+      .finalize();
+  m.def("contacts", &pair_contacts_py, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"), py::arg("r_b"),
+        py::arg("q_b"), py::arg("margin"), py::arg("feature_tolerance"), py::arg("derivatives"), py::arg("settings"));
   m.def("distance_batch", &distance_batch, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"), py::arg("r_b"),
         py::arg("q_b"), py::arg("settings"), py::arg("threads"), py::arg("jacobian"), py::arg("parameterization"));
   m.def("support", &support, py::arg("shape"), py::arg("r"), py::arg("q"), py::arg("direction"));

@@ -61,7 +61,8 @@ def shape_frame(shape, r, q):
     return np.asarray(r, dtype=float) + Q_body @ shape.offset_position, Q_body @ shape.offset_rotation
 
 
-def _faces(shape):
+def face_count(shape):
+    """Number of faces (polytope) or edges (padded polygon) of a shape; 0 for the other kinds."""
     kind = shape_kind(shape)
     return len(shape.b) if kind == "polytope" else len(shape.d) if kind == "polygon" else 0
 
@@ -160,7 +161,15 @@ _MEMBERSHIP = {
 }
 
 
-def _solve(problem):
+def membership(kind, face_count, x, alpha):
+    """(constraints, load) stating x ∈ S(α) for a shape of this kind with face_count faces; α may be a
+    cvxpy expression or a number (α = 1: the shape itself). ``load(shape, r, Q)`` sets the parameters
+    for the shape with frame origin r (3,) and rotation Q (3, 3) in the world."""
+    return _MEMBERSHIP[kind](x, alpha, face_count)
+
+
+def solve(problem):
+    """Solve a cvxpy problem with Clarabel at the tightest tolerance in TOLERANCES that it certifies."""
     for tol in TOLERANCES:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "may be inaccurate": the status is checked below
@@ -173,8 +182,8 @@ def _solve(problem):
 @functools.lru_cache(maxsize=None)
 def _proximity_problem(kind_a, faces_a, kind_b, faces_b):
     x, alpha = cp.Variable(3), cp.Variable()
-    constraints_a, load_a = _MEMBERSHIP[kind_a](x, alpha, faces_a)
-    constraints_b, load_b = _MEMBERSHIP[kind_b](x, alpha, faces_b)
+    constraints_a, load_a = membership(kind_a, faces_a, x, alpha)
+    constraints_b, load_b = membership(kind_b, faces_b, x, alpha)
     problem = cp.Problem(cp.Minimize(alpha), constraints_a + constraints_b + [alpha >= 0])  # (9)
     assert problem.is_dcp(dpp=True)
     return problem, x, alpha, load_a, load_b
@@ -183,15 +192,15 @@ def _proximity_problem(kind_a, faces_a, kind_b, faces_b):
 def proximity_problem(a, b):
     """The compiled cvxpy problem (9) that proximity_oracle solves for shapes like a and b (cached by
     kind and face count), e.g. to read ``solver_stats`` after a solve."""
-    return _proximity_problem(shape_kind(a), _faces(a), shape_kind(b), _faces(b))[0]
+    return _proximity_problem(shape_kind(a), face_count(a), shape_kind(b), face_count(b))[0]
 
 
 def proximity_oracle(a, r_a, q_a, b, r_b, q_b):
     """(α, x (3,)) of DCOL problem (9) for shapes a, b at body poses (r, q), by cvxpy + Clarabel."""
-    problem, x, alpha, load_a, load_b = _proximity_problem(shape_kind(a), _faces(a), shape_kind(b), _faces(b))
+    problem, x, alpha, load_a, load_b = _proximity_problem(shape_kind(a), face_count(a), shape_kind(b), face_count(b))
     load_a(a, *shape_frame(a, r_a, q_a))
     load_b(b, *shape_frame(b, r_b, q_b))
-    _solve(problem)
+    solve(problem)
     return float(alpha.value), np.array(x.value)
 
 
@@ -208,7 +217,7 @@ def _polygon_gauge(shape, w):
     problem, alpha, parameters = _polygon_gauge_problem(len(shape.d))
     for parameter, value in zip(parameters, (w, shape.C, shape.d, shape.R)):
         parameter.value = value
-    _solve(problem)
+    solve(problem)
     return float(alpha.value)
 
 
@@ -243,7 +252,7 @@ def gauge(shape, r, q, point):
 
 
 @functools.lru_cache(maxsize=None)
-def _vertices(shape):
+def vertices(shape):
     """Vertices of a polytope (k, 3) or of the polygon inside a padded polygon (k, 2)."""
     normals, offsets = (shape.A, shape.b) if shape_kind(shape) == "polytope" else (shape.C, shape.d)
     return HalfspaceIntersection(np.c_[normals, -offsets], np.zeros(normals.shape[1])).intersections
@@ -256,7 +265,7 @@ def support(shape, r, q, direction, alpha=1.0):
     m = Q.T @ n
     kind = shape_kind(shape)
     if kind == "polytope":
-        body = np.max(_vertices(shape) @ m)
+        body = np.max(vertices(shape) @ m)
     elif kind == "sphere":
         body = shape.R * np.linalg.norm(m)
     elif kind == "ellipsoid":
@@ -269,7 +278,7 @@ def support(shape, r, q, direction, alpha=1.0):
         base = shape.H / 4 * m[0] + shape.H * np.tan(shape.beta) * np.hypot(m[1], m[2])
         body = max(-0.75 * shape.H * m[0], base)
     else:
-        body = np.max(_vertices(shape) @ m[:2]) + shape.R * np.linalg.norm(m)
+        body = np.max(vertices(shape) @ m[:2]) + shape.R * np.linalg.norm(m)
     return float(n @ origin + alpha * body)
 
 
@@ -279,7 +288,7 @@ def bounding_radii(shape):
     kind = shape_kind(shape)
     if kind == "polytope":
         inner = np.min(shape.b / np.linalg.norm(shape.A, axis=1))
-        return float(inner), float(np.max(np.linalg.norm(_vertices(shape), axis=1)))
+        return float(inner), float(np.max(np.linalg.norm(vertices(shape), axis=1)))
     if kind == "sphere":
         return shape.R, shape.R
     if kind == "ellipsoid":
@@ -292,4 +301,4 @@ def bounding_radii(shape):
     if kind == "cone":
         H, beta = shape.H, shape.beta
         return min(H / 4, 0.75 * H * np.sin(beta)), max(0.75 * H, float(np.hypot(H / 4, H * np.tan(beta))))
-    return shape.R, float(np.max(np.linalg.norm(_vertices(shape), axis=1))) + shape.R
+    return shape.R, float(np.max(np.linalg.norm(vertices(shape), axis=1))) + shape.R

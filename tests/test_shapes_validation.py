@@ -60,6 +60,7 @@ INVALID_SHAPES = [
     (lambda: Polytope(CUBE_A, np.ones(5)), "b"),
     (lambda: Polytope(CUBE_A, np.ones((6, 1))), "b"),
     # boxes
+    (lambda: Polytope(CUBE_A, [1.0, 1.0, 1e-10, 1.0, 1.0, 1e-10]), "A, b"),  # corners merge: no solid
     (lambda: Box([1.0, 0.0, 1.0]), "half_extents"),
     (lambda: Box([1.0, -1.0, 1.0]), "half_extents"),
     (lambda: Box([1.0, np.nan, 1.0]), "half_extents"),

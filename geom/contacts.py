@@ -1,0 +1,88 @@
+"""Contact points, normals and frames between two shapes, with their derivatives (Nimble App. C,
+Simple §III-D); the rules are described in native/contacts.hpp and summarized here.
+
+The signed distance (:mod:`dcol.geom.distance`) decides whether a pair is within the margin and gives
+the witness normal n (from a to b). Each shape then offers the part of it within the feature
+tolerance of the witness plane: a point, a segment or a polygon (a sphere is a point of radius R, a
+capsule a segment of radius R, a padded polygon a polygon of radius R; polytope and mesh features
+have radius 0). In the witness plane these are Nimble's witness hulls: a corner of one inside the
+other's polygon is a point–face contact, crossing sides are edge–edge contacts, and a point
+against a point or a segment is Nimble's sphere–sphere, mesh–sphere, pipe–sphere and vertex–pipe
+rules in one formula. Flat features touching give the whole manifold (a box resting on a plane: its
+four corners). Cylinders, cones and ellipsoids have no rule: one contact at the midpoint of the
+signed distance's witness points.
+
+Each contact has a point, a unit normal from a to b, two tangents (the minimal rotation taking
+world z to the normal applied to x and y: continuous in the normal except at exactly −z, where
+(x, −y) is taken) and a signed separation along the normal (> 0 apart). Derivatives are with
+respect to rigid motions [δp_a, δθ_a, δp_b, δθ_b] (12 columns, DESIGN.md) and come from the same
+formulas in forward mode: a face contact's normal turns only with the face's body, a curved
+contact's normal also with the other body's position (Nimble §V).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dcol import _native
+
+from .distance import DERIVATIVE_SETTINGS
+
+__all__ = ["ContactRule", "ContactSet", "contacts"]
+
+ContactRule = _native.ContactRule
+
+
+@dataclass(frozen=True)
+class ContactSet:
+    """K contacts between two shapes.
+
+    point, normal, tangent1, tangent2 : (K, 3) float64 world; separation : (K,) float64;
+    rule : (K,) int8 ContactRule codes. With derivatives: d_point, d_normal, d_tangent1, d_tangent2
+    (K, 3, 12) and d_separation (K, 12) float64, with respect to [δp_a, δθ_a, δp_b, δθ_b]; else None.
+    """
+
+    point: np.ndarray
+    normal: np.ndarray
+    tangent1: np.ndarray
+    tangent2: np.ndarray
+    separation: np.ndarray
+    rule: np.ndarray
+    d_point: np.ndarray = None
+    d_normal: np.ndarray = None
+    d_tangent1: np.ndarray = None
+    d_tangent2: np.ndarray = None
+    d_separation: np.ndarray = None
+
+    def __len__(self):
+        return len(self.separation)
+
+
+def _real(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    return float(value)
+
+
+def contacts(a, r_a, q_a, b, r_b, q_b, *, margin=0.0, feature_tolerance=1e-3, derivatives=False, settings=None):
+    """Contacts between shapes a and b at body poses (r, q), if their signed distance is ≤ margin.
+
+    Parameters
+    ----------
+    a, b : dcol.geom shapes. r_a, r_b : (3,); q_a, q_b : (4,) quaternions ``[w, x, y, z]`` or (3, 3).
+    margin : float ≥ 0, report pairs up to this far apart.
+    feature_tolerance : float in (0, 0.1], relative to the shapes' size: how close to the witness plane
+        a vertex must be to take part in a flat contact (a face tilted by less than about this many
+        radians still rests on all its corners).
+    derivatives : bool, also return the derivatives of every contact.
+    settings : dcol.solvers.SolverSettings of the distance solve, default dcol.geom.DERIVATIVE_SETTINGS.
+
+    Returns
+    -------
+    ContactSet (empty when the shapes are farther apart than margin).
+    """
+    out = _native.contacts(
+        a, r_a, q_a, b, r_b, q_b, _real(margin, "margin"), _real(feature_tolerance, "feature_tolerance"),
+        bool(derivatives), DERIVATIVE_SETTINGS if settings is None else settings,
+    )
+    return ContactSet(**out)
