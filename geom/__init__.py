@@ -26,6 +26,7 @@ from .distance import (
 )
 from .mesh import ConvexMesh, convex_decomposition, load_mesh
 from .proximity import ProximityBatchResult, ProximityResult, proximity, proximity_batch
+from .scene import Scene, SceneContacts
 from .shapes import MAX_FACES, Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Shape, Sphere
 from .topology import PolytopeTopology, polytope_topology
 
@@ -71,4 +72,6 @@ __all__ = [
     "contacts",
     "ContactSet",
     "ContactRule",
+    "Scene",
+    "SceneContacts",
 ]

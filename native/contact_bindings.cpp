@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <numeric>
 #include <string>
 #include <vector>
 
+#include "broadphase.hpp"
 #include "contacts.hpp"
 #include "distance.hpp"
 #include "geometry_binding.hpp"
@@ -160,17 +162,26 @@ py::array_t<double> support(py::handle shape, py::handle r, py::handle q, py::ha
   return copy3(out);
 }
 
+double checked_margin(double margin) {
+  if (!(margin >= 0.0 && std::isfinite(margin)))
+    throw py::value_error("margin must be finite and >= 0, got " + std::to_string(margin));
+  return margin;
+}
+
+ContactSettings checked_contact_settings(double margin, double feature_tolerance) {
+  checked_margin(margin);
+  if (!(feature_tolerance > 0.0 && feature_tolerance <= 0.1))
+    throw py::value_error("feature_tolerance must be in (0, 0.1], got " + std::to_string(feature_tolerance));
+  return {margin, feature_tolerance};
+}
+
 // Contacts between shapes a and b at one pose pair: arrays of K contacts (and their derivatives).
 py::dict pair_contacts_py(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b,
                           double margin, double feature_tolerance, bool derivatives, const SolverSettings& settings) {
   const Shape& sa = as_shape(a, "a");
   const Shape& sb = as_shape(b, "b");
   const Pose pa = as_pose(r_a, q_a, "r_a", "q_a"), pb = as_pose(r_b, q_b, "r_b", "q_b");
-  if (!(margin >= 0.0 && std::isfinite(margin)))
-    throw py::value_error("margin must be finite and >= 0, got " + std::to_string(margin));
-  if (!(feature_tolerance > 0.0 && feature_tolerance <= 0.1))
-    throw py::value_error("feature_tolerance must be in (0, 0.1], got " + std::to_string(feature_tolerance));
-  ContactSettings cs{margin, feature_tolerance};
+  const ContactSettings cs = checked_contact_settings(margin, feature_tolerance);
   Contact contacts[kMaxPairContacts];
   std::vector<ContactDerivatives> deriv(derivatives ? kMaxPairContacts : 0);
   int count;
@@ -179,6 +190,107 @@ py::dict pair_contacts_py(py::handle a, py::handle r_a, py::handle q_a, py::hand
     count = pair_contacts(sa, pa, sb, pb, cs, settings, contacts, derivatives ? deriv.data() : nullptr);
   }
   return contact_arrays(contacts, derivatives ? deriv.data() : nullptr, count);
+}
+
+// Body poses of a scene, checked: (B, 3) positions and (B, 4) quaternions or (B, 3, 3) matrices.
+std::vector<Pose> scene_poses(py::handle r, py::handle q) {
+  const PoseArrays arrays = as_pose_arrays(r, q, "r", "q");
+  std::vector<Pose> poses(arrays.r.shape(0));
+  for (size_t i = 0; i < poses.size(); ++i)
+    if (!arrays.get(static_cast<py::ssize_t>(i), poses[i]))
+      throw py::value_error("pose " + std::to_string(i) + ": r must be finite and q" + kOrientationRule);
+  return poses;
+}
+
+// The shapes of a scene and the body of each (indices into the poses).
+struct SceneShapes {
+  std::vector<const Shape*> shapes;
+  std::vector<int> body;
+};
+
+SceneShapes scene_shapes(py::handle shapes, const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& body,
+                         size_t num_bodies) {
+  SceneShapes out;
+  out.shapes = as_shape_list(shapes, "shapes", body.size());
+  if (body.ndim() != 1) throw py::value_error("body must be a 1-D integer array");
+  for (py::ssize_t i = 0; i < body.size(); ++i) {
+    const int64_t b = body.data()[i];
+    if (b < 0 || static_cast<size_t>(b) >= num_bodies)
+      throw py::value_error("body[" + std::to_string(i) + "] = " + std::to_string(b) + " is not a body index");
+    out.body.push_back(static_cast<int>(b));
+  }
+  return out;
+}
+
+// Candidate shape pairs (K, 2) whose bounding boxes, grown by margin, overlap; with the boxes.
+py::tuple broadphase(py::handle shapes, const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& body,
+                     py::handle r, py::handle q, double margin) {
+  checked_margin(margin);
+  const std::vector<Pose> poses = scene_poses(r, q);
+  const SceneShapes scene = scene_shapes(shapes, body, poses.size());
+  std::vector<Box3> boxes(scene.shapes.size());
+  std::vector<std::pair<int, int>> pairs;
+  {
+    py::gil_scoped_release release;
+    for (size_t i = 0; i < boxes.size(); ++i) boxes[i] = bounding_box(*scene.shapes[i], poses[scene.body[i]], 0.5 * margin);
+    pairs = sweep_and_prune(boxes);
+  }
+  py::array_t<int64_t> out({py::ssize_t(pairs.size()), py::ssize_t(2)});
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    out.mutable_at(k, 0) = pairs[k].first;
+    out.mutable_at(k, 1) = pairs[k].second;
+  }
+  py::array_t<double> lower({py::ssize_t(boxes.size()), py::ssize_t(3)}), upper({py::ssize_t(boxes.size()), py::ssize_t(3)});
+  for (size_t i = 0; i < boxes.size(); ++i)
+    for (int k = 0; k < 3; ++k) {
+      lower.mutable_at(i, k) = boxes[i].lower[k];
+      upper.mutable_at(i, k) = boxes[i].upper[k];
+    }
+  return py::make_tuple(out, lower, upper);
+}
+
+// Contacts of the given shape pairs (K, 2) of a scene, concatenated, with the pair of each contact.
+py::dict scene_contacts(py::handle shapes, const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& body,
+                        py::handle r, py::handle q,
+                        const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& pairs, double margin,
+                        double feature_tolerance, bool derivatives, const SolverSettings& settings, int threads) {
+  const std::vector<Pose> poses = scene_poses(r, q);
+  const SceneShapes scene = scene_shapes(shapes, body, poses.size());
+  if (pairs.ndim() != 2 || pairs.shape(1) != 2) throw py::value_error("pairs must have shape (K, 2)");
+  const py::ssize_t k = pairs.shape(0);
+  for (py::ssize_t i = 0; i < 2 * k; ++i)
+    if (pairs.data()[i] < 0 || static_cast<size_t>(pairs.data()[i]) >= scene.shapes.size())
+      throw py::value_error("pairs must hold shape indices");
+  if (threads < 1) throw py::value_error("threads must be at least 1");
+  const ContactSettings cs = checked_contact_settings(margin, feature_tolerance);
+  // Each pair's contacts in its own slot of kMaxPairContacts; gathered after the workers join.
+  std::vector<Contact> slots(k * kMaxPairContacts);
+  std::vector<ContactDerivatives> slot_derivatives(derivatives ? k * kMaxPairContacts : 0);
+  std::vector<int> counts(k);
+  auto work = [&](py::ssize_t begin, py::ssize_t end) {
+    for (py::ssize_t i = begin; i < end; ++i) {
+      const int sa = static_cast<int>(pairs.data()[2 * i]), sb = static_cast<int>(pairs.data()[2 * i + 1]);
+      counts[i] = pair_contacts(*scene.shapes[sa], poses[scene.body[sa]], *scene.shapes[sb], poses[scene.body[sb]], cs,
+                                settings, &slots[i * kMaxPairContacts],
+                                derivatives ? &slot_derivatives[i * kMaxPairContacts] : nullptr);
+    }
+  };
+  {
+    py::gil_scoped_release release;
+    parallel_chunks(k, threads, 1, work);
+  }
+  std::vector<Contact> all;
+  std::vector<ContactDerivatives> all_derivatives;
+  py::array_t<int64_t> pair_of(std::accumulate(counts.begin(), counts.end(), py::ssize_t(0)));
+  for (py::ssize_t i = 0; i < k; ++i)
+    for (int c = 0; c < counts[i]; ++c) {
+      pair_of.mutable_data()[all.size()] = i;
+      all.push_back(slots[i * kMaxPairContacts + c]);
+      if (derivatives) all_derivatives.push_back(slot_derivatives[i * kMaxPairContacts + c]);
+    }
+  py::dict out = contact_arrays(all.data(), derivatives ? all_derivatives.data() : nullptr, all.size());
+  out["pair"] = pair_of;
+  return out;
 }
 
 }  // namespace
@@ -197,5 +309,9 @@ void bind_contact(py::module_& m) {
         py::arg("q_b"), py::arg("margin"), py::arg("feature_tolerance"), py::arg("derivatives"), py::arg("settings"));
   m.def("distance_batch", &distance_batch, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"), py::arg("r_b"),
         py::arg("q_b"), py::arg("settings"), py::arg("threads"), py::arg("jacobian"), py::arg("parameterization"));
+  m.def("broadphase", &broadphase, py::arg("shapes"), py::arg("body"), py::arg("r"), py::arg("q"), py::arg("margin"));
+  m.def("scene_contacts", &scene_contacts, py::arg("shapes"), py::arg("body"), py::arg("r"), py::arg("q"),
+        py::arg("pairs"), py::arg("margin"), py::arg("feature_tolerance"), py::arg("derivatives"), py::arg("settings"),
+        py::arg("threads"));
   m.def("support", &support, py::arg("shape"), py::arg("r"), py::arg("q"), py::arg("direction"));
 }

@@ -13,17 +13,6 @@
 
 namespace dcol {
 
-// Pose of the shape's own frame: the body pose composed with the shape's fixed offset.
-inline Pose shape_frame(const Shape& sh, const Pose& body) {
-  if (!sh.has_offset) return body;
-  Pose f;
-  for (int i = 0; i < 3; ++i)
-    f.r[i] = body.r[i] + body.Q.m[i][0] * sh.offset_r[0] + body.Q.m[i][1] * sh.offset_r[1] +
-             body.Q.m[i][2] * sh.offset_r[2];
-  f.Q = multiply(body.Q, sh.offset_Q);
-  return f;
-}
-
 // W pairs of the same two shapes at once, one per lane. fa, fb: the shapes' own frames (offsets
 // applied). N: variables (x, α, then 0–2 slack variables of a, then b's); NA: the columns a's rows
 // use (x, α and a's slack variables); NTail > 0: b's linear rows use the columns from NTail on

@@ -1,8 +1,9 @@
-// Poses and proximity results, shared by proximity.hpp and proximity_derivatives.hpp.
+// Poses, shape frames and proximity results, shared by the proximity, distance and contact headers.
 #pragma once
 
 #include "cone_solver.hpp"
 #include "primitives.hpp"
+#include "rotations.hpp"
 
 namespace dcol {
 
@@ -10,6 +11,17 @@ struct Pose {
   double r[3];
   Mat3 Q;
 };
+
+// Pose of the shape's own frame: the body pose composed with the shape's fixed offset.
+inline Pose shape_frame(const Shape& sh, const Pose& body) {
+  if (!sh.has_offset) return body;
+  Pose f;
+  for (int i = 0; i < 3; ++i)
+    f.r[i] = body.r[i] + body.Q.m[i][0] * sh.offset_r[0] + body.Q.m[i][1] * sh.offset_r[1] +
+             body.Q.m[i][2] * sh.offset_r[2];
+  f.Q = multiply(body.Q, sh.offset_Q);
+  return f;
+}
 
 struct ProximityResult {
   double alpha = 0.0;

@@ -1,0 +1,58 @@
+// Broadphase of a scene: axis-aligned bounding boxes of the shapes from their support points, and
+// sweep and prune along x (sort the boxes' lower x, sweep keeping the boxes still open): O(N log N)
+// plus the overlapping pairs for scenes that are not all stacked along x.
+#pragma once
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+#include <vector>
+
+#include "support.hpp"
+
+namespace dcol {
+
+struct Box3 {
+  double lower[3], upper[3];
+};
+
+// The shape's bounding box at its body pose, grown by margin on every side.
+inline Box3 bounding_box(const Shape& sh, const Pose& body, double margin) {
+  const Pose frame = shape_frame(sh, body);
+  Box3 box;
+  for (int axis = 0; axis < 3; ++axis) {
+    double u[3] = {0.0, 0.0, 0.0}, p[3];
+    u[axis] = 1.0;
+    support_point(sh, frame, u, p);
+    box.upper[axis] = p[axis] + margin;
+    u[axis] = -1.0;
+    support_point(sh, frame, u, p);
+    box.lower[axis] = p[axis] - margin;
+  }
+  return box;
+}
+
+// Pairs (i, j), i < j, of boxes that overlap (touching counts), in sweep order.
+inline std::vector<std::pair<int, int>> sweep_and_prune(const std::vector<Box3>& boxes) {
+  const int n = static_cast<int>(boxes.size());
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int i, int j) { return boxes[i].lower[0] < boxes[j].lower[0]; });
+  std::vector<std::pair<int, int>> pairs;
+  std::vector<int> open;  // boxes whose x interval may still reach the sweep position
+  for (int i : order) {
+    const Box3& b = boxes[i];
+    // Drop the boxes that ended before this one starts; the rest overlap it along x.
+    open.erase(std::remove_if(open.begin(), open.end(), [&](int j) { return boxes[j].upper[0] < b.lower[0]; }),
+               open.end());
+    for (int j : open) {
+      const Box3& c = boxes[j];
+      if (c.upper[1] >= b.lower[1] && b.upper[1] >= c.lower[1] && c.upper[2] >= b.lower[2] && b.upper[2] >= c.lower[2])
+        pairs.emplace_back(std::min(i, j), std::max(i, j));
+    }
+    open.push_back(i);
+  }
+  return pairs;
+}
+
+}  // namespace dcol
