@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -263,16 +262,19 @@ py::dict scene_contacts(py::handle shapes, const py::array_t<int64_t, py::array:
       throw py::value_error("pairs must hold shape indices");
   if (threads < 1) throw py::value_error("threads must be at least 1");
   const ContactSettings cs = checked_contact_settings(margin, feature_tolerance);
-  // Each pair's contacts in its own slot of kMaxPairContacts; gathered after the workers join.
-  std::vector<Contact> slots(k * kMaxPairContacts);
-  std::vector<ContactDerivatives> slot_derivatives(derivatives ? k * kMaxPairContacts : 0);
-  std::vector<int> counts(k);
+  // Each pair's contacts in its own list (most pairs have none or a few); gathered after the join.
+  std::vector<std::vector<Contact>> found(k);
+  std::vector<std::vector<ContactDerivatives>> found_derivatives(derivatives ? k : 0);
   auto work = [&](py::ssize_t begin, py::ssize_t end) {
+    std::vector<Contact> scratch(kMaxPairContacts);
+    std::vector<ContactDerivatives> scratch_derivatives(derivatives ? kMaxPairContacts : 0);
     for (py::ssize_t i = begin; i < end; ++i) {
       const int sa = static_cast<int>(pairs.data()[2 * i]), sb = static_cast<int>(pairs.data()[2 * i + 1]);
-      counts[i] = pair_contacts(*scene.shapes[sa], poses[scene.body[sa]], *scene.shapes[sb], poses[scene.body[sb]], cs,
-                                settings, &slots[i * kMaxPairContacts],
-                                derivatives ? &slot_derivatives[i * kMaxPairContacts] : nullptr);
+      const int count = pair_contacts(*scene.shapes[sa], poses[scene.body[sa]], *scene.shapes[sb],
+                                      poses[scene.body[sb]], cs, settings, scratch.data(),
+                                      derivatives ? scratch_derivatives.data() : nullptr);
+      found[i].assign(scratch.begin(), scratch.begin() + count);
+      if (derivatives) found_derivatives[i].assign(scratch_derivatives.begin(), scratch_derivatives.begin() + count);
     }
   };
   {
@@ -281,13 +283,14 @@ py::dict scene_contacts(py::handle shapes, const py::array_t<int64_t, py::array:
   }
   std::vector<Contact> all;
   std::vector<ContactDerivatives> all_derivatives;
-  py::array_t<int64_t> pair_of(std::accumulate(counts.begin(), counts.end(), py::ssize_t(0)));
-  for (py::ssize_t i = 0; i < k; ++i)
-    for (int c = 0; c < counts[i]; ++c) {
-      pair_of.mutable_data()[all.size()] = i;
-      all.push_back(slots[i * kMaxPairContacts + c]);
-      if (derivatives) all_derivatives.push_back(slot_derivatives[i * kMaxPairContacts + c]);
-    }
+  std::vector<int64_t> pair_index;
+  for (py::ssize_t i = 0; i < k; ++i) {
+    all.insert(all.end(), found[i].begin(), found[i].end());
+    pair_index.insert(pair_index.end(), found[i].size(), i);
+    if (derivatives) all_derivatives.insert(all_derivatives.end(), found_derivatives[i].begin(), found_derivatives[i].end());
+  }
+  py::array_t<int64_t> pair_of(pair_index.size());
+  std::copy(pair_index.begin(), pair_index.end(), pair_of.mutable_data());
   py::dict out = contact_arrays(all.data(), derivatives ? all_derivatives.data() : nullptr, all.size());
   out["pair"] = pair_of;
   return out;

@@ -210,7 +210,7 @@ def coal_geometry(shape):
     return geometry, origin, identity
 
 
-def _coal_transform(shape, r, q, t, M):
+def coal_transform(shape, r, q, t, M):
     origin, Q = shape_frame(shape, r, q)
     return coal.Transform3s(Q @ M, origin + Q @ t)  # (rotation matrix, translation): no quaternion order to get wrong
 
@@ -249,8 +249,8 @@ def coal_distance(a, r_a, q_a, b, r_b, q_b):
     """
     geometry_a, t_a, M_a = coal_geometry(a)
     geometry_b, t_b, M_b = coal_geometry(b)
-    transform_a = _coal_transform(a, r_a, q_a, t_a, M_a)
-    transform_b = _coal_transform(b, r_b, q_b, t_b, M_b)
+    transform_a = coal_transform(a, r_a, q_a, t_a, M_a)
+    transform_b = coal_transform(b, r_b, q_b, t_b, M_b)
     result = coal.DistanceResult()
     distance = coal.distance(geometry_a, transform_a, geometry_b, transform_b, _coal_request(), result)
     p_a, p_b, normal = (np.array(v) for v in (result.getNearestPoint1(), result.getNearestPoint2(), result.normal))
