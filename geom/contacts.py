@@ -26,7 +26,8 @@ import numpy as np
 
 from dcol import _native
 
-from .distance import DERIVATIVE_SETTINGS
+from .derivatives import DERIVATIVE_SETTINGS
+from .validation import checked_real
 
 __all__ = ["ContactRule", "ContactSet", "contacts"]
 
@@ -58,12 +59,6 @@ class ContactSet:
         return len(self.separation)
 
 
-def _real(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    return float(value)
-
-
 def contacts(a, r_a, q_a, b, r_b, q_b, *, margin=0.0, feature_tolerance=1e-3, derivatives=False, settings=None):
     """Contacts between shapes a and b at body poses (r, q), if their signed distance is ≤ margin.
 
@@ -82,7 +77,7 @@ def contacts(a, r_a, q_a, b, r_b, q_b, *, margin=0.0, feature_tolerance=1e-3, de
     ContactSet (empty when the shapes are farther apart than margin).
     """
     out = _native.contacts(
-        a, r_a, q_a, b, r_b, q_b, _real(margin, "margin"), _real(feature_tolerance, "feature_tolerance"),
+        a, r_a, q_a, b, r_b, q_b, checked_real(margin, "margin"), checked_real(feature_tolerance, "feature_tolerance"),
         bool(derivatives), DERIVATIVE_SETTINGS if settings is None else settings,
     )
     return ContactSet(**out)

@@ -15,10 +15,11 @@ import numpy as np
 
 from dcol import _native
 
-from .contacts import ContactSet, _real
-from .distance import DERIVATIVE_SETTINGS
+from .contacts import ContactSet
+from .derivatives import DERIVATIVE_SETTINGS
 from .proximity import checked_threads
 from .shapes import Shape
+from .validation import checked_real
 
 __all__ = ["Scene", "SceneContacts"]
 
@@ -100,7 +101,7 @@ class Scene:
     def candidate_pairs(self, r, q, *, margin=0.0):
         """(K, 2) int64 shape index pairs (i < j) whose bounding boxes overlap when grown by the margin,
         after filtering: the pairs the narrow phase examines."""
-        pairs, _, _ = _native.broadphase(self._shapes, self.body_of_shape, r, q, _real(margin, "margin"))
+        pairs, _, _ = _native.broadphase(self._shapes, self.body_of_shape, r, q, checked_real(margin, "margin"))
         body = self.body_of_shape[pairs]
         groups, masks = np.array(self._groups, dtype=np.uint64), np.array(self._masks, dtype=np.uint64)
         keep = (body[:, 0] != body[:, 1]) & ((groups[body[:, 0]] & masks[body[:, 1]]) != 0)
@@ -113,7 +114,7 @@ class Scene:
 
     def bounding_boxes(self, r, q, *, margin=0.0):
         """(S, 3), (S, 3) float64 lower and upper corners of every shape's box grown by margin / 2."""
-        _, lower, upper = _native.broadphase(self._shapes, self.body_of_shape, r, q, _real(margin, "margin"))
+        _, lower, upper = _native.broadphase(self._shapes, self.body_of_shape, r, q, checked_real(margin, "margin"))
         return lower, upper
 
     def contacts(self, r, q, *, margin=0.0, feature_tolerance=1e-3, derivatives=False, settings=None, threads=None):
@@ -124,8 +125,8 @@ class Scene:
         """
         pairs = self.candidate_pairs(r, q, margin=margin)
         out = _native.scene_contacts(
-            self._shapes, self.body_of_shape, r, q, pairs, _real(margin, "margin"),
-            _real(feature_tolerance, "feature_tolerance"), bool(derivatives),
+            self._shapes, self.body_of_shape, r, q, pairs, checked_real(margin, "margin"),
+            checked_real(feature_tolerance, "feature_tolerance"), bool(derivatives),
             DERIVATIVE_SETTINGS if settings is None else settings, checked_threads(threads),
         )
         shape_pair = pairs[out.pop("pair")].reshape(-1, 2)

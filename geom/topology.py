@@ -13,7 +13,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import HalfspaceIntersection, cKDTree
 
-from .validation import checked_array
+from .validation import checked_array, checked_real
 
 __all__ = ["PolytopeTopology", "polytope_topology", "DEFAULT_TOLERANCE"]
 
@@ -164,9 +164,7 @@ def polytope_topology(A, b, *, tolerance=DEFAULT_TOLERANCE):
     lengths = np.linalg.norm(A, axis=1)
     if np.any(lengths == 0.0):
         raise ValueError("A must not have zero rows")
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float, np.floating, np.integer)):
-        raise TypeError(f"tolerance must be a real number, got {tolerance!r}")
-    if not 0.0 < tolerance <= 0.01:
+    if not 0.0 < checked_real(tolerance, "tolerance") <= 0.01:
         raise ValueError(f"tolerance must be in (0, 0.01], got {tolerance!r}")
     normals, offsets = A / lengths[:, None], b / lengths
     vertices, on_plane, distance = _corners(A, b, tolerance)

@@ -4,7 +4,7 @@ import numpy as np
 
 from .rotations import rotation_matrix
 
-__all__ = ["checked_array", "checked_positive", "checked_offset"]
+__all__ = ["checked_array", "checked_positive", "checked_real", "checked_offset"]
 
 
 def checked_array(value, name, shape):
@@ -30,6 +30,13 @@ def checked_positive(value, name):
     if not np.isfinite(number) or number <= 0.0:
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return number
+
+
+def checked_real(value, name):
+    """float(value) for a real number (not a bool); TypeError naming the argument otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    return float(value)
 
 
 def checked_offset(offset):

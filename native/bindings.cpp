@@ -6,7 +6,6 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,20 +48,11 @@ ProximityResult proximity_single(py::handle a, py::handle r_a, py::handle q_a, p
 py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b,
                          const SolverSettings& settings, int threads, int request_code,
                          const std::string& parameterization_name) {
-  const PoseArrays pa = as_pose_arrays(r_a, q_a, "r_a", "q_a");
-  const py::ssize_t n = pa.r.shape(0);
-  const PoseArrays pb = as_pose_arrays(r_b, q_b, "r_b", "q_b", n);
-  const std::vector<const Shape*> shapes_a = as_shape_list(a, "a", n);
-  const std::vector<const Shape*> shapes_b = as_shape_list(b, "b", n);
-  if (threads < 1) throw py::value_error("threads must be at least 1");
   if (request_code < 0 || request_code > static_cast<int>(DerivativeRequest::contact))
     throw py::value_error("request must be 0 (values), 1 (gradient), 2 (Jacobian) or 3 (with the normal)");
   const auto request = static_cast<DerivativeRequest>(request_code);
-  const Parameterization param = as_parameterization(parameterization_name);
-  if (request != DerivativeRequest::none && param != Parameterization::rigid && !(pa.quaternion && pb.quaternion))
-    throw py::value_error("parameterization '" + parameterization_name +
-                          "' needs q_a and q_b as quaternions (N, 4); use 'rigid' with rotation matrices");
-  const py::ssize_t cols = 2 * (3 + orientation_columns(param));
+  PairBatch batch(a, r_a, q_a, b, r_b, q_b, threads, parameterization_name, request != DerivativeRequest::none);
+  const py::ssize_t n = batch.n, cols = batch.columns;
 
   py::array_t<double> alpha(n), distance(n);
   py::array_t<double> x({n, py::ssize_t(3)}), p_a({n, py::ssize_t(3)}), p_b({n, py::ssize_t(3)}),
@@ -84,15 +74,6 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
   double *d_alpha_d = d_alpha.mutable_data(), *d_distance_d = d_distance.mutable_data(), *d_x_d = d_x.mutable_data(),
          *d_pa_d = d_p_a.mutable_data(), *d_pb_d = d_p_b.mutable_data(), *d_normal_d = d_normal.mutable_data();
 
-  // Index of the first invalid pose (n when all are valid), reported after the workers join.
-  std::atomic<py::ssize_t> first_bad{n};
-  auto load = [&](py::ssize_t i, Pose& posea, Pose& poseb) {
-    if (pa.get(i, posea) && pb.get(i, poseb)) return;
-    py::ssize_t cur = first_bad.load();
-    while (i < cur && !first_bad.compare_exchange_weak(cur, i)) {
-    }
-    posea = poseb = Pose{{0.0, 0.0, 0.0}, {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}};  // solvable stand-in
-  };
   auto store = [&](py::ssize_t i, const ProximityResult& res, const ProximityJacobian& jac) {
     alpha_d[i] = res.alpha;
     distance_d[i] = res.distance;
@@ -104,10 +85,8 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
     iterations_d[i] = res.iterations;
     if (request == DerivativeRequest::none) return;
     double Omega[2][3][4];
-    if (param != Parameterization::rigid) {
-      orientation_map(param, pa.q.data() + 4 * i, Omega[0]);
-      orientation_map(param, pb.q.data() + 4 * i, Omega[1]);
-    }
+    batch.orientation_maps(i, Omega);
+    const Parameterization param = batch.param;
     convert_row(jac.alpha, param, Omega, d_alpha_d + cols * i);
     if (!full) return;
     convert_row(jac.distance, param, Omega, d_distance_d + cols * i);
@@ -119,7 +98,7 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
       if (with_normal) convert_row(jac.normal[r], param, Omega, d_normal_d + offset);
     }
   };
-  const bool one_pair = shapes_a.size() == 1 && shapes_b.size() == 1;
+  const bool one_pair = batch.shapes_a.size() == 1 && batch.shapes_b.size() == 1;
   const ProximityKernels& kernel = kernels();
   auto work = [&](py::ssize_t begin, py::ssize_t end) {
     Pose posea[kMaxKernelLanes], poseb[kMaxKernelLanes];
@@ -129,15 +108,14 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
     py::ssize_t i = begin;
     if (one_pair) {  // whole groups of lanes, then the rest one by one
       for (; i + kernel.lanes <= end; i += kernel.lanes) {
-        for (int k = 0; k < kernel.lanes; ++k) load(i + k, posea[k], poseb[k]);
-        kernel.run_lanes(*shapes_a[0], posea, *shapes_b[0], poseb, settings, res, deriv);
+        for (int k = 0; k < kernel.lanes; ++k) batch.load(i + k, posea[k], poseb[k]);
+        kernel.run_lanes(batch.a(0), posea, batch.b(0), poseb, settings, res, deriv);
         for (int k = 0; k < kernel.lanes; ++k) store(i + k, res[k], jac[k]);
       }
     }
     for (; i < end; ++i) {
-      load(i, posea[0], poseb[0]);
-      kernel.run_one(*shapes_a[shapes_a.size() == 1 ? 0 : i], posea, *shapes_b[shapes_b.size() == 1 ? 0 : i], poseb,
-                     settings, res, deriv);
+      batch.load(i, posea[0], poseb[0]);
+      kernel.run_one(batch.a(i), posea, batch.b(i), poseb, settings, res, deriv);
       store(i, res[0], jac[0]);
     }
   };
@@ -145,9 +123,7 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
     py::gil_scoped_release release;
     parallel_chunks(n, threads, kMaxKernelLanes, work);  // whole lane groups per chunk
   }
-  if (first_bad.load() < n)
-    throw py::value_error("pose " + std::to_string(first_bad.load()) +
-                          ": r_a, r_b must be finite and q_a, q_b" + kOrientationRule);
+  batch.raise_if_invalid();
 
   py::dict out;
   out["alpha"] = alpha;

@@ -4,7 +4,6 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
-#include <atomic>
 #include <string>
 #include <vector>
 
@@ -24,17 +23,8 @@ namespace {
 py::dict distance_batch(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b,
                         const SolverSettings& settings, int threads, bool with_jacobian,
                         const std::string& parameterization_name) {
-  const PoseArrays pa = as_pose_arrays(r_a, q_a, "r_a", "q_a");
-  const py::ssize_t n = pa.r.shape(0);
-  const PoseArrays pb = as_pose_arrays(r_b, q_b, "r_b", "q_b", n);
-  const std::vector<const Shape*> shapes_a = as_shape_list(a, "a", n);
-  const std::vector<const Shape*> shapes_b = as_shape_list(b, "b", n);
-  if (threads < 1) throw py::value_error("threads must be at least 1");
-  const Parameterization param = as_parameterization(parameterization_name);
-  if (with_jacobian && param != Parameterization::rigid && !(pa.quaternion && pb.quaternion))
-    throw py::value_error("parameterization '" + parameterization_name +
-                          "' needs q_a and q_b as quaternions (N, 4); use 'rigid' with rotation matrices");
-  const py::ssize_t cols = 2 * (3 + orientation_columns(param));
+  PairBatch batch(a, r_a, q_a, b, r_b, q_b, threads, parameterization_name, with_jacobian);
+  const py::ssize_t n = batch.n, cols = batch.columns;
   const py::ssize_t jac_rows = with_jacobian ? n : 0;
 
   py::array_t<double> distance(n), alpha(n);
@@ -50,20 +40,13 @@ py::dict distance_batch(py::handle a, py::handle r_a, py::handle q_a, py::handle
   int8_t* status_d = status.mutable_data();
   int32_t* iterations_d = iterations.mutable_data();
 
-  std::atomic<py::ssize_t> first_bad{n};  // index of the first invalid pose, reported after the join
   auto work = [&](py::ssize_t begin, py::ssize_t end) {
     for (py::ssize_t i = begin; i < end; ++i) {
       Pose pose_a, pose_b;
-      if (!pa.get(i, pose_a) || !pb.get(i, pose_b)) {
-        py::ssize_t cur = first_bad.load();
-        while (i < cur && !first_bad.compare_exchange_weak(cur, i)) {
-        }
-        continue;
-      }
+      if (!batch.load(i, pose_a, pose_b)) continue;
       DistanceResult res;
       DistanceJacobian jac;
-      signed_distance(*shapes_a[shapes_a.size() == 1 ? 0 : i], pose_a, *shapes_b[shapes_b.size() == 1 ? 0 : i],
-                      pose_b, settings, res, with_jacobian ? &jac : nullptr);
+      signed_distance(batch.a(i), pose_a, batch.b(i), pose_b, settings, res, with_jacobian ? &jac : nullptr);
       distance_d[i] = res.distance;
       alpha_d[i] = res.alpha;
       std::copy(res.p_a, res.p_a + 3, pa_d + 3 * i);
@@ -73,10 +56,8 @@ py::dict distance_batch(py::handle a, py::handle r_a, py::handle q_a, py::handle
       iterations_d[i] = res.iterations;
       if (!with_jacobian) continue;
       double Omega[2][3][4];
-      if (param != Parameterization::rigid) {
-        orientation_map(param, pa.q.data() + 4 * i, Omega[0]);
-        orientation_map(param, pb.q.data() + 4 * i, Omega[1]);
-      }
+      batch.orientation_maps(i, Omega);
+      const Parameterization param = batch.param;
       convert_row(jac.distance, param, Omega, d_distance_d + cols * i);
       for (int r = 0; r < 3; ++r) {
         const py::ssize_t offset = cols * (3 * i + r);
@@ -90,9 +71,7 @@ py::dict distance_batch(py::handle a, py::handle r_a, py::handle q_a, py::handle
     py::gil_scoped_release release;
     parallel_chunks(n, threads, 1, work);
   }
-  if (first_bad.load() < n)
-    throw py::value_error("pose " + std::to_string(first_bad.load()) + ": r_a, r_b must be finite and q_a, q_b" +
-                          kOrientationRule);
+  batch.raise_if_invalid();
   py::dict out;
   out["distance"] = distance;
   out["p_a"] = p_a;

@@ -62,7 +62,7 @@ using Vec3 = Vec3T<double>;
 using D = Dual<12>;
 using DVec3 = Vec3T<D>;
 
-// A shape's support feature: points (world) of body `body` (0: a, 1: b), inflated by radius. A
+// A shape's support feature: world points, inflated by radius. A
 // polygon (dim 2) is counterclockwise in the witness plane's coordinates; its face has the outward
 // unit normal face_normal and passes through face_point (both moving with the body).
 struct Feature {
@@ -71,7 +71,6 @@ struct Feature {
   Vec3 points[kMaxFeaturePoints];
   double radius = 0.0;
   Vec3 face_normal{}, face_point{};
-  int body = 0;
 };
 
 // (e_j × v)_i: column j of the cross-product map δθ ↦ δθ × v.
@@ -119,6 +118,19 @@ void tangents(const Vec3T<T>& n, Vec3T<T>& t1, Vec3T<T>& t2) {
   t2 = {{-(n[0] * n[1] * inv), 1.0 - n[1] * n[1] * inv, -n[1]}};
 }
 
+// +1 if v points along the witness normal (from a to b), else −1.
+template <class T>
+double witness_sign(const Vec3T<T>& v, const Vec3& witness) {
+  return value_of(v[0]) * witness[0] + value_of(v[1]) * witness[1] + value_of(v[2]) * witness[2] < 0.0 ? -1.0 : 1.0;
+}
+
+// The contact point between c_a and c_b weighted by the radii: on the surfaces' common tangent
+// plane when they touch (Nimble App. C2, C4); the midpoint of two bare points.
+template <class T>
+Vec3T<T> weighted_point(const Vec3T<T>& ca, double ra, const Vec3T<T>& cb, double rb) {
+  return ra + rb > 0.0 ? (1.0 / (ra + rb)) * (rb * ca + ra * cb) : 0.5 * (ca + cb);
+}
+
 // The contact of two points c_a, c_b with radii (sphere–sphere, and with a point moving along a line
 // the point–edge rules): normal along c_b − c_a (oriented by the witness normal, which also stands in
 // when the points coincide), point weighted by the radii (the midpoint for two bare points).
@@ -131,11 +143,11 @@ void point_point(const Vec3T<T>& ca, double ra, const Vec3T<T>& cb, double rb, c
     for (int i = 0; i < 3; ++i) normal[i] = T(witness[i]);
     separation = T(-(ra + rb));
   } else {
-    const double sign = value_of(dot(d, Vec3T<T>{{T(witness[0]), T(witness[1]), T(witness[2])}})) < 0.0 ? -1.0 : 1.0;
+    const double sign = witness_sign(d, witness);
     normal = (sign / length) * d;
     separation = sign * length - (ra + rb);
   }
-  point = ra + rb > 0.0 ? (1.0 / (ra + rb)) * (rb * ca + ra * cb) : 0.5 * (ca + cb);
+  point = weighted_point(ca, ra, cb, rb);
 }
 
 // The point of the line through q0, q1 closest to p.
@@ -155,12 +167,9 @@ void edge_edge(const Vec3T<T>& p0, const Vec3T<T>& p1, double ra, const Vec3T<T>
   const T s = (uv * vw - vv * uw) / det, t = (uu * vw - uv * uw) / det;
   const Vec3T<T> ca = p0 + s * u, cb = q0 + t * v;
   const Vec3T<T> axis = cross(u, v);
-  const double sign = value_of(axis[0]) * witness[0] + value_of(axis[1]) * witness[1] + value_of(axis[2]) * witness[2] < 0.0
-                          ? -1.0
-                          : 1.0;
-  normal = (sign / norm(axis)) * axis;
+  normal = (witness_sign(axis, witness) / norm(axis)) * axis;
   separation = dot(normal, cb - ca) - (ra + rb);
-  point = ra + rb > 0.0 ? (1.0 / (ra + rb)) * (rb * ca + ra * cb) : 0.5 * (ca + cb);
+  point = weighted_point(ca, ra, cb, rb);
 }
 
 // A point c with radius rc over a face with outward unit normal m through f0, inflated by rf.
@@ -237,10 +246,8 @@ inline void reduce_to_hull(Feature& f, const Plane2& plane, double tol) {
 
 // The support feature of shape sh (body pose body_pose) along the world direction u (unit); tol:
 // the absolute feature tolerance.
-inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec3& u, double tol, int body,
-                               const Plane2& plane) {
+inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec3& u, double tol, const Plane2& plane) {
   Feature f;
-  f.body = body;
   const Pose frame = shape_frame(sh, body_pose);
   auto world = [&](double y0, double y1, double y2) {
     Vec3 w;
@@ -606,8 +613,8 @@ inline int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const P
   int count = 0;
   Feature fa, fb;
   if (has_rules) {
-    fa = support_feature(a, pa, n, tol, 0, plane);
-    fb = support_feature(b, pb, -1.0 * n, tol, 1, plane);
+    fa = support_feature(a, pa, n, tol, plane);
+    fb = support_feature(b, pb, -1.0 * n, tol, plane);
     count = ContactPlanner(fa, fb, plane, tol).plan(recipes);
   }
   if (count == 0) {

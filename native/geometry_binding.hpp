@@ -5,6 +5,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -190,5 +191,60 @@ inline py::array_t<double> copy3(const double* v) {
   std::copy(v, v + 3, a.mutable_data());
   return a;
 }
+
+// The arguments of a batch over N pose pairs, checked: poses, shapes (one pair, or N of each), the
+// parameterization of derivative columns; and the first invalid pose met by the worker threads.
+struct PairBatch {
+  PoseArrays pa;
+  py::ssize_t n;
+  PoseArrays pb;
+  std::vector<const Shape*> shapes_a, shapes_b;
+  Parameterization param;
+  py::ssize_t columns;  // of a derivative row: [position, orientation] of a, then of b
+  std::atomic<py::ssize_t> first_bad;  // n while every pose loaded is valid
+
+  PairBatch(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b, int threads,
+            const std::string& parameterization_name, bool with_derivatives)
+      : pa(as_pose_arrays(r_a, q_a, "r_a", "q_a")),
+        n(pa.r.shape(0)),
+        pb(as_pose_arrays(r_b, q_b, "r_b", "q_b", n)),
+        shapes_a(as_shape_list(a, "a", n)),
+        shapes_b(as_shape_list(b, "b", n)),
+        param(as_parameterization(parameterization_name)),
+        columns(2 * (3 + orientation_columns(param))),
+        first_bad(n) {
+    if (threads < 1) throw py::value_error("threads must be at least 1");
+    if (with_derivatives && param != Parameterization::rigid && !(pa.quaternion && pb.quaternion))
+      throw py::value_error("parameterization '" + parameterization_name +
+                            "' needs q_a and q_b as quaternions (N, 4); use 'rigid' with rotation matrices");
+  }
+
+  const Shape& a(py::ssize_t i) const { return *shapes_a[shapes_a.size() == 1 ? 0 : i]; }
+  const Shape& b(py::ssize_t i) const { return *shapes_b[shapes_b.size() == 1 ? 0 : i]; }
+
+  // Pose pair i; if it is invalid, records it and gives identity poses (a solvable stand-in).
+  bool load(py::ssize_t i, Pose& pose_a, Pose& pose_b) {
+    if (pa.get(i, pose_a) && pb.get(i, pose_b)) return true;
+    py::ssize_t current = first_bad.load();
+    while (i < current && !first_bad.compare_exchange_weak(current, i)) {
+    }
+    pose_a = pose_b = Pose{{0.0, 0.0, 0.0}, {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}};
+    return false;
+  }
+
+  // Pair i's maps from world angular velocity to its orientation coordinates (for convert_row).
+  void orientation_maps(py::ssize_t i, double Omega[2][3][4]) const {
+    if (param == Parameterization::rigid) return;
+    orientation_map(param, pa.q.data() + 4 * i, Omega[0]);
+    orientation_map(param, pb.q.data() + 4 * i, Omega[1]);
+  }
+
+  // After the workers join: the first invalid pose as an error.
+  void raise_if_invalid() const {
+    if (first_bad.load() < n)
+      throw py::value_error("pose " + std::to_string(first_bad.load()) + ": r_a, r_b must be finite and q_a, q_b" +
+                            kOrientationRule);
+  }
+};
 
 }  // namespace dcol::binding
