@@ -15,6 +15,7 @@ from .algorithms import (
     gravity_forces,
     inertial_parameters,
     integrate,
+    integrate_jacobians,
     minverse,
     minverse_derivative,
     neutral,
@@ -32,15 +33,17 @@ from .robots import (
     load_dataset_robot,
     load_example_robot,
 )
+from .simulation import Rollout, Step, StepCotangents, StepJacobians, World
 from .urdf import MeshGeometry, load_urdf
 
 __all__ = [
     "Model", "ModelBuilder", "BodyShape", "MeshGeometry", "load_urdf",
     "DATASET_ROBOTS", "EXAMPLE_ROBOTS", "dataset_robot_path", "load_dataset_robot", "example_robot_data_dir",
     "load_example_robot",
-    "neutral", "random_configuration", "integrate", "difference",
+    "neutral", "random_configuration", "integrate", "integrate_jacobians", "difference",
     "frame_placement", "frame_jacobian", "frame_jacobian_derivative",
     "rnea", "bias_forces", "gravity_forces", "crba", "aba", "minverse",
     "rnea_derivatives", "aba_derivatives", "bias_force_derivatives", "minverse_derivative",
     "inertial_parameters", "rnea_parameter_derivatives", "aba_parameter_derivatives",
+    "World", "Step", "StepJacobians", "StepCotangents", "Rollout",
 ]

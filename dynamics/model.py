@@ -16,6 +16,7 @@ Spatial vectors are [linear; angular]. Models are immutable; build them with :cl
 or :func:`dcol.dynamics.load_urdf`.
 """
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -155,7 +156,13 @@ class Model:
                       self.rotational_inertias, self.lower_limits, self.upper_limits, self.velocity_limits,
                       self.effort_limits, self.damping):
             array.setflags(write=False)
-        self._native = _native.dynamics.Model(
+        self._frame_bodies = np.array([f["body"] for f in frames], dtype=np.int32)
+        self._frame_rotations = np.array([f["placement"][0] for f in frames]).reshape(len(frames), 3, 3)
+        self._frame_positions = np.array([f["placement"][1] for f in frames]).reshape(len(frames), 3)
+        self._native = self._native_model()
+
+    def _native_model(self):
+        return _native.dynamics.Model(
             parent=self.parents.astype(np.int32),
             kind=np.array([_NATIVE_KIND[k] for k in self.joint_kinds], dtype=np.int32),
             placement_R=self.joint_rotations,
@@ -164,11 +171,36 @@ class Model:
             mass=self.masses,
             com=self.coms,
             rot_inertia=self.rotational_inertias,
-            frame_body=np.array([f["body"] for f in frames], dtype=np.int32),
-            frame_R=np.array([f["placement"][0] for f in frames]).reshape(len(frames), 3, 3),
-            frame_p=np.array([f["placement"][1] for f in frames]).reshape(len(frames), 3),
+            frame_body=self._frame_bodies,
+            frame_R=self._frame_rotations,
+            frame_p=self._frame_positions,
             gravity=self.gravity,
         )
+
+    def with_inertial_parameters(self, params):
+        """A copy of the model with other inertial parameters (nbodies, 10), in the order of
+        :func:`dcol.dynamics.inertial_parameters`: [m, m c, I about the body origin (xx, xy, yy, xz,
+        yz, zz)]. ValueError naming the body when one is not physically consistent."""
+        params = np.asarray(params, dtype=np.float64)
+        if params.shape != (self.nbodies, 10):
+            raise ValueError(f"params must have shape ({self.nbodies}, 10), got {params.shape}")
+        masses, coms, inertias = [], [], []
+        for name, (m, *first_moment), (xx, xy, yy, xz, yz, zz) in zip(self.body_names, params[:, :4], params[:, 4:]):
+            if not np.isfinite(m) or m < 0.0 or m == 0.0 and np.any(first_moment):
+                raise ValueError(f"params: body {name!r} mass must be finite and ≥ 0 (> 0 with a first moment), got {m}")
+            c = np.asarray(first_moment) / m if m > 0.0 else np.zeros(3)
+            I_origin = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+            mass, com, inertia = check_inertia(m, c, I_origin - m * (c @ c * np.eye(3) - np.outer(c, c)),
+                                               f"params: body {name!r}")
+            masses.append(mass)
+            coms.append(com)
+            inertias.append(inertia)
+        model = copy.copy(self)
+        model.masses, model.coms, model.rotational_inertias = np.array(masses), np.array(coms), np.array(inertias)
+        for array in (model.masses, model.coms, model.rotational_inertias):
+            array.setflags(write=False)
+        model._native = model._native_model()
+        return model
 
     def frame_index(self, name):
         """Index of a named frame; ValueError naming the frame when there is none."""

@@ -199,7 +199,9 @@ def _tied(A, b, f, w, clamping, tol):
 def _solution(A, b, bounds, f, status, iterations, tol, stabilize, warm_start_hit=False):
     w = A @ f + b
     clamping, at_lower, at_upper = _classify(A, b, f, w, bounds, tol)
-    if stabilize and status == LCPStatus.SOLVED:
+    # An iterate stopped by the iteration limit usually has the right sets already: solving on them
+    # exactly and verifying turns it into a solution.
+    if stabilize and status in (LCPStatus.SOLVED, LCPStatus.ITERATION_LIMIT):
         tied = _tied(A, b, f, w, clamping, tol)
         # Tied indices join the clamping set first: for identical contacts that spreads the impulse
         # evenly, the least-squares-minimal solution (App. B); failing that, the sets as found.
@@ -207,7 +209,7 @@ def _solution(A, b, bounds, f, status, iterations, tol, stabilize, warm_start_hi
         for sets in candidates + [(clamping, at_lower, at_upper)]:
             f_stable, w_stable = _on_active_set(A, b, bounds, f, *sets)
             if _verified(A, b, f_stable, w_stable, bounds, *sets, tol):
-                f, w = f_stable, w_stable
+                f, w, status = f_stable, w_stable, LCPStatus.SOLVED
                 clamping, at_lower, at_upper = _classify(A, b, f, w, bounds, tol)
                 break
     tied = _tied(A, b, f, w, clamping, tol)
@@ -262,7 +264,8 @@ def solve_lcp(A, b, *, method="lemke", warm_start=None, tol=1e-9, max_iterations
     tol : relative tolerance for zero in f and w (and Gauss–Seidel's stopping residual).
     max_iterations : pivots (default 10 (n + 1)), sweeps (default 10000) or interior-point
         iterations (default 100).
-    stabilize : replace the solver's f by the least-squares-minimal one on its clamping set.
+    stabilize : replace the solver's f by the least-squares-minimal one on its clamping set (an
+        iterate stopped by the iteration limit too: it counts as solved when that verifies).
 
     Returns an LCPSolution; a failed solve says so in ``status`` (its f is the solver's last iterate).
     """

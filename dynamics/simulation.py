@@ -1,0 +1,607 @@
+"""Time stepping of articulated rigid bodies with contact and friction, and its exact Jacobians
+(Nimble §III eqs. 2–10, §IV–VI, App. A–C, E, F).
+
+One step of length Δt from the state (q, v) under joint forces τ (semi-implicit Euler, Nimble eq. 2):
+
+    M v⁺ = M v − Δt (c(q, v) + D v − τ) + Jᵀ f,        q⁺ = integrate(q, Δt v⁺),
+
+with D the joint damping. The rows of J are the contacts' normal and two tangent directions
+(relative velocity of body b's material point at the contact minus body a's, contact frames from
+:mod:`dcol.geom.contacts`, manifolds for flat contacts) and the joint limits near their bounds. The
+impulses f solve the boxed LCP ``w = A f + b``, A = J M⁻¹ Jᵀ, b = J v_free + b_extra, v_free the
+velocity without impulses (Nimble eqs. 3–5): normal and limit impulses ≥ 0, friction impulses within
+±μ times their contact's normal impulse (App. A), warm-started from the previous step's clamping set
+(App. B). b_extra per normal row:
+
+* *stabilization* (Baumgarte, as in Simple App. D, with its derivative terms): ``β φ / Δt`` for a
+  penetration φ < 0, so a fraction β of it is removed per step; and ``φ / Δt`` for a gap φ > 0 (a
+  speculative contact: it only acts if the step would close the gap, and then lands the bodies exactly
+  in contact). Joint limits use the same rule with φ the distance to the bound.
+* *restitution*: a contact approaching faster than ``restitution_threshold`` that the step would
+  close is *bouncing*: its row asks ``v⁺_n ≥ −e v_n`` (b_extra = e v_n, no stabilization term), which
+  returns the approach speed times e.
+
+Step Jacobians: ∂(q⁺, v⁺)/∂(q, v, τ, θ) with θ = [π (10 per body, :func:`inertial_parameters`
+order), μ, e] by the chain rule through every term: M⁻¹, c and their derivatives (App. F), the
+contact rows' dependence on q through the contact points, normals and tangents (§V, App. C, from the
+contacts' forward-mode derivatives and the frame Jacobians' derivatives), the separations in the
+stabilization, and the LCP by its clamping set (§IV, App. A). Derivatives with respect to q are in
+the tangent space (integrate's), as for every dynamics function. In reverse mode the same partial
+derivatives are contracted with the cotangents, the LCP by :func:`dcol.solvers.lcp_vjp`.
+
+Elastic bounces (§VI): the discrete step moves a bouncing body by Δt v⁺ whatever its distance to the
+contact, so ∂q⁺/∂q misses that a body closer to the surface bounces earlier and ends farther away.
+With ``bounce=True`` (the default) ∂q⁺/∂q takes the continuous-time value instead: an impact earlier
+by δt applies the velocity jump Δv for δt longer, and δt = −δφ_n / v_n for each bouncing contact's
+gap φ_n, which gives ``∂q⁺/∂q = (discrete) − M⁻¹Nᵀ (N M⁻¹ Nᵀ)⁻¹ diag(1 + e) N`` with N the bouncing
+normals' rows (in the tangent space of q⁺). For one contact it is exactly Nimble's −σ (eq. 26); it
+replaces App. E's least-squares fit by the momentum-consistent projection.
+"""
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from dcol import _native
+from dcol.geom import Box, ConvexMesh, Scene
+from dcol.geom.proximity import checked_threads
+from dcol.geom.validation import checked_real
+from dcol.solvers import LCPStatus, complementarity_aware, lcp_jvp, lcp_vjp, solve_boxed_lcp
+
+from .algorithms import (
+    _batch,
+    _configuration,
+    bias_forces,
+    crba,
+    inertial_parameters,
+    integrate,
+    integrate_jacobians,
+    rnea_derivatives,
+    rnea_parameter_derivatives,
+)
+from .urdf import MeshGeometry
+
+__all__ = ["World", "Step", "StepJacobians", "StepCotangents", "Rollout"]
+
+_native_dynamics = _native.dynamics
+_GROUND_HALF_EXTENTS = (10.0, 10.0, 0.5)
+
+
+class StepJacobians(NamedTuple):
+    """Jacobians of one step, (nv, ·) each: rows the tangent of q⁺ (q_*) or v⁺ (v_*), columns the
+    tangent of q, v, τ (nv each) or θ = [π (10 nbodies), μ, e]."""
+
+    q_q: np.ndarray
+    q_v: np.ndarray
+    q_tau: np.ndarray
+    q_params: np.ndarray
+    v_q: np.ndarray
+    v_v: np.ndarray
+    v_tau: np.ndarray
+    v_params: np.ndarray
+
+
+class StepCotangents(NamedTuple):
+    """∂ℓ/∂(q (nv, tangent), v (nv,), τ (nv,), θ (10 nbodies + 2,)) from ∂ℓ/∂(q⁺, v⁺)."""
+
+    q: np.ndarray
+    v: np.ndarray
+    tau: np.ndarray
+    params: np.ndarray
+
+
+@dataclass(frozen=True)
+class Step:
+    """The outcome of :meth:`World.step`.
+
+    q (nq,), v (nv,) : the next state.
+    contacts : dcol.geom.SceneContacts at the step's start (K contacts; scene bodies, see
+        World.scene_body_of_model).
+    impulses : (K, 3) float64, each contact's [normal, tangent1, tangent2] impulse (N s).
+    bouncing : (K,) bool, contacts treated as elastic impacts this step.
+    limit_joints : (L,) int64 velocity indices of the joint-limit rows; limit_signs (L,) +1 at a lower,
+        −1 at an upper bound; limit_impulses (L,) float64.
+    lcp : dcol.solvers.LCPSolution of the step (rows: 3 per contact, then the limits).
+    """
+
+    q: np.ndarray
+    v: np.ndarray
+    contacts: object
+    impulses: np.ndarray
+    bouncing: np.ndarray
+    limit_joints: np.ndarray
+    limit_signs: np.ndarray
+    limit_impulses: np.ndarray
+    lcp: object
+    _linearization: object = None
+
+    def _require_linearization(self):
+        if self._linearization is None:
+            raise ValueError("this step was taken without derivatives: call World.step(..., derivatives=True)")
+        return self._linearization
+
+    def jacobians(self, *, bounce=True):
+        """StepJacobians of this step (forward mode). bounce: Nimble's elastic-bounce correction of
+        ∂q⁺/∂q (module docstring); False gives the discrete step's own derivative."""
+        return self._require_linearization().jacobians(bounce)
+
+    def vjp(self, grad_q=None, grad_v=None, *, bounce=True, complementarity_aware=False):
+        """StepCotangents from ∂ℓ/∂q⁺ (nv, tangent) and ∂ℓ/∂v⁺ (nv,) (reverse mode; zero if omitted).
+
+        complementarity_aware : also backpropagate with the contact sets relabeled from the loss
+            (Nimble §IV-D) and return whichever of the two has the larger ‖∂ℓ/∂q‖² + ‖∂ℓ/∂τ‖²/Δt.
+        """
+        return self._require_linearization().vjp(grad_q, grad_v, bounce, complementarity_aware)
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """T steps from (q0, v0): q (T + 1, nq), v (T + 1, nv) including the start; steps: the T Step
+    objects (with derivatives if asked)."""
+
+    q: np.ndarray
+    v: np.ndarray
+    steps: list
+
+    def vjp(self, grad_q=None, grad_v=None, *, bounce=True):
+        """Backpropagation through the rollout: ∂ℓ/∂(q0, v0, τ (T, nv), θ) from ∂ℓ/∂q (T + 1, nv,
+        tangents) and ∂ℓ/∂v (T + 1, nv) of the trajectory (zero where omitted)."""
+        count, nv = len(self.steps), self.v.shape[1]
+        grad_q = np.zeros((count + 1, nv)) if grad_q is None else _batch(grad_q, "grad_q", nv, count + 1)[0]
+        grad_v = np.zeros((count + 1, nv)) if grad_v is None else _batch(grad_v, "grad_v", nv, count + 1)[0]
+        carry_q, carry_v = grad_q[-1].copy(), grad_v[-1].copy()
+        grad_tau = np.zeros((count, nv))
+        grad_params = 0.0
+        for t in range(count - 1, -1, -1):
+            cot = self.steps[t].vjp(carry_q, carry_v, bounce=bounce)
+            grad_tau[t] = cot.tau
+            grad_params = grad_params + cot.params
+            carry_q, carry_v = cot.q + grad_q[t], cot.v + grad_v[t]
+        return StepCotangents(carry_q, carry_v, grad_tau, grad_params)
+
+
+def _convex(geometry):
+    """A dcol.geom shape for a model's collision geometry (meshes by their convex hull)."""
+    if isinstance(geometry, MeshGeometry):
+        return ConvexMesh.from_mesh(geometry.path, scale=geometry.scale,
+                                    offset=(geometry.offset_position, geometry.offset_rotation))
+    return geometry
+
+
+class World:
+    """A model with its collision shapes, an optional ground, and the contact parameters.
+
+    Parameters
+    ----------
+    model : dcol.dynamics.Model; free bodies are floating joints. Gravity is the model's.
+    dt : time step (s).
+    ground : bool, a static ground whose top face is the plane z = ground_height.
+    friction : Coulomb coefficient μ ≥ 0; restitution : coefficient e in [0, 1].
+    baumgarte : β in [0, 1], fraction of a penetration removed per step.
+    contact_margin : gaps up to this (m) give speculative contacts (module docstring).
+    restitution_threshold : approach speed (m/s) below which contacts do not bounce.
+    limit_margin : joint limits this close (rad or m) get a row.
+    feature_tolerance : of :func:`dcol.geom.contacts`.
+    collide_neighbours : whether a body collides with its parent body (default False: joined links
+        usually overlap at the joint).
+    threads : narrow-phase threads.
+    """
+
+    def __init__(self, model, *, dt=1e-3, ground=True, ground_height=0.0, friction=0.5, restitution=0.0,
+                 baumgarte=0.2, contact_margin=1e-2, restitution_threshold=0.2, limit_margin=0.05,
+                 feature_tolerance=1e-3, collide_neighbours=False, threads=None):
+        self.model = model
+        self.dt = checked_real(dt, "dt")
+        if self.dt <= 0.0:
+            raise ValueError(f"dt must be > 0, got {dt}")
+        self.friction = checked_real(friction, "friction")
+        self.restitution = checked_real(restitution, "restitution")
+        self.baumgarte = checked_real(baumgarte, "baumgarte")
+        for name, value, high in (("restitution", self.restitution, 1.0), ("baumgarte", self.baumgarte, 1.0),
+                                  ("friction", self.friction, np.inf)):
+            if not 0.0 <= value <= high:
+                raise ValueError(f"{name} must be in [0, {high}], got {value}")
+        self.contact_margin = checked_real(contact_margin, "contact_margin")
+        self.restitution_threshold = checked_real(restitution_threshold, "restitution_threshold")
+        self.limit_margin = checked_real(limit_margin, "limit_margin")
+        self.feature_tolerance = checked_real(feature_tolerance, "feature_tolerance")
+        self.threads = checked_threads(threads)
+        self.ground = bool(ground)
+        self.ground_height = checked_real(ground_height, "ground_height")
+        self._build_scene(bool(collide_neighbours))
+        self._body_frames = [model.frame_index(name) for name in model.body_names]
+        self._limited = np.array([i for i in range(model.nbodies) if model.joint_kinds[i] != "floating"
+                                  and np.isfinite([model.lower_limits[model.joint_q_index[i]],
+                                                   model.upper_limits[model.joint_q_index[i]]]).any()],
+                                 dtype=np.int64)
+
+    def _build_scene(self, collide_neighbours):
+        """Scene bodies: the model's bodies with shapes, then the world's shapes, then the ground."""
+        model = self.model
+        self.scene = Scene()
+        shapes_of = {}
+        for entry in model.collision_shapes:
+            shapes_of.setdefault(entry.body, []).append(_convex(entry.shape))
+        model_body = [b for b in range(model.nbodies) if b in shapes_of]
+        scene_of = {}
+        for body in model_body:
+            scene_of[body] = self.scene.add_body(shapes_of[body], name=model.body_names[body])
+        if -1 in shapes_of:
+            scene_of[-1] = self.scene.add_body(shapes_of[-1], name="world")
+            model_body.append(-1)
+        if self.ground:
+            half = np.array(_GROUND_HALF_EXTENTS)
+            ground = Box(half, offset=([0.0, 0.0, self.ground_height - half[2]], [1.0, 0.0, 0.0, 0.0]))
+            scene_of["ground"] = self.scene.add_body(ground, name="ground")
+            model_body.append(-1)
+            if -1 in scene_of:
+                self.scene.exclude(scene_of[-1], scene_of["ground"])
+        if not collide_neighbours:
+            for body in range(model.nbodies):
+                parent = int(model.parents[body])
+                if body in scene_of and parent in scene_of:
+                    self.scene.exclude(scene_of[body], scene_of[parent])
+        # scene body → model body (−1: static)
+        self.scene_body_of_model = np.array(model_body, dtype=np.int64)
+
+    # --- parameters ---------------------------------------------------------------------------------
+
+    @property
+    def num_params(self):
+        return 10 * self.model.nbodies + 2
+
+    def parameters(self):
+        """θ (10 nbodies + 2,) float64: the inertial parameters, μ, e."""
+        return np.concatenate([inertial_parameters(self.model).ravel(), [self.friction, self.restitution]])
+
+    def with_parameters(self, params):
+        """A copy of the world with parameters θ (see parameters())."""
+        params = np.asarray(params, dtype=np.float64)
+        if params.shape != (self.num_params,):
+            raise ValueError(f"params must have shape ({self.num_params},), got {params.shape}")
+        world = object.__new__(World)
+        world.__dict__.update(self.__dict__)
+        world.model = self.model.with_inertial_parameters(params[:-2].reshape(-1, 10))
+        world.friction, world.restitution = float(params[-2]), float(params[-1])
+        if world.friction < 0.0 or not 0.0 <= world.restitution <= 1.0:
+            raise ValueError("params: friction must be ≥ 0 and restitution in [0, 1]")
+        return world
+
+    # --- stepping -----------------------------------------------------------------------------------
+
+    def _body_kinematics(self, q, derivatives):
+        """Scene body poses (B, 3), (B, 4); Jacobians (B, 6, nv) of every scene body (world-aligned at
+        the body origin: a rigid perturbation per unit tangent step, DESIGN.md; zero for static bodies)
+        and their derivatives (B, 6, nv, nv) when asked."""
+        model, nv = self.model, self.model.nv
+        bodies = self.scene_body_of_model
+        moving = bodies >= 0
+        positions = np.zeros((bodies.size, 3))
+        quaternions = np.tile([1.0, 0.0, 0.0, 0.0], (bodies.size, 1))
+        frames = [self._body_frames[b] for b in bodies[moving]]
+        if frames:
+            positions[moving], quaternions[moving] = _native_dynamics.frame_poses(model._native, q, frames, self.threads)
+        jacobians = np.zeros((bodies.size, 6, nv))
+        d_jacobians = np.zeros((bodies.size, 6, nv, nv)) if derivatives else None
+        for index in np.flatnonzero(moving):
+            frame = self._body_frames[bodies[index]]
+            jacobians[index] = _native_dynamics.frame_jacobian(model._native, q, frame, self.threads)
+            if derivatives:
+                d_jacobians[index] = _native_dynamics.frame_jacobian_derivative(model._native, q, frame, self.threads)
+        return positions, quaternions, jacobians, d_jacobians
+
+    def _stabilization(self, gap, bouncing):
+        """(b_extra, ∂b_extra/∂gap) of the gap rows that do not bounce (module docstring)."""
+        rate = np.where(gap > 0.0, 1.0, self.baumgarte) / self.dt
+        rate = np.where(bouncing, 0.0, rate)
+        return rate * gap, rate
+
+    def step(self, q, v, tau=None, *, warm_start=None, derivatives=False):
+        """One time step from (q (nq,), v (nv,)) with joint forces tau (nv,) (zero if None).
+
+        warm_start : the previous Step; its LCP sets are tried first when the contacts match.
+        derivatives : keep what jacobians() and vjp() of the returned Step need.
+        Returns a :class:`Step`.
+        """
+        model, dt, nv = self.model, self.dt, self.model.nv
+        q, _ = _configuration(model, q)
+        q = q[0]
+        v = _batch(v, "v", nv, 1)[0][0]
+        tau = np.zeros(nv) if tau is None else _batch(tau, "tau", nv, 1)[0][0]
+        if warm_start is not None and not isinstance(warm_start, Step):
+            raise TypeError("warm_start must be the previous Step")
+
+        positions, quaternions, body_J, body_dJ = self._body_kinematics(q, derivatives)
+        contacts = self.scene.contacts(positions, quaternions, margin=self.contact_margin,
+                                       feature_tolerance=self.feature_tolerance, derivatives=derivatives,
+                                       threads=self.threads)
+        rows = _Rows(self, contacts, positions, body_J, body_dJ, q, v)
+        J = rows.J
+
+        # Damping is implicit, M̃ = M + Δt D (explicit damping of light links is unstable at usual Δt).
+        Minv = np.linalg.inv(crba(model, q) + dt * np.diag(model.damping))
+        Minv = 0.5 * (Minv + Minv.T)
+        a_free = Minv @ (tau - bias_forces(model, q, v) - model.damping * v)
+        v_free = v + dt * a_free
+        MinvJT = Minv @ J.T
+        A = J @ MinvJT
+        A = 0.5 * (A + A.T)
+        b = J @ v_free + rows.extra
+        n = rows.count
+        lcp_warm = None
+        if warm_start is not None and _same_rows(warm_start, contacts, rows):
+            lcp_warm = warm_start.lcp
+        solution = solve_boxed_lcp(A, b, np.zeros(n), np.full(n, np.inf), friction_index=rows.friction_index,
+                                   mu=np.full(n, self.friction), warm_start=lcp_warm)
+        if solution.status != LCPStatus.SOLVED:
+            raise RuntimeError(f"the contact LCP was not solved ({solution.status.name}, residual {solution.residual:.2e})")
+        f = solution.f
+        v_next = v_free + MinvJT @ f
+        q_next = integrate(model, q, dt * v_next)
+
+        linearization = None
+        if derivatives:
+            linearization = _StepLinearization(self, q, v, a_free, v_free, v_next, Minv, A, f, rows, solution)
+        impulses = np.zeros(rows.total)
+        impulses[rows.kept] = f
+        K = len(contacts)
+        return Step(q_next, v_next, contacts, impulses[:3 * K].reshape(K, 3), rows.bouncing, rows.limit_joints,
+                    rows.limit_signs, impulses[3 * K:], solution, linearization)
+
+    def _limit_rows(self, q):
+        """Joint-limit rows within limit_margin of their bound: (velocity index, sign, gap)."""
+        model = self.model
+        joints, signs, gaps = [], [], []
+        for body in self._limited:
+            qi, vi = model.joint_q_index[body], model.joint_v_index[body]
+            for sign, bound in ((1.0, model.lower_limits[qi]), (-1.0, model.upper_limits[qi])):
+                gap = sign * (q[qi] - bound)
+                if gap <= self.limit_margin:
+                    joints.append(vi)
+                    signs.append(sign)
+                    gaps.append(gap)
+        return np.array(joints, dtype=np.int64), np.array(signs), np.array(gaps)
+
+    def rollout(self, q0, v0, taus, *, derivatives=False):
+        """len(taus) steps from (q0, v0) with controls taus (T, nv), each warm-started from the last.
+        Returns a :class:`Rollout`."""
+        taus = _batch(taus, "taus", self.model.nv)[0]
+        qs, vs, steps = [np.asarray(q0, dtype=np.float64)], [np.asarray(v0, dtype=np.float64)], []
+        previous = None
+        for tau in taus:
+            previous = self.step(qs[-1], vs[-1], tau, warm_start=previous, derivatives=derivatives)
+            steps.append(previous)
+            qs.append(previous.q)
+            vs.append(previous.v)
+        return Rollout(np.array(qs), np.array(vs), steps)
+
+
+def _limit_matrix(joints, signs, nv):
+    matrix = np.zeros((joints.size, nv))
+    matrix[np.arange(joints.size), joints] = signs
+    return matrix
+
+
+def _same_rows(previous, contacts, rows):
+    """Whether the previous step's LCP rows are the same contacts and limits (for its warm start)."""
+    return (len(previous.contacts) == len(contacts)
+            and np.array_equal(previous.contacts.shape_a, contacts.shape_a)
+            and np.array_equal(previous.contacts.shape_b, contacts.shape_b)
+            and np.array_equal(previous.contacts.rule, contacts.rule)
+            and np.array_equal(previous.limit_joints, rows.limit_joints)
+            and np.array_equal(previous.limit_signs, rows.limit_signs)
+            and previous.lcp.f.size == rows.count)
+
+
+class _ContactRows:
+    """The contact rows of J (3 K, nv): per contact [normal; tangent1; tangent2] · (J_b − J_a) at the
+    contact point, and with the contacts' derivatives their derivatives dJ (3 K, nv, nv) (last axis
+    the tangent direction of q) and the separations' gradients d_separation (K, nv) (Nimble §V)."""
+
+    def __init__(self, contacts, positions, body_J, body_dJ):
+        K, nv = len(contacts), body_J.shape[2]
+        a, b = contacts.body_a, contacts.body_b
+        self.frame = np.stack([contacts.normal, contacts.tangent1, contacts.tangent2], 1)  # (K, 3 rows, 3)
+        point = contacts.point
+        relative = np.zeros((K, 3, nv))
+        sides = []
+        for body, sign in ((a, -1.0), (b, 1.0)):
+            J = body_J[body]
+            lever = point - positions[body]
+            relative += sign * (J[:, :3] - np.cross(lever[:, :, None], J[:, 3:], axis=1))
+            sides.append((body, sign, J, lever))
+        self.J = np.einsum("kri,kin->krn", self.frame, relative).reshape(3 * K, nv)
+        self.dJ = self.d_separation = None
+        if body_dJ is None or K == 0:
+            if body_dJ is not None:
+                self.dJ, self.d_separation = np.zeros((0, nv, nv)), np.zeros((0, nv))
+            return
+        G = np.concatenate([body_J[a], body_J[b]], 1)  # (K, 12, nv): rigid motions per tangent step
+        d_point = np.einsum("kic,kcd->kid", contacts.d_point, G)
+        d_frame = np.stack([np.einsum("kic,kcd->kid", getattr(contacts, name), G)
+                            for name in ("d_normal", "d_tangent1", "d_tangent2")], 1)  # (K, 3, 3, nv)
+        d_relative = np.zeros((K, 3, nv, nv))
+        for body, sign, J, lever in sides:
+            dJ = body_dJ[body]
+            d_lever = d_point - J[:, :3]
+            d_relative += sign * (dJ[:, :3] - np.cross(d_lever[:, :, None, :], J[:, 3:, :, None], axis=1)
+                                  - np.cross(lever[:, :, None, None], dJ[:, 3:], axis=1))
+        self.dJ = (np.einsum("krid,kin->krnd", d_frame, relative)
+                   + np.einsum("kri,kind->krnd", self.frame, d_relative)).reshape(3 * K, nv, nv)
+        self.d_separation = np.einsum("kc,kcd->kd", contacts.d_separation, G)
+
+
+class _Rows:
+    """The LCP rows of a step: 3 per contact (normal, tangent1, tangent2), then the joint limits near
+    a bound, less the rows no joint can move (a planar model's out-of-plane friction; a contact's
+    tangents go with its normal). Per kept row: J (n, nv), b_extra (n,), friction_index (n,), the
+    rate ∂b_extra/∂gap and the gaps' gradients d_gap (n, nv) (zero on tangent rows), ∂b_extra/∂e, and
+    with derivatives dJ (n, nv, nv)."""
+
+    def __init__(self, world, contacts, positions, body_J, body_dJ, q, v):
+        K, nv, dt = len(contacts), world.model.nv, world.dt
+        contact_rows = _ContactRows(contacts, positions, body_J, body_dJ)
+        self.limit_joints, self.limit_signs, limit_gaps = world._limit_rows(q)
+        limits = _limit_matrix(self.limit_joints, self.limit_signs, nv)
+        J = np.vstack([contact_rows.J, limits])
+        normal_rows = np.arange(0, 3 * K, 3)
+        gap_rows = np.concatenate([normal_rows, np.arange(3 * K, J.shape[0])])
+
+        normal_velocity = contact_rows.J[0::3] @ v
+        self.bouncing = ((world.restitution > 0.0) & (normal_velocity < -world.restitution_threshold)
+                         & (contacts.separation + dt * normal_velocity <= 0.0))
+        gap = np.concatenate([contacts.separation, limit_gaps])
+        rate = np.where(gap > 0.0, 1.0, world.baumgarte) / dt
+        rate[:K][self.bouncing] = 0.0
+        restitution_velocity = np.zeros(J.shape[0])
+        restitution_velocity[normal_rows[self.bouncing]] = normal_velocity[self.bouncing]
+        extra = world.restitution * restitution_velocity
+        extra[gap_rows] += rate * gap
+        gap_rate = np.zeros(J.shape[0])
+        gap_rate[gap_rows] = rate
+        friction_index = np.full(J.shape[0], -1, dtype=np.int64)
+        friction_index[1:3 * K:3] = friction_index[2:3 * K:3] = normal_rows
+
+        norms = np.linalg.norm(J, axis=1)
+        keep = norms > 1e-9 * max(norms.max(initial=0.0), 1e-300)
+        keep[1:3 * K:3] &= keep[normal_rows]
+        keep[2:3 * K:3] &= keep[normal_rows]
+        self.kept = np.flatnonzero(keep)
+        self.count, self.total = self.kept.size, keep.size
+        new_index = np.cumsum(keep) - 1
+        self.J, self.extra, self.gap_rate = J[keep], extra[keep], gap_rate[keep]
+        self.restitution_velocity = restitution_velocity[keep]
+        self.friction_index = np.where(friction_index[keep] >= 0, new_index[np.maximum(friction_index[keep], 0)], -1)
+        self.bounce_rows = np.flatnonzero(restitution_velocity[keep] != 0.0)
+        self.dJ = self.d_gap = None
+        if body_dJ is not None:
+            self.dJ = np.concatenate([contact_rows.dJ, np.zeros((limits.shape[0], nv, nv))])[keep]
+            d_gap = np.zeros((J.shape[0], nv))
+            d_gap[gap_rows] = np.vstack([contact_rows.d_separation, limits])
+            self.d_gap = d_gap[keep]
+
+
+class _StepLinearization:
+    """Partial derivatives of one step, contracted forward (jacobians) or backward (vjp).
+
+    For each input X in (q, v, τ, θ): ∂v_free/∂X (nv, nX), ∂A/∂X (nX, n, n), ∂b/∂X (n, nX), ∂μ/∂X
+    (n, nX) of the LCP rows, and ∂(M⁻¹Jᵀ f)/∂X at fixed f (nv, nX).
+    """
+
+    def __init__(self, world, q, v, a_free, v_free, v_next, Minv, A, f, rows, solution):
+        model, dt, nv = world.model, world.dt, world.model.nv
+        J, dJ = rows.J, rows.dJ
+        self.dt, self.Minv, self.J, self.A, self.solution = dt, Minv, J, A, solution
+        nparams = world.num_params
+
+        # Everything comes from inverse dynamics τ = rnea(q, v, a) = M a + c, linear in a and in π:
+        # a_free = M̃⁻¹(τ − c − D v) moves by −M̃⁻¹ δrnea(q, v, a_free), and M̃⁻¹ z at fixed z by
+        # −M̃⁻¹ (δM) y with y = M̃⁻¹ z and (δM) y = δrnea(q, 0, y) − δrnea(q, 0, 0).
+        ys = np.vstack([J, f @ J]) @ Minv  # y for z = each row of J (the columns of Jᵀ), and z = Jᵀ f
+        count = ys.shape[0] + 2
+        q_batch = np.tile(q, (count, 1))
+        v_batch = np.vstack([v, np.zeros((count - 1, nv))])
+        a_batch = np.vstack([a_free, ys, np.zeros(nv)])
+        dtau_dq, dtau_dv, _ = rnea_derivatives(model, q_batch, v_batch, a_batch)
+        regressors = rnea_parameter_derivatives(model, q_batch, v_batch, a_batch)
+        d_minv_q = -np.einsum("ij,njD->niD", Minv, dtau_dq[1:-1] - dtau_dq[-1])  # (n + 1, nv, nv)
+        d_minv_params = -np.einsum("ij,njP->niP", Minv, regressors[1:-1] - regressors[-1])
+        d_minv_params = np.concatenate([d_minv_params, np.zeros(d_minv_params.shape[:2] + (2,))], 2)
+        self.d_free = {
+            "q": -dt * Minv @ dtau_dq[0],
+            "v": np.eye(nv) - dt * Minv @ (dtau_dv[0] + np.diag(model.damping)),
+            "tau": dt * Minv,
+            "params": np.column_stack([-dt * Minv @ regressors[0], np.zeros((nv, 2))]),
+        }
+
+        JdJ = np.einsum("inD,nj->Dij", dJ, Minv @ J.T)
+        self.dA = {
+            "q": JdJ + JdJ.transpose(0, 2, 1) + np.einsum("in,jnD->Dij", J, d_minv_q[:-1]),
+            "params": np.einsum("in,jnP->Pij", J, d_minv_params[:-1]),
+        }
+        self.dJTf = {
+            "q": d_minv_q[-1] + Minv @ np.einsum("inD,i->nD", dJ, f),
+            "params": d_minv_params[-1],
+        }
+        restitution = world.restitution
+        bounce = rows.bounce_rows
+        db_q = np.einsum("inD,n->iD", dJ, v_free) + J @ self.d_free["q"] + rows.gap_rate[:, None] * rows.d_gap
+        db_q[bounce] += restitution * np.einsum("inD,n->iD", dJ[bounce], v)
+        db_v = J @ self.d_free["v"]
+        db_v[bounce] += restitution * J[bounce]
+        db_params = J @ self.d_free["params"]
+        db_params[:, -1] = rows.restitution_velocity
+        self.db = {"q": db_q, "v": db_v, "tau": J @ self.d_free["tau"], "params": db_params}
+        dmu = np.zeros((rows.count, nparams))
+        dmu[rows.friction_index >= 0, -2] = 1.0
+        self.dmu = {"params": dmu}
+        self.sizes = {"q": nv, "v": nv, "tau": nv, "params": nparams}
+
+        # q⁺ = integrate(q, Δt v⁺) and the bounce correction of ∂q⁺/∂q.
+        self.integrate_q, self.integrate_v = integrate_jacobians(model, q, dt * v_next)
+        self.bounce_correction = None
+        if bounce.size:
+            N = J[bounce]
+            MinvNT = Minv @ N.T
+            self.bounce_correction = self.integrate_v @ MinvNT @ np.linalg.solve(N @ MinvNT, (1.0 + restitution) * N)
+
+    def _lcp_jvp(self, X):
+        """df (n, nX) along every input direction of X."""
+        n = self.J.shape[0]
+        dA, dmu = self.dA.get(X), self.dmu.get(X)
+        columns = [lcp_jvp(self.solution, self.A, np.zeros((n, n)) if dA is None else dA[d], self.db[X][:, d],
+                           dmu=None if dmu is None else dmu[:, d]) for d in range(self.sizes[X])]
+        return np.column_stack(columns) if columns else np.zeros((n, 0))
+
+    def jacobians(self, bounce):
+        v_jac = {}
+        for X in ("q", "v", "tau", "params"):
+            dv = self.d_free[X] + self.Minv @ self.J.T @ self._lcp_jvp(X)
+            if X in self.dJTf:
+                dv = dv + self.dJTf[X]
+            v_jac[X] = dv
+        q_jac = {X: self.dt * self.integrate_v @ v_jac[X] for X in v_jac}
+        q_jac["q"] = q_jac["q"] + self.integrate_q
+        if bounce and self.bounce_correction is not None:
+            q_jac["q"] = q_jac["q"] - self.bounce_correction
+        return StepJacobians(q_jac["q"], q_jac["v"], q_jac["tau"], q_jac["params"],
+                             v_jac["q"], v_jac["v"], v_jac["tau"], v_jac["params"])
+
+    def _velocity_vjp(self, grad_v, solution):
+        out = {}
+        grad_f = self.J @ (self.Minv @ grad_v)
+        cot = lcp_vjp(solution, self.A, grad_f)
+        for X in ("q", "v", "tau", "params"):
+            g = self.d_free[X].T @ grad_v + self.db[X].T @ cot.b
+            if X in self.dJTf:
+                g = g + self.dJTf[X].T @ grad_v
+            if X in self.dA:
+                g = g + np.einsum("Dij,ij->D", self.dA[X], cot.A)
+            if X in self.dmu:
+                g = g + self.dmu[X].T @ cot.mu
+            out[X] = g
+        return out
+
+    def vjp(self, grad_q, grad_v, bounce, aware):
+        nv = self.Minv.shape[0]
+        grad_q = np.zeros(nv) if grad_q is None else _batch(grad_q, "grad_q", nv, 1)[0][0]
+        grad_v = np.zeros(nv) if grad_v is None else _batch(grad_v, "grad_v", nv, 1)[0][0]
+        total_v = grad_v + self.dt * self.integrate_v.T @ grad_q
+
+        def backward(solution):
+            out = self._velocity_vjp(total_v, solution)
+            out["q"] = out["q"] + self.integrate_q.T @ grad_q
+            if bounce and self.bounce_correction is not None:
+                out["q"] = out["q"] - self.bounce_correction.T @ grad_q
+            return StepCotangents(out["q"], out["v"], out["tau"], out["params"])
+
+        exact = backward(self.solution)
+        if not aware:
+            return exact
+        relabeled = backward(complementarity_aware(self.solution, self.J @ (self.Minv @ total_v)))
+
+        def score(cot):
+            return cot.q @ cot.q + cot.tau @ cot.tau / self.dt
+
+        return relabeled if score(relabeled) > score(exact) else exact
