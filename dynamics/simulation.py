@@ -38,6 +38,7 @@ normals' rows (in the tangent space of q⁺). For one contact it is exactly Nimb
 replaces App. E's least-squares fit by the momentum-consistent projection.
 """
 
+import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -66,6 +67,9 @@ __all__ = ["World", "Step", "StepJacobians", "StepCotangents", "Rollout"]
 
 _native_dynamics = _native.dynamics
 _GROUND_HALF_EXTENTS = (10.0, 10.0, 0.5)
+# Gauss–Seidel converges slowly on the rank-deficient problems of many contacts on few joints (a
+# lying chain needs ~10⁴ sweeps); a sweep costs O(n²), so a high limit is cheap.
+_SWEEPS = 200_000
 
 
 class StepJacobians(NamedTuple):
@@ -161,10 +165,17 @@ class Rollout:
         return StepCotangents(carry_q, carry_v, grad_tau, grad_params)
 
 
-def _convex(geometry):
+def _finite_nonnegative(value, name):
+    value = checked_real(value, name)
+    if not 0.0 <= value < np.inf:
+        raise ValueError(f"{name} must be finite and ≥ 0, got {value}")
+    return value
+
+
+def _convex(geometry, max_vertices):
     """A dcol.geom shape for a model's collision geometry (meshes by their convex hull)."""
     if isinstance(geometry, MeshGeometry):
-        return ConvexMesh.from_mesh(geometry.path, scale=geometry.scale,
+        return ConvexMesh.from_mesh(geometry.path, scale=geometry.scale, max_vertices=max_vertices,
                                     offset=(geometry.offset_position, geometry.offset_rotation))
     return geometry
 
@@ -182,47 +193,51 @@ class World:
     contact_margin : gaps up to this (m) give speculative contacts (module docstring).
     restitution_threshold : approach speed (m/s) below which contacts do not bounce.
     limit_margin : joint limits this close (rad or m) get a row.
+    mesh_vertices : mesh collision geometry becomes the convex hull of at most this many of its
+        vertices (ConvexMesh.from_mesh's max_vertices).
     feature_tolerance : of :func:`dcol.geom.contacts`.
-    collide_neighbours : whether a body collides with its parent body (default False: joined links
-        usually overlap at the joint).
+    self_collision : whether the bodies of one kinematic tree collide with each other (default False,
+        as in DART and Bullet: robot links' collision meshes usually overlap); a body never collides
+        with its parent. Bodies of different trees (e.g. free bodies) always collide.
     threads : narrow-phase threads.
     """
 
     def __init__(self, model, *, dt=1e-3, ground=True, ground_height=0.0, friction=0.5, restitution=0.0,
                  baumgarte=0.2, contact_margin=1e-2, restitution_threshold=0.2, limit_margin=0.05,
-                 feature_tolerance=1e-3, collide_neighbours=False, threads=None):
+                 mesh_vertices=64, feature_tolerance=1e-3, self_collision=False, threads=None):
         self.model = model
-        self.dt = checked_real(dt, "dt")
-        if self.dt <= 0.0:
-            raise ValueError(f"dt must be > 0, got {dt}")
-        self.friction = checked_real(friction, "friction")
+        self.dt = _finite_nonnegative(dt, "dt")
+        if self.dt == 0.0:
+            raise ValueError("dt must be > 0")
+        self.friction = _finite_nonnegative(friction, "friction")
         self.restitution = checked_real(restitution, "restitution")
         self.baumgarte = checked_real(baumgarte, "baumgarte")
-        for name, value, high in (("restitution", self.restitution, 1.0), ("baumgarte", self.baumgarte, 1.0),
-                                  ("friction", self.friction, np.inf)):
-            if not 0.0 <= value <= high:
-                raise ValueError(f"{name} must be in [0, {high}], got {value}")
-        self.contact_margin = checked_real(contact_margin, "contact_margin")
-        self.restitution_threshold = checked_real(restitution_threshold, "restitution_threshold")
-        self.limit_margin = checked_real(limit_margin, "limit_margin")
+        for name, value in (("restitution", self.restitution), ("baumgarte", self.baumgarte)):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
+        self.contact_margin = _finite_nonnegative(contact_margin, "contact_margin")
+        self.restitution_threshold = _finite_nonnegative(restitution_threshold, "restitution_threshold")
+        self.limit_margin = _finite_nonnegative(limit_margin, "limit_margin")
         self.feature_tolerance = checked_real(feature_tolerance, "feature_tolerance")
         self.threads = checked_threads(threads)
         self.ground = bool(ground)
         self.ground_height = checked_real(ground_height, "ground_height")
-        self._build_scene(bool(collide_neighbours))
+        if not np.isfinite(self.ground_height):
+            raise ValueError(f"ground_height must be finite, got {ground_height}")
+        self._build_scene(bool(self_collision), mesh_vertices)
         self._body_frames = [model.frame_index(name) for name in model.body_names]
         self._limited = np.array([i for i in range(model.nbodies) if model.joint_kinds[i] != "floating"
                                   and np.isfinite([model.lower_limits[model.joint_q_index[i]],
                                                    model.upper_limits[model.joint_q_index[i]]]).any()],
                                  dtype=np.int64)
 
-    def _build_scene(self, collide_neighbours):
+    def _build_scene(self, self_collision, mesh_vertices):
         """Scene bodies: the model's bodies with shapes, then the world's shapes, then the ground."""
         model = self.model
         self.scene = Scene()
         shapes_of = {}
         for entry in model.collision_shapes:
-            shapes_of.setdefault(entry.body, []).append(_convex(entry.shape))
+            shapes_of.setdefault(entry.body, []).append(_convex(entry.shape, mesh_vertices))
         model_body = [b for b in range(model.nbodies) if b in shapes_of]
         scene_of = {}
         for body in model_body:
@@ -237,11 +252,19 @@ class World:
             model_body.append(-1)
             if -1 in scene_of:
                 self.scene.exclude(scene_of[-1], scene_of["ground"])
-        if not collide_neighbours:
-            for body in range(model.nbodies):
-                parent = int(model.parents[body])
-                if body in scene_of and parent in scene_of:
-                    self.scene.exclude(scene_of[body], scene_of[parent])
+        root = np.arange(model.nbodies)
+        for body in range(model.nbodies):
+            parent = int(model.parents[body])
+            if parent >= 0:
+                root[body] = root[parent]
+            if body in scene_of and parent in scene_of:
+                self.scene.exclude(scene_of[body], scene_of[parent])
+        if not self_collision:
+            moving = [body for body in scene_of if isinstance(body, int) and body >= 0]
+            for i, body_i in enumerate(moving):
+                for body_j in moving[i + 1:]:
+                    if root[body_i] == root[body_j]:
+                        self.scene.exclude(scene_of[body_i], scene_of[body_j])
         # scene body → model body (−1: static)
         self.scene_body_of_model = np.array(model_body, dtype=np.int64)
 
@@ -333,9 +356,14 @@ class World:
         if warm_start is not None and _same_rows(warm_start, contacts, rows):
             lcp_warm = warm_start.lcp
         solution = solve_boxed_lcp(A, b, np.zeros(n), np.full(n, np.inf), friction_index=rows.friction_index,
-                                   mu=np.full(n, self.friction), warm_start=lcp_warm)
+                                   mu=np.full(n, self.friction), warm_start=lcp_warm, max_iterations=_SWEEPS)
         if solution.status != LCPStatus.SOLVED:
-            raise RuntimeError(f"the contact LCP was not solved ({solution.status.name}, residual {solution.residual:.2e})")
+            if solution.status != LCPStatus.ITERATION_LIMIT or not np.isfinite(solution.residual):
+                raise RuntimeError(f"the contact LCP could not be solved ({solution.status.name})")
+            # Gauss–Seidel's last iterate is kept (Step.lcp says so): stopping a rollout over it would
+            # be worse; its Jacobians hold on that iterate's sets.
+            warnings.warn(f"contact LCP stopped at the iteration limit, residual {solution.residual:.1e}",
+                          RuntimeWarning, stacklevel=2)
         f = solution.f
         v_next = v_free + MinvJT @ f
         q_next = integrate(model, q, dt * v_next)
@@ -546,22 +574,21 @@ class _StepLinearization:
             MinvNT = Minv @ N.T
             self.bounce_correction = self.integrate_v @ MinvNT @ np.linalg.solve(N @ MinvNT, (1.0 + restitution) * N)
 
-    def _lcp_jvp(self, X):
-        """df (n, nX) along every input direction of X."""
-        n = self.J.shape[0]
-        dA, dmu = self.dA.get(X), self.dmu.get(X)
-        columns = [lcp_jvp(self.solution, self.A, np.zeros((n, n)) if dA is None else dA[d], self.db[X][:, d],
-                           dmu=None if dmu is None else dmu[:, d]) for d in range(self.sizes[X])]
-        return np.column_stack(columns) if columns else np.zeros((n, 0))
-
     def jacobians(self, bounce):
-        v_jac = {}
-        for X in ("q", "v", "tau", "params"):
-            dv = self.d_free[X] + self.Minv @ self.J.T @ self._lcp_jvp(X)
-            if X in self.dJTf:
-                dv = dv + self.dJTf[X]
-            v_jac[X] = dv
-        q_jac = {X: self.dt * self.integrate_v @ v_jac[X] for X in v_jac}
+        n = self.J.shape[0]
+        inputs = ("q", "v", "tau", "params")
+        # All directions through the LCP at once (one factorization of its clamping set).
+        dA = np.concatenate([self.dA[X] if X in self.dA else np.zeros((self.sizes[X], n, n)) for X in inputs])
+        dmu = np.concatenate([self.dmu[X].T if X in self.dmu else np.zeros((self.sizes[X], n)) for X in inputs])
+        db = np.concatenate([self.db[X].T for X in inputs])
+        df = lcp_jvp(self.solution, self.A, dA, db, dmu=dmu) if n else np.zeros((db.shape[0], 0))
+        MinvJT = self.Minv @ self.J.T
+        v_jac, start = {}, 0
+        for X in inputs:
+            size = self.sizes[X]
+            v_jac[X] = self.d_free[X] + MinvJT @ df[start:start + size].T + self.dJTf.get(X, 0.0)
+            start += size
+        q_jac = {X: self.dt * self.integrate_v @ v_jac[X] for X in inputs}
         q_jac["q"] = q_jac["q"] + self.integrate_q
         if bounce and self.bounce_correction is not None:
             q_jac["q"] = q_jac["q"] - self.bounce_correction

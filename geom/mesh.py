@@ -119,6 +119,19 @@ def _solid_hull(points, name):
     return hull
 
 
+def _farthest_points(points, count):
+    """At most count of the points (k, 3): the farthest from their mean first, then each the farthest
+    from those already picked."""
+    if len(points) <= count:
+        return points
+    picked = [int(np.argmax(np.linalg.norm(points - points.mean(0), axis=1)))]
+    distance = np.linalg.norm(points - points[picked[0]], axis=1)
+    for _ in range(count - 1):
+        picked.append(int(np.argmax(distance)))
+        distance = np.minimum(distance, np.linalg.norm(points - points[picked[-1]], axis=1))
+    return points[picked]
+
+
 def _volume_and_centroid(hull):
     """Volume (float) and (3,) float64 volume centroid of the hull: tetrahedra from an inner point
     to each of its triangles."""
@@ -178,7 +191,7 @@ class ConvexMesh(Polytope):
         return cls(V, offset=offset)
 
     @classmethod
-    def from_mesh(cls, mesh_or_path, *, scale=None, offset=None):
+    def from_mesh(cls, mesh_or_path, *, scale=None, offset=None, max_vertices=None):
         """Convex hull of a mesh's vertices.
 
         Parameters
@@ -187,13 +200,21 @@ class ConvexMesh(Polytope):
         scale : None, a number or (3,) float64 per-axis factors (nonzero) applied to the mesh's
             vertices first, e.g. a URDF ``<mesh scale>``.
         offset : optional pair (r, q): pose of the (scaled) mesh frame in the body.
+        max_vertices : optional int ≥ 4: keep at most this many hull vertices, picked by farthest-point
+            sampling (an inner approximation of the hull, for detailed meshes whose hull has more than
+            MAX_FACES faces).
 
         Returns
         -------
         ConvexMesh whose body frame is the mesh frame moved by offset.
         """
         mesh, name = _mesh_argument(mesh_or_path, "mesh_or_path")
-        return cls._from_points(_scaled_vertices(mesh.vertices, scale), offset, name)
+        points = _scaled_vertices(mesh.vertices, scale)
+        if max_vertices is not None:
+            if isinstance(max_vertices, bool) or not isinstance(max_vertices, (int, np.integer)) or max_vertices < 4:
+                raise ValueError(f"max_vertices must be an integer ≥ 4, got {max_vertices!r}")
+            points = _farthest_points(points[_solid_hull(points, name).vertices], int(max_vertices))
+        return cls._from_points(points, offset, name)
 
     @classmethod
     def _from_points(cls, points, offset, name):

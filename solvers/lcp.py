@@ -379,41 +379,47 @@ class _Linearization:
 
 
 def _bound_derivatives(sets, bounds, f, dlo, dhi, dmu):
-    """(dE, dc) of f_B = E f_C + c for changes of the bounds and friction coefficients."""
+    """(dE (D, |B|, |C|), dc (D, |B|)) of f_B = E f_C + c for D changes (D, n) of the bounds and
+    friction coefficients."""
     B = sets.B
     friction = sets.normal >= 0
-    dc = np.where(friction, 0.0, np.where(sets.sign > 0, dhi[B], dlo[B]))
-    dE = np.zeros_like(sets.E)
+    dc = np.where(friction, 0.0, np.where(sets.sign > 0, dhi[:, B], dlo[:, B]))
+    dE = np.zeros((dmu.shape[0],) + sets.E.shape)
     on_clamping = np.flatnonzero(sets.normal_column >= 0)
-    dE[on_clamping, sets.normal_column[on_clamping]] = sets.sign[on_clamping] * dmu[B][on_clamping]
+    dE[:, on_clamping, sets.normal_column[on_clamping]] = sets.sign[on_clamping] * dmu[:, B[on_clamping]]
     # ±mu f_j with f_j at its own (fixed) bound: both mu and that bound move it.
     on_bound = np.flatnonzero(friction & (sets.normal_column < 0))
     normal_rows = sets.normal_row[on_bound]
-    dc[on_bound] = sets.sign[on_bound] * (dmu[B][on_bound] * f[sets.normal[on_bound]]
-                                          + bounds.mu[B][on_bound] * dc[normal_rows])
+    dc[:, on_bound] = sets.sign[on_bound] * (dmu[:, B[on_bound]] * f[sets.normal[on_bound]]
+                                             + bounds.mu[B][on_bound] * dc[:, normal_rows])
     return dE, dc
 
 
 def lcp_jvp(solution, A, dA, db, dlo=None, dhi=None, dmu=None):
     """Directional derivative df (n,) of the solution along (dA (n, n), db (n,)) and, for boxed
-    problems, (dlo, dhi, dmu) (n,) each (zero when omitted)."""
+    problems, (dlo, dhi, dmu) (n,) each (zero when omitted). A batch of D directions — dA (D, n, n),
+    db (D, n), dlo, dhi, dmu (D, n) — gives df (D, n) from one factorization."""
     n = solution.f.size
+    db = np.asarray(db, dtype=np.float64)
+    batched = db.ndim == 2
+    db = db.reshape(-1, n)
+    count = db.shape[0]
+    dA = np.asarray(dA, dtype=np.float64).reshape(count, n, n)
+    zero = np.zeros((count, n))
+    dlo, dhi, dmu = (zero if d is None else np.asarray(d, dtype=np.float64).reshape(count, n) for d in (dlo, dhi, dmu))
     lin = _Linearization(solution, A)
     sets = lin.sets
-    zero = np.zeros(n)
-    dA = np.asarray(dA, dtype=np.float64)
-    db = np.asarray(db, dtype=np.float64)
-    dE, dc = _bound_derivatives(sets, solution.bounds, solution.f, zero if dlo is None else np.asarray(dlo),
-                                zero if dhi is None else np.asarray(dhi), zero if dmu is None else np.asarray(dmu))
+    dE, dc = _bound_derivatives(sets, solution.bounds, solution.f, dlo, dhi, dmu)
     B, C = sets.B, sets.C
     f_C = solution.f[C]
-    dA_CB = dA[np.ix_(C, B)]
-    dK = dA[np.ix_(C, C)] + dA_CB @ sets.E + lin.A_CB @ dE
-    dr = db[C] + dA_CB @ sets.c + lin.A_CB @ dc
-    df = np.zeros(n)
-    df[C] = -lin.solve(dK @ f_C + dr) + lin.project(dK.T @ lin.solve(f_C, transposed=True))
-    df[B] = dE @ f_C + sets.E @ df[C] + dc
-    return df
+    dA_CB = dA[:, C][:, :, B]
+    dK = dA[:, C][:, :, C] + dA_CB @ sets.E + lin.A_CB @ dE
+    dr = db[:, C] + dA_CB @ sets.c + dc @ lin.A_CB.T
+    df = np.zeros((count, n))
+    df[:, C] = (-lin.solve((dK @ f_C + dr).T).T
+                + lin.project((dK.transpose(0, 2, 1) @ lin.solve(f_C, transposed=True)).T).T)
+    df[:, B] = dE @ f_C + df[:, C] @ sets.E.T + dc
+    return df if batched else df[0]
 
 
 def lcp_vjp(solution, A, grad_f):

@@ -1,0 +1,297 @@
+"""Step Jacobians of dcol.dynamics.World against central finite differences of World.step, reverse
+mode against the transpose of forward mode, and the simulation's argument checks.
+
+Configurations are chosen inside a contact mode (no tied contact, no contact appearing within the
+finite-difference step), where the step is differentiable.
+"""
+
+import numpy as np
+import pytest
+from dcol.dynamics import (
+    ModelBuilder,
+    World,
+    difference,
+    inertial_parameters,
+    integrate,
+    integrate_jacobians,
+    load_dataset_robot,
+    neutral,
+    random_configuration,
+)
+from dcol.geom import Box, ConvexMesh, Sphere
+
+RELATIVE = 1e-5
+EPS = 1e-6
+
+
+def _finite_differences(world, q, v, tau, with_params=True):
+    """Central differences of (q⁺ tangent, v⁺) along every q (tangent), v, τ and θ direction."""
+    model = world.model
+
+    def outputs(step):
+        return step.q, step.v
+
+    def column(plus, minus, h):
+        (q_plus, v_plus), (q_minus, v_minus) = outputs(plus), outputs(minus)
+        return np.r_[difference(model, q_minus, q_plus), v_plus - v_minus] / (2 * h)
+
+    columns = {"q": [], "v": [], "tau": [], "params": []}
+    for k in range(model.nv):
+        e = np.eye(model.nv)[k] * EPS
+        columns["q"].append(column(world.step(integrate(model, q, e), v, tau), world.step(integrate(model, q, -e), v, tau), EPS))
+        columns["v"].append(column(world.step(q, v + e, tau), world.step(q, v - e, tau), EPS))
+        columns["tau"].append(column(world.step(q, v, tau + e), world.step(q, v, tau - e), EPS))
+    if with_params:
+        theta = world.parameters()
+        for k in range(theta.size):
+            h = EPS * max(1.0, abs(theta[k]))
+            e = np.eye(theta.size)[k] * h
+            # Restitution e = 0 is the end of its range: a forward difference there.
+            one_sided = k == theta.size - 1 and theta[k] < h
+            low = theta if one_sided else theta - e
+            columns["params"].append(column(world.with_parameters(theta + e).step(q, v, tau),
+                                            world.with_parameters(low).step(q, v, tau), h / 2 if one_sided else h))
+    return {X: np.column_stack(c) for X, c in columns.items() if c}
+
+
+def _assert_jacobians_match(world, q, v, tau, *, with_params=True, bounce=False, relative=RELATIVE):
+    step = world.step(q, v, tau, derivatives=True)
+    jac = step.jacobians(bounce=bounce)
+    for X, finite in _finite_differences(world, q, v, tau, with_params).items():
+        analytic = np.vstack([getattr(jac, "q_" + X), getattr(jac, "v_" + X)])
+        scale = max(1.0, np.abs(finite).max())
+        assert np.abs(analytic - finite).max() <= relative * scale, (X, np.abs(analytic - finite).max(), scale)
+    return step
+
+
+def _free_body_model(shapes_and_masses, gravity=(0.0, 0.0, -9.81)):
+    builder = ModelBuilder(gravity=gravity)
+    for i, (shape, mass, inertia) in enumerate(shapes_and_masses):
+        builder.add_body(f"body{i}", parent=None, joint=f"free{i}", kind="floating", mass=mass,
+                         inertia=inertia)
+        builder.add_shape(f"body{i}", shape)
+    return builder.build()
+
+
+def _box_model():
+    return load_dataset_robot("box", floating_base=True)
+
+
+def _pose(position, axis=(1.0, 0.0, 0.0), angle=0.0):
+    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    return np.r_[position, np.cos(angle / 2), np.sin(angle / 2) * axis]
+
+
+def test_box_sliding_on_face_all_inputs():
+    """Four face contacts sliding (friction at its bounds), slightly penetrating."""
+    world = World(_box_model(), dt=1e-2, friction=0.3)
+    q = _pose([0.1, 0.2, 0.0995], (0, 0, 1), 0.3)
+    step = _assert_jacobians_match(world, q, np.array([1.0, 0.3, -0.05, 0.0, 0.0, 0.2]), np.zeros(6))
+    assert len(step.contacts) == 4
+    assert (step.lcp.at_lower | step.lcp.at_upper)[1::3].any()  # some friction at the Coulomb bound
+
+
+def test_box_resting_on_edge_with_torque():
+    """A tilted box on one edge (two edge contacts), pushed and twisted."""
+    world = World(_box_model(), dt=1e-2, friction=0.3)
+    angle = 0.3
+    q = _pose([0.0, 0.0, 0.1 * np.cos(angle) + 0.1 * np.sin(angle) - 5e-4], (1, 0, 0), angle)
+    step = _assert_jacobians_match(world, q, np.array([0.2, 0.0, -0.1, 0.5, 0.1, 0.0]), np.array([0, 0, 0, 0.1, 0, 0.0]))
+    assert len(step.contacts) == 2
+
+
+def test_box_sticking():
+    """Static friction: every contact clamps, normals and tangents."""
+    world = World(_box_model(), dt=1e-2, friction=1.0)
+    q = _pose([0.0, 0.0, 0.0998])
+    step = _assert_jacobians_match(world, q, np.array([0.02, 0.0, -0.01, 0.0, 0.0, 0.0]), np.array([1.0, 0.5, 0, 0, 0, 0.1]))
+    assert step.lcp.clamping.all() and not step.lcp.tied.any()
+
+
+def test_half_cheetah_cylinders_on_ground():
+    """An articulated planar robot: cylinder (distance-rule) contacts, a tree of Jacobians."""
+    model = load_dataset_robot("half_cheetah")
+    world = World(model, dt=1e-2, friction=0.8)
+    q = neutral(model)
+    q[1] = -0.2
+    v = np.zeros(model.nv)
+    v[0] = 0.5
+    step = world.step(q, v)  # one step into the ground
+    rng = np.random.default_rng(3)
+    checked = _assert_jacobians_match(world, step.q, step.v, rng.normal(size=model.nv), with_params=False)
+    assert len(checked.contacts) >= 1
+
+
+def test_joint_limit_row():
+    """A pendulum pressed against its lower limit by gravity and a torque: the limit row clamps."""
+    builder = ModelBuilder()
+    builder.add_body("link", parent=None, joint="hinge", kind="revolute", axis=(0, 1, 0), mass=1.0,
+                     com=(0.5, 0.0, 0.0), inertia=np.diag([1e-3, 1e-2, 1e-2]), lower=-0.3, upper=0.3)
+    model = builder.build()
+    world = World(model, ground=False, dt=1e-2)
+    q = np.array([-0.301])  # past the bound along y (gravity turns +x's tip down, q > 0)
+    step = _assert_jacobians_match(world, q, np.array([-0.2]), np.array([-3.0]))
+    assert step.limit_joints.tolist() == [0] and step.limit_impulses[0] > 0
+
+
+def test_two_moving_bodies_collide():
+    """Two free spheres meeting off-centre: rows depend on both bodies' motion; bounce=False is the
+    discrete step's own derivative."""
+    model = _free_body_model([(Sphere(0.1), 1.0, np.eye(3) * 4e-3), (Sphere(0.15), 2.5, np.eye(3) * 2.25e-2)],
+                             gravity=(0.0, 0.0, 0.0))
+    world = World(model, ground=False, dt=1e-2, friction=0.4, restitution=0.5)
+    q = np.r_[_pose([0.0, 0.0, 0.0], (0, 0, 1), 0.2), _pose([0.245, 0.03, 0.01], (0, 1, 0), 0.4)]
+    v = np.r_[1.0, 0.1, 0.0, 0.0, 0.3, 0.0, -1.0, 0.0, 0.05, 0.2, 0.0, 0.0]
+    step = _assert_jacobians_match(world, q, v, np.zeros(12))
+    assert step.bouncing.all()
+
+
+def test_free_flight_is_pure_dynamics():
+    """Without contact the step Jacobian is the dynamics' and integration's alone."""
+    model = _box_model()
+    world = World(model, dt=1e-2)
+    q = _pose([0.0, 0.0, 1.0], (1, 1, 0), 0.7)
+    step = _assert_jacobians_match(world, q, np.array([0.3, -0.2, 0.1, 2.0, -1.0, 0.5]), np.ones(6))
+    assert len(step.contacts) == 0
+
+
+def test_bounce_correction_is_continuous_time_for_one_contact():
+    """A ball bouncing straight down: with bounce=True ∂z⁺/∂z = −e (Nimble §VI, eq. 26); without,
+    the discrete step's +1."""
+    restitution = 0.6
+    model = _free_body_model([(Sphere(0.1), 1.0, np.eye(3) * 4e-3)], gravity=(0.0, 0.0, 0.0))
+    world = World(model, dt=1e-2, restitution=restitution, friction=0.0)
+    step = world.step(_pose([0.0, 0.0, 0.095]), np.array([0.0, 0.0, -2.0, 0.0, 0.0, 0.0]), derivatives=True)
+    assert step.bouncing.all()
+    assert step.v[2] == pytest.approx(restitution * 2.0, rel=1e-9)
+    assert step.jacobians(bounce=True).q_q[2, 2] == pytest.approx(-restitution, abs=1e-9)
+    assert step.jacobians(bounce=False).q_q[2, 2] == pytest.approx(1.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("bounce", [True, False])
+def test_reverse_mode_is_the_transpose_of_forward_mode(bounce):
+    model = _free_body_model([(Box([0.1, 0.1, 0.1]), 1.0, np.eye(3) * 6.7e-3), (Sphere(0.1), 1.0, np.eye(3) * 4e-3)])
+    world = World(model, dt=1e-2, friction=0.5, restitution=0.4)
+    q = np.r_[_pose([0.0, 0.0, 0.0998], (0, 0, 1), 0.1), _pose([0.5, 0.0, 0.099])]
+    v = np.r_[0.3, 0.0, -0.01, 0.0, 0.0, 0.1, 0.0, 0.2, -1.0, 0.0, 0.0, 0.0]
+    step = world.step(q, v, np.zeros(12), derivatives=True)
+    assert step.bouncing.any()
+    jac = step.jacobians(bounce=bounce)
+    rng = np.random.default_rng(0)
+    grad_q, grad_v = rng.normal(size=12), rng.normal(size=12)
+    cot = step.vjp(grad_q, grad_v, bounce=bounce)
+    for X in ("q", "v", "tau", "params"):
+        expected = getattr(jac, "q_" + X).T @ grad_q + getattr(jac, "v_" + X).T @ grad_v
+        np.testing.assert_allclose(getattr(cot, X), expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+
+
+def test_rollout_vjp_matches_chained_jacobians():
+    world = World(_box_model(), dt=1e-2, friction=0.3)
+    taus = np.tile([0.5, 0.0, 0.0, 0.0, 0.0, 0.05], (5, 1))
+    rollout = world.rollout(_pose([0.0, 0.0, 0.0999]), np.array([0.5, 0, 0, 0, 0, 0.0]), taus, derivatives=True)
+    grad = np.random.default_rng(1).normal(size=6)
+    cot = rollout.vjp(grad_v=np.vstack([np.zeros((5, 6)), grad]))
+    # forward: chain the step Jacobians
+    d_state = np.eye(12)  # ∂(q_t, v_t)/∂(q_0, v_0)
+    for step in rollout.steps:
+        jac = step.jacobians()
+        d_state = np.block([[jac.q_q, jac.q_v], [jac.v_q, jac.v_v]]) @ d_state
+    np.testing.assert_allclose(np.r_[cot.q, cot.v], d_state[6:].T @ grad, rtol=1e-9, atol=1e-12)
+
+
+def test_complementarity_aware_picks_the_larger_gradient():
+    """Nimble §IV-D: a box resting on clamping contacts whose loss wants it to rise (ℓ = −v_z⁺): the
+    exact gradient loses ∂ℓ/∂τ_z (the contacts absorb any push), the relabeled sets (separating)
+    give ∂ℓ/∂τ_z = −Δt/m. Without stabilization (β = 0) nothing else depends on the state, so the
+    relabeled gradient is the larger one and is returned."""
+    world = World(_box_model(), dt=1e-2, baumgarte=0.0)
+    step = world.step(_pose([0.0, 0.0, 0.0999]), np.zeros(6), derivatives=True)
+    assert step.lcp.clamping[0::3].all()
+    loss_gradient = np.array([0, 0, -1.0, 0, 0, 0])
+    exact = step.vjp(grad_v=loss_gradient)
+    aware = step.vjp(grad_v=loss_gradient, complementarity_aware=True)
+    assert abs(exact.tau[2]) < 1e-9 and np.abs(exact.q).max() < 1e-9
+    assert aware.tau[2] == pytest.approx(-world.dt / 1.0, rel=1e-9)  # m = 1 kg
+
+
+def test_warm_start_gives_the_cold_solution():
+    world = World(_box_model(), dt=1e-3)
+    q, v = _pose([0.0, 0.0, 0.1]), np.zeros(6)
+    first = world.step(q, v)
+    warm = world.step(first.q, first.v, warm_start=first)
+    cold = world.step(first.q, first.v)
+    assert warm.lcp.warm_start_hit
+    np.testing.assert_allclose(warm.v, cold.v, atol=1e-12)
+    np.testing.assert_allclose(warm.impulses, cold.impulses, atol=1e-12)
+
+
+def test_integrate_jacobians_against_finite_differences():
+    model = _free_body_model([(Sphere(0.1), 1.0, np.eye(3) * 4e-3)])
+    rng = np.random.default_rng(2)
+    for model in (model, load_dataset_robot("half_cheetah")):
+        q = random_configuration(model, rng)
+        v = rng.normal(size=model.nv)
+        d_q, d_v = integrate_jacobians(model, q, v)
+        q_next = integrate(model, q, v)
+        for k in range(model.nv):
+            e = np.eye(model.nv)[k] * EPS
+            by_q = difference(model, integrate(model, integrate(model, q, -e), v), integrate(model, integrate(model, q, e), v))
+            by_v = difference(model, integrate(model, q, v - e), integrate(model, q, v + e))
+            np.testing.assert_allclose(d_q[:, k], by_q / (2 * EPS), atol=1e-8)
+            np.testing.assert_allclose(d_v[:, k], by_v / (2 * EPS), atol=1e-8)
+        assert np.allclose(q_next, integrate(model, q, v))
+
+
+def test_with_inertial_parameters_round_trip_and_checks():
+    model = load_dataset_robot("half_cheetah")
+    params = inertial_parameters(model)
+    np.testing.assert_allclose(inertial_parameters(model.with_inertial_parameters(params)), params, atol=1e-12)
+    bad = params.copy()
+    bad[2, 0] = -1.0
+    with pytest.raises(ValueError, match="torso|mass"):
+        model.with_inertial_parameters(bad)
+    with pytest.raises(ValueError, match="shape"):
+        model.with_inertial_parameters(params[:, :9])
+
+
+def test_convex_mesh_max_vertices_is_an_inner_approximation():
+    import trimesh
+
+    sphere = trimesh.creation.icosphere(subdivisions=2, radius=1.0)
+    full = ConvexMesh.from_mesh(sphere)
+    reduced = ConvexMesh.from_mesh(sphere, max_vertices=32)
+    assert len(reduced.vertices) <= 32 < len(full.vertices)
+    world_vertices = reduced.vertices + reduced.offset_position
+    assert np.all(np.linalg.norm(world_vertices, axis=1) <= 1.0 + 1e-9)
+    with pytest.raises(ValueError, match="max_vertices"):
+        ConvexMesh.from_mesh(sphere, max_vertices=3)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [({"dt": 0.0}, "dt"), ({"restitution": 1.5}, "restitution"), ({"friction": -0.1}, "friction"),
+     ({"baumgarte": float("nan")}, "baumgarte"), ({"contact_margin": float("inf")}, "contact_margin"),
+     ({"dt": float("nan")}, "dt"), ({"ground_height": float("nan")}, "ground_height")],
+)
+def test_world_arguments_are_checked(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        World(_box_model(), **kwargs)
+
+
+def test_step_arguments_are_checked():
+    world = World(_box_model())
+    q, v = _pose([0.0, 0.0, 1.0]), np.zeros(6)
+    with pytest.raises(ValueError, match="q"):
+        world.step(q[:6], v)
+    with pytest.raises(ValueError, match="v"):
+        world.step(q, np.r_[v, 0.0])
+    with pytest.raises(ValueError, match="finite"):
+        world.step(q, np.full(6, np.nan))
+    with pytest.raises(ValueError, match="tau"):
+        world.step(q, v, np.zeros(5))
+    with pytest.raises(ValueError, match="derivatives"):
+        world.step(q, v).jacobians()
+    with pytest.raises(TypeError, match="warm_start"):
+        world.step(q, v, warm_start="previous")
+    with pytest.raises(ValueError, match="params"):
+        world.with_parameters(np.zeros(3))
