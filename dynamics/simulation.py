@@ -70,6 +70,9 @@ _GROUND_HALF_EXTENTS = (10.0, 10.0, 0.5)
 # Gauss–Seidel converges slowly on the rank-deficient problems of many contacts on few joints (a
 # lying chain needs ~10⁴ sweeps); a sweep costs O(n²), so a high limit is cheap.
 _SWEEPS = 200_000
+# Complementarity tolerance relative to the problem's scale: Gauss–Seidel only needs to find the sets,
+# the impulses are then solved exactly on them.
+_LCP_TOLERANCE = 1e-7
 
 
 class StepJacobians(NamedTuple):
@@ -356,7 +359,8 @@ class World:
         if warm_start is not None and _same_rows(warm_start, contacts, rows):
             lcp_warm = warm_start.lcp
         solution = solve_boxed_lcp(A, b, np.zeros(n), np.full(n, np.inf), friction_index=rows.friction_index,
-                                   mu=np.full(n, self.friction), warm_start=lcp_warm, max_iterations=_SWEEPS)
+                                   mu=np.full(n, self.friction), warm_start=lcp_warm, max_iterations=_SWEEPS,
+                                   tol=_LCP_TOLERANCE)
         if solution.status != LCPStatus.SOLVED:
             if solution.status != LCPStatus.ITERATION_LIMIT or not np.isfinite(solution.residual):
                 raise RuntimeError(f"the contact LCP could not be solved ({solution.status.name})")
@@ -572,7 +576,8 @@ class _StepLinearization:
         if bounce.size:
             N = J[bounce]
             MinvNT = Minv @ N.T
-            self.bounce_correction = self.integrate_v @ MinvNT @ np.linalg.solve(N @ MinvNT, (1.0 + restitution) * N)
+            # Pseudo-inverse: the normals of a face's contacts are linearly dependent.
+            self.bounce_correction = (1.0 + restitution) * self.integrate_v @ MinvNT @ np.linalg.pinv(N @ MinvNT, rcond=1e-10, hermitian=True) @ N
 
     def jacobians(self, bounce):
         n = self.J.shape[0]

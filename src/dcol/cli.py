@@ -8,7 +8,8 @@ def _parser():
     parser = argparse.ArgumentParser(prog="dcol", description="Differentiable collision detection (DCOL).")
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
     demo = commands.add_parser(
-        "demo", help="DCOL proximity between one of each primitive: print a table, draw a picture"
+        "demo", help="DCOL proximity between one of each primitive (table and picture), then a simulation with "
+        "contact and its gradient (table and plot)"
     )
     demo.add_argument("--output", default="dcol-demo.png", metavar="PATH", help="PNG to write (default: %(default)s)")
     return parser
@@ -28,10 +29,15 @@ def main(argv=None):
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from .demo import run_demo
+        from pathlib import Path
 
+        from .demo import run_demo
+        from .simulation_demo import run_simulation_demo
+
+        output = Path(args.output)
         try:
-            run_demo(args.output)
+            run_demo(output)
+            run_simulation_demo(output.with_name(output.stem + "-simulation" + output.suffix))
         except ImportError as err:  # matplotlib missing: a one-line hint, not a traceback
             print(f"dcol demo: {err}", file=sys.stderr)
             return 1
