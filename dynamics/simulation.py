@@ -3,9 +3,10 @@
 
 One step of length Δt from the state (q, v) under joint forces τ (semi-implicit Euler, Nimble eq. 2):
 
-    M v⁺ = M v − Δt (c(q, v) + D v − τ) + Jᵀ f,        q⁺ = integrate(q, Δt v⁺),
+    (M + Δt D) v⁺ = M v − Δt (c(q, v) − τ) + Jᵀ f,        q⁺ = integrate(q, Δt v⁺),
 
-with D the joint damping. The rows of J are the contacts' normal and two tangent directions
+with the joint damping D implicit (M̃ = M + Δt D stands for M below; explicit damping of light links
+is unstable at usual time steps). The rows of J are the contacts' normal and two tangent directions
 (relative velocity of body b's material point at the contact minus body a's, contact frames from
 :mod:`dcol.geom.contacts`, manifolds for flat contacts) and the joint limits near their bounds. The
 impulses f solve the boxed LCP ``w = A f + b``, A = J M⁻¹ Jᵀ, b = J v_free + b_extra, v_free the
@@ -31,11 +32,20 @@ derivatives are contracted with the cotangents, the LCP by :func:`dcol.solvers.l
 
 Elastic bounces (§VI): the discrete step moves a bouncing body by Δt v⁺ whatever its distance to the
 contact, so ∂q⁺/∂q misses that a body closer to the surface bounces earlier and ends farther away.
-With ``bounce=True`` (the default) ∂q⁺/∂q takes the continuous-time value instead: an impact earlier
-by δt applies the velocity jump Δv for δt longer, and δt = −δφ_n / v_n for each bouncing contact's
-gap φ_n, which gives ``∂q⁺/∂q = (discrete) − M⁻¹Nᵀ (N M⁻¹ Nᵀ)⁻¹ diag(1 + e) N`` with N the bouncing
-normals' rows (in the tangent space of q⁺). For one contact it is exactly Nimble's −σ (eq. 26); it
-replaces App. E's least-squares fit by the momentum-consistent projection.
+With ``bounce=True`` (the default) ∂(q⁺, v⁺)/∂q take the continuous-time values instead (the
+saltation matrix of the impact): a change δq of the state makes each bouncing contact with gap φ_n
+and approach speed v_n < 0 hit earlier by δt = N δq / v_n. The impact's velocity jump
+Δv = −P v, P = (1 + e) M⁻¹Nᵀ (N M⁻¹ Nᵀ)⁺ N, then acts for δt longer, and the smooth acceleration a
+before it for δt shorter on the velocity that P reflects, which gives
+
+    ∂q⁺/∂q = (discrete) − integrate_v P,        ∂v⁺/∂q = (discrete) + (1 + e) M⁻¹Nᵀ (N M⁻¹ Nᵀ)⁺ diag(a_n / v_n) N,
+
+with N the bouncing normals' rows (in the tangent space of q⁺; the pseudo-inverse because a face's
+contact normals are linearly dependent) and a_n = N a + Ṅ v the gaps' acceleration before the impact.
+For one contact the position part is exactly Nimble's −σ (eq. 26); it replaces App. E's
+least-squares fit by the momentum-consistent projection. The velocity part (the saltation term
+(1 + e) g / |v_n| of a ball bouncing under gravity) is what makes velocity gradients right across
+impacts under gravity; ∂q⁺/∂q takes it too through q⁺ = q + Δt v⁺.
 """
 
 import warnings
@@ -317,12 +327,6 @@ class World:
                 d_jacobians[index] = _native_dynamics.frame_jacobian_derivative(model._native, q, frame, self.threads)
         return positions, quaternions, jacobians, d_jacobians
 
-    def _stabilization(self, gap, bouncing):
-        """(b_extra, ∂b_extra/∂gap) of the gap rows that do not bounce (module docstring)."""
-        rate = np.where(gap > 0.0, 1.0, self.baumgarte) / self.dt
-        rate = np.where(bouncing, 0.0, rate)
-        return rate * gap, rate
-
     def step(self, q, v, tau=None, *, warm_start=None, derivatives=False):
         """One time step from (q (nq,), v (nv,)) with joint forces tau (nv,) (zero if None).
 
@@ -345,7 +349,7 @@ class World:
         rows = _Rows(self, contacts, positions, body_J, body_dJ, q, v)
         J = rows.J
 
-        # Damping is implicit, M̃ = M + Δt D (explicit damping of light links is unstable at usual Δt).
+        # M̃ = M + Δt D: implicit damping (module docstring).
         Minv = np.linalg.inv(crba(model, q) + dt * np.diag(model.damping))
         Minv = 0.5 * (Minv + Minv.T)
         a_free = Minv @ (tau - bias_forces(model, q, v) - model.damping * v)
@@ -570,14 +574,18 @@ class _StepLinearization:
         self.dmu = {"params": dmu}
         self.sizes = {"q": nv, "v": nv, "tau": nv, "params": nparams}
 
-        # q⁺ = integrate(q, Δt v⁺) and the bounce correction of ∂q⁺/∂q.
+        # q⁺ = integrate(q, Δt v⁺) and the bounce (saltation) corrections (module docstring).
         self.integrate_q, self.integrate_v = integrate_jacobians(model, q, dt * v_next)
-        self.bounce_correction = None
+        self.bounce_position = self.bounce_velocity = None
         if bounce.size:
             N = J[bounce]
             MinvNT = Minv @ N.T
             # Pseudo-inverse: the normals of a face's contacts are linearly dependent.
-            self.bounce_correction = (1.0 + restitution) * self.integrate_v @ MinvNT @ np.linalg.pinv(N @ MinvNT, rcond=1e-10, hermitian=True) @ N
+            impulse_map = (1.0 + restitution) * MinvNT @ np.linalg.pinv(N @ MinvNT, rcond=1e-10, hermitian=True)
+            gap_velocity = N @ v
+            gap_acceleration = N @ a_free + np.einsum("inD,n,D->i", dJ[bounce], v, v)
+            self.bounce_position = self.integrate_v @ impulse_map @ N
+            self.bounce_velocity = impulse_map @ ((gap_acceleration / gap_velocity)[:, None] * N)
 
     def jacobians(self, bounce):
         n = self.J.shape[0]
@@ -593,10 +601,13 @@ class _StepLinearization:
             size = self.sizes[X]
             v_jac[X] = self.d_free[X] + MinvJT @ df[start:start + size].T + self.dJTf.get(X, 0.0)
             start += size
+        bounced = bounce and self.bounce_position is not None
+        if bounced:
+            v_jac["q"] = v_jac["q"] + self.bounce_velocity
         q_jac = {X: self.dt * self.integrate_v @ v_jac[X] for X in inputs}
         q_jac["q"] = q_jac["q"] + self.integrate_q
-        if bounce and self.bounce_correction is not None:
-            q_jac["q"] = q_jac["q"] - self.bounce_correction
+        if bounced:
+            q_jac["q"] = q_jac["q"] - self.bounce_position
         return StepJacobians(q_jac["q"], q_jac["v"], q_jac["tau"], q_jac["params"],
                              v_jac["q"], v_jac["v"], v_jac["tau"], v_jac["params"])
 
@@ -624,8 +635,8 @@ class _StepLinearization:
         def backward(solution):
             out = self._velocity_vjp(total_v, solution)
             out["q"] = out["q"] + self.integrate_q.T @ grad_q
-            if bounce and self.bounce_correction is not None:
-                out["q"] = out["q"] - self.bounce_correction.T @ grad_q
+            if bounce and self.bounce_position is not None:
+                out["q"] = out["q"] + self.bounce_velocity.T @ total_v - self.bounce_position.T @ grad_q
             return StepCotangents(out["q"], out["v"], out["tau"], out["params"])
 
         exact = backward(self.solution)

@@ -1,0 +1,428 @@
+"""dcol.dynamics.World against closed forms worked out by hand (no expected value comes from the code
+under test).
+
+Conventions used below: gravity g along −z, the ground is the plane z = 0, a floating body's
+q = [x, y, z, qw, qx, qy, qz] and v = [v; ω] in the body frame; every body here keeps the identity
+orientation, so body-frame and world-frame translations coincide (also for the tangent-space
+cotangents of Rollout.vjp). The time stepping (module docstring of dcol.dynamics.simulation) is
+semi-implicit Euler, v_{k+1} = v_k + Δt (a + impulses / m), x_{k+1} = x_k + Δt v_{k+1}.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import ellipk
+
+from dcol.dynamics import ModelBuilder, World, load_dataset_robot
+from dcol.geom import Box, Sphere
+
+G = 9.81
+IDENTITY = [1.0, 0.0, 0.0, 0.0]
+
+
+def floating_bodies(builder, bodies):
+    """Adds free bodies (name, mass, rotational inertia about the com, shape) to a ModelBuilder."""
+    for name, mass, inertia, shape in bodies:
+        builder.add_body(name, parent=None, joint=f"{name}_free", kind="floating", mass=mass,
+                         inertia=inertia * np.eye(3))
+        builder.add_shape(name, shape)
+    return builder.build()
+
+
+def ball_model(radius=0.1, mass=1.0, gravity=G):
+    """One free solid sphere (inertia 2/5 m R²)."""
+    return floating_bodies(ModelBuilder(gravity=(0.0, 0.0, -gravity)),
+                           [("ball", mass, 0.4 * mass * radius**2, Sphere(radius))])
+
+
+def box_pile_model(count, half=0.1, mass=1.0):
+    """`count` free cubes of side 2 half (inertia m (2 half)² / 6)."""
+    return floating_bodies(ModelBuilder(), [(f"box{i}", mass, mass * (2 * half) ** 2 / 6, Box([half] * 3))
+                                            for i in range(count)])
+
+
+def floating_state(*bodies):
+    """(q, v) of free bodies with identity orientation from (position (3,), velocity (3,)) pairs."""
+    q = np.concatenate([np.r_[position, IDENTITY] for position, _ in bodies])
+    v = np.concatenate([np.r_[velocity, 0.0, 0.0, 0.0] for _, velocity in bodies])
+    return q, v
+
+
+def rollout(world, q0, v0, steps, derivatives=False):
+    return world.rollout(q0, v0, np.zeros((steps, world.model.nv)), derivatives=derivatives)
+
+
+def final_state_jacobian(result, q_index, v_index, bounce=True):
+    """d(q_T[q_index], v_T[v_index]) / d(q_0, v_0) by Rollout.vjp: rows are the chosen final tangent
+    coordinates (q first), columns the initial tangent of q then v."""
+    count, nv = result.v.shape
+    rows = []
+    for which, index in [("q", i) for i in q_index] + [("v", i) for i in v_index]:
+        grad = np.zeros((count, nv))
+        grad[-1, index] = 1.0
+        cot = result.vjp(grad_q=grad if which == "q" else None, grad_v=grad if which == "v" else None,
+                         bounce=bounce)
+        rows.append(np.r_[cot.q, cot.v])
+    return np.array(rows)
+
+
+def box_on_ground(velocity=(0.0, 0.0, 0.0)):
+    """The shipped 0.2 m, 1 kg cube resting on the ground (centre at z = 0.1)."""
+    return floating_state(([0.0, 0.0, 0.1], velocity))
+
+
+@pytest.fixture(scope="module")
+def box_model():
+    return load_dataset_robot("box", floating_base=True)
+
+
+# --- 1. resting contact -------------------------------------------------------------------------------
+
+
+def test_box_at_rest_stays_put_with_equal_corner_impulses(box_model):
+    """A 1 kg cube on the ground: the four corner contacts carry its weight, each m g Δt / 4 per step
+    (symmetric, least-norm split of the redundant support), and nothing moves."""
+    mass, dt, steps = 1.0, 1e-3, 500  # box.urdf: 1 kg
+    world = World(box_model, dt=dt)
+    q, v = box_on_ground()
+    q0, previous, hits = q.copy(), None, 0
+    for _ in range(steps):
+        previous = world.step(q, v, warm_start=previous)
+        q, v = previous.q, previous.v
+        hits += previous.lcp.warm_start_hit
+    assert len(previous.contacts) == 4
+    assert np.abs(q[:3] - q0[:3]).max() < 1e-6
+    assert np.abs(q[3:] - q0[3:]).max() < 1e-9
+    assert np.abs(v).max() < 1e-9
+    np.testing.assert_allclose(previous.impulses[:, 0], mass * G * dt / 4, rtol=1e-9)
+    assert np.abs(previous.impulses[:, 1:]).max() < 1e-12
+    assert hits >= 0.9 * steps, f"warm start hit rate {hits / steps:.0%}"
+
+
+# --- 2. sliding friction ------------------------------------------------------------------------------
+
+
+def sliding_run(box_model, direction, mu, v0, dt):
+    """The box launched at v0 along a horizontal unit direction, simulated until 10 steps after it
+    would stop if it decelerated at μ g along that direction."""
+    world = World(box_model, dt=dt, friction=mu)
+    q, v = box_on_ground(v0 * np.r_[direction, 0.0])
+    return rollout(world, q, v, int(v0 / (mu * G * dt)) + 10)
+
+
+def discrete_stopping_distance(v0, deceleration, dt):
+    """Semi-implicit Euler under a constant Coulomb deceleration a: v_k = v0 − k a Δt while positive,
+    then 0 (the sticking impulse a Δt m exceeds what is needed); x = Δt Σ_{k=1..K} v_k with
+    K = ⌊v0 / (a Δt)⌋, i.e. Δt (K v0 − a Δt K (K + 1) / 2)."""
+    K = np.floor(v0 / (deceleration * dt))
+    return dt * (K * v0 - deceleration * dt * K * (K + 1) / 2)
+
+
+def test_sliding_box_decelerates_at_mu_g_and_stops_at_v0_squared_over_2_mu_g(box_model):
+    """Coulomb friction on a sliding box: Σ f_t = μ Σ f_n = μ m g, so v_x(t) = v0 − μ g t (exact in
+    the discrete scheme too: each step removes μ g Δt) until it stops after v0² / (2 μ g); the
+    discrete distance differs from it by less than one step's travel v0 Δt."""
+    mu, v0, dt = 0.3, 2.0, 2e-3
+    result = sliding_run(box_model, [1.0, 0.0], mu, v0, dt)
+    t = dt * np.arange(len(result.v))
+    sliding = t < 0.9 * v0 / (mu * G)
+    np.testing.assert_allclose(result.v[sliding, 0], v0 - mu * G * t[sliding], rtol=0.0, atol=1e-9)
+    assert np.abs(result.v[sliding, 1:]).max() < 1e-9  # straight, no hop, no pitch
+    assert np.abs(result.v[-1]).max() < 1e-6  # stopped and sticking (to the LCP's tolerance)
+    distance = result.q[-1, 0] - result.q[0, 0]
+    assert distance == pytest.approx(discrete_stopping_distance(v0, mu * G, dt), abs=1e-9)
+    assert abs(distance - v0**2 / (2 * mu * G)) < v0 * dt
+
+
+def test_diagonal_sliding_shows_the_friction_pyramid(box_model):
+    """Friction is a pyramid, not a cone: each tangent impulse is bounded by μ f_n on its own (boxed
+    LCP). The ground contacts' tangents are the world x and y axes, so a box sliding along the
+    diagonal loses μ g per unit time on *each* axis, |a| = √2 μ g, and stops after
+    √2 (v0/√2)² / (2 μ g) = v0² / (2√2 μ g) (a friction cone would give μ g and v0² / (2 μ g))."""
+    mu, v0, dt = 0.3, 2.0, 2e-3
+    result = sliding_run(box_model, np.array([1.0, 1.0]) / np.sqrt(2.0), mu, v0, dt)
+    contacts = result.steps[0].contacts
+    np.testing.assert_allclose(np.abs(contacts.tangent1 @ [1.0, 0.0, 0.0]), 1.0, atol=1e-12)
+    np.testing.assert_allclose(np.abs(contacts.tangent2 @ [0.0, 1.0, 0.0]), 1.0, atol=1e-12)
+    t = dt * np.arange(len(result.v))
+    component = v0 / np.sqrt(2.0)
+    sliding = t < 0.9 * component / (mu * G)
+    for axis in (0, 1):
+        np.testing.assert_allclose(result.v[sliding, axis], component - mu * G * t[sliding], rtol=0.0, atol=1e-9)
+    travel = result.q[-1, :2] - result.q[0, :2]
+    np.testing.assert_allclose(travel, discrete_stopping_distance(component, mu * G, dt), rtol=0.0, atol=1e-9)
+    assert abs(np.linalg.norm(travel) - v0**2 / (2 * np.sqrt(2.0) * mu * G)) < v0 * dt
+
+
+# --- 3. restitution -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("restitution", [0.5, 0.8])
+def test_ball_bounces_to_e_squared_h(restitution):
+    """A ball dropped from h hits the ground at √(2 g h) and leaves at e √(2 g h) (Newton's law,
+    exact in the step: v⁺_n = −e v_n), so it climbs to e² h.
+
+    Discrete corrections, all O(Δt): the bouncing step starts at a height z_b ∈ (0, |v| Δt] (one
+    step's travel) with the speed |v| of semi-implicit Euler, v² = 2 g (h − z_b) − g Δt |v| (its
+    energy relation), so |v| ∈ [√(2 g h) − 1.5 g Δt, √(2 g h)]; the flight from z_b at e |v| peaks
+    at z_b + e² v² / (2 g) + e |v| Δt / 2, i.e. apex − e² h = (1 − e²) z_b + e (1 − e) |v| Δt / 2,
+    between 0 and |v| Δt for e ≥ 1/4."""
+    radius, h, dt = 0.1, 0.5, 1e-3
+    world = World(ball_model(radius), dt=dt, restitution=restitution, friction=0.0)
+    q, v = floating_state(([0.0, 0.0, radius + h], [0.0, 0.0, 0.0]))
+    fall = np.sqrt(2 * h / G)
+    result = rollout(world, q, v, int((fall * (1 + restitution) + 0.05) / dt))
+    bounces = [k for k, step in enumerate(result.steps) if step.bouncing.any()]
+    assert bounces, "the ball never bounced"
+    k = bounces[0]
+    impact_speed = np.sqrt(2 * G * h)
+    speed = -result.v[k, 2]
+    assert impact_speed - 1.5 * G * dt <= speed <= impact_speed
+    assert result.v[k + 1, 2] == pytest.approx(restitution * speed, rel=1e-9)
+    apex = result.q[k + 1:, 2].max() - radius
+    assert 0.0 < apex - restitution**2 * h < speed * dt, (
+        f"apex {apex:.6f} m vs e² h = {restitution**2 * h:.6f} m "
+        f"(relative error {apex / (restitution**2 * h) - 1:.2%})")
+
+
+# --- 4. pendulum --------------------------------------------------------------------------------------
+
+
+def pendulum_run(theta0, periods, length, mass=1.0, inertia=1e-6, dt=2e-3):
+    """A bob of mass m on a massless rod (com at distance l below a y hinge, inertia I about the com):
+    θ̈ = −(m g l / (m l² + I)) sin θ, a simple pendulum of length L = (m l² + I) / (m l).
+    Returns (times, θ, L, energy (m l² + I) θ̇² / 2 − m g l cos θ)."""
+    builder = ModelBuilder()
+    builder.add_body("bob", parent=None, joint="hinge", kind="revolute", axis=(0.0, 1.0, 0.0), mass=mass,
+                     com=(0.0, 0.0, -length), inertia=inertia * np.eye(3))
+    world = World(builder.build(), ground=False, dt=dt)
+    L = (mass * length**2 + inertia) / (mass * length)
+    steps = int(periods * exact_period(theta0, L) / dt) + 1
+    result = rollout(world, [theta0], [0.0], steps)
+    theta, omega = result.q[:, 0], result.v[:, 0]
+    energy = 0.5 * (mass * length**2 + inertia) * omega**2 - mass * G * length * np.cos(theta)
+    return dt * np.arange(steps + 1), theta, L, energy
+
+
+def exact_period(theta0, L):
+    """4 √(L/g) K(m = sin²(θ0/2)), K the complete elliptic integral of the first kind."""
+    return 4.0 * np.sqrt(L / G) * ellipk(np.sin(theta0 / 2) ** 2)
+
+
+def measured_period(t, theta):
+    """Twice the mean spacing of the zero crossings of θ (linear interpolation in each step)."""
+    k = np.flatnonzero(np.sign(theta[:-1]) != np.sign(theta[1:]))
+    crossings = t[k] - theta[k] * (t[k + 1] - t[k]) / (theta[k + 1] - theta[k])
+    return 2.0 * (crossings[-1] - crossings[0]) / (len(crossings) - 1)
+
+
+def test_small_amplitude_pendulum_period_is_2_pi_sqrt_l_over_g():
+    """θ0 = 0.05 rad: 2π √(L/g) up to the amplitude correction θ0²/16 = 1.6e-4; the exact elliptic
+    period within the O((ω Δt)²) phase error of the scheme."""
+    theta0 = 0.05
+    t, theta, L, _ = pendulum_run(theta0, periods=2, length=0.25)
+    assert measured_period(t, theta) == pytest.approx(2 * np.pi * np.sqrt(L / G), rel=5e-3)
+    assert measured_period(t, theta) == pytest.approx(exact_period(theta0, L), rel=1e-4)
+
+
+def test_large_amplitude_pendulum_period_and_energy():
+    """θ0 = 1 rad: the exact period is 4 √(L/g) K(sin²(θ0/2)) (6.6 % above 2π √(L/g)). Semi-implicit
+    Euler is symplectic: over 10 periods the energy oscillates by O(ω Δt) (ω Δt / 2 ≈ 0.6 % of the
+    swinging energy here) around its start without drifting (period means agree to 1e-5), and the
+    amplitude stays θ0."""
+    theta0, length = 1.0, 0.25
+    t, theta, L, energy = pendulum_run(theta0, periods=10, length=length)
+    assert measured_period(t, theta) == pytest.approx(exact_period(theta0, L), rel=1e-4)
+    scale = G * length * (1 - np.cos(theta0))  # m g l (1 − cos θ0): the energy that swings
+    assert np.abs(energy - energy[0]).max() < 1e-2 * scale
+    period = int(exact_period(theta0, L) / (t[1] - t[0]))
+    assert abs(energy[-period:].mean() - energy[:period].mean()) < 1e-5 * scale
+    assert np.abs(theta[-period:]).max() == pytest.approx(theta0, abs=1e-4)
+
+
+# --- 5. a pile of boxes -------------------------------------------------------------------------------
+
+
+def test_pile_of_ten_boxes_settles_without_sinking():
+    """Ten 0.2 m, 1 kg cubes stacked with 1 cm gaps (so each drops onto the one below), random 2 cm
+    horizontal offsets and yaws up to 0.1 rad, 2000 steps of 2 ms: the penetration stays below 5 mm,
+    every LCP is solved, speeds stay below the free fall through all ten gaps (√(2 g · 10 cm) ≈
+    1.4 m/s), and the settled stack is at rest with its centres at z_i = 0.1 + 0.2 i."""
+    count, gap, dt, steps = 10, 0.01, 2e-3, 2000
+    rng = np.random.default_rng(7)
+    q = np.zeros(7 * count)
+    for i in range(count):
+        yaw = rng.uniform(-0.1, 0.1)
+        q[7 * i:7 * i + 7] = np.r_[rng.uniform(-0.02, 0.02, 2), 0.1 + gap + (0.2 + gap) * i,
+                                   np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+    v = np.zeros(6 * count)
+    world = World(box_pile_model(count), dt=dt)
+    deepest, fastest, unsolved, previous = 0.0, 0.0, 0, None
+    for _ in range(steps):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            previous = world.step(q, v, warm_start=previous)
+        unsolved += len(caught)  # "contact LCP stopped at the iteration limit"
+        q, v = previous.q, previous.v
+        if len(previous.contacts):
+            deepest = min(deepest, previous.contacts.separation.min())
+        fastest = max(fastest, np.abs(v.reshape(count, 6)[:, :3]).max())
+    assert deepest > -5e-3, f"penetration {-deepest * 1e3:.2f} mm"
+    assert unsolved == 0
+    assert fastest < np.sqrt(2 * G * count * gap) + 0.1
+    twists = v.reshape(count, 6)
+    kinetic = 0.5 * np.sum(twists[:, :3] ** 2) + 0.5 * (0.2**2 / 6) * np.sum(twists[:, 3:] ** 2)
+    assert kinetic < 1e-8
+    np.testing.assert_allclose(q.reshape(count, 7)[:, 2], 0.1 + 0.2 * np.arange(count), atol=1e-3)
+
+
+# --- 6. gradients through elastic impacts -------------------------------------------------------------
+
+
+def ball_drop_closed_form(z0, v0, e, T, R, g):
+    """Ball (radius R) from height z0 with vertical velocity v0 < 0, one bounce before T.
+
+    Impact when z0 − R + v0 t − g t²/2 = 0: with s = √(v0² + 2 g (z0 − R)) the impact speed,
+    t_c = (v0 + s)/g; rebound at e s; with τ = T − t_c:
+        z(T) = R + e s τ − g τ²/2,   v(T) = e s − g τ.
+    With s_{z0} = g/s, s_{v0} = v0/s, t_c,{z0} = 1/s, t_c,{v0} = (s + v0)/(g s):
+        ∂z(T)/∂x = e s_x τ − v(T) t_c,x,   ∂v(T)/∂x = e s_x + g t_c,x.
+    (For g = 0: ∂z/∂z0 = −e, ∂z/∂v0 = −e T, ∂v/∂z0 = 0, ∂v/∂v0 = −e. With gravity the saltation
+    term (1 + e) g / s of ∂v⁺/∂z at the impact adds (1 + e) g τ / s to ∂z/∂z0.)
+    Returns (z(T), v(T), [[∂z/∂z0, ∂z/∂v0], [∂v/∂z0, ∂v/∂v0]])."""
+    s = np.sqrt(v0**2 + 2 * g * (z0 - R))
+    t_c = (v0 + s) / g if g > 0 else (z0 - R) / -v0
+    tau = T - t_c
+    z, v = R + e * s * tau - g * tau**2 / 2, e * s - g * tau
+    s_x = np.array([g / s, v0 / s])
+    t_x = np.array([1 / s, (s + v0) / (g * s) if g > 0 else (z0 - R) / v0**2])
+    return z, v, np.array([e * s_x * tau - v * t_x, e * s_x + g * t_x])
+
+
+def ball_drop_jacobian(z0, v0, e, T, R, g, dt, bounce=True):
+    """Rollout of the ball drop: (z(T), v(T), the simulator's 2 × 2 Jacobian as in the closed form)."""
+    world = World(ball_model(R, gravity=g), dt=dt, restitution=e, friction=0.0)
+    q, v = floating_state(([0.0, 0.0, z0], [0.0, 0.0, v0]))
+    result = rollout(world, q, v, round(T / dt), derivatives=True)
+    assert sum(step.bouncing.any() for step in result.steps) == 1
+    full = final_state_jacobian(result, [2], [2], bounce=bounce)
+    return result.q[-1, 2], result.v[-1, 2], full[:, [2, 6 + 2]]
+
+
+def dimensionless(J, T):
+    """[[∂z/∂z0, ∂z/∂v0 / T], [T ∂v/∂z0, ∂v/∂v0]]: every entry O(1), so one absolute tolerance."""
+    return J * np.array([[1.0, 1.0 / T], [T, 1.0]])
+
+
+@pytest.mark.parametrize("g", [0.0, G], ids=["no-gravity", "gravity"])
+def test_bounce_gradients_match_continuous_time_closed_form(g):
+    """A 1-D ball drop with one bounce, e = 0.5, loss on the final state only (default bounce=True).
+
+    The bouncing step starts at t_k ∈ (t_c − Δt, t_c], so the discrete trajectory and its
+    bounce-corrected Jacobian are within O(Δt) of the continuous ones, with an error that depends on
+    where t_c falls in its step: five start heights spread over one step's travel sample that phase.
+    Expected: a few % at Δt = 1 ms, and the mean error shrinking when Δt halves."""
+    v0, e, T, R, dt, drop = -1.0, 0.5, 0.1, 0.1, 1e-3, 0.05
+    impact_speed = np.sqrt(v0**2 + 2 * g * drop)
+    starts = R + drop + impact_speed * dt * np.arange(5) / 5
+
+    def errors(step):
+        out = []
+        for z0 in starts:
+            z, v, J = ball_drop_closed_form(z0, v0, e, T, R, g)
+            z_sim, v_sim, J_sim = ball_drop_jacobian(z0, v0, e, T, R, g, step)
+            assert z_sim == pytest.approx(z, abs=2 * impact_speed * step)  # bounce up to a step's travel early
+            assert v_sim == pytest.approx(v, abs=2 * g * step + 1e-9)
+            error = np.abs(dimensionless(J_sim - J, T)).max()
+            assert error < 0.03, (f"z0 = {z0}: simulator d(z_T, v_T)/d(z0, v0) = {J_sim.round(4).tolist()}, "
+                                  f"closed form {J.round(4).tolist()}")
+            out.append(error)
+        return np.mean(out)
+
+    error = errors(dt)
+    if error > 1e-9:
+        error_half = errors(dt / 2)
+        assert error_half < 0.7 * error, f"mean error {error:.3g} at Δt, {error_half:.3g} at Δt/2"
+
+
+def test_bounce_false_gives_the_discrete_wrong_sign():
+    """Nimble §VI: without the bounce correction the discrete step says a ball starting closer to the
+    ground ends closer (∂z(T)/∂z0 = +1), whereas it bounces earlier and ends farther: −e (g = 0)."""
+    z0, v0, e, T, R, dt = 0.15, -1.0, 0.5, 0.1, 0.1, 1e-3
+    J = ball_drop_closed_form(z0, v0, e, T, R, 0.0)[2]
+    J_discrete = ball_drop_jacobian(z0, v0, e, T, R, 0.0, dt, bounce=False)[2]
+    assert J[0, 0] == pytest.approx(-e)
+    assert J_discrete[0, 0] == pytest.approx(1.0, abs=1e-9)
+
+
+def test_two_ball_collision_state_and_gradients():
+    """Two balls on the x axis, no gravity, no friction: masses m1, m2, radii R1, R2, positions
+    x1 < x2, velocities u1 > u2. With the gap d = x2 − x1 − R1 − R2 and closing speed w = u1 − u2 they
+    touch at t_c = d / w; momentum conservation and v2' − v1' = e w give v1' = u1 − μ2 w,
+    v2' = u2 + μ1 w with μ_i = m_i (1 + e) / (m1 + m2), so
+        x1(T) = x1 + u1 T − μ2 (w T − d),   x2(T) = x2 + u2 T + μ1 (w T − d),
+    affine in the initial state: the Jacobian is read off directly."""
+    m1, m2, R1, R2, e, dt, T = 1.0, 3.0, 0.1, 0.15, 0.5, 1e-3, 0.1
+    x1, x2, u1, u2 = 0.0, 0.3, 1.0, -0.5
+    builder = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    model = floating_bodies(builder, [("a", m1, 0.4 * m1 * R1**2, Sphere(R1)), ("b", m2, 0.4 * m2 * R2**2, Sphere(R2))])
+    world = World(model, dt=dt, ground=False, restitution=e, friction=0.0)
+    q, v = floating_state(([x1, 0.0, 0.0], [u1, 0.0, 0.0]), ([x2, 0.0, 0.0], [u2, 0.0, 0.0]))
+    result = rollout(world, q, v, round(T / dt), derivatives=True)
+    assert sum(step.bouncing.any() for step in result.steps) == 1
+
+    M, d, w = m1 + m2, x2 - x1 - R1 - R2, u1 - u2
+    mu1, mu2 = m1 * (1 + e) / M, m2 * (1 + e) / M
+    expected_v = [u1 - mu2 * w, u2 + mu1 * w]
+    expected_x = [x1 + u1 * T - mu2 * (w * T - d), x2 + u2 * T + mu1 * (w * T - d)]
+    np.testing.assert_allclose(result.v[-1, [0, 6]], expected_v, rtol=0.0, atol=1e-9)
+    np.testing.assert_allclose(result.q[-1, [0, 7]], expected_x, rtol=0.0, atol=w * dt)
+    np.testing.assert_allclose(m1 * result.v[-1, 0] + m2 * result.v[-1, 6], m1 * u1 + m2 * u2, atol=1e-12)
+
+    # Rows x1(T), x2(T), v1(T), v2(T); columns x1, x2, u1, u2 (tangent indices 0, 6 of q and of v).
+    expected = np.array([[1 - mu2, mu2, (1 - mu2) * T, mu2 * T],
+                         [mu1, 1 - mu1, mu1 * T, (1 - mu1) * T],
+                         [0.0, 0.0, 1 - mu2, mu2],
+                         [0.0, 0.0, mu1, 1 - mu1]])
+    J = final_state_jacobian(result, [0, 6], [0, 6])[:, [0, 6, 12, 18]]
+    np.testing.assert_allclose(J * [1, 1, 1 / T, 1 / T], expected * [1, 1, 1 / T, 1 / T], rtol=0.0, atol=1e-6)
+
+
+# --- 7. parameter gradients ---------------------------------------------------------------------------
+
+
+def test_sliding_box_friction_and_mass_gradients(box_model):
+    """While the box slides, v_x(T) = v0 − μ g T and x(T) = x0 + v0 T − μ g T²/2 (discretely
+    x_N = x0 + Δt Σ_{k=1..N} v_k, ∂x_N/∂μ = −g Δt² N (N + 1)/2): ∂v_x(T)/∂μ = −g T and
+    ∂x(T)/∂μ → −g T²/2. The deceleration μ g does not involve the mass: with com at the origin
+    (first moment m c = 0 fixed) and I about the origin fixed, ∂(x, v_x)(T)/∂m = 0; the restitution
+    never acts, ∂/∂e = 0. θ = [m, m c, I_origin (6), μ, e]."""
+    mu, v0, dt, steps = 0.3, 2.0, 1e-3, 200
+    T = steps * dt
+    world = World(box_model, dt=dt, friction=mu)
+    q, v = box_on_ground((v0, 0.0, 0.0))
+    result = rollout(world, q, v, steps, derivatives=True)
+    assert result.v[-1, 0] == pytest.approx(v0 - mu * G * T, abs=1e-9)
+
+    discrete_dx_dmu = -G * dt**2 * steps * (steps + 1) / 2
+
+    # Reverse mode: Rollout.vjp with the loss x(T) or v_x(T); θ columns [m, ..., μ, e].
+    grad = np.zeros((steps + 1, 6))
+    grad[-1, 0] = 1.0
+    by_velocity = result.vjp(grad_v=grad).params
+    by_position = result.vjp(grad_q=grad).params
+    assert by_velocity[-2] == pytest.approx(-G * T, rel=1e-6)
+    assert by_position[-2] == pytest.approx(discrete_dx_dmu, rel=1e-6)
+    for params in (by_velocity, by_position):
+        assert abs(params[0]) < 1e-9  # mass
+        assert abs(params[-1]) < 1e-12  # restitution
+
+    # Forward mode: s = d(q, v)/d(m, μ) through the step Jacobians, s ← ∂step/∂(q, v) s + ∂step/∂θ.
+    tangent = np.zeros((12, 2))
+    for step in result.steps:
+        J = step.jacobians()
+        tangent = (np.block([[J.q_q, J.q_v], [J.v_q, J.v_v]]) @ tangent
+                   + np.vstack([J.q_params[:, [0, -2]], J.v_params[:, [0, -2]]]))
+    np.testing.assert_allclose(tangent[[0, 6], 1], [discrete_dx_dmu, -G * T], rtol=1e-6)
+    np.testing.assert_allclose(tangent[[0, 6], 0], 0.0, atol=1e-9)
