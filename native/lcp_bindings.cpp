@@ -3,8 +3,11 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <cmath>
 #include <string>
+#include <vector>
 
+#include "lcp/active_set.hpp"
 #include "lcp/lcp.hpp"
 #include "lcp/mlcp_ipm.hpp"
 
@@ -29,6 +32,34 @@ void check_shape(const py::array& x, py::ssize_t rows, py::ssize_t cols, const c
 
 void check_length(const py::array& x, int n, const char* name) {
   if (x.ndim() != 1 || x.shape(0) != n) throw py::value_error(std::string(name) + " must have shape (n,)");
+}
+
+// A boxed problem's bounds: lo, hi, mu (n,) float64 and friction_index (n,) int32 (−1: fixed bounds),
+// kept alive by the caller's arrays.
+struct BoxedBounds {
+  Array lo, hi, mu;
+  IndexArray friction;
+  LcpBounds bounds;
+  BoxedBounds(py::handle lo_in, py::handle hi_in, py::handle friction_in, py::handle mu_in, int n)
+      : lo(Array::ensure(lo_in)), hi(Array::ensure(hi_in)), mu(Array::ensure(mu_in)),
+        friction(IndexArray::ensure(friction_in)) {
+    check_length(lo, n, "lo");
+    check_length(hi, n, "hi");
+    check_length(mu, n, "mu");
+    check_length(friction, n, "friction_index");
+    for (int i = 0; i < n; ++i)
+      if (friction.data()[i] >= n || friction.data()[i] < -1) throw py::value_error("friction_index out of range");
+    bounds = {lo.data(), hi.data(), friction.data(), mu.data()};
+  }
+};
+
+using SetArray = py::array_t<int8_t, py::array::c_style | py::array::forcecast>;
+
+const EntrySet* entry_sets(const SetArray& sets, int n) {
+  check_length(sets, n, "sets");
+  for (int i = 0; i < n; ++i)
+    if (sets.data()[i] < 0 || sets.data()[i] > 2) throw py::value_error("sets must hold 0 (clamping), 1 or 2");
+  return reinterpret_cast<const EntrySet*>(sets.data());
 }
 
 py::tuple report_tuple(Array f, const LcpReport& report) {
@@ -92,6 +123,71 @@ void bind_lcp(py::module_& root) {
       py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"),
       py::arg("f0"), py::arg("max_iterations"), py::arg("tol"),
       "(f, status code, sweeps, residual) of the (boxed) LCP by projected Gauss–Seidel from f0.");
+  m.def(
+      "classify",
+      [](const Array& A, const Array& b, py::handle lo, py::handle hi, py::handle friction, py::handle mu,
+         const Array& f, const Array& w, double tol) {
+        const int n = square_size(A, b);
+        check_length(f, n, "f");
+        check_length(w, n, "w");
+        const BoxedBounds boxed(lo, hi, friction, mu, n);
+        SetArray sets(n);
+        py::array_t<bool> tied(n);
+        classify(n, A.data(), b.data(), f.data(), w.data(), boxed.bounds, tol,
+                 reinterpret_cast<EntrySet*>(sets.mutable_data()));
+        const double w_tol = tolerances(n, A.data(), b.data(), f.data(), tol).w;
+        for (int i = 0; i < n; ++i)
+          tied.mutable_data()[i] = sets.data()[i] != 0 && std::abs(w.data()[i]) <= w_tol;
+        return py::make_tuple(sets, tied);
+      },
+      py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"), py::arg("f"),
+      py::arg("w"), py::arg("tol"),
+      "(sets (n,) int8: 0 clamping, 1 at the lower bound, 2 at the upper; tied (n,) bool: at a bound with w = 0).");
+  m.def(
+      "solve_on_sets",
+      [](const Array& A, const Array& b, py::handle lo, py::handle hi, py::handle friction, py::handle mu,
+         const Array& f_guess, const SetArray& sets_in, double tol) {
+        const int n = square_size(A, b);
+        check_length(f_guess, n, "f_guess");
+        const BoxedBounds boxed(lo, hi, friction, mu, n);
+        const EntrySet* sets = entry_sets(sets_in, n);
+        Array f(n), w(n);
+        bool ok;
+        {
+          py::gil_scoped_release release;
+          ActiveSetWorkspace ws;
+          solve_on_sets(n, A.data(), b.data(), boxed.bounds, f_guess.data(), sets, f.mutable_data(), w.mutable_data(),
+                        ws);
+          ok = verified(n, A.data(), b.data(), f.data(), w.data(), boxed.bounds, sets, tol);
+        }
+        return py::make_tuple(f, w, ok);
+      },
+      py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"),
+      py::arg("f_guess"), py::arg("sets"), py::arg("tol"),
+      "(f, w, verified) of the least-squares-minimal solution on the sets (Nimble App. B).");
+  m.def(
+      "polish",
+      [](const Array& A, const Array& b, py::handle lo, py::handle hi, py::handle friction, py::handle mu,
+         const Array& f_in, double tol) {
+        const int n = square_size(A, b);
+        check_length(f_in, n, "f");
+        const BoxedBounds boxed(lo, hi, friction, mu, n);
+        Array f(n), w(n);
+        std::copy(f_in.data(), f_in.data() + n, f.mutable_data());
+        bool ok;
+        {
+          py::gil_scoped_release release;
+          std::vector<EntrySet> sets(n);
+          ActiveSetWorkspace ws;
+          lcp_velocity(n, A.data(), b.data(), f.data(), w.mutable_data());
+          classify(n, A.data(), b.data(), f.data(), w.data(), boxed.bounds, tol, sets.data());
+          ok = polish(n, A.data(), b.data(), boxed.bounds, f.mutable_data(), w.mutable_data(), sets.data(), tol, ws);
+        }
+        return py::make_tuple(f, ok);
+      },
+      py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"), py::arg("f"),
+      py::arg("tol"),
+      "(f, polished): f solved exactly on the sets of the approximate solution f when that verifies.");
   m.def(
       "mlcp_ipm",
       [](const Array& M, const Array& q, const Array& A, const Array& G, const Array& F, const Array& h, double tol,

@@ -115,22 +115,11 @@ def _problem(A, b):
     return _finite(A, "A", (b.size, b.size)), _finite(b, "b", b.shape)
 
 
-def _tolerances(A, b, f, tol):
-    """Absolute thresholds for 'zero' in f and in w."""
-    f_scale = max(1.0, float(np.abs(f).max(initial=0.0)))
-    w_scale = max(1.0, float(np.abs(b).max(initial=0.0)), float(np.abs(A).max(initial=0.0)) * f_scale)
-    return tol * f_scale, tol * w_scale
-
-
 def _classify(A, b, f, w, bounds, tol):
-    """(clamping, at_lower, at_upper) of a solution."""
-    f_tol, w_tol = _tolerances(A, b, f, tol)
-    low, high = bounds.at(f)
-    # Of each complementary pair the smaller one is the zero one (interior-point iterates have both
-    # small but nonzero).
-    at_lower = (f - low <= np.maximum(w, f_tol)) & (w >= -w_tol)
-    at_upper = ~at_lower & (high - f <= np.maximum(-w, f_tol)) & (w <= w_tol)
-    return ~(at_lower | at_upper), at_lower, at_upper
+    """(clamping, at_lower, at_upper, tied) of a solution: of each complementary pair the smaller one
+    is the zero one, with tolerances relative to the problem's scale (native lcp/active_set.hpp)."""
+    sets, tied = _native.lcp.classify(A, b, *bounds, f, w, tol)
+    return sets == 0, sets == 1, sets == 2, tied
 
 
 class _BoundedMap(NamedTuple):
@@ -169,50 +158,17 @@ def _bounded_map(bounds, f, clamping, at_lower, at_upper):
     return _BoundedMap(B, C, E, c, sign, normal, normal_column, normal_row)
 
 
-def _on_active_set(A, b, bounds, f_guess, clamping, at_lower, at_upper):
-    """Least-squares-minimal f on the given sets (App. B), and its w."""
-    B, C, E, c = _bounded_map(bounds, f_guess, clamping, at_lower, at_upper)[:4]
-    f = np.zeros_like(b)
-    f[B] = c
-    if C.size:
-        A_CB = A[np.ix_(C, B)]
-        K = A[np.ix_(C, C)] + A_CB @ E
-        f[C] = -np.linalg.lstsq(K, b[C] + A_CB @ c, rcond=None)[0]
-        f[B] = E @ f[C] + c
-    return f, A @ f + b
-
-
-def _verified(A, b, f, w, bounds, clamping, at_lower, at_upper, tol):
-    """Whether (f, w) solves the problem with these sets, within the tolerances."""
-    f_tol, w_tol = _tolerances(A, b, f, tol)
-    low, high = bounds.at(f)
-    inside = np.all(f[clamping] >= low[clamping] - f_tol) and np.all(f[clamping] <= high[clamping] + f_tol)
-    return (inside and np.all(np.abs(w[clamping]) <= w_tol) and np.all(w[at_lower] >= -w_tol)
-            and np.all(w[at_upper] <= w_tol))
-
-
-def _tied(A, b, f, w, clamping, tol):
-    """Indices at a bound whose w is zero too."""
-    return ~clamping & (np.abs(w) <= _tolerances(A, b, f, tol)[1])
-
-
 def _solution(A, b, bounds, f, status, iterations, tol, stabilize, warm_start_hit=False):
-    w = A @ f + b
-    clamping, at_lower, at_upper = _classify(A, b, f, w, bounds, tol)
     # An iterate stopped by the iteration limit usually has the right sets already: solving on them
-    # exactly and verifying turns it into a solution.
+    # exactly (tied entries joining the clamping set first, which spreads an impulse evenly over
+    # identical contacts: the least-squares-minimal solution of App. B) and verifying turns it into a
+    # solution.
     if stabilize and status in (LCPStatus.SOLVED, LCPStatus.ITERATION_LIMIT):
-        tied = _tied(A, b, f, w, clamping, tol)
-        # Tied indices join the clamping set first: for identical contacts that spreads the impulse
-        # evenly, the least-squares-minimal solution (App. B); failing that, the sets as found.
-        candidates = [(clamping | tied, at_lower & ~tied, at_upper & ~tied)] if tied.any() else []
-        for sets in candidates + [(clamping, at_lower, at_upper)]:
-            f_stable, w_stable = _on_active_set(A, b, bounds, f, *sets)
-            if _verified(A, b, f_stable, w_stable, bounds, *sets, tol):
-                f, w, status = f_stable, w_stable, LCPStatus.SOLVED
-                clamping, at_lower, at_upper = _classify(A, b, f, w, bounds, tol)
-                break
-    tied = _tied(A, b, f, w, clamping, tol)
+        f, polished = _native.lcp.polish(A, b, *bounds, f, tol)
+        if polished:
+            status = LCPStatus.SOLVED
+    w = A @ f + b
+    clamping, at_lower, at_upper, tied = _classify(A, b, f, w, bounds, tol)
     low, high = bounds.at(f)
     residual = float(np.abs(f - np.clip(f - w, low, high)).max(initial=0.0))
     for array in (f, w, clamping, at_lower, at_upper, tied):
@@ -229,9 +185,9 @@ def _warm_start(A, b, bounds, warm_start, tol):
         raise TypeError("warm_start must be a previous LCPSolution")
     if warm_start.f.shape != b.shape:
         raise ValueError(f"warm_start is for {warm_start.f.size} unknowns, the problem has {b.size}")
-    sets = (warm_start.clamping, warm_start.at_lower, warm_start.at_upper)
-    f, w = _on_active_set(A, b, bounds, warm_start.f, *sets)
-    if not _verified(A, b, f, w, bounds, *sets, tol):
+    sets = np.select([warm_start.at_lower, warm_start.at_upper], [1, 2], 0).astype(np.int8)
+    f, _, verified = _native.lcp.solve_on_sets(A, b, *bounds, warm_start.f, sets, tol)
+    if not verified:
         return None
     return _solution(A, b, bounds, f, LCPStatus.SOLVED, 0, tol, stabilize=False, warm_start_hit=True)
 
@@ -398,13 +354,24 @@ def _bound_derivatives(sets, bounds, f, dlo, dhi, dmu):
 def lcp_jvp(solution, A, dA, db, dlo=None, dhi=None, dmu=None):
     """Directional derivative df (n,) of the solution along (dA (n, n), db (n,)) and, for boxed
     problems, (dlo, dhi, dmu) (n,) each (zero when omitted). A batch of D directions — dA (D, n, n),
-    db (D, n), dlo, dhi, dmu (D, n) — gives df (D, n) from one factorization."""
+    db (D, n), dlo, dhi, dmu (D, n) — gives df (D, n) from one factorization.
+
+    dA may also be a function ``dA(u, transposed)`` returning the (D, n) products dA u (or dAᵀ u) of
+    the D directions with a vector u (n,): the linearization only ever applies dA to f and, when the
+    clamping set's K is singular, dAᵀ to one more vector, so a caller whose dA is structured (a
+    simulation's A = J M⁻¹ Jᵀ) never forms the (D, n, n) tensor.
+    """
     n = solution.f.size
     db = np.asarray(db, dtype=np.float64)
     batched = db.ndim == 2
     db = db.reshape(-1, n)
     count = db.shape[0]
-    dA = np.asarray(dA, dtype=np.float64).reshape(count, n, n)
+    if not callable(dA):
+        dense = np.asarray(dA, dtype=np.float64).reshape(count, n, n)
+
+        def dA(u, transposed):
+            return (dense.transpose(0, 2, 1) if transposed else dense) @ u
+
     zero = np.zeros((count, n))
     dlo, dhi, dmu = (zero if d is None else np.asarray(d, dtype=np.float64).reshape(count, n) for d in (dlo, dhi, dmu))
     lin = _Linearization(solution, A)
@@ -412,18 +379,40 @@ def lcp_jvp(solution, A, dA, db, dlo=None, dhi=None, dmu=None):
     dE, dc = _bound_derivatives(sets, solution.bounds, solution.f, dlo, dhi, dmu)
     B, C = sets.B, sets.C
     f_C = solution.f[C]
-    dA_CB = dA[:, C][:, :, B]
-    dK = dA[:, C][:, :, C] + dA_CB @ sets.E + lin.A_CB @ dE
-    dr = db[:, C] + dA_CB @ sets.c + dc @ lin.A_CB.T
+    # dK f_C + dr = (dA f)_C + A_CB (dE f_C + dc) + db_C, with f = [f_C; E f_C + c] on (C, B).
+    d_bounded = dE @ f_C + dc
+    rhs = dA(_clamped_solution(sets, f_C, n), False)[:, C] + d_bounded @ lin.A_CB.T + db[:, C]
     df = np.zeros((count, n))
-    df[:, C] = (-lin.solve((dK @ f_C + dr).T).T
-                + lin.project((dK.transpose(0, 2, 1) @ lin.solve(f_C, transposed=True)).T).T)
-    df[:, B] = dE @ f_C + df[:, C] @ sets.E.T + dc
+    df[:, C] = -lin.solve(rhs.T).T
+    if lin.projector is not None:
+        # dKᵀ ẑ = (dAᵀ ẑ)_C + Eᵀ (dAᵀ ẑ)_B + dEᵀ A_CBᵀ ẑ for ẑ = K⁺ᵀ f_C (zero on B).
+        z = lin.solve(f_C, transposed=True)
+        dATz = dA(_scatter(z, C, n), True)
+        dKTz = dATz[:, C] + dATz[:, B] @ sets.E + dE.transpose(0, 2, 1) @ (lin.A_CB.T @ z)
+        df[:, C] += lin.project(dKTz.T).T
+    df[:, B] = df[:, C] @ sets.E.T + d_bounded
     return df if batched else df[0]
 
 
-def lcp_vjp(solution, A, grad_f):
-    """LCPCotangents ∂ℓ/∂(A, b, lo, hi, mu) from ∂ℓ/∂f (n,): the transpose of lcp_jvp."""
+def _scatter(values, index, n):
+    out = np.zeros(n)
+    out[index] = values
+    return out
+
+
+def _clamped_solution(sets, f_C, n):
+    """f with its bounded part written as E f_C + c (the linearization's own f)."""
+    f = _scatter(f_C, sets.C, n)
+    f[sets.B] = sets.E @ f_C + sets.c
+    return f
+
+
+def lcp_vjp(solution, A, grad_f, *, low_rank_A=False):
+    """LCPCotangents ∂ℓ/∂(A, b, lo, hi, mu) from ∂ℓ/∂f (n,): the transpose of lcp_jvp.
+
+    ∂ℓ/∂A has rank ≤ 2; with low_rank_A=True its field is the pair (left (2, n), right (2, n)) with
+    ∂ℓ/∂A = leftᵀ right, so a caller with a structured dA contracts it by two products dA right[k].
+    """
     n = solution.f.size
     lin = _Linearization(solution, A)
     sets = lin.sets
@@ -432,13 +421,17 @@ def lcp_vjp(solution, A, grad_f):
     f_C = solution.f[C]
     g = grad_f[C] + sets.E.T @ grad_f[B]  # f_B = E f_C + c passes its share to f_C
     y = lin.solve(g, transposed=True)
-    grad_K = -np.outer(y, f_C) + np.outer(lin.solve(f_C, transposed=True), lin.project(g))
+    z, projected = lin.solve(f_C, transposed=True), lin.project(g)
+    grad_K = -np.outer(y, f_C) + np.outer(z, projected)
     grad_r = -y
     grad_E = lin.A_CB.T @ grad_K + np.outer(grad_f[B], f_C)
     grad_c = lin.A_CB.T @ grad_r + grad_f[B]
-    out = LCPCotangents(np.zeros((n, n)), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n))
-    out.A[np.ix_(C, C)] = grad_K
-    out.A[np.ix_(C, B)] = grad_K @ sets.E.T + np.outer(grad_r, sets.c)
+    # ∂ℓ/∂A from grad_K (rows C, columns C and through E the columns B) and grad_r cᵀ (columns B).
+    left, right = np.zeros((2, n)), np.zeros((2, n))
+    left[0, C], right[0] = -y, _clamped_solution(sets, f_C, n)
+    left[1, C], right[1, C], right[1, B] = z, projected, sets.E @ projected
+    out = LCPCotangents((left, right) if low_rank_A else left.T @ right, np.zeros(n), np.zeros(n), np.zeros(n),
+                        np.zeros(n))
     out.b[C] = grad_r
     # Back through _bound_derivatives: friction entries first (they feed their normals' bounds).
     on_clamping = np.flatnonzero(sets.normal_column >= 0)

@@ -169,3 +169,51 @@ def test_bad_bounds_are_named():
         solve_boxed_lcp(A, b, [0, 0], [1, 1], friction_index=[1, 0], mu=[0.5, 0.5])
     with pytest.raises(ValueError, match="mu"):
         solve_boxed_lcp(A, b, [0, 0], [1, 1], friction_index=[-1, 0], mu=[0.0, -1.0])
+
+
+def test_structured_directions_and_low_rank_cotangents_match_the_dense_forms():
+    """lcp_jvp with dA given as products (a simulation's A = J M⁻¹ Jᵀ never forms dA) equals the
+    dense form, and lcp_vjp's rank-2 factors of ∂ℓ/∂A multiply out to the dense cotangent — also for
+    a singular clamping system (A of rank 4 on 12 unknowns), where the projector term enters."""
+    rng = np.random.default_rng(31)
+    for rank in (None, 4):
+        A, b, lo, hi, friction_index, mu = contact_problem(rng, 4)
+        if rank is not None:
+            J = rng.normal(size=(b.size, rank))
+            A = J @ J.T
+        solution = solve_boxed_lcp(A, b, lo, hi, friction_index=friction_index, mu=mu, tol=1e-12,
+                                   max_iterations=200000)
+        n, directions = b.size, 3
+        dA = rng.normal(size=(directions, n, n))
+        db, dmu = rng.normal(size=(directions, n)), rng.normal(size=(directions, n))
+
+        def products(u, transposed):
+            return (dA.transpose(0, 2, 1) if transposed else dA) @ u
+
+        dense = lcp_jvp(solution, A, dA, db, dmu=dmu)
+        assert np.allclose(lcp_jvp(solution, A, products, db, dmu=dmu), dense, rtol=1e-12, atol=1e-12)
+        grad_f = rng.normal(size=n)
+        left, right = lcp_vjp(solution, A, grad_f, low_rank_A=True).A
+        assert left.shape == right.shape == (2, n)
+        assert np.allclose(left.T @ right, lcp_vjp(solution, A, grad_f).A, rtol=1e-12, atol=1e-12)
+        # and the cotangent is the transpose of the directional derivative
+        pairing = sum(left[k] @ dA[0] @ right[k] for k in range(2))
+        expected = grad_f @ lcp_jvp(solution, A, dA[0], np.zeros(n))
+        assert np.isclose(pairing, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_solution_on_sets_is_the_minimum_norm_least_squares_one():
+    """All entries clamping and unbounded: the solve on the sets is f = −A⁺ b; A rank-deficient and
+    not symmetric, b in its range (numpy's SVD pseudo-inverse as the reference)."""
+    from dcol import _native
+
+    rng = np.random.default_rng(4)
+    for n, rank in ((6, 3), (15, 7), (40, 39)):
+        A = rng.normal(size=(n, rank)) @ rng.normal(size=(rank, n))
+        b = A @ rng.normal(size=n)
+        unbounded = (np.full(n, -np.inf), np.full(n, np.inf), np.full(n, -1), np.zeros(n))
+        f, w, verified = _native.lcp.solve_on_sets(A, b, *unbounded, np.zeros(n), np.zeros(n, np.int8), 1e-8)
+        assert verified
+        expected = -np.linalg.pinv(A) @ b
+        assert np.allclose(f, expected, atol=1e-9 * np.abs(expected).max())
+        assert np.allclose(w, A @ f + b)

@@ -1,0 +1,285 @@
+// Solutions of a (boxed) LCP on given index sets (Nimble App. B): each entry clamps (lo < f < hi,
+// w = 0) or sits at its lower or upper bound. With the bounded entries written f_B = E f_C + c (a
+// friction entry at ±mu times its normal: a column of E when the normal clamps), the clamping ones
+// solve K f_C = −(b_C + A_CB c), K = A_CC + A_CB E, least-squares-minimally when K is singular (the
+// even spread of an impulse over identical contacts). Used to try the previous step's sets first
+// (warm start) and to turn Gauss–Seidel's approximate iterate into the exact solution on its sets.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "lcp.hpp"
+
+namespace dcol::lcp {
+
+enum class EntrySet : int8_t { clamping = 0, lower = 1, upper = 2 };
+
+struct ActiveSetWorkspace {
+  // solve_on_sets: the sets C and B, each entry's column in C, f_B = E f_C + c (one E entry per row
+  // of B at most), and the system K f_C = y.
+  std::vector<int> C, B, column, E_column;
+  std::vector<double> E_value, c, K, y;
+  // min_norm_solve
+  std::vector<int> permutation;
+  std::vector<double> R_diagonal, x, W, betas, T_diagonal;
+  // polish
+  std::vector<double> f_trial, w_trial;
+  std::vector<EntrySet> sets_trial;
+};
+
+// Thresholds for "zero" in f and in w, relative to the problem's scale.
+struct Tolerances {
+  double f, w;
+};
+
+inline Tolerances tolerances(int n, const double* A, const double* b, const double* f, double tol) {
+  double f_max = 0.0, b_max = 0.0, A_max = 0.0;
+  for (int i = 0; i < n; ++i) f_max = std::max(f_max, std::abs(f[i])), b_max = std::max(b_max, std::abs(b[i]));
+  for (int i = 0; i < n * n; ++i) A_max = std::max(A_max, std::abs(A[i]));
+  const double f_scale = std::max(1.0, f_max);
+  return {tol * f_scale, tol * std::max({1.0, b_max, A_max * f_scale})};
+}
+
+// The sets of an (approximate) solution: of each complementary pair the smaller one is the zero one.
+inline void classify(int n, const double* A, const double* b, const double* f, const double* w,
+                     const LcpBounds& bounds, double tol, EntrySet* sets) {
+  const Tolerances t = tolerances(n, A, b, f, tol);
+  for (int i = 0; i < n; ++i) {
+    double low, high;
+    bounds.at(i, f, low, high);
+    if (f[i] - low <= std::max(w[i], t.f) && w[i] >= -t.w)
+      sets[i] = EntrySet::lower;
+    else if (high - f[i] <= std::max(-w[i], t.f) && w[i] <= t.w)
+      sets[i] = EntrySet::upper;
+    else
+      sets[i] = EntrySet::clamping;
+  }
+}
+
+// Whether (f, w) solves the problem with these sets, within the tolerances.
+inline bool verified(int n, const double* A, const double* b, const double* f, const double* w,
+                     const LcpBounds& bounds, const EntrySet* sets, double tol) {
+  const Tolerances t = tolerances(n, A, b, f, tol);
+  for (int i = 0; i < n; ++i) {
+    double low, high;
+    bounds.at(i, f, low, high);
+    switch (sets[i]) {
+      case EntrySet::clamping:
+        if (f[i] < low - t.f || f[i] > high + t.f || std::abs(w[i]) > t.w) return false;
+        break;
+      case EntrySet::lower:
+        if (w[i] < -t.w) return false;
+        break;
+      case EntrySet::upper:
+        if (w[i] > t.w) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+namespace detail {
+
+// Householder reflection of x (length m, stride `stride`) onto −sign(x₀)‖x‖ e₀: v overwrites x with
+// v₀ = 1 implied; returns β (0 when x = 0) and sets *alpha to the new leading entry.
+inline double householder(int m, double* x, int stride, double* alpha) {
+  double norm2 = 0.0;
+  for (int i = 0; i < m; ++i) norm2 += x[i * stride] * x[i * stride];
+  if (norm2 == 0.0) {
+    *alpha = 0.0;
+    return 0.0;
+  }
+  const double norm = std::sqrt(norm2);
+  *alpha = x[0] > 0.0 ? -norm : norm;
+  const double v0 = x[0] - *alpha;
+  for (int i = 1; i < m; ++i) x[i * stride] /= v0;
+  x[0] = 1.0;
+  return -v0 / *alpha;  // β = 2 / vᵀv with v scaled to v₀ = 1
+}
+
+}  // namespace detail
+
+// Minimum-norm least-squares solution of K x = y, K (m × m row-major, overwritten), y (m) replaced by
+// x: QR with column pivoting, then for a rank-deficient K a QR of R's leading rows transposed
+// (complete orthogonal decomposition, Golub & Van Loan §5.5.2). The rank ends where |R_kk| ≤
+// kRankCutoff |R_00|: contact rows that are dependent in exact arithmetic (coplanar contacts) are so
+// only to round-off, and a cut-off at ε would invert that round-off into huge impulses.
+constexpr double kRankCutoff = 1e-10;
+
+inline void min_norm_solve(int m, double* K, double* y, ActiveSetWorkspace& ws) {
+  if (m == 0) return;
+  std::vector<int>& perm = ws.permutation;
+  perm.resize(m);
+  for (int j = 0; j < m; ++j) perm[j] = j;
+  std::vector<double>& diag = ws.R_diagonal;
+  diag.resize(m);
+  int rank = m;
+  for (int k = 0; k < m; ++k) {
+    int pivot = k;
+    double best = -1.0;
+    for (int j = k; j < m; ++j) {
+      double s = 0.0;
+      for (int i = k; i < m; ++i) s += K[i * m + j] * K[i * m + j];
+      if (s > best) best = s, pivot = j;
+    }
+    if (pivot != k) {
+      for (int i = 0; i < m; ++i) std::swap(K[i * m + k], K[i * m + pivot]);
+      std::swap(perm[k], perm[pivot]);
+    }
+    double alpha;
+    const double beta = detail::householder(m - k, K + k * m + k, m, &alpha);
+    diag[k] = alpha;
+    if (k == 0 ? alpha == 0.0 : std::abs(alpha) <= kRankCutoff * std::abs(diag[0])) {
+      rank = k;
+      break;
+    }
+    // Apply I − β v vᵀ to the remaining columns and to y.
+    for (int j = k + 1; j < m; ++j) {
+      double s = 0.0;
+      for (int i = k; i < m; ++i) s += K[i * m + k] * K[i * m + j];
+      s *= beta;
+      for (int i = k; i < m; ++i) K[i * m + j] -= s * K[i * m + k];
+    }
+    double s = 0.0;
+    for (int i = k; i < m; ++i) s += K[i * m + k] * y[i];
+    s *= beta;
+    for (int i = k; i < m; ++i) y[i] -= s * K[i * m + k];
+  }
+  // R = upper triangle of K (diagonal in diag); z = (Qᵀ y)[0:rank].
+  std::vector<double>& x = ws.x;
+  x.assign(m, 0.0);
+  if (rank == m) {
+    for (int k = m - 1; k >= 0; --k) {
+      double s = y[k];
+      for (int j = k + 1; j < m; ++j) s -= K[k * m + j] * x[j];
+      x[k] = s / diag[k];
+    }
+  } else if (rank > 0) {
+    // Rows 0..rank−1 of R, transposed into W (m × rank), W = Z [T; 0] by Householder QR; then
+    // R₁ x = z is Tᵀ (Zᵀ x)[0:rank] = z, minimal ‖x‖ with (Zᵀ x)[rank:] = 0.
+    std::vector<double>& W = ws.W;
+    W.assign(static_cast<size_t>(m) * rank, 0.0);
+    for (int r = 0; r < rank; ++r) {
+      W[r * rank + r] = diag[r];
+      for (int j = r + 1; j < m; ++j) W[j * rank + r] = K[r * m + j];
+    }
+    std::vector<double>&betas = ws.betas, &t_diag = ws.T_diagonal;
+    betas.resize(rank);
+    t_diag.resize(rank);
+    for (int k = 0; k < rank; ++k) {
+      betas[k] = detail::householder(m - k, W.data() + k * rank + k, rank, &t_diag[k]);
+      for (int j = k + 1; j < rank; ++j) {
+        double s = 0.0;
+        for (int i = k; i < m; ++i) s += W[i * rank + k] * W[i * rank + j];
+        s *= betas[k];
+        for (int i = k; i < m; ++i) W[i * rank + j] -= s * W[i * rank + k];
+      }
+    }
+    // Tᵀ u = z (forward substitution), x = Z [u; 0] = H₀ H₁ ⋯ [u; 0].
+    for (int k = 0; k < rank; ++k) {
+      double s = y[k];
+      for (int j = 0; j < k; ++j) s -= W[j * rank + k] * x[j];
+      x[k] = s / t_diag[k];
+    }
+    for (int k = rank - 1; k >= 0; --k) {
+      double s = 0.0;
+      for (int i = k; i < m; ++i) s += W[i * rank + k] * x[i];
+      s *= betas[k];
+      for (int i = k; i < m; ++i) x[i] -= s * W[i * rank + k];
+    }
+  }
+  for (int j = 0; j < m; ++j) y[perm[j]] = x[j];
+}
+
+// Least-squares-minimal f (n) on the sets and its w = A f + b; f_guess gives the normal impulse of a
+// friction entry whose normal is itself at a bound. f and w must not alias f_guess.
+inline void solve_on_sets(int n, const double* A, const double* b, const LcpBounds& bounds, const double* f_guess,
+                          const EntrySet* sets, double* f, double* w, ActiveSetWorkspace& ws) {
+  ws.C.clear();
+  ws.B.clear();
+  ws.column.assign(n, -1);
+  for (int i = 0; i < n; ++i) {
+    if (sets[i] == EntrySet::clamping) {
+      ws.column[i] = static_cast<int>(ws.C.size());
+      ws.C.push_back(i);
+    } else {
+      ws.B.push_back(i);
+    }
+  }
+  const int nc = static_cast<int>(ws.C.size()), nb = static_cast<int>(ws.B.size());
+  ws.E_column.assign(nb, -1);
+  ws.E_value.assign(nb, 0.0);
+  ws.c.assign(nb, 0.0);
+  for (int r = 0; r < nb; ++r) {
+    const int i = ws.B[r];
+    const double sign = sets[i] == EntrySet::upper ? 1.0 : -1.0;
+    const int normal = bounds.friction_index != nullptr ? bounds.friction_index[i] : -1;
+    if (normal >= 0 && ws.column[normal] >= 0) {
+      ws.E_column[r] = ws.column[normal];
+      ws.E_value[r] = sign * bounds.mu[i];
+    } else if (normal >= 0) {
+      ws.c[r] = sign * bounds.mu[i] * f_guess[normal];
+    } else if (bounds.lo == nullptr) {
+      ws.c[r] = 0.0;  // the plain LCP: only f = 0 is a bound
+    } else {
+      ws.c[r] = sign > 0.0 ? bounds.hi[i] : bounds.lo[i];
+    }
+  }
+  std::fill(f, f + n, 0.0);
+  for (int r = 0; r < nb; ++r) f[ws.B[r]] = ws.c[r];
+  if (nc > 0) {
+    ws.K.assign(static_cast<size_t>(nc) * nc, 0.0);
+    ws.y.resize(nc);
+    for (int p = 0; p < nc; ++p) {
+      const double* row = A + static_cast<size_t>(ws.C[p]) * n;
+      double* K_row = ws.K.data() + static_cast<size_t>(p) * nc;
+      for (int q = 0; q < nc; ++q) K_row[q] = row[ws.C[q]];
+      double s = b[ws.C[p]];
+      for (int r = 0; r < nb; ++r) {
+        const double a = row[ws.B[r]];
+        if (ws.E_column[r] >= 0) K_row[ws.E_column[r]] += a * ws.E_value[r];
+        s += a * ws.c[r];
+      }
+      ws.y[p] = -s;
+    }
+    min_norm_solve(nc, ws.K.data(), ws.y.data(), ws);
+    for (int p = 0; p < nc; ++p) f[ws.C[p]] = ws.y[p];
+    for (int r = 0; r < nb; ++r)
+      if (ws.E_column[r] >= 0) f[ws.B[r]] = ws.E_value[r] * ws.y[ws.E_column[r]] + ws.c[r];
+  }
+  lcp_velocity(n, A, b, f, w);
+}
+
+// Solves exactly on the sets of an approximate solution (f, w) and keeps the result when it verifies:
+// first with the tied entries (at a bound with w = 0) moved to the clamping set, which spreads an
+// impulse evenly over identical contacts, then with the sets as found. On success f, w and sets are
+// replaced (sets reclassified) and true is returned; otherwise they are left as they were.
+inline bool polish(int n, const double* A, const double* b, const LcpBounds& bounds, double* f, double* w,
+                   EntrySet* sets, double tol, ActiveSetWorkspace& ws) {
+  std::vector<double>&f_new = ws.f_trial, &w_new = ws.w_trial;
+  std::vector<EntrySet>& trial = ws.sets_trial;
+  const Tolerances t = tolerances(n, A, b, f, tol);
+  trial.assign(sets, sets + n);
+  bool tied = false;
+  for (int i = 0; i < n; ++i)
+    if (sets[i] != EntrySet::clamping && std::abs(w[i]) <= t.w) trial[i] = EntrySet::clamping, tied = true;
+  f_new.resize(n);
+  w_new.resize(n);
+  for (int attempt = tied ? 0 : 1; attempt < 2; ++attempt) {
+    if (attempt == 1) trial.assign(sets, sets + n);
+    solve_on_sets(n, A, b, bounds, f, trial.data(), f_new.data(), w_new.data(), ws);
+    if (verified(n, A, b, f_new.data(), w_new.data(), bounds, trial.data(), tol)) {
+      std::copy(f_new.begin(), f_new.end(), f);
+      std::copy(w_new.begin(), w_new.end(), w);
+      classify(n, A, b, f, w, bounds, tol, sets);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace dcol::lcp
