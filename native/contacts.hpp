@@ -436,7 +436,10 @@ class ContactPlanner {
       add({ContactRule::edge_edge, 0, 1, 0, 1});
       return;
     }
-    if (!crosses) {
+    // Parallel segments touch only if their lines are within tol of each other in the plane; lines
+    // apart side by side go to the nearest ends below.
+    const double a_length = std::hypot(a_[1][0] - a_[0][0], a_[1][1] - a_[0][1]);
+    if (!crosses && std::abs(cross2(a_[0], a_[1], b_[0])) <= tol_ * a_length) {
       const double b_lo = along(b_[0], a_[0], a_[1]), b_hi = along(b_[1], a_[0], a_[1]);
       const double lo = std::max(0.0, std::min(b_lo, b_hi)), hi = std::min(1.0, std::max(b_lo, b_hi));
       if (lo <= hi) {  // each end of the overlap is an end of a (against b's line) or of b
@@ -604,6 +607,10 @@ inline int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const P
   SolverSettings feature_settings = settings;
   feature_settings.barrier = 0.0;
   signed_distance(a, pa, b, pb, has_rules ? feature_settings : settings, dist, distance_derivatives ? &dist_jac : nullptr);
+  // Without centring the solve can stall on nearly touching flat faces with a normal tilted enough
+  // (~1e-3) to turn a face into an edge; the centred solve settles those.
+  if (has_rules && (dist.status == SolveStatus::max_iterations || dist.status == SolveStatus::numerical_error))
+    signed_distance(a, pa, b, pb, settings, dist, nullptr);
   if (dist.distance > cs.margin) return 0;
   const Vec3 n = to_vec(dist.normal);
   Plane2 plane;

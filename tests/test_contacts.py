@@ -738,3 +738,17 @@ def test_bad_arguments_are_refused():
     for tolerance in (0.0, -1e-3, 0.2, np.nan):
         with pytest.raises(ValueError, match="feature_tolerance"):
             call(feature_tolerance=tolerance)
+
+
+def test_nearly_flush_stacked_boxes_give_a_face_manifold():
+    """A cube resting on another, offset 5 cm along x and tilted 4e-4 rad (a state from a simulated
+    pile): the contacts lie on the overlap's edges with normals along z and separations of a fraction
+    of a millimetre. (This once gave two point–edge contacts with sideways normals and 15 cm of
+    penetration: parallel top and bottom edges side by side were taken as overlapping.)"""
+    cube = Box([0.1, 0.1, 0.1])
+    r_a, q_a = [-7.11e-06, -1.46e-07, 0.1], [1.0, -1.47e-10, -2.52e-11, -7.32e-07]
+    r_b, q_b = [0.0498694, -7.05e-07, 0.2999798], [0.9999999794, -3.95e-09, -2.0196e-04, 1.8566e-05]
+    found = contacts(cube, r_a, q_a, cube, r_b, q_b, margin=1e-2)
+    assert len(found) >= 2
+    assert np.all(np.abs(found.normal[:, 2]) > 0.999)
+    assert np.all(np.abs(found.separation) < 1e-3)
