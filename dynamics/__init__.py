@@ -23,6 +23,7 @@ from .algorithms import (
     rnea,
     rnea_derivatives,
     rnea_parameter_derivatives,
+    tangent_maps,
 )
 from .model import BodyShape, Model, ModelBuilder
 from .robots import (
@@ -40,7 +41,7 @@ __all__ = [
     "Model", "ModelBuilder", "BodyShape", "MeshGeometry", "load_urdf",
     "DATASET_ROBOTS", "EXAMPLE_ROBOTS", "dataset_robot_path", "load_dataset_robot", "example_robot_data_dir",
     "load_example_robot",
-    "neutral", "random_configuration", "integrate", "integrate_jacobians", "difference",
+    "neutral", "random_configuration", "integrate", "integrate_jacobians", "difference", "tangent_maps",
     "frame_placement", "frame_jacobian", "frame_jacobian_derivative",
     "rnea", "bias_forces", "gravity_forces", "crba", "aba", "minverse",
     "rnea_derivatives", "aba_derivatives", "bias_force_derivatives", "minverse_derivative",

@@ -17,7 +17,7 @@ from dcol import _native
 from dcol.geom.proximity import checked_threads
 
 __all__ = [
-    "neutral", "random_configuration", "integrate", "integrate_jacobians", "difference",
+    "neutral", "random_configuration", "integrate", "integrate_jacobians", "difference", "tangent_maps",
     "frame_placement", "frame_jacobian", "frame_jacobian_derivative",
     "rnea", "bias_forces", "gravity_forces", "crba", "aba", "minverse",
     "rnea_derivatives", "aba_derivatives", "bias_force_derivatives", "minverse_derivative",
@@ -139,19 +139,6 @@ def _se3_left_jacobian_factors(theta):
     return a, b
 
 
-def _exp_twist(twist):
-    """Quaternion (N, 4) and translation (N, 3) of exp([v; ω]) for (N, 6) twists."""
-    v, w = twist[:, :3], twist[:, 3:]
-    theta = np.linalg.norm(w, axis=1)
-    half = 0.5 * theta
-    sinc_half = np.where(theta < 1e-8, 0.5 - theta**2 / 48.0, np.sin(half) / np.where(theta < 1e-8, 1.0, theta))
-    quaternion = np.concatenate([np.cos(half)[:, None], sinc_half[:, None] * w], 1)
-    a, b = _se3_left_jacobian_factors(theta)
-    W = _skew(w)
-    V = np.eye(3) + a[:, None, None] * W + b[:, None, None] * W @ W
-    return quaternion, np.einsum("nij,nj->ni", V, v)
-
-
 def _log_pose(quaternion, translation):
     """(N, 6) twist [v; ω] with exp = the pose (quaternion (N, 4) unit, translation (N, 3))."""
     quaternion = quaternion * np.where(quaternion[:, :1] < 0.0, -1.0, 1.0)  # the shorter rotation
@@ -169,16 +156,7 @@ def integrate(model, q, v):
     """q ⊕ v: 1-dof joints add v; a floating joint's pose M becomes M · exp(v) (SE(3) exponential of
     the body-frame twist, as Pinocchio). q (nq,) or (N, nq), v (nv,) or (N, nv)."""
     q, (v,), batched = _state(model, q, ("v", v))
-    out = q.copy()
-    for start, vstart, kind in zip(model.joint_q_index, model.joint_v_index, model.joint_kinds):
-        if kind == "floating":
-            step_quaternion, step_translation = _exp_twist(v[:, vstart:vstart + 6])
-            quaternion = q[:, start + 3:start + 7] / np.linalg.norm(q[:, start + 3:start + 7], axis=1, keepdims=True)
-            out[:, start:start + 3] += np.einsum("nij,nj->ni", _quaternion_matrix(quaternion), step_translation)
-            out[:, start + 3:start + 7] = _quaternion_product(quaternion, step_quaternion)
-        else:
-            out[:, start] += v[:, vstart]
-    return _unbatch(batched, out)
+    return _unbatch(batched, _native_dynamics.integrate(model._native, q, v))
 
 
 def _twist_adjoint(twist):
@@ -226,6 +204,55 @@ def difference(model, q0, q1):
         else:
             v[:, vstart] = q1[:, start] - q0[:, start]
     return _unbatch(batched, v)
+
+
+def _quaternion_tangent(quaternion):
+    """(N, 4, 3) ∂(q ⊗ [1; δθ/2])/∂δθ = ½ L(q)[:, 1:] for unit quaternions q (N, 4), L(q) the matrix of
+    q ⊗ ·; its columns are orthogonal to q and to each other, of norm ½."""
+    w, x, y, z = np.moveaxis(quaternion, -1, 0)
+    return 0.5 * np.stack([
+        np.stack([-x, -y, -z], -1),
+        np.stack([w, -z, y], -1),
+        np.stack([z, w, -x], -1),
+        np.stack([-y, x, w], -1),
+    ], -2)
+
+
+def tangent_maps(model, q):
+    """Maps between the tangent space at q and q's coordinates: (T (nq, nv), T⁺ (nv, nq)), float64.
+
+    T = ∂integrate(model, q, δ)/∂δ at δ = 0: a tangent step δ moves the coordinates by T δ, so a
+    cotangent g (nq,) on the coordinates of a configuration is Tᵀ g in its tangent space (the grad_q
+    that Step.vjp takes for q⁺). T⁺ = ∂difference(model, q, q′)/∂q′ at q′ = q: a change dq of the
+    coordinates is the tangent step T⁺ dq, so a tangent cotangent c (nv,) (Step.vjp's q) is T⁺ᵀ c on
+    the coordinates. 1-dof joints: 1 in both. A floating joint, position p and quaternion ρ,
+    q̂ = ρ / ‖ρ‖, R = R(q̂):
+
+        T = [[R, 0], [0, ½ L(q̂)[:, 1:]]],        T⁺ = [[Rᵀ, 0], [0, (2 / ‖ρ‖) L(q̂)[:, 1:]ᵀ]],
+
+    the position moving along the body-frame translation, L(q̂) the matrix of q̂ ⊗ ·. T⁺ is zero along
+    ρ itself, since every function normalizes the quaternion, and T⁺ T = I for unit quaternions.
+
+    q : (nq,) or (N, nq) float64; for a batch the maps are (N, nq, nv) and (N, nv, nq).
+    """
+    q, batched = _configuration(model, q)
+    count = q.shape[0]
+    to_configuration = np.zeros((count, model.nq, model.nv))
+    to_tangent = np.zeros((count, model.nv, model.nq))
+    for start, vstart, kind in zip(model.joint_q_index, model.joint_v_index, model.joint_kinds):
+        if kind == "floating":
+            norm = np.linalg.norm(q[:, start + 3:start + 7], axis=1)
+            quaternion = q[:, start + 3:start + 7] / norm[:, None]
+            R = _quaternion_matrix(quaternion)
+            G = _quaternion_tangent(quaternion)
+            to_configuration[:, start:start + 3, vstart:vstart + 3] = R
+            to_configuration[:, start + 3:start + 7, vstart + 3:vstart + 6] = G
+            to_tangent[:, vstart:vstart + 3, start:start + 3] = np.swapaxes(R, 1, 2)
+            # 4 Gᵀ / ‖ρ‖ = (2 / ‖ρ‖) L[:, 1:]ᵀ: Gᵀ G = I / 4.
+            to_tangent[:, vstart + 3:vstart + 6, start + 3:start + 7] = 4.0 * np.swapaxes(G, 1, 2) / norm[:, None, None]
+        else:
+            to_configuration[:, start, vstart] = to_tangent[:, vstart, start] = 1.0
+    return _unbatch(batched, to_configuration, to_tangent)
 
 
 # --- kinematics ------------------------------------------------------------------------------------

@@ -56,6 +56,7 @@ import numpy as np
 
 from dcol import _native
 from dcol.geom import Box, ConvexMesh, Scene
+from dcol.geom.derivatives import DERIVATIVE_SETTINGS
 from dcol.geom.proximity import checked_threads
 from dcol.geom.validation import checked_real
 from dcol.solvers import LCPStatus, complementarity_aware, lcp_jvp, lcp_vjp, solve_boxed_lcp
@@ -73,7 +74,7 @@ from .algorithms import (
 )
 from .urdf import MeshGeometry
 
-__all__ = ["World", "Step", "StepJacobians", "StepCotangents", "Rollout"]
+__all__ = ["World", "Step", "StepJacobians", "StepCotangents", "Rollout", "BatchRollout"]
 
 _native_dynamics = _native.dynamics
 _GROUND_HALF_EXTENTS = (10.0, 10.0, 0.5)
@@ -178,6 +179,15 @@ class Rollout:
         return StepCotangents(carry_q, carry_v, grad_tau, grad_params)
 
 
+class BatchRollout(NamedTuple):
+    """N rollouts of T steps (World.rollout_batch): q (N, T + 1, nq), v (N, T + 1, nv) including the
+    starts; contacts (N, T) int32, the contact count of every step."""
+
+    q: np.ndarray
+    v: np.ndarray
+    contacts: np.ndarray
+
+
 def _finite_nonnegative(value, name):
     value = checked_real(value, name)
     if not 0.0 <= value < np.inf:
@@ -238,6 +248,7 @@ class World:
         if not np.isfinite(self.ground_height):
             raise ValueError(f"ground_height must be finite, got {ground_height}")
         self._build_scene(bool(self_collision), mesh_vertices)
+        self._native_world = None  # built by rollout_batch
         self._body_frames = [model.frame_index(name) for name in model.body_names]
         self._limited = np.array([i for i in range(model.nbodies) if model.joint_kinds[i] != "floating"
                                   and np.isfinite([model.lower_limits[model.joint_q_index[i]],
@@ -300,6 +311,7 @@ class World:
         world.__dict__.update(self.__dict__)
         world.model = self.model.with_inertial_parameters(params[:-2].reshape(-1, 10))
         world.friction, world.restitution = float(params[-2]), float(params[-1])
+        world._native_world = None
         if world.friction < 0.0 or not 0.0 <= world.restitution <= 1.0:
             raise ValueError("params: friction must be ≥ 0 and restitution in [0, 1]")
         return world
@@ -412,6 +424,59 @@ class World:
             vs.append(previous.v)
         return Rollout(np.array(qs), np.array(vs), steps)
 
+    def rollout_batch(self, q0, v0, taus, *, threads=None):
+        """N rollouts at once in native code, the GIL released, on up to `threads` threads (default:
+        the world's): the steps of :meth:`step` without derivatives, each world warm-started from its
+        previous step. The impulses are Gauss–Seidel's to the LCP tolerance (step() also solves them
+        exactly on the clamping set found), so a rollout agrees with :meth:`rollout` to that tolerance
+        until the trajectories' own sensitivity amplifies the difference.
+
+        q0 (N, nq), v0 (N, nv); taus (N, T, nv), or (T, nv) for the same controls in every world.
+        Returns a :class:`BatchRollout`. RuntimeError when a world's state stops being finite.
+        """
+        model, nv = self.model, self.model.nv
+        q0, _ = _configuration(model, q0, "q0")
+        count = q0.shape[0]
+        v0 = _batch(v0, "v0", nv, count)[0]
+        try:
+            taus = np.asarray(taus, dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise TypeError("taus must be an array of real numbers") from err
+        if taus.ndim == 2:
+            taus = np.broadcast_to(taus, (count,) + taus.shape)
+        if taus.ndim != 3 or taus.shape[0] != count or taus.shape[2] != nv:
+            raise ValueError(f"taus must have shape (T, {nv}) or ({count}, T, {nv}), got {taus.shape}")
+        if not np.all(np.isfinite(taus)):
+            raise ValueError("taus must be finite (no NaN or inf)")
+        threads = self.threads if threads is None else checked_threads(threads)
+        out = self._native().rollout(q0, v0, np.ascontiguousarray(taus), threads)
+        failed = np.flatnonzero(out["status"] == 2)
+        if failed.size:
+            world = failed[0]
+            raise RuntimeError(f"rollout {world} failed at step {out['failed_step'][world]}: the contact LCP could "
+                               f"not be solved or the state stopped being finite ({failed.size} rollouts failed)")
+        limited = np.count_nonzero(out["status"] == 1)
+        if limited:
+            warnings.warn(f"{limited} rollouts had steps whose contact LCP stopped at the iteration limit",
+                          RuntimeWarning, stacklevel=2)
+        return BatchRollout(out["q"], out["v"], out["contacts"])
+
+    def _native(self):
+        """The native world of rollout_batch, built once per set of parameters."""
+        if self._native_world is None:
+            model, scene = self.model, self.scene
+            frames = np.array([self._body_frames[b] if b >= 0 else -1 for b in self.scene_body_of_model],
+                              dtype=np.int32)
+            limit_q = np.array([model.joint_q_index[b] for b in self._limited], dtype=np.int64)
+            self._native_world = _native_dynamics.World(
+                model._native, scene.shapes, scene.body_of_shape.astype(np.int32), frames,
+                scene.collision_matrix().astype(np.uint8), np.asarray(model.damping, dtype=np.float64),
+                self._limited.astype(np.int32), np.asarray(model.lower_limits, dtype=np.float64)[limit_q],
+                np.asarray(model.upper_limits, dtype=np.float64)[limit_q], self.dt, self.friction, self.restitution,
+                self.baumgarte, self.contact_margin, self.restitution_threshold, self.limit_margin,
+                self.feature_tolerance, DERIVATIVE_SETTINGS, _SWEEPS, _LCP_TOLERANCE)
+        return self._native_world
+
 
 def _limit_matrix(joints, signs, nv):
     matrix = np.zeros((joints.size, nv))
@@ -521,45 +586,34 @@ class _Rows:
 class _StepLinearization:
     """Partial derivatives of one step, contracted forward (jacobians) or backward (vjp).
 
-    For each input X in (q, v, τ, θ): ∂v_free/∂X (nv, nX), ∂A/∂X (nX, n, n), ∂b/∂X (n, nX), ∂μ/∂X
-    (n, nX) of the LCP rows, and ∂(M⁻¹Jᵀ f)/∂X at fixed f (nv, nX).
+    For each input X in (q, v, τ, θ): ∂v_free/∂X (nv, nX), ∂b/∂X (n, nX), ∂μ/∂X (n, nX) of the LCP
+    rows, ∂(M⁻¹Jᵀ f)/∂X at fixed f (nv, nX), and ∂A/∂X as products ∂A/∂X u (n, nX) (_dA): the LCP's
+    linearization applies ∂A to at most two vectors, so the (nX, n, n) tensors are never formed.
     """
 
     def __init__(self, world, q, v, a_free, v_free, v_next, Minv, A, f, rows, solution):
         model, dt, nv = world.model, world.dt, world.model.nv
         J, dJ = rows.J, rows.dJ
-        self.dt, self.Minv, self.J, self.A, self.solution = dt, Minv, J, A, solution
+        self.model, self.q, self.dt, self.Minv, self.J, self.dJ, self.A, self.solution = (
+            model, q, dt, Minv, J, dJ, A, solution)
         nparams = world.num_params
 
         # Everything comes from inverse dynamics τ = rnea(q, v, a) = M a + c, linear in a and in π:
         # a_free = M̃⁻¹(τ − c − D v) moves by −M̃⁻¹ δrnea(q, v, a_free), and M̃⁻¹ z at fixed z by
-        # −M̃⁻¹ (δM) y with y = M̃⁻¹ z and (δM) y = δrnea(q, 0, y) − δrnea(q, 0, 0).
-        ys = np.vstack([J, f @ J]) @ Minv  # y for z = each row of J (the columns of Jᵀ), and z = Jᵀ f
-        count = ys.shape[0] + 2
-        q_batch = np.tile(q, (count, 1))
-        v_batch = np.vstack([v, np.zeros((count - 1, nv))])
-        a_batch = np.vstack([a_free, ys, np.zeros(nv)])
+        # −M̃⁻¹ (δM) y with y = M̃⁻¹ z and (δM) y = δrnea(q, 0, y) − δrnea(q, 0, 0) (_d_minv_JT).
+        q_batch = np.tile(q, (2, 1))
+        v_batch = np.vstack([v, np.zeros(nv)])
+        a_batch = np.vstack([a_free, np.zeros(nv)])
         dtau_dq, dtau_dv, _ = rnea_derivatives(model, q_batch, v_batch, a_batch)
         regressors = rnea_parameter_derivatives(model, q_batch, v_batch, a_batch)
-        d_minv_q = -np.einsum("ij,njD->niD", Minv, dtau_dq[1:-1] - dtau_dq[-1])  # (n + 1, nv, nv)
-        d_minv_params = -np.einsum("ij,njP->niP", Minv, regressors[1:-1] - regressors[-1])
-        d_minv_params = np.concatenate([d_minv_params, np.zeros(d_minv_params.shape[:2] + (2,))], 2)
+        self._static_dtau_dq, self._static_regressor = dtau_dq[1], regressors[1]
         self.d_free = {
             "q": -dt * Minv @ dtau_dq[0],
             "v": np.eye(nv) - dt * Minv @ (dtau_dv[0] + np.diag(model.damping)),
             "tau": dt * Minv,
             "params": np.column_stack([-dt * Minv @ regressors[0], np.zeros((nv, 2))]),
         }
-
-        JdJ = np.einsum("inD,nj->Dij", dJ, Minv @ J.T)
-        self.dA = {
-            "q": JdJ + JdJ.transpose(0, 2, 1) + np.einsum("in,jnD->Dij", J, d_minv_q[:-1]),
-            "params": np.einsum("in,jnP->Pij", J, d_minv_params[:-1]),
-        }
-        self.dJTf = {
-            "q": d_minv_q[-1] + Minv @ np.einsum("inD,i->nD", dJ, f),
-            "params": d_minv_params[-1],
-        }
+        self.dJTf = self._d_minv_JT(f)
         restitution = world.restitution
         bounce = rows.bounce_rows
         db_q = np.einsum("inD,n->iD", dJ, v_free) + J @ self.d_free["q"] + rows.gap_rate[:, None] * rows.d_gap
@@ -587,11 +641,30 @@ class _StepLinearization:
             self.bounce_position = self.integrate_v @ impulse_map @ N
             self.bounce_velocity = impulse_map @ ((gap_acceleration / gap_velocity)[:, None] * N)
 
+    def _d_minv_JT(self, u):
+        """∂(M̃⁻¹ Jᵀ u)/∂X at fixed u (n,): X = q (nv, nv) and θ (nv, nparams)."""
+        model, nv = self.model, self.Minv.shape[0]
+        y = self.Minv @ (self.J.T @ u)
+        dtau_dq = rnea_derivatives(model, self.q, np.zeros(nv), y)[0] - self._static_dtau_dq
+        regressor = rnea_parameter_derivatives(model, self.q, np.zeros(nv), y) - self._static_regressor
+        return {"q": self.Minv @ (np.einsum("inD,i->nD", self.dJ, u) - dtau_dq),
+                "params": np.column_stack([-self.Minv @ regressor, np.zeros((nv, 2))])}
+
+    def _dA(self, u):
+        """∂A/∂X u (n, nX) for X = q, θ (A = J M̃⁻¹ Jᵀ; the other inputs do not move it)."""
+        d = self._d_minv_JT(u)
+        return {"q": np.einsum("inD,n->iD", self.dJ, self.Minv @ (self.J.T @ u)) + self.J @ d["q"],
+                "params": self.J @ d["params"]}
+
     def jacobians(self, bounce):
         n = self.J.shape[0]
         inputs = ("q", "v", "tau", "params")
+
+        def dA(u, transposed):  # A and its derivatives are symmetric
+            products = self._dA(u)
+            return np.concatenate([products[X].T if X in products else np.zeros((self.sizes[X], n)) for X in inputs])
+
         # All directions through the LCP at once (one factorization of its clamping set).
-        dA = np.concatenate([self.dA[X] if X in self.dA else np.zeros((self.sizes[X], n, n)) for X in inputs])
         dmu = np.concatenate([self.dmu[X].T if X in self.dmu else np.zeros((self.sizes[X], n)) for X in inputs])
         db = np.concatenate([self.db[X].T for X in inputs])
         df = lcp_jvp(self.solution, self.A, dA, db, dmu=dmu) if n else np.zeros((db.shape[0], 0))
@@ -614,13 +687,16 @@ class _StepLinearization:
     def _velocity_vjp(self, grad_v, solution):
         out = {}
         grad_f = self.J @ (self.Minv @ grad_v)
-        cot = lcp_vjp(solution, self.A, grad_f)
+        cot = lcp_vjp(solution, self.A, grad_f, low_rank_A=True)
+        # ∂ℓ/∂A = Σ_k left_k right_kᵀ contracts with ∂A/∂X as Σ_k left_kᵀ (∂A/∂X right_k).
+        terms = [(left, self._dA(right)) for left, right in zip(*cot.A) if right.any()]
         for X in ("q", "v", "tau", "params"):
             g = self.d_free[X].T @ grad_v + self.db[X].T @ cot.b
             if X in self.dJTf:
                 g = g + self.dJTf[X].T @ grad_v
-            if X in self.dA:
-                g = g + np.einsum("Dij,ij->D", self.dA[X], cot.A)
+            for left, products in terms:
+                if X in products:
+                    g = g + left @ products[X]
             if X in self.dmu:
                 g = g + self.dmu[X].T @ cot.mu
             out[X] = g

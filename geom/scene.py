@@ -59,6 +59,7 @@ class Scene:
         self._masks = []
         self._names = []
         self._excluded = set()
+        self._allowed = None  # collision_matrix, cached until a body or an exclusion is added
 
     def add_body(self, shapes, *, name=None, group=1, mask=_ALL_GROUPS):
         """Adds a body with one shape or a sequence of shapes (each with its offset in the body).
@@ -75,6 +76,7 @@ class Scene:
         self._masks.append(_mask(mask, "mask"))
         self._shapes.extend(shapes)
         self._body_of_shape.extend([body] * len(shapes))
+        self._allowed = None
         return body
 
     def exclude(self, body_i, body_j):
@@ -83,6 +85,7 @@ class Scene:
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < self.num_bodies:
                 raise ValueError(f"{name} must be a body index in [0, {self.num_bodies}), got {value!r}")
         self._excluded.add((min(body_i, body_j), max(body_i, body_j)))
+        self._allowed = None
 
     @property
     def num_bodies(self):
@@ -98,19 +101,28 @@ class Scene:
         """(S,) int64 body index of every shape."""
         return np.array(self._body_of_shape, dtype=np.int64)
 
+    def collision_matrix(self):
+        """(B, B) bool: whether bodies i and j may collide (different bodies, group_i & mask_j and
+        group_j & mask_i, not excluded)."""
+        return self._collision_matrix().copy()
+
+    def _collision_matrix(self):
+        if self._allowed is not None:
+            return self._allowed
+        groups, masks = np.array(self._groups, dtype=np.uint64), np.array(self._masks, dtype=np.uint64)
+        allowed = ((groups[:, None] & masks[None, :]) != 0) & ((groups[None, :] & masks[:, None]) != 0)
+        np.fill_diagonal(allowed, False)
+        for i, j in self._excluded:
+            allowed[i, j] = allowed[j, i] = False
+        self._allowed = allowed
+        return allowed
+
     def candidate_pairs(self, r, q, *, margin=0.0):
         """(K, 2) int64 shape index pairs (i < j) whose bounding boxes overlap when grown by the margin,
         after filtering: the pairs the narrow phase examines."""
         pairs, _, _ = _native.broadphase(self._shapes, self.body_of_shape, r, q, checked_real(margin, "margin"))
         body = self.body_of_shape[pairs]
-        groups, masks = np.array(self._groups, dtype=np.uint64), np.array(self._masks, dtype=np.uint64)
-        keep = (body[:, 0] != body[:, 1]) & ((groups[body[:, 0]] & masks[body[:, 1]]) != 0)
-        keep &= (groups[body[:, 1]] & masks[body[:, 0]]) != 0
-        if self._excluded:
-            low, high = np.minimum(body[:, 0], body[:, 1]), np.maximum(body[:, 0], body[:, 1])
-            excluded = np.array(sorted(self._excluded), dtype=np.int64)
-            keep &= ~np.isin(low * self.num_bodies + high, excluded[:, 0] * self.num_bodies + excluded[:, 1])
-        return pairs[keep]
+        return pairs[self._collision_matrix()[body[:, 0], body[:, 1]]]
 
     def bounding_boxes(self, r, q, *, margin=0.0):
         """(S, 3), (S, 3) float64 lower and upper corners of every shape's box grown by margin / 2."""

@@ -12,24 +12,16 @@ import numpy as np
 import torch
 
 from .derivatives import proximity_jacobian_batch
+from .validation import checked_tensor
 
 __all__ = ["proximity"]
-
-
-def _array(tensor, name):
-    if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
-    if tensor.dtype != torch.float64:
-        raise TypeError(f"{name} must have dtype torch.float64, got {tensor.dtype}")
-    if tensor.device.type != "cpu":
-        raise ValueError(f"{name} must be on the CPU, got {tensor.device}")
-    return tensor.detach().numpy()
 
 
 class _Proximity(torch.autograd.Function):
     @staticmethod
     def forward(ctx, r_a, q_a, r_b, q_b, a, b, settings, threads):
-        arrays = [_array(t, name) for t, name in ((r_a, "r_a"), (q_a, "q_a"), (r_b, "r_b"), (q_b, "q_b"))]
+        arrays = [checked_tensor(t, name, (None, width))
+                  for t, name, width in ((r_a, "r_a", 3), (q_a, "q_a", 4), (r_b, "r_b", 3), (q_b, "q_b", 4))]
         result = proximity_jacobian_batch(
             a, *arrays[:2], b, *arrays[2:], parameterization="quaternion", settings=settings, threads=threads
         )

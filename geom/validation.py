@@ -1,10 +1,10 @@
-"""Argument checks shared by the geometry modules: each raises a clear error naming the argument."""
+"""Argument checks shared by the geometry and dynamics modules: each raises a clear error naming the argument."""
 
 import numpy as np
 
 from .rotations import rotation_matrix
 
-__all__ = ["checked_array", "checked_positive", "checked_real", "checked_offset"]
+__all__ = ["checked_array", "checked_tensor", "checked_positive", "checked_real", "checked_offset"]
 
 
 def checked_array(value, name, shape):
@@ -20,6 +20,20 @@ def checked_array(value, name, shape):
         raise ValueError(f"{name} must be finite (no NaN or inf)")
     array.setflags(write=False)
     return array
+
+
+def checked_tensor(tensor, name, shape):
+    """checked_array of a torch tensor's values (detached), which must be float64 on the CPU: the
+    argument check of the PyTorch wrappers."""
+    import torch  # the [torch] extra is optional: only its wrappers call this
+
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
+    if tensor.dtype != torch.float64:
+        raise TypeError(f"{name} must have dtype torch.float64, got {tensor.dtype}")
+    if tensor.device.type != "cpu":
+        raise ValueError(f"{name} must be on the CPU, got {tensor.device}")
+    return checked_array(tensor.detach().numpy(), name, shape)
 
 
 def checked_positive(value, name):

@@ -253,12 +253,14 @@ py::dict shape_parameter_jacobian(py::handle a, py::handle r_a, py::handle q_a, 
 void bind_dynamics(py::module_& m);  // dynamics_bindings.cpp
 void bind_lcp(py::module_& m);       // lcp_bindings.cpp
 void bind_contact(py::module_& m);   // contact_bindings.cpp
+void bind_simulation(py::module_& m);  // simulation_bindings.cpp
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "Native core of dcol: cone solver, DCOL proximity, rigid-body dynamics, LCP solvers.";
   bind_dynamics(m);
   bind_lcp(m);
   bind_contact(m);
+  bind_simulation(m);
 
   py::native_enum<SolveStatus>(m, "Status", "enum.IntEnum", "Outcome of an interior-point solve.")
       .value("SOLVED", SolveStatus::solved)

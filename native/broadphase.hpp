@@ -32,14 +32,16 @@ inline Box3 bounding_box(const Shape& sh, const Pose& body, double margin) {
   return box;
 }
 
-// Pairs (i, j), i < j, of boxes that overlap (touching counts), in sweep order.
-inline std::vector<std::pair<int, int>> sweep_and_prune(const std::vector<Box3>& boxes) {
+// Pairs (i, j), i < j, of boxes that overlap (touching counts), in sweep order, into `pairs`; `order`
+// and `open` are scratch, so a caller that keeps the three vectors allocates nothing once they have grown.
+inline void sweep_and_prune(const std::vector<Box3>& boxes, std::vector<int>& order, std::vector<int>& open,
+                            std::vector<std::pair<int, int>>& pairs) {
   const int n = static_cast<int>(boxes.size());
-  std::vector<int> order(n);
+  order.resize(n);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](int i, int j) { return boxes[i].lower[0] < boxes[j].lower[0]; });
-  std::vector<std::pair<int, int>> pairs;
-  std::vector<int> open;  // boxes whose x interval may still reach the sweep position
+  pairs.clear();
+  open.clear();  // boxes whose x interval may still reach the sweep position
   for (int i : order) {
     const Box3& b = boxes[i];
     // Drop the boxes that ended before this one starts; the rest overlap it along x.
@@ -52,6 +54,12 @@ inline std::vector<std::pair<int, int>> sweep_and_prune(const std::vector<Box3>&
     }
     open.push_back(i);
   }
+}
+
+inline std::vector<std::pair<int, int>> sweep_and_prune(const std::vector<Box3>& boxes) {
+  std::vector<int> order, open;
+  std::vector<std::pair<int, int>> pairs;
+  sweep_and_prune(boxes, order, open, pairs);
   return pairs;
 }
 

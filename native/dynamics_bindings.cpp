@@ -14,82 +14,17 @@
 #include <vector>
 
 #include "dynamics/aba_derivatives.hpp"
+#include "dynamics/integrate.hpp"
 #include "dynamics/kinematics.hpp"
+#include "dynamics_binding.hpp"
 #include "parallel.hpp"
 
 namespace py = pybind11;
 using namespace dcol;
 using namespace dcol::dyn;
+using namespace dcol::dyn::binding;
 
 namespace {
-
-using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
-using IndexArray = py::array_t<int, py::array::c_style | py::array::forcecast>;
-
-// A model with the Data that one-state calls use under the GIL.
-struct BoundModel {
-  Model model;
-  std::unique_ptr<Data> data;
-  explicit BoundModel(Model m) : model(std::move(m)), data(std::make_unique<Data>(model)) {}
-};
-
-// One state (ndim 1) or a batch (ndim 2) of `width` finite numbers per row.
-struct Rows {
-  Array array;
-  py::ssize_t count = 1;
-  bool batched = false;
-  const double* row(py::ssize_t n) const { return array.data() + n * array.shape(array.ndim() - 1); }
-};
-
-std::string width_rule(const char* name, py::ssize_t width, const char* symbol) {
-  return std::string(name) + " must have shape (" + symbol + ",) or (N, " + symbol + ") with " + symbol + " = " +
-         std::to_string(width);
-}
-
-Rows rows(py::handle obj, py::ssize_t width, const char* name, const char* symbol) {
-  Rows r;
-  r.array = Array::ensure(obj);
-  if (!r.array) throw py::type_error(std::string(name) + " must be an array of real numbers");
-  const py::ssize_t ndim = r.array.ndim();
-  if ((ndim != 1 && ndim != 2) || r.array.shape(ndim - 1) != width) {
-    std::string got = "(";
-    for (py::ssize_t d = 0; d < ndim; ++d) got += (d ? ", " : "") + std::to_string(r.array.shape(d));
-    throw py::value_error(width_rule(name, width, symbol) + ", got " + got + (ndim == 1 ? ",)" : ")"));
-  }
-  r.batched = ndim == 2;
-  r.count = r.batched ? r.array.shape(0) : 1;
-  const double* x = r.array.data();
-  for (py::ssize_t i = 0; i < r.array.size(); ++i)
-    if (!std::isfinite(x[i])) throw py::value_error(std::string(name) + " must be finite (no NaN or inf)");
-  return r;
-}
-
-Rows configuration(const Model& model, py::handle obj) {
-  Rows q = rows(obj, model.nq, "q", "nq");
-  for (py::ssize_t n = 0; n < q.count; ++n)
-    for (int i = 0; i < model.nbodies(); ++i)
-      if (model.kind[i] == JointKind::floating) {
-        const double* quaternion = q.row(n) + model.q_index[i] + 3;
-        double norm2 = 0.0;
-        for (int k = 0; k < 4; ++k) norm2 += quaternion[k] * quaternion[k];
-        if (!(norm2 > 0.0)) throw py::value_error("q: the floating joint's quaternion must be nonzero");
-      }
-  return q;
-}
-
-// A joint-space vector matching q's batch.
-Rows tangent(const Model& model, const Rows& q, py::handle obj, const char* name) {
-  Rows x = rows(obj, model.nv, name, "nv");
-  if (x.batched != q.batched || x.count != q.count)
-    throw py::value_error(std::string(name) + " must have shape (nv,) with q (nq,), or (N, nv) with q (N, nq)");
-  return x;
-}
-
-// An output array with q's batch axis (none for one state) followed by `shape`.
-Array output(const Rows& q, std::vector<py::ssize_t> shape) {
-  if (q.batched) shape.insert(shape.begin(), q.count);
-  return Array(shape);
-}
 
 Transform transform_at(const Array& R, const Array& p, py::ssize_t i) {
   Transform X;
@@ -199,6 +134,19 @@ void bind_dynamics(py::module_& root) {
         return py::make_tuple(position, quaternion);
       },
       py::arg("model"), py::arg("q"), py::arg("frames"), py::arg("threads") = 1);
+
+  m.def(
+      "integrate",
+      [](BoundModel& bound, py::handle q_in, py::handle v_in, int threads) {
+        const Model& model = bound.model;
+        const Rows q = configuration(model, q_in), v = tangent(model, q, v_in, "v");
+        Array q_next = output(q, {model.nq});
+        double* out = q_next.mutable_data();
+        for_each_state(bound, q, threads,
+                       [&](Data&, py::ssize_t n) { integrate(model, q.row(n), v.row(n), out + n * model.nq); });
+        return q_next;
+      },
+      py::arg("model"), py::arg("q"), py::arg("v"), py::arg("threads") = 1);
 
   m.def(
       "frame_jacobian",

@@ -214,6 +214,23 @@ def test_integrate_difference_roundtrip(case):
             assert_close((q2[:3] - q[:3]) / 1e-7, R @ dv[:3] / 1e-7, "floating integrate translation", rtol=1e-6)
 
 
+def test_tangent_maps_fd(case):
+    """T = ∂integrate(q, δ)/∂δ and T⁺ = ∂difference(q, q′)/∂q′ at δ = 0, q′ = q, by central
+    differences; q's quaternion scaled to norm 1.7, which both functions normalize."""
+    m = case.model
+    q = case.states[0][0].copy()
+    if case.floating:
+        q[3:7] *= 1.7
+    to_configuration, to_tangent = dyn.tangent_maps(m, q)
+    assert to_configuration.shape == (m.nq, m.nv) and to_tangent.shape == (m.nv, m.nq)
+    assert_close(to_configuration, fd_vec(lambda d: dyn.integrate(m, q, d), np.zeros(m.nv)), "T")
+    assert_close(to_tangent, fd_vec(lambda q1: dyn.difference(m, q, q1), q), "T+")
+    batch = np.stack([q, case.states[1][0]])
+    batch_to_configuration, batch_to_tangent = dyn.tangent_maps(m, batch)
+    assert_close(batch_to_configuration[0], to_configuration, "batched T", rtol=1e-14)
+    assert_close(batch_to_tangent[1], dyn.tangent_maps(m, batch[1])[1], "batched T+", rtol=1e-14)
+
+
 # --------------------------------------------------------------------------- dynamics derivatives
 def test_rnea_derivatives_fd(case):
     m = case.model

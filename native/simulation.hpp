@@ -1,0 +1,380 @@
+// Forward time stepping of a simulation world, for batched rollouts: the step of
+// dynamics/simulation.py (World.step without derivatives; its module docstring has the equations)
+// with the same contact rows, joint-limit rows, stabilization, restitution and boxed LCP, solved as
+// dcol.solvers.solve_boxed_lcp does: the previous step's sets first when the rows are the same
+// contacts and limits, else projected Gauss–Seidel and the exact solve on the sets it finds.
+// Every buffer lives in a StepWorkspace that grows to the largest contact count once and is reused.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "broadphase.hpp"
+#include "contacts.hpp"
+#include "dynamics/crba.hpp"
+#include "dynamics/integrate.hpp"
+#include "dynamics/rnea.hpp"
+#include "lcp/active_set.hpp"
+#include "lcp/lcp.hpp"
+
+namespace dcol::sim {
+
+// A joint with a finite bound: its coordinate and velocity index, and its bounds (±inf if none).
+struct JointLimit {
+  int q_index, v_index;
+  double lower, upper;
+};
+
+struct WorldSpec {
+  const dyn::Model* model = nullptr;
+  std::vector<const Shape*> shapes;  // the scene's shapes
+  std::vector<int> shape_body;       // shape → scene body
+  std::vector<int> body_frame;       // scene body → model frame, −1 for a static body (identity pose)
+  std::vector<uint8_t> collides;     // scene body pairs (B × B) whose shapes are tested
+  std::vector<double> damping;       // nv, implicit joint damping
+  std::vector<JointLimit> limits;
+  double dt = 1e-3, friction = 0.5, restitution = 0.0, baumgarte = 0.2, restitution_threshold = 0.2,
+         limit_margin = 0.05;
+  ContactSettings contact;  // the contact margin and feature tolerance
+  SolverSettings solver;    // of the narrow phase
+  int max_sweeps = 200000;
+  double lcp_tolerance = 1e-7;
+
+  int num_bodies() const { return static_cast<int>(body_frame.size()); }
+};
+
+// What identifies an LCP row across steps (the warm start's test): a contact's shape pair and rule,
+// or a limit's velocity index and side (shape_a = −1).
+struct RowKey {
+  int shape_a, shape_b, kind;
+  bool operator==(const RowKey& o) const { return shape_a == o.shape_a && shape_b == o.shape_b && kind == o.kind; }
+};
+
+struct StepWorkspace {
+  dyn::Data data;
+  std::vector<Pose> poses;       // scene body → world pose
+  std::vector<double> body_jacobian;  // scene body → 6 × nv, [velocity of its origin; angular velocity]
+  std::vector<Box3> boxes;
+  std::vector<int> order, open;
+  std::vector<std::pair<int, int>> pairs;
+  std::vector<Contact> contacts, pair_scratch;
+  std::vector<RowKey> keys, previous_keys;
+  std::vector<double> previous_f;
+  std::vector<lcp::EntrySet> sets, previous_sets;
+  bool has_previous = false;
+  // All rows (3 per contact, then limits) and the kept ones.
+  std::vector<double> all_rows, all_extra, gaps, relative;
+  std::vector<int> all_friction, kept, new_index;
+  std::vector<double> J, extra, mu, lo, hi, minv_JT, A, b, f, w;
+  std::vector<int> friction_index;
+  std::vector<double> zero, bias, rhs, v_free;
+  lcp::LcpWorkspace lcp;
+  lcp::ActiveSetWorkspace active_set;
+
+  explicit StepWorkspace(const WorldSpec& world)
+      : data(*world.model),
+        poses(world.num_bodies()),
+        body_jacobian(6 * static_cast<size_t>(world.model->nv) * world.num_bodies()),
+        boxes(world.shapes.size()),
+        pair_scratch(kMaxPairContacts),
+        zero(world.model->nv, 0.0),
+        bias(world.model->nv),
+        rhs(world.model->nv),
+        v_free(world.model->nv) {}
+};
+
+struct StepReport {
+  int contacts = 0;
+  lcp::LcpStatus status = lcp::LcpStatus::solved;
+};
+
+namespace detail {
+
+// Body poses and Jacobians of every scene body at q.
+inline void body_kinematics(const WorldSpec& world, StepWorkspace& ws, const double* q) {
+  const dyn::Model& model = *world.model;
+  const int nv = model.nv;
+  dyn::forward_kinematics(model, ws.data, q);
+  for (int body = 0; body < world.num_bodies(); ++body) {
+    Pose& pose = ws.poses[body];
+    double* J = ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body;
+    const int frame = world.body_frame[body];
+    if (frame < 0) {
+      pose = Pose{{0.0, 0.0, 0.0}, {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}};
+      std::fill(J, J + 6 * nv, 0.0);
+      continue;
+    }
+    const dyn::Transform X = dyn::frame_pose(model, ws.data, frame);
+    const dyn::Vec3 position = X.p + ws.data.origin;
+    pose.r[0] = position.x, pose.r[1] = position.y, pose.r[2] = position.z;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) pose.Q.m[r][c] = X.R.m[r][c];
+    dyn::frame_jacobian(model, ws.data, frame, J);
+  }
+}
+
+// Broad and narrow phase: ws.contacts and one key per contact in ws.keys, in the scene's pair order.
+inline void find_contacts(const WorldSpec& world, StepWorkspace& ws) {
+  const int B = world.num_bodies();
+  for (size_t s = 0; s < world.shapes.size(); ++s)
+    ws.boxes[s] = bounding_box(*world.shapes[s], ws.poses[world.shape_body[s]], 0.5 * world.contact.margin);
+  sweep_and_prune(ws.boxes, ws.order, ws.open, ws.pairs);
+  ws.contacts.clear();
+  ws.keys.clear();
+  for (const auto& [a, b] : ws.pairs) {
+    const int body_a = world.shape_body[a], body_b = world.shape_body[b];
+    if (body_a == body_b || !world.collides[body_a * B + body_b]) continue;
+    const int count = pair_contacts(*world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b],
+                                    world.contact, world.solver, ws.pair_scratch.data(), nullptr);
+    for (int k = 0; k < count; ++k) {
+      ws.contacts.push_back(ws.pair_scratch[k]);
+      ws.keys.push_back({a, b, static_cast<int>(ws.pair_scratch[k].rule)});
+    }
+  }
+}
+
+// The step's LCP rows (module comment of dynamics/simulation.py's _Rows): ws.J (n × nv), ws.extra,
+// ws.friction_index and ws.mu of the kept rows; returns n.
+inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v) {
+  const int nv = world.model->nv, K = static_cast<int>(ws.contacts.size());
+  const double dt = world.dt;
+  // Limit rows: one per bound within limit_margin, with its gap.
+  ws.gaps.assign(K, 0.0);
+  for (int k = 0; k < K; ++k) ws.gaps[k] = ws.contacts[k].separation;
+  int limit_rows = 0;
+  for (const JointLimit& limit : world.limits)
+    for (const double sign : {1.0, -1.0}) {
+      const double gap = sign * (q[limit.q_index] - (sign > 0 ? limit.lower : limit.upper));
+      if (gap <= world.limit_margin) {
+        ws.gaps.push_back(gap);
+        ws.keys.push_back({-1, limit.v_index, sign > 0 ? 1 : -1});
+        ++limit_rows;
+      }
+    }
+  const int total = 3 * K + limit_rows;
+  ws.all_rows.assign(static_cast<size_t>(total) * nv, 0.0);
+  ws.all_extra.assign(total, 0.0);
+  ws.all_friction.assign(total, -1);
+  ws.relative.resize(3 * static_cast<size_t>(nv));
+
+  for (int k = 0; k < K; ++k) {
+    const Contact& c = ws.contacts[k];
+    const RowKey& key = ws.keys[k];
+    std::fill(ws.relative.begin(), ws.relative.end(), 0.0);
+    // Relative velocity of b's material point at the contact minus a's, per unit joint velocity.
+    for (const auto& [shape, sign] : {std::pair{key.shape_a, -1.0}, std::pair{key.shape_b, 1.0}}) {
+      const int body = world.shape_body[shape];
+      if (world.body_frame[body] < 0) continue;
+      const double* Jb = ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body;
+      const double lever[3] = {c.point[0] - ws.poses[body].r[0], c.point[1] - ws.poses[body].r[1],
+                               c.point[2] - ws.poses[body].r[2]};
+      for (int j = 0; j < nv; ++j) {
+        const double w[3] = {Jb[3 * nv + j], Jb[4 * nv + j], Jb[5 * nv + j]};
+        const double lever_cross_w[3] = {lever[1] * w[2] - lever[2] * w[1], lever[2] * w[0] - lever[0] * w[2],
+                                         lever[0] * w[1] - lever[1] * w[0]};
+        for (int i = 0; i < 3; ++i) ws.relative[i * nv + j] += sign * (Jb[i * nv + j] - lever_cross_w[i]);
+      }
+    }
+    const double* directions[3] = {c.normal, c.tangent1, c.tangent2};
+    for (int r = 0; r < 3; ++r) {
+      double* row = ws.all_rows.data() + static_cast<size_t>(3 * k + r) * nv;
+      for (int j = 0; j < nv; ++j)
+        row[j] = directions[r][0] * ws.relative[j] + directions[r][1] * ws.relative[nv + j] +
+                 directions[r][2] * ws.relative[2 * nv + j];
+    }
+    ws.all_friction[3 * k + 1] = ws.all_friction[3 * k + 2] = 3 * k;
+  }
+  for (int l = 0; l < limit_rows; ++l) {
+    const RowKey& key = ws.keys[K + l];
+    ws.all_rows[static_cast<size_t>(3 * K + l) * nv + key.shape_b] = key.kind;
+  }
+
+  // Stabilization and restitution: b_extra of the gap rows.
+  for (int g = 0; g < K + limit_rows; ++g) {
+    const int row = g < K ? 3 * g : 3 * K + (g - K);
+    const double gap = ws.gaps[g];
+    double rate = (gap > 0.0 ? 1.0 : world.baumgarte) / dt;
+    if (g < K) {
+      const double* normal_row = ws.all_rows.data() + static_cast<size_t>(row) * nv;
+      double normal_velocity = 0.0;
+      for (int j = 0; j < nv; ++j) normal_velocity += normal_row[j] * v[j];
+      const bool bouncing = world.restitution > 0.0 && normal_velocity < -world.restitution_threshold &&
+                            gap + dt * normal_velocity <= 0.0;
+      if (bouncing) {
+        rate = 0.0;
+        ws.all_extra[row] = world.restitution * normal_velocity;
+      }
+    }
+    ws.all_extra[row] += rate * gap;
+  }
+
+  // Rows no joint moves are dropped (a contact's tangents go with its normal).
+  double largest = 0.0;
+  std::vector<double>& norms = ws.relative;  // reused: the relative velocities are no longer needed
+  norms.resize(std::max<size_t>(norms.size(), total));
+  for (int i = 0; i < total; ++i) {
+    const double* row = ws.all_rows.data() + static_cast<size_t>(i) * nv;
+    double s = 0.0;
+    for (int j = 0; j < nv; ++j) s += row[j] * row[j];
+    norms[i] = std::sqrt(s);
+    largest = std::max(largest, norms[i]);
+  }
+  const double threshold = 1e-9 * std::max(largest, 1e-300);
+  ws.kept.clear();
+  ws.new_index.assign(total, -1);
+  for (int i = 0; i < total; ++i) {
+    const int normal = ws.all_friction[i] >= 0 ? ws.all_friction[i] : i;
+    if (norms[i] > threshold && norms[normal] > threshold) {
+      ws.new_index[i] = static_cast<int>(ws.kept.size());
+      ws.kept.push_back(i);
+    }
+  }
+  const int n = static_cast<int>(ws.kept.size());
+  ws.J.resize(static_cast<size_t>(n) * nv);
+  ws.extra.resize(n);
+  ws.friction_index.resize(n);
+  ws.mu.assign(n, world.friction);
+  ws.lo.assign(n, 0.0);
+  ws.hi.assign(n, std::numeric_limits<double>::infinity());
+  for (int r = 0; r < n; ++r) {
+    const int i = ws.kept[r];
+    std::copy_n(ws.all_rows.data() + static_cast<size_t>(i) * nv, nv, ws.J.data() + static_cast<size_t>(r) * nv);
+    ws.extra[r] = ws.all_extra[i];
+    ws.friction_index[r] = ws.all_friction[i] >= 0 ? ws.new_index[ws.all_friction[i]] : -1;
+  }
+  return n;
+}
+
+}  // namespace detail
+
+// One step from (q, v) under joint forces tau into (q_next, v_next), which must not alias the inputs.
+inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v, const double* tau,
+                       double* q_next, double* v_next) {
+  const dyn::Model& model = *world.model;
+  const int nv = model.nv;
+  const double dt = world.dt;
+  detail::body_kinematics(world, ws, q);
+  detail::find_contacts(world, ws);
+  StepReport report;
+  report.contacts = static_cast<int>(ws.contacts.size());
+  const int n = detail::build_rows(world, ws, q, v);
+
+  // a_free = M̃⁻¹ (τ − c − D v), M̃ = M + Δt D (implicit damping); c after forward_kinematics above.
+  dyn::rnea_forward_pass(model, ws.data, v, ws.zero.data());
+  dyn::rnea_backward_pass(model, ws.data, ws.bias.data());
+  dyn::crba(model, ws.data, q);
+  for (int i = 0; i < nv; ++i) ws.data.mass_matrix[i * nv + i] += dt * world.damping[i];
+  dyn::factorize_mass_matrix(model, ws.data);
+  for (int i = 0; i < nv; ++i) ws.rhs[i] = tau[i] - ws.bias[i] - world.damping[i] * v[i];
+  dyn::solve_mass_matrix(model, ws.data, ws.rhs.data());
+  for (int i = 0; i < nv; ++i) ws.v_free[i] = v[i] + dt * ws.rhs[i];
+
+  // A = J M̃⁻¹ Jᵀ (symmetrized), b = J v_free + b_extra.
+  ws.minv_JT.resize(static_cast<size_t>(nv) * n);
+  for (int i = 0; i < nv; ++i)
+    for (int r = 0; r < n; ++r) ws.minv_JT[static_cast<size_t>(i) * n + r] = ws.J[static_cast<size_t>(r) * nv + i];
+  dyn::solve_mass_matrix(model, ws.data, ws.minv_JT.data(), n);
+  ws.A.resize(static_cast<size_t>(n) * n);
+  ws.b.resize(n);
+  for (int r = 0; r < n; ++r) {
+    const double* row = ws.J.data() + static_cast<size_t>(r) * nv;
+    for (int s = 0; s < n; ++s) {
+      double sum = 0.0;
+      for (int i = 0; i < nv; ++i) sum += row[i] * ws.minv_JT[static_cast<size_t>(i) * n + s];
+      ws.A[static_cast<size_t>(r) * n + s] = sum;
+    }
+    double sum = ws.extra[r];
+    for (int i = 0; i < nv; ++i) sum += row[i] * ws.v_free[i];
+    ws.b[r] = sum;
+  }
+  for (int r = 0; r < n; ++r)
+    for (int s = 0; s < r; ++s) {
+      const double mean = 0.5 * (ws.A[static_cast<size_t>(r) * n + s] + ws.A[static_cast<size_t>(s) * n + r]);
+      ws.A[static_cast<size_t>(r) * n + s] = ws.A[static_cast<size_t>(s) * n + r] = mean;
+    }
+
+  // The boxed LCP: the previous step's sets first (Nimble App. B); failing that, Gauss–Seidel from the
+  // previous impulses (or zero) and the exact solve on the sets it finds (lcp/active_set.hpp).
+  const bool warm = ws.has_previous && ws.previous_keys == ws.keys && static_cast<int>(ws.previous_f.size()) == n;
+  ws.f.assign(n, 0.0);
+  ws.w.resize(n);
+  ws.sets.resize(n);
+  if (n > 0) {
+    const lcp::LcpBounds bounds{ws.lo.data(), ws.hi.data(), ws.friction_index.data(), ws.mu.data()};
+    const double* A = ws.A.data();
+    const double* b = ws.b.data();
+    const double tol = world.lcp_tolerance;
+    bool solved = false;
+    if (warm) {
+      lcp::solve_on_sets(n, A, b, bounds, ws.previous_f.data(), ws.previous_sets.data(), ws.f.data(), ws.w.data(),
+                         ws.active_set);
+      solved = lcp::verified(n, A, b, ws.f.data(), ws.w.data(), bounds, ws.previous_sets.data(), tol);
+      if (solved) lcp::classify(n, A, b, ws.f.data(), ws.w.data(), bounds, tol, ws.sets.data());
+    }
+    if (!solved) {
+      if (warm) std::copy(ws.previous_f.begin(), ws.previous_f.end(), ws.f.begin());
+      ws.lcp.reserve(n);
+      report.status = lcp::solve_pgs(n, A, b, bounds, ws.f.data(), ws.lcp, world.max_sweeps, tol).status;
+      lcp::lcp_velocity(n, A, b, ws.f.data(), ws.w.data());
+      lcp::classify(n, A, b, ws.f.data(), ws.w.data(), bounds, tol, ws.sets.data());
+      const bool converged = report.status == lcp::LcpStatus::solved || report.status == lcp::LcpStatus::iteration_limit;
+      if (converged && lcp::polish(n, A, b, bounds, ws.f.data(), ws.w.data(), ws.sets.data(), tol, ws.active_set))
+        report.status = lcp::LcpStatus::solved;
+    }
+  }
+  ws.previous_keys = ws.keys;
+  ws.previous_f = ws.f;
+  ws.previous_sets = ws.sets;
+  ws.has_previous = true;
+
+  // v⁺ = v_free + M̃⁻¹ Jᵀ f, q⁺ = q ⊕ Δt v⁺.
+  for (int i = 0; i < nv; ++i) {
+    double sum = ws.v_free[i];
+    for (int r = 0; r < n; ++r) sum += ws.minv_JT[static_cast<size_t>(i) * n + r] * ws.f[r];
+    v_next[i] = sum;
+    ws.rhs[i] = dt * sum;
+  }
+  dyn::integrate(model, q, ws.rhs.data(), q_next);
+  return report;
+}
+
+// Outcome of one world's rollout.
+enum class RolloutStatus : int8_t { ok = 0, lcp_iteration_limit = 1, failed = 2 };
+
+// T steps from (q0, v0) under taus (T × nv) into qs ((T + 1) × nq) and vs ((T + 1) × nv), the contact
+// count of each step into contacts (T). A step whose LCP cannot be solved or whose state is not finite
+// ends the rollout (failed, the rest of qs and vs NaN); *failed_step says which.
+inline RolloutStatus rollout(const WorldSpec& world, StepWorkspace& ws, int T, const double* q0, const double* v0,
+                             const double* taus, double* qs, double* vs, int32_t* contacts, int32_t* failed_step) {
+  const int nq = world.model->nq, nv = world.model->nv;
+  std::copy_n(q0, nq, qs);
+  std::copy_n(v0, nv, vs);
+  ws.has_previous = false;
+  RolloutStatus status = RolloutStatus::ok;
+  *failed_step = -1;
+  for (int t = 0; t < T; ++t) {
+    double *q_next = qs + static_cast<size_t>(t + 1) * nq, *v_next = vs + static_cast<size_t>(t + 1) * nv;
+    const StepReport report = step(world, ws, qs + static_cast<size_t>(t) * nq, vs + static_cast<size_t>(t) * nv,
+                                   taus + static_cast<size_t>(t) * nv, q_next, v_next);
+    contacts[t] = report.contacts;
+    bool finite = report.status == lcp::LcpStatus::solved || report.status == lcp::LcpStatus::iteration_limit;
+    for (int i = 0; finite && i < nq; ++i) finite = std::isfinite(q_next[i]);
+    for (int i = 0; finite && i < nv; ++i) finite = std::isfinite(v_next[i]);
+    if (!finite) {
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      std::fill(q_next, qs + static_cast<size_t>(T + 1) * nq, nan);
+      std::fill(v_next, vs + static_cast<size_t>(T + 1) * nv, nan);
+      std::fill(contacts + t + 1, contacts + T, 0);
+      *failed_step = t;
+      return RolloutStatus::failed;
+    }
+    if (report.status == lcp::LcpStatus::iteration_limit) status = RolloutStatus::lcp_iteration_limit;
+  }
+  return status;
+}
+
+}  // namespace dcol::sim

@@ -1,0 +1,126 @@
+// Python binding of the native simulation (dcol._native.dynamics.World): a world built once from a
+// dcol.dynamics.World (dynamics/simulation.py checks the user's arguments; this checks the indices it
+// is given), and batched rollouts with the GIL released, one StepWorkspace per thread.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <vector>
+
+#include "dynamics_binding.hpp"
+#include "geometry_binding.hpp"
+#include "parallel.hpp"
+#include "simulation.hpp"
+
+namespace py = pybind11;
+using namespace dcol;
+using dcol::dyn::binding::Array;
+using dcol::dyn::binding::BoundModel;
+using dcol::dyn::binding::IndexArray;
+using dcol::dyn::binding::Rows;
+
+namespace {
+
+// The world's specification and the Python objects it points into, kept alive with it.
+struct BoundWorld {
+  py::object model, shapes;
+  sim::WorldSpec spec;
+};
+
+void require(bool condition, const std::string& message) {
+  if (!condition) throw py::value_error(message);
+}
+
+BoundWorld make_world(py::object model_obj, py::object shapes, const IndexArray& shape_body,
+                      const IndexArray& body_frame, const py::array_t<uint8_t, py::array::c_style>& collides,
+                      const Array& damping, const IndexArray& limit_body, const Array& limit_lower,
+                      const Array& limit_upper, double dt, double friction, double restitution, double baumgarte,
+                      double contact_margin, double restitution_threshold, double limit_margin,
+                      double feature_tolerance, const SolverSettings& settings, int max_sweeps, double tolerance) {
+  BoundWorld world{model_obj, shapes, {}};
+  sim::WorldSpec& spec = world.spec;
+  const dyn::Model& model = model_obj.cast<BoundModel&>().model;
+  spec.model = &model;
+  const py::ssize_t S = shape_body.size(), B = body_frame.size();
+  spec.shapes = binding::as_shape_list(shapes, "shapes", S);
+  for (py::ssize_t s = 0; s < S; ++s) {
+    require(shape_body.at(s) >= 0 && shape_body.at(s) < B, "shape_body must hold scene body indices");
+    spec.shape_body.push_back(shape_body.at(s));
+  }
+  const int frames = static_cast<int>(model.frame_body.size());
+  for (py::ssize_t b = 0; b < B; ++b) {
+    require(body_frame.at(b) >= -1 && body_frame.at(b) < frames, "body_frame must hold frame indices or -1");
+    spec.body_frame.push_back(body_frame.at(b));
+  }
+  require(collides.ndim() == 2 && collides.shape(0) == B && collides.shape(1) == B, "collides must be (B, B)");
+  spec.collides.assign(collides.data(), collides.data() + B * B);
+  require(damping.ndim() == 1 && damping.shape(0) == model.nv, "damping must have shape (nv,)");
+  spec.damping.assign(damping.data(), damping.data() + model.nv);
+  require(limit_lower.size() == limit_body.size() && limit_upper.size() == limit_body.size(),
+          "limit_lower and limit_upper must match limit_body");
+  for (py::ssize_t l = 0; l < limit_body.size(); ++l) {
+    const int body = limit_body.at(l);
+    require(body >= 0 && body < model.nbodies() && model.kind[body] != dyn::JointKind::floating,
+            "limit_body must hold bodies of 1-dof joints");
+    spec.limits.push_back({model.q_index[body], model.v_index[body], limit_lower.at(l), limit_upper.at(l)});
+  }
+  spec.dt = dt, spec.friction = friction, spec.restitution = restitution, spec.baumgarte = baumgarte;
+  spec.restitution_threshold = restitution_threshold, spec.limit_margin = limit_margin;
+  spec.contact = {contact_margin, feature_tolerance};
+  spec.solver = settings;
+  spec.max_sweeps = max_sweeps, spec.lcp_tolerance = tolerance;
+  return world;
+}
+
+// N rollouts of T steps: q0 (N, nq), v0 (N, nv), taus (N, T, nv).
+py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::handle taus_in, int threads) {
+  const sim::WorldSpec& spec = world.spec;
+  const dyn::Model& model = *spec.model;
+  require(threads >= 1, "threads must be at least 1");
+  const Rows q0 = dyn::binding::configuration(model, q0_in);
+  const Rows v0 = dyn::binding::tangent(model, q0, v0_in, "v0");
+  const Array taus = Array::ensure(taus_in);
+  if (!taus) throw py::type_error("taus must be an array of real numbers");
+  const py::ssize_t N = q0.count, nq = model.nq, nv = model.nv;
+  require(q0.batched && taus.ndim() == 3 && taus.shape(0) == N && taus.shape(2) == nv,
+          "q0 must be (N, nq), v0 (N, nv) and taus (N, T, nv)");
+  const py::ssize_t T = taus.shape(1);
+  for (py::ssize_t i = 0; i < taus.size(); ++i) require(std::isfinite(taus.data()[i]), "taus must be finite");
+
+  Array qs({N, T + 1, nq}), vs({N, T + 1, nv});
+  py::array_t<int32_t> contacts({N, T}), failed_step(N);
+  py::array_t<int8_t> status(N);
+  double *qs_d = qs.mutable_data(), *vs_d = vs.mutable_data();
+  int32_t *contacts_d = contacts.mutable_data(), *failed_d = failed_step.mutable_data();
+  int8_t* status_d = status.mutable_data();
+  {
+    py::gil_scoped_release release;
+    parallel_chunks(N, threads, 1, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
+      sim::StepWorkspace workspace(spec);
+      for (std::ptrdiff_t n = begin; n < end; ++n)
+        status_d[n] = static_cast<int8_t>(sim::rollout(spec, workspace, static_cast<int>(T), q0.row(n), v0.row(n),
+                                                        taus.data() + n * T * nv, qs_d + n * (T + 1) * nq,
+                                                        vs_d + n * (T + 1) * nv, contacts_d + n * T, failed_d + n));
+    });
+  }
+  py::dict out;
+  out["q"] = qs;
+  out["v"] = vs;
+  out["contacts"] = contacts;
+  out["status"] = status;
+  out["failed_step"] = failed_step;
+  return out;
+}
+
+}  // namespace
+
+void bind_simulation(py::module_& root) {
+  py::module_ m = root.attr("dynamics").cast<py::module_>();
+  py::class_<BoundWorld>(m, "World")
+      .def(py::init(&make_world), py::arg("model"), py::arg("shapes"), py::arg("shape_body"), py::arg("body_frame"),
+           py::arg("collides"), py::arg("damping"), py::arg("limit_body"), py::arg("limit_lower"),
+           py::arg("limit_upper"), py::arg("dt"), py::arg("friction"), py::arg("restitution"), py::arg("baumgarte"),
+           py::arg("contact_margin"), py::arg("restitution_threshold"), py::arg("limit_margin"),
+           py::arg("feature_tolerance"), py::arg("settings"), py::arg("max_sweeps"), py::arg("tolerance"))
+      .def("rollout", &rollout, py::arg("q0"), py::arg("v0"), py::arg("taus"), py::arg("threads") = 1);
+}

@@ -1,0 +1,132 @@
+"""World.rollout_batch (native rollouts, GIL released, threads) against World.rollout, the Python
+step it mirrors: the same contacts, rows and LCP route, so the trajectories agree to round-off while
+the contact sets agree."""
+
+import numpy as np
+import pytest
+from test_simulation_physics import ball_model, box_pile_model, floating_state
+
+from dcol.dynamics import World, load_dataset_robot, neutral
+
+
+def assert_matches_python(world, q0, v0, taus, atol=1e-8):
+    """Every world of the batch against its own World.rollout."""
+    batch = world.rollout_batch(q0, v0, taus)
+    for n in range(q0.shape[0]):
+        reference = world.rollout(q0[n], v0[n], taus[n])
+        assert np.allclose(batch.q[n], reference.q, rtol=0.0, atol=atol), f"world {n}: q"
+        assert np.allclose(batch.v[n], reference.v, rtol=0.0, atol=atol * 100), f"world {n}: v"
+        assert np.array_equal(batch.contacts[n], [len(step.contacts) for step in reference.steps])
+    return batch
+
+
+def test_box_pile_with_friction_matches_the_python_rollout():
+    """Three cubes, one dropped onto another, one sliding: manifolds, stacking, friction, warm starts
+    across steps and changes of the contact set. (A pile's LCP is degenerate: where round-off picks
+    another of its solutions the two trajectories part, so the horizon ends before that happens.)"""
+    world = World(box_pile_model(3), dt=1e-3, friction=0.5)
+    starts = [floating_state(([0.0, 0.0, 0.1], [0.0, 0.0, 0.0]), ([0.05, 0.0, 0.34], [0.0, 0.0, 0.0]),
+                             ([0.5, 0.0, 0.1], [vx, 0.0, 0.0]))
+              for vx in (0.8, 0.5)]
+    q0, v0 = (np.array(x) for x in zip(*starts))
+    taus = np.zeros((2, 150, world.model.nv))
+    batch = assert_matches_python(world, q0, v0, taus)
+    assert batch.contacts[:, -1].min() >= 8  # the top cube landed: 4 ground + 4 stacked + the slider's
+
+
+def test_native_piles_of_ten_boxes_settle():
+    """The ten-box pile of test_simulation_physics, four random ones at once on two threads: every
+    stack settles at rest with its centres at z_i = 0.1 + 0.2 i (1 mm), no speed beyond the free fall
+    through all gaps."""
+    count, gap, dt, steps, worlds = 10, 0.01, 2e-3, 2000, 4
+    rng = np.random.default_rng(7)
+    q0 = np.zeros((worlds, 7 * count))
+    for n in range(worlds):
+        for i in range(count):
+            yaw = rng.uniform(-0.1, 0.1)
+            q0[n, 7 * i:7 * i + 7] = np.r_[rng.uniform(-0.02, 0.02, 2), 0.1 + gap + (0.2 + gap) * i,
+                                           np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+    world = World(box_pile_model(count), dt=dt)
+    batch = world.rollout_batch(q0, np.zeros((worlds, 6 * count)), np.zeros((steps, 6 * count)), threads=2)
+    twists = batch.v.reshape(worlds, steps + 1, count, 6)
+    assert np.abs(twists[..., :3]).max() < np.sqrt(2 * 9.81 * count * gap) + 0.1
+    assert np.abs(twists[:, -1]).max() < 1e-4
+    heights = batch.q[:, -1].reshape(worlds, count, 7)[:, :, 2]
+    np.testing.assert_allclose(heights, np.tile(0.1 + 0.2 * np.arange(count), (worlds, 1)), atol=1e-3)
+
+
+def test_bouncing_balls_match_the_python_rollout():
+    world = World(ball_model(), dt=1e-3, restitution=0.8)
+    starts = [floating_state(([0.0, 0.0, height], [vx, 0.0, 0.0])) for height, vx in ((0.5, 0.2), (0.3, -1.0))]
+    q0, v0 = (np.array(x) for x in zip(*starts))
+    batch = assert_matches_python(world, q0, v0, np.zeros((2, 500, 6)))
+    # both bounced: the vertical velocity changed sign from falling to rising
+    assert np.all(batch.v[:, :, 2].max(axis=1) > 1.0)
+
+
+@pytest.mark.parametrize("robot", ["jump_worm", "catapult"])
+def test_robots_with_controls_and_joint_limits_match_the_python_rollout(robot):
+    model = load_dataset_robot(robot)
+    world = World(model, dt=1e-3)
+    rng = np.random.default_rng(3)
+    q0 = np.tile(neutral(model), (2, 1))
+    q0[1] += 0.05 * rng.normal(size=model.nq) * np.array([kind != "floating" for kind in _kinds_per_q(model)])
+    v0 = 0.1 * rng.normal(size=(2, model.nv))
+    taus = rng.normal(0.0, 2.0, (2, 120, model.nv))
+    assert_matches_python(world, q0, v0, taus, atol=1e-7)
+
+
+def _kinds_per_q(model):
+    kinds = np.empty(model.nq, dtype=object)
+    for start, kind in zip(model.joint_q_index, model.joint_kinds):
+        kinds[start:start + (7 if kind == "floating" else 1)] = kind
+    return kinds
+
+
+def test_threads_and_shared_controls():
+    """threads split the worlds without changing any result; controls (T, nv) apply to every world."""
+    world = World(box_pile_model(2), dt=1e-3)
+    rng = np.random.default_rng(0)
+    q0, v0 = [], []
+    for _ in range(6):
+        q, v = floating_state(([0.0, 0.0, 0.1 + 0.05 * rng.random()], rng.normal(size=3) * 0.2),
+                              ([0.3, 0.0, 0.3], [0.0, 0.0, 0.0]))
+        q0.append(q)
+        v0.append(v)
+    q0, v0 = np.array(q0), np.array(v0)
+    taus = rng.normal(size=(80, world.model.nv))
+    one = world.rollout_batch(q0, v0, taus, threads=1)
+    two = world.rollout_batch(q0, v0, np.broadcast_to(taus, (6,) + taus.shape), threads=2)
+    assert np.array_equal(one.q, two.q) and np.array_equal(one.v, two.v)
+    assert np.array_equal(one.contacts, two.contacts)
+
+
+def test_parameters_reach_the_native_world():
+    """with_parameters (heavier cube, other friction) changes the native rollout as it does the Python one."""
+    world = World(box_pile_model(1), dt=1e-3, friction=0.5)
+    q0, v0 = floating_state(([0.0, 0.0, 0.1], [1.0, 0.0, 0.0]))
+    taus = np.zeros((1, 100, 6))
+    taus[..., 0] = 2.0  # a push along x, resisted by friction ∝ weight
+    base = world.rollout_batch(q0[None], v0[None], taus)
+    params = world.parameters()
+    params[0] *= 3.0  # mass
+    params[-2] = 0.2  # μ
+    heavier = world.with_parameters(params)
+    moved = assert_matches_python(heavier, q0[None], v0[None], taus)
+    assert not np.allclose(moved.q, base.q)
+
+
+def test_bad_input_is_rejected_with_the_argument_named():
+    world = World(ball_model(), dt=1e-3)
+    q0, v0 = floating_state(([0.0, 0.0, 0.5], [0.0, 0.0, 0.0]))
+    q0, v0 = q0[None], v0[None]
+    with pytest.raises(ValueError, match="taus"):
+        world.rollout_batch(q0, v0, np.zeros((10, 5)))
+    with pytest.raises(ValueError, match="taus"):
+        world.rollout_batch(q0, v0, np.full((1, 10, 6), np.nan))
+    with pytest.raises(ValueError, match="v0"):
+        world.rollout_batch(q0, np.zeros((2, 6)), np.zeros((10, 6)))
+    with pytest.raises(ValueError, match="q0"):
+        world.rollout_batch(np.zeros((1, 7)), v0, np.zeros((10, 6)))
+    with pytest.raises(ValueError, match="threads"):
+        world.rollout_batch(q0, v0, np.zeros((10, 6)), threads=0)
