@@ -89,7 +89,7 @@ void bind_lcp(py::module_& root) {
   m.def(
       "pgs",
       [](const Array& A, const Array& b, py::object lo_in, py::object hi_in, py::object friction_in,
-         py::object mu_in, const Array& f0, int max_iterations, double tol) {
+         py::object mu_in, const Array& f0, int max_iterations, double tol, bool polished) {
         const int n = square_size(A, b);
         check_length(f0, n, "f0");
         Array lo, hi, mu;
@@ -116,13 +116,22 @@ void bind_lcp(py::module_& root) {
           py::gil_scoped_release release;
           LcpWorkspace work;
           work.reserve(n);
-          report = solve_pgs(n, A.data(), b.data(), bounds, f.mutable_data(), work, max_iterations, tol);
+          if (polished) {
+            ActiveSetWorkspace active;
+            std::vector<double> w(n);
+            std::vector<EntrySet> sets(n);
+            report = solve_pgs_polished(n, A.data(), b.data(), bounds, f.mutable_data(), w.data(), sets.data(), work,
+                                        active, max_iterations, tol);
+          } else {
+            report = solve_pgs(n, A.data(), b.data(), bounds, f.mutable_data(), work, max_iterations, tol);
+          }
         }
         return report_tuple(f, report);
       },
       py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"),
-      py::arg("f0"), py::arg("max_iterations"), py::arg("tol"),
-      "(f, status code, sweeps, residual) of the (boxed) LCP by projected Gauss–Seidel from f0.");
+      py::arg("f0"), py::arg("max_iterations"), py::arg("tol"), py::arg("polished"),
+      "(f, status code, sweeps, residual) of the (boxed) LCP by projected Gauss–Seidel from f0; with polished, "
+      "exact solves on the iterate's sets along the way (solve_pgs_polished).");
   m.def(
       "classify",
       [](const Array& A, const Array& b, py::handle lo, py::handle hi, py::handle friction, py::handle mu,
@@ -146,9 +155,8 @@ void bind_lcp(py::module_& root) {
   m.def(
       "solve_on_sets",
       [](const Array& A, const Array& b, py::handle lo, py::handle hi, py::handle friction, py::handle mu,
-         const Array& f_guess, const SetArray& sets_in, double tol) {
+         const SetArray& sets_in, double tol) {
         const int n = square_size(A, b);
-        check_length(f_guess, n, "f_guess");
         const BoxedBounds boxed(lo, hi, friction, mu, n);
         const EntrySet* sets = entry_sets(sets_in, n);
         Array f(n), w(n);
@@ -156,14 +164,13 @@ void bind_lcp(py::module_& root) {
         {
           py::gil_scoped_release release;
           ActiveSetWorkspace ws;
-          solve_on_sets(n, A.data(), b.data(), boxed.bounds, f_guess.data(), sets, f.mutable_data(), w.mutable_data(),
-                        ws);
+          solve_on_sets(n, A.data(), b.data(), boxed.bounds, sets, f.mutable_data(), w.mutable_data(), ws);
           ok = verified(n, A.data(), b.data(), f.data(), w.data(), boxed.bounds, sets, tol);
         }
         return py::make_tuple(f, w, ok);
       },
       py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"),
-      py::arg("f_guess"), py::arg("sets"), py::arg("tol"),
+      py::arg("sets"), py::arg("tol"),
       "(f, w, verified) of the least-squares-minimal solution on the sets (Nimble App. B).");
   m.def(
       "polish",

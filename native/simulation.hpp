@@ -2,7 +2,7 @@
 // dynamics/simulation.py (World.step without derivatives; its module docstring has the equations)
 // with the same contact rows, joint-limit rows, stabilization, restitution and boxed LCP, solved as
 // dcol.solvers.solve_boxed_lcp does: the previous step's sets first when the rows are the same
-// contacts and limits, else projected Gauss–Seidel and the exact solve on the sets it finds.
+// contacts and limits, else projected Gauss–Seidel with exact solves on the sets it finds.
 // Every buffer lives in a StepWorkspace that grows to the largest contact count once and is reused.
 #pragma once
 
@@ -298,7 +298,7 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
     }
 
   // The boxed LCP: the previous step's sets first (Nimble App. B); failing that, Gauss–Seidel from the
-  // previous impulses (or zero) and the exact solve on the sets it finds (lcp/active_set.hpp).
+  // previous impulses (or zero) with exact solves on the sets it finds (lcp/active_set.hpp).
   const bool warm = ws.has_previous && ws.previous_keys == ws.keys && static_cast<int>(ws.previous_f.size()) == n;
   ws.f.assign(n, 0.0);
   ws.w.resize(n);
@@ -310,20 +310,16 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
     const double tol = world.lcp_tolerance;
     bool solved = false;
     if (warm) {
-      lcp::solve_on_sets(n, A, b, bounds, ws.previous_f.data(), ws.previous_sets.data(), ws.f.data(), ws.w.data(),
-                         ws.active_set);
+      lcp::solve_on_sets(n, A, b, bounds, ws.previous_sets.data(), ws.f.data(), ws.w.data(), ws.active_set);
       solved = lcp::verified(n, A, b, ws.f.data(), ws.w.data(), bounds, ws.previous_sets.data(), tol);
       if (solved) lcp::classify(n, A, b, ws.f.data(), ws.w.data(), bounds, tol, ws.sets.data());
     }
     if (!solved) {
       if (warm) std::copy(ws.previous_f.begin(), ws.previous_f.end(), ws.f.begin());
       ws.lcp.reserve(n);
-      report.status = lcp::solve_pgs(n, A, b, bounds, ws.f.data(), ws.lcp, world.max_sweeps, tol).status;
-      lcp::lcp_velocity(n, A, b, ws.f.data(), ws.w.data());
-      lcp::classify(n, A, b, ws.f.data(), ws.w.data(), bounds, tol, ws.sets.data());
-      const bool converged = report.status == lcp::LcpStatus::solved || report.status == lcp::LcpStatus::iteration_limit;
-      if (converged && lcp::polish(n, A, b, bounds, ws.f.data(), ws.w.data(), ws.sets.data(), tol, ws.active_set))
-        report.status = lcp::LcpStatus::solved;
+      report.status = lcp::solve_pgs_polished(n, A, b, bounds, ws.f.data(), ws.w.data(), ws.sets.data(), ws.lcp,
+                                              ws.active_set, world.max_sweeps, tol)
+                          .status;
     }
   }
   ws.previous_keys = ws.keys;

@@ -186,7 +186,7 @@ def _warm_start(A, b, bounds, warm_start, tol):
     if warm_start.f.shape != b.shape:
         raise ValueError(f"warm_start is for {warm_start.f.size} unknowns, the problem has {b.size}")
     sets = np.select([warm_start.at_lower, warm_start.at_upper], [1, 2], 0).astype(np.int8)
-    f, _, verified = _native.lcp.solve_on_sets(A, b, *bounds, warm_start.f, sets, tol)
+    f, _, verified = _native.lcp.solve_on_sets(A, b, *bounds, sets, tol)
     if not verified:
         return None
     return _solution(A, b, bounds, f, LCPStatus.SOLVED, 0, tol, stabilize=False, warm_start_hit=True)
@@ -241,7 +241,8 @@ def solve_lcp(A, b, *, method="lemke", warm_start=None, tol=1e-9, max_iterations
     elif method == "pgs":
         limit = 10000 if max_iterations is None else int(max_iterations)
         f0 = np.zeros(b.size) if warm_start is None else np.maximum(warm_start.f, 0.0)
-        f, status, iterations, _ = _native.lcp.pgs(A, b, None, None, None, None, f0, limit, tol)
+        f, status, iterations, _ = _native.lcp.pgs(A, b, None, None, None, None, f0, limit, tol, stabilize)
+        stabilize = False  # Gauss–Seidel has tried its sets already
     else:
         limit = 100 if max_iterations is None else int(max_iterations)
         empty = np.zeros((0, 0))
@@ -291,8 +292,9 @@ def solve_boxed_lcp(A, b, lo, hi, *, friction_index=None, mu=None, warm_start=No
         return hit
     f0 = np.zeros(n) if warm_start is None else np.array(warm_start.f)
     friction = None if friction_index is None else index.astype(np.int32)
-    f, status, iterations, _ = _native.lcp.pgs(A, b, lo, hi, friction, coefficients, f0, int(max_iterations), tol)
-    return _solution(A, b, bounds, f, status, iterations, tol, stabilize)
+    f, status, iterations, _ = _native.lcp.pgs(A, b, lo, hi, friction, coefficients, f0, int(max_iterations), tol,
+                                               stabilize)
+    return _solution(A, b, bounds, f, status, iterations, tol, stabilize=False)  # the sets were tried
 
 
 # --- gradients -------------------------------------------------------------------------------------

@@ -212,7 +212,7 @@ def test_solution_on_sets_is_the_minimum_norm_least_squares_one():
         A = rng.normal(size=(n, rank)) @ rng.normal(size=(rank, n))
         b = A @ rng.normal(size=n)
         unbounded = (np.full(n, -np.inf), np.full(n, np.inf), np.full(n, -1), np.zeros(n))
-        f, w, verified = _native.lcp.solve_on_sets(A, b, *unbounded, np.zeros(n), np.zeros(n, np.int8), 1e-8)
+        f, w, verified = _native.lcp.solve_on_sets(A, b, *unbounded, np.zeros(n, np.int8), 1e-8)
         assert verified
         expected = -np.linalg.pinv(A) @ b
         assert np.allclose(f, expected, atol=1e-9 * np.abs(expected).max())

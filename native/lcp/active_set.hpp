@@ -195,10 +195,12 @@ inline void min_norm_solve(int m, double* K, double* y, ActiveSetWorkspace& ws) 
   for (int j = 0; j < m; ++j) y[perm[j]] = x[j];
 }
 
-// Least-squares-minimal f (n) on the sets and its w = A f + b; f_guess gives the normal impulse of a
-// friction entry whose normal is itself at a bound. f and w must not alias f_guess.
-inline void solve_on_sets(int n, const double* A, const double* b, const LcpBounds& bounds, const double* f_guess,
-                          const EntrySet* sets, double* f, double* w, ActiveSetWorkspace& ws) {
+// Least-squares-minimal f (n) on the sets and its w = A f + b; with an anchor (n), the f on the sets
+// nearest to it instead (a singular K leaves a family of solutions: Gauss–Seidel's iterate picks a
+// feasible member more often than the least-norm one). A friction entry at a bound whose normal is
+// at a bound too sits at ±mu times that normal's bound.
+inline void solve_on_sets(int n, const double* A, const double* b, const LcpBounds& bounds, const EntrySet* sets,
+                          double* f, double* w, ActiveSetWorkspace& ws, const double* anchor = nullptr) {
   ws.C.clear();
   ws.B.clear();
   ws.column.assign(n, -1);
@@ -222,7 +224,7 @@ inline void solve_on_sets(int n, const double* A, const double* b, const LcpBoun
       ws.E_column[r] = ws.column[normal];
       ws.E_value[r] = sign * bounds.mu[i];
     } else if (normal >= 0) {
-      ws.c[r] = sign * bounds.mu[i] * f_guess[normal];
+      ws.c[r] = sign * bounds.mu[i] * (sets[normal] == EntrySet::upper ? bounds.hi[normal] : bounds.lo[normal]);
     } else if (bounds.lo == nullptr) {
       ws.c[r] = 0.0;  // the plain LCP: only f = 0 is a bound
     } else {
@@ -245,18 +247,44 @@ inline void solve_on_sets(int n, const double* A, const double* b, const LcpBoun
         s += a * ws.c[r];
       }
       ws.y[p] = -s;
+      if (anchor != nullptr)  // solve for the change from the anchor
+        for (int q = 0; q < nc; ++q) ws.y[p] -= K_row[q] * anchor[ws.C[q]];
     }
     min_norm_solve(nc, ws.K.data(), ws.y.data(), ws);
-    for (int p = 0; p < nc; ++p) f[ws.C[p]] = ws.y[p];
+    for (int p = 0; p < nc; ++p) f[ws.C[p]] = ws.y[p] + (anchor != nullptr ? anchor[ws.C[p]] : 0.0);
     for (int r = 0; r < nb; ++r)
       if (ws.E_column[r] >= 0) f[ws.B[r]] = ws.E_value[r] * ws.y[ws.E_column[r]] + ws.c[r];
   }
   lcp_velocity(n, A, b, f, w);
 }
 
+// The sets with clamping entries within `loose` of a bound moved to it (a normal impulse decaying to
+// zero under Gauss–Seidel, and its friction, whose bounds close on zero with it: to the bound w
+// pushes against). Returns whether anything moved.
+inline bool settle_near_bounds(int n, const double* f, const double* w, const LcpBounds& bounds, const EntrySet* sets,
+                               double loose, std::vector<EntrySet>& trial) {
+  trial.assign(sets, sets + n);
+  bool moved = false;
+  for (int i = 0; i < n; ++i) {
+    if (sets[i] != EntrySet::clamping) continue;
+    double low, high;
+    bounds.at(i, f, low, high);
+    EntrySet to = EntrySet::clamping;
+    if (high - low <= 2.0 * loose)
+      to = w[i] >= 0.0 ? EntrySet::lower : EntrySet::upper;
+    else if (f[i] - low <= loose)
+      to = EntrySet::lower;
+    else if (high - f[i] <= loose)
+      to = EntrySet::upper;
+    if (to != EntrySet::clamping) trial[i] = to, moved = true;
+  }
+  return moved;
+}
+
 // Solves exactly on the sets of an approximate solution (f, w) and keeps the result when it verifies:
 // first with the tied entries (at a bound with w = 0) moved to the clamping set, which spreads an
-// impulse evenly over identical contacts, then with the sets as found. On success f, w and sets are
+// impulse evenly over identical contacts, then with the sets as found (least-norm, then nearest to
+// f), then with the entries near a bound (√tol, relative) at it. On success f, w and sets are
 // replaced (sets reclassified) and true is returned; otherwise they are left as they were.
 inline bool polish(int n, const double* A, const double* b, const LcpBounds& bounds, double* f, double* w,
                    EntrySet* sets, double tol, ActiveSetWorkspace& ws) {
@@ -269,9 +297,10 @@ inline bool polish(int n, const double* A, const double* b, const LcpBounds& bou
     if (sets[i] != EntrySet::clamping && std::abs(w[i]) <= t.w) trial[i] = EntrySet::clamping, tied = true;
   f_new.resize(n);
   w_new.resize(n);
-  for (int attempt = tied ? 0 : 1; attempt < 2; ++attempt) {
+  for (int attempt = tied ? 0 : 1; attempt < 4; ++attempt) {
     if (attempt == 1) trial.assign(sets, sets + n);
-    solve_on_sets(n, A, b, bounds, f, trial.data(), f_new.data(), w_new.data(), ws);
+    if (attempt == 3 && !settle_near_bounds(n, f, w, bounds, sets, std::sqrt(tol) * t.f / tol, trial)) break;
+    solve_on_sets(n, A, b, bounds, trial.data(), f_new.data(), w_new.data(), ws, attempt == 2 ? f : nullptr);
     if (verified(n, A, b, f_new.data(), w_new.data(), bounds, trial.data(), tol)) {
       std::copy(f_new.begin(), f_new.end(), f);
       std::copy(w_new.begin(), w_new.end(), w);
@@ -280,6 +309,37 @@ inline bool polish(int n, const double* A, const double* b, const LcpBounds& bou
     }
   }
   return false;
+}
+
+}  // namespace dcol::lcp
+
+namespace dcol::lcp {
+
+// Projected Gauss–Seidel whose iterate's sets are solved on exactly (polish) after 16, 32, 64, …
+// sweeps, stopping at the first that verifies: on the rank-deficient problems of many contacts the
+// sets settle in a few sweeps while the iterate creeps along the null space for thousands. Ends as
+// solve_pgs otherwise (and polishes a converged iterate once more). w receives A f + b, sets the sets.
+inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, const LcpBounds& bounds, double* f,
+                                    double* w, EntrySet* sets, LcpWorkspace& work, ActiveSetWorkspace& active,
+                                    int max_iterations, double tol) {
+  LcpReport report;
+  int sweeps = 0;
+  for (int chunk = 16;; chunk *= 2) {
+    const int budget = std::min(chunk, max_iterations - sweeps);
+    const LcpReport part = solve_pgs(n, A, b, bounds, f, work, budget, tol);
+    sweeps += part.iterations;
+    report = part;
+    report.iterations = sweeps;
+    if (part.status == LcpStatus::invalid_problem) return report;
+    lcp_velocity(n, A, b, f, w);
+    classify(n, A, b, f, w, bounds, tol, sets);
+    if (polish(n, A, b, bounds, f, w, sets, tol, active)) {
+      report.status = LcpStatus::solved;
+      report.residual = natural_residual(n, f, w, bounds);
+      return report;
+    }
+    if (part.status == LcpStatus::solved || sweeps >= max_iterations) return report;
+  }
 }
 
 }  // namespace dcol::lcp
