@@ -1,6 +1,6 @@
 """Simulation: step time, full step-Jacobian time and central-difference Jacobian time per robot, in
 the format of Nimble's Table III, and Nimble's own step + Jacobian time on the same URDF where the
-`nimblephysics` wheel installs and runs (it is tried in a subprocess: it may crash).
+`nimblephysics` wheel installs and runs (in a subprocess: it may crash).
 
 Each robot stands (or lies) on the ground plane: it is placed with its lowest collision shape 1 mm
 into the ground and simulated for `--settle` steps first, so the measured steps have contacts.
@@ -8,7 +8,18 @@ into the ground and simulated for `--settle` steps first, so the measured steps 
 and the parameter columns (10 per body + μ + e). "Central differences" are the 6 nv steps that
 give ∂(q⁺, v⁺)/∂(q, v, τ) alone. Times are medians per call on one thread.
 
+A second table times rollouts without derivatives from the settled state: `--worlds` copies with
+perturbed velocities, `--steps` steps each, by World.rollout in a Python loop and by
+World.rollout_batch (native, one and two threads), beside Nimble's own World.step.
+
+Nimble runs in a subprocess of `--nimble-python`: its wheel (nimblephysics 0.10.52) needs numpy < 2
+and must not share a process with torch, so give it an interpreter of its own:
+
+    python -m venv /tmp/nimble-venv && /tmp/nimble-venv/bin/pip install "numpy<2" && \
+        /tmp/nimble-venv/bin/pip install --no-deps nimblephysics
+
 Run: python benchmarks/bench_simulation.py [--settle 200] [--repeats 20] [--robots cartpole,...]
+         [--worlds 8] [--steps 100] [--nimble-python /tmp/nimble-venv/bin/python]
 """
 
 import argparse
@@ -43,7 +54,7 @@ def _model(name):
 def _urdf(name):
     if name in DATASET:
         return str(dataset_robot_path(name))
-    return os.path.join(example_robot_data_dir(), EXAMPLE_ROBOTS[name][0])
+    return os.path.join(example_robot_data_dir(), "example-robot-data", "robots", EXAMPLE_ROBOTS[name][0])
 
 
 def _placed(world, name):
@@ -111,39 +122,69 @@ def measure_dcol(name, settle, repeats):
     analytic = np.vstack([J.q_v, J.v_v])
     error = np.abs(finite - analytic).max() / max(1.0, np.abs(finite).max())
     return {"nv": model.nv, "contacts": len(previous.contacts), "step": step, "jacobian": jacobian,
-            "central": central, "error": float(error)}
+            "central": central, "error": float(error), "world": world, "state": (q, v)}
 
 
+def measure_rollouts(world, state, worlds, steps):
+    """Seconds per world-step of rollouts from `state` with perturbed velocities: a Python loop of
+    World.rollout, and World.rollout_batch on one and two threads."""
+    nv = world.model.nv
+    rng = np.random.default_rng(0)
+    q0 = np.tile(state[0], (worlds, 1))
+    v0 = state[1] + 1e-2 * rng.normal(size=(worlds, nv))
+    taus = np.zeros((worlds, steps, nv))
+    count = worlds * steps
+    python = _median_time(lambda: [world.rollout(q0[n], v0[n], taus[n]) for n in range(worlds)], 1) / count
+    native = [_median_time(lambda: world.rollout_batch(q0, v0, taus, threads=threads), 3) / count
+              for threads in (1, 2)]
+    return python, native
+
+
+# Nimble's core module only: the package's __init__ imports torch, whose native libraries break
+# Nimble's (World() crashes) when both are loaded, and its wheel is built against numpy 1.x.
 _NIMBLE_WORKER = r"""
 import json, sys, time
 import numpy as np
-import nimblephysics as nimble
-urdf, ground, repeats, settle = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+from nimblephysics_libs import _nimblephysics as nimble
+urdf, ground, packages, repeats, settle = sys.argv[1:4] + [int(arg) for arg in sys.argv[4:6]]
 world = nimble.simulation.World()
-world.setGravity([0.0, 0.0, -9.81])
+world.setGravity(np.array([0.0, 0.0, -9.81]))
 world.setTimeStep(1e-3)
 loader = nimble.utils.DartLoader()
-world.addSkeleton(loader.parseSkeleton(urdf))
+loader.addPackageDirectory("example-robot-data", packages)  # its URDFs' package:// mesh URIs
+robot = loader.parseSkeleton(urdf)
+world.addSkeleton(robot)
 world.addSkeleton(loader.parseSkeleton(ground))
 for _ in range(settle):
     world.step()
-times = []
-for _ in range(repeats):
-    start = time.perf_counter()
+def median(function):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+def jacobians():
     snapshot = nimble.neural.forwardPass(world)
     snapshot.getStateJacobian(world)
     snapshot.getActionJacobian(world)
-    times.append(time.perf_counter() - start)
-print(json.dumps({"jacobian": float(np.median(times))}))
+state = world.getState()
+def step():
+    world.setState(state)
+    world.step()
+result = {"jacobian": median(jacobians), "step": median(step), "dofs": robot.getNumDofs(),
+          "contacts": world.getLastCollisionResult().getNumContacts()}
+print(json.dumps(result))
 """
 
 
-def measure_nimble(name, settle, repeats):
-    """Nimble's forward pass + state and action Jacobians, or the reason it could not run."""
+def measure_nimble(name, settle, repeats, python):
+    """Nimble's forward pass + state and action Jacobians (seconds) and its contact count, or the
+    reason it could not run."""
     try:
         result = subprocess.run(
-            [sys.executable, "-c", _NIMBLE_WORKER, _urdf(name), str(dataset_robot_path("ground_plane")),
-             str(repeats), str(settle)], capture_output=True, text=True, timeout=600)
+            [python, "-c", _NIMBLE_WORKER, _urdf(name), str(dataset_robot_path("ground_plane")),
+             os.path.join(example_robot_data_dir(), "example-robot-data"), str(repeats), str(settle)], capture_output=True, text=True, timeout=600)
     except subprocess.TimeoutExpired:
         return "timed out"
     if result.returncode != 0:
@@ -151,7 +192,7 @@ def measure_nimble(name, settle, repeats):
         if result.returncode < 0:
             return f"crashed (signal {-result.returncode})"
         return lines[-1][:60] if lines else f"exit {result.returncode}"
-    return json.loads(result.stdout.strip().splitlines()[-1])["jacobian"]
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def main():
@@ -159,22 +200,40 @@ def main():
     parser.add_argument("--settle", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--robots", default=",".join(DATASET + EXAMPLES))
+    parser.add_argument("--worlds", type=int, default=8)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--nimble-python", default=sys.executable,
+                        help="interpreter with nimblephysics and numpy<2 (see the module docstring)")
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores; dt = 1 ms; times are medians per call (ms)\n")
     header = (f"{'robot':14s} {'nv':>3s} {'contacts':>8s} {'step':>8s} {'step+Jac':>9s} {'central diff':>12s} "
               f"{'speedup':>8s} {'FD err':>8s}  Nimble step+Jac (ratio)")
     print(header)
     print("-" * len(header))
+    rollouts = []
     for name in args.robots.split(","):
         result = measure_dcol(name, args.settle, args.repeats)
-        nimble = measure_nimble(name, args.settle, args.repeats)
-        if isinstance(nimble, float):
-            nimble_text = f"{1e3 * nimble:9.3f} ({nimble / result['jacobian']:.1f}x)"
+        nimble = measure_nimble(name, args.settle, args.repeats, args.nimble_python)
+        if isinstance(nimble, dict):
+            nimble_text = (f"{1e3 * nimble['jacobian']:9.3f} ({nimble['jacobian'] / result['jacobian']:.2f}x), "
+                           f"nv {nimble['dofs']}, {nimble['contacts']} contacts")
         else:
             nimble_text = nimble
         print(f"{name:14s} {result['nv']:3d} {result['contacts']:8d} {1e3 * result['step']:8.3f} "
               f"{1e3 * result['jacobian']:9.3f} {1e3 * result['central']:12.3f} "
               f"{result['central'] / result['jacobian']:7.1f}x {result['error']:8.1e}  {nimble_text}")
+        rollouts.append((name, measure_rollouts(result["world"], result["state"], args.worlds, args.steps), nimble))
+
+    print(f"\nrollouts: {args.worlds} worlds x {args.steps} steps, no derivatives; ms per world-step\n")
+    header = (f"{'robot':14s} {'World.rollout':>13s} {'batch 1 thr':>11s} {'batch 2 thr':>11s} {'speedup':>8s}"
+              f"  Nimble World.step (ratio to batch 1 thr)")
+    print(header)
+    print("-" * len(header))
+    for name, (python, (one, two)), nimble in rollouts:
+        nimble_text = (f"{1e3 * nimble['step']:9.3f} ({nimble['step'] / one:.2f}x)" if isinstance(nimble, dict)
+                       else nimble)
+        print(f"{name:14s} {1e3 * python:13.3f} {1e3 * one:11.3f} {1e3 * two:11.3f} {python / two:7.1f}x  "
+              f"{nimble_text}")
 
 
 if __name__ == "__main__":

@@ -426,10 +426,10 @@ class World:
 
     def rollout_batch(self, q0, v0, taus, *, threads=None):
         """N rollouts at once in native code, the GIL released, on up to `threads` threads (default:
-        the world's): the steps of :meth:`step` without derivatives, each world warm-started from its
-        previous step. The impulses are Gauss–Seidel's to the LCP tolerance (step() also solves them
-        exactly on the clamping set found), so a rollout agrees with :meth:`rollout` to that tolerance
-        until the trajectories' own sensitivity amplifies the difference.
+        the world's): the steps of :meth:`step` without derivatives (native/simulation.hpp), with the
+        same LCP route (the previous step's sets first, then Gauss–Seidel with exact solves on its
+        sets). A rollout agrees with :meth:`rollout` to round-off while their contact sets agree; on a
+        degenerate LCP (a pile of boxes) round-off can pick another of its solutions, and the two part.
 
         q0 (N, nq), v0 (N, nv); taus (N, T, nv), or (T, nv) for the same controls in every world.
         Returns a :class:`BatchRollout`. RuntimeError when a world's state stops being finite.
