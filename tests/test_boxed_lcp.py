@@ -217,3 +217,38 @@ def test_solution_on_sets_is_the_minimum_norm_least_squares_one():
         expected = -np.linalg.pinv(A) @ b
         assert np.allclose(f, expected, atol=1e-9 * np.abs(expected).max())
         assert np.allclose(w, A @ f + b)
+
+
+def test_statically_indeterminate_friction_is_solved_by_pivoting():
+    """The jump worm resting on its five feet: A = J M⁻¹ Jᵀ has three zero eigenvalues and the load
+    shifts between the feet along them, so Gauss–Seidel alone takes ~27 000 sweeps to settle. Block
+    principal pivots from its sets after 16 sweeps give a solution: complementarity checked here
+    from f and w = A f + b, friction within μ f_n."""
+    import dcol.dynamics.simulation as simulation
+    from dcol.dynamics import World, load_dataset_robot, neutral
+
+    world = World(load_dataset_robot("jump_worm"), dt=1e-3)
+    q, v, previous = neutral(world.model), np.zeros(world.model.nv), None
+    # lowered until its lowest shape is 1 mm into the ground
+    lower, _ = world.scene.bounding_boxes(*world._body_kinematics(q, False)[:2])
+    q[world.model.joint_q_index[world.model.joint_names.index("rootz")]] -= lower[:-1, 2].min() + 1e-3
+    for _ in range(200):
+        previous = world.step(q, v, warm_start=previous)
+        q, v = previous.q, previous.v
+    problems = []
+    solve = simulation.solve_boxed_lcp
+    simulation.solve_boxed_lcp = lambda A, b, lo, hi, **options: problems.append((A, b, options)) or solve(
+        A, b, lo, hi, **{**options, "warm_start": None})
+    try:
+        step = world.step(q, v)
+    finally:
+        simulation.solve_boxed_lcp = solve
+    A, b, options = problems[0]
+    f, mu, normal = step.lcp.f, options["mu"], options["friction_index"]
+    assert step.lcp.status == LCPStatus.SOLVED and step.lcp.iterations <= 64
+    assert np.linalg.eigvalsh(A)[2] < 1e-9 * np.abs(A).max()  # rank-deficient
+    w = A @ f + b
+    high = np.where(normal >= 0, mu * f[np.maximum(normal, 0)], np.inf)
+    low = np.where(normal >= 0, -high, 0.0)
+    assert np.all(f >= low - 1e-12) and np.all(f <= high + 1e-12)
+    assert np.abs(f - np.clip(f - w, low, high)).max() <= 1e-9

@@ -281,34 +281,60 @@ inline bool settle_near_bounds(int n, const double* f, const double* w, const Lc
   return moved;
 }
 
+// Moves, for a solution (f, w) on `trial`, every clamping entry that left its bounds to the bound it
+// crossed and every bounded entry whose w pushes it inside to the clamping set: one block principal
+// pivot (Júdice & Pires, Comput. Oper. Res. 21, 1994). Returns whether anything moved.
+inline bool pivot(int n, const double* f, const double* w, const LcpBounds& bounds, const Tolerances& t,
+                  std::vector<EntrySet>& trial) {
+  bool moved = false;
+  for (int i = 0; i < n; ++i) {
+    double low, high;
+    bounds.at(i, f, low, high);
+    EntrySet to = trial[i];
+    if (trial[i] == EntrySet::clamping)
+      to = f[i] < low - t.f ? EntrySet::lower : f[i] > high + t.f ? EntrySet::upper : to;
+    else if ((trial[i] == EntrySet::lower && w[i] < -t.w) || (trial[i] == EntrySet::upper && w[i] > t.w))
+      to = EntrySet::clamping;
+    if (to != trial[i]) trial[i] = to, moved = true;
+  }
+  return moved;
+}
+
 // Solves exactly on the sets of an approximate solution (f, w) and keeps the result when it verifies:
 // first with the tied entries (at a bound with w = 0) moved to the clamping set, which spreads an
 // impulse evenly over identical contacts, then with the sets as found (least-norm, then nearest to
-// f), then with the entries near a bound (√tol, relative) at it. On success f, w and sets are
-// replaced (sets reclassified) and true is returned; otherwise they are left as they were.
+// f), then with the entries near a bound (√tol, relative) at it, and last by up to `pivots` block
+// principal pivots from the sets as found. On success f, w and sets are replaced (sets reclassified)
+// and true is returned; otherwise they are left as they were.
 inline bool polish(int n, const double* A, const double* b, const LcpBounds& bounds, double* f, double* w,
-                   EntrySet* sets, double tol, ActiveSetWorkspace& ws) {
+                   EntrySet* sets, double tol, ActiveSetWorkspace& ws, int pivots = 8) {
   std::vector<double>&f_new = ws.f_trial, &w_new = ws.w_trial;
   std::vector<EntrySet>& trial = ws.sets_trial;
+  f_new.resize(n);
+  w_new.resize(n);
+  auto solves = [&](const double* anchor) {
+    solve_on_sets(n, A, b, bounds, trial.data(), f_new.data(), w_new.data(), ws, anchor);
+    if (!verified(n, A, b, f_new.data(), w_new.data(), bounds, trial.data(), tol)) return false;
+    std::copy(f_new.begin(), f_new.end(), f);
+    std::copy(w_new.begin(), w_new.end(), w);
+    classify(n, A, b, f, w, bounds, tol, sets);
+    return true;
+  };
   const Tolerances t = tolerances(n, A, b, f, tol);
   trial.assign(sets, sets + n);
   bool tied = false;
   for (int i = 0; i < n; ++i)
     if (sets[i] != EntrySet::clamping && std::abs(w[i]) <= t.w) trial[i] = EntrySet::clamping, tied = true;
-  f_new.resize(n);
-  w_new.resize(n);
-  for (int attempt = tied ? 0 : 1; attempt < 4; ++attempt) {
-    if (attempt == 1) trial.assign(sets, sets + n);
-    if (attempt == 3 && !settle_near_bounds(n, f, w, bounds, sets, std::sqrt(tol) * t.f / tol, trial)) break;
-    solve_on_sets(n, A, b, bounds, trial.data(), f_new.data(), w_new.data(), ws, attempt == 2 ? f : nullptr);
-    if (verified(n, A, b, f_new.data(), w_new.data(), bounds, trial.data(), tol)) {
-      std::copy(f_new.begin(), f_new.end(), f);
-      std::copy(w_new.begin(), w_new.end(), w);
-      classify(n, A, b, f, w, bounds, tol, sets);
-      return true;
-    }
+  if (tied && solves(nullptr)) return true;
+  trial.assign(sets, sets + n);
+  if (solves(nullptr) || solves(f)) return true;
+  if (settle_near_bounds(n, f, w, bounds, sets, std::sqrt(tol) * t.f / tol, trial) && solves(nullptr)) return true;
+  trial.assign(sets, sets + n);
+  for (int round = 0; round < pivots; ++round) {
+    if (solves(nullptr)) return true;  // (the first round repeats the solve on the sets as found)
+    if (!pivot(n, f_new.data(), w_new.data(), bounds, tolerances(n, A, b, f_new.data(), tol), trial)) return false;
   }
-  return false;
+  return solves(nullptr);
 }
 
 }  // namespace dcol::lcp
