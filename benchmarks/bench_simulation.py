@@ -6,7 +6,7 @@ Each robot stands (or lies) on the ground plane: it is placed with its lowest co
 into the ground and simulated for `--settle` steps first, so the measured steps have contacts.
 "Jacobian" is World.step(..., derivatives=True) followed by Step.jacobians(): ∂(q⁺, v⁺)/∂(q, v, τ)
 and the parameter columns (10 per body + μ + e). "Central differences" are the 6 nv steps that
-give ∂(q⁺, v⁺)/∂(q, v, τ) alone. Times are medians per call on one thread.
+give ∂(q⁺, v⁺)/∂(q, v, τ) alone. Times are medians per call on one thread (BLAS too).
 
 A second table times rollouts without derivatives from the settled state: `--worlds` copies with
 perturbed velocities, `--steps` steps each, by World.rollout in a Python loop and by
@@ -28,6 +28,11 @@ import os
 import subprocess
 import sys
 import time
+
+# One thread throughout, as Nimble runs: OpenBLAS's threads cost more than they save on these small
+# matrices (on Solo12 they took ~3 ms of an 8 ms step + Jacobian). Set before numpy loads OpenBLAS.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
 import numpy as np
 from dcol.dynamics import (

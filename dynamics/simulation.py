@@ -59,7 +59,8 @@ from dcol.geom import Box, ConvexMesh, Scene
 from dcol.geom.derivatives import DERIVATIVE_SETTINGS
 from dcol.geom.proximity import checked_threads
 from dcol.geom.validation import checked_real
-from dcol.solvers import LCPStatus, complementarity_aware, lcp_jvp, lcp_vjp, solve_boxed_lcp
+from dcol.solvers import LCPStatus, complementarity_aware, lcp_jvp, lcp_vjp
+from dcol.solvers.lcp import _Bounds, _solve_boxed
 
 from .algorithms import (
     _batch,
@@ -374,9 +375,9 @@ class World:
         lcp_warm = None
         if warm_start is not None and _same_rows(warm_start, contacts, rows):
             lcp_warm = warm_start.lcp
-        solution = solve_boxed_lcp(A, b, np.zeros(n), np.full(n, np.inf), friction_index=rows.friction_index,
-                                   mu=np.full(n, self.friction), warm_start=lcp_warm, max_iterations=_SWEEPS,
-                                   tol=_LCP_TOLERANCE)
+        # A = J M̃⁻¹ Jᵀ is symmetric positive semidefinite by construction: solve_boxed_lcp's checks skipped.
+        bounds = _Bounds(np.zeros(n), np.full(n, np.inf), rows.friction_index, np.full(n, self.friction))
+        solution = _solve_boxed(A, b, bounds, lcp_warm, _LCP_TOLERANCE, _SWEEPS, stabilize=True)
         if solution.status != LCPStatus.SOLVED:
             if solution.status != LCPStatus.ITERATION_LIMIT or not np.isfinite(solution.residual):
                 raise RuntimeError(f"the contact LCP could not be solved ({solution.status.name})")
@@ -495,6 +496,12 @@ def _same_rows(previous, contacts, rows):
             and previous.lcp.f.size == rows.count)
 
 
+def _cross(a, b):
+    """a × b along axis 1, the other axes broadcast (np.cross moves the axes and copies: slower)."""
+    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
+
+
 class _ContactRows:
     """The contact rows of J (3 K, nv): per contact [normal; tangent1; tangent2] · (J_b − J_a) at the
     contact point, and with the contacts' derivatives their derivatives dJ (3 K, nv, nv) (last axis
@@ -510,7 +517,7 @@ class _ContactRows:
         for body, sign in ((a, -1.0), (b, 1.0)):
             J = body_J[body]
             lever = point - positions[body]
-            relative += sign * (J[:, :3] - np.cross(lever[:, :, None], J[:, 3:], axis=1))
+            relative += sign * (J[:, :3] - _cross(lever[:, :, None], J[:, 3:]))
             sides.append((body, sign, J, lever))
         self.J = np.einsum("kri,kin->krn", self.frame, relative).reshape(3 * K, nv)
         self.dJ = self.d_separation = None
@@ -526,8 +533,8 @@ class _ContactRows:
         for body, sign, J, lever in sides:
             dJ = body_dJ[body]
             d_lever = d_point - J[:, :3]
-            d_relative += sign * (dJ[:, :3] - np.cross(d_lever[:, :, None, :], J[:, 3:, :, None], axis=1)
-                                  - np.cross(lever[:, :, None, None], dJ[:, 3:], axis=1))
+            d_relative += sign * (dJ[:, :3] - _cross(d_lever[:, :, None, :], J[:, 3:, :, None])
+                                  - _cross(lever[:, :, None, None], dJ[:, 3:]))
         self.dJ = (np.einsum("krid,kin->krnd", d_frame, relative)
                    + np.einsum("kri,kind->krnd", self.frame, d_relative)).reshape(3 * K, nv, nv)
         self.d_separation = np.einsum("kc,kcd->kd", contacts.d_separation, G)

@@ -286,14 +286,18 @@ def solve_boxed_lcp(A, b, lo, hi, *, friction_index=None, mu=None, warm_start=No
         if coefficients is None or np.any(coefficients < 0):
             raise ValueError("mu must be given with friction_index, finite and ≥ 0")
     _require_monotone(A, "boxed Gauss–Seidel", symmetric=True)
-    bounds = _Bounds(lo, hi, index.astype(np.int64), coefficients)
+    return _solve_boxed(A, b, _Bounds(lo, hi, index.astype(np.int64), coefficients), warm_start, tol,
+                        max_iterations, stabilize)
+
+
+def _solve_boxed(A, b, bounds, warm_start, tol, max_iterations, stabilize):
+    """solve_boxed_lcp on checked arguments: for callers whose A is symmetric positive semidefinite by
+    construction (a simulation's J M⁻¹ Jᵀ), which skip the O(n³) check."""
     hit = _warm_start(A, b, bounds, warm_start, tol)
     if hit is not None:
         return hit
-    f0 = np.zeros(n) if warm_start is None else np.array(warm_start.f)
-    friction = None if friction_index is None else index.astype(np.int32)
-    f, status, iterations, _ = _native.lcp.pgs(A, b, lo, hi, friction, coefficients, f0, int(max_iterations), tol,
-                                               stabilize)
+    f0 = np.zeros(b.size) if warm_start is None else np.array(warm_start.f)
+    f, status, iterations, _ = _native.lcp.pgs(A, b, *bounds, f0, int(max_iterations), tol, stabilize)
     return _solution(A, b, bounds, f, status, iterations, tol, stabilize=False)  # the sets were tried
 
 

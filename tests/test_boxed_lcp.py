@@ -236,15 +236,15 @@ def test_statically_indeterminate_friction_is_solved_by_pivoting():
         previous = world.step(q, v, warm_start=previous)
         q, v = previous.q, previous.v
     problems = []
-    solve = simulation.solve_boxed_lcp
-    simulation.solve_boxed_lcp = lambda A, b, lo, hi, **options: problems.append((A, b, options)) or solve(
-        A, b, lo, hi, **{**options, "warm_start": None})
+    solve = simulation._solve_boxed
+    simulation._solve_boxed = lambda A, b, bounds, *rest, **options: problems.append((A, b, bounds)) or solve(
+        A, b, bounds, *rest, **options)
     try:
-        step = world.step(q, v)
+        step = world.step(q, v)  # no warm start: Gauss–Seidel from zero
     finally:
-        simulation.solve_boxed_lcp = solve
-    A, b, options = problems[0]
-    f, mu, normal = step.lcp.f, options["mu"], options["friction_index"]
+        simulation._solve_boxed = solve
+    A, b, bounds = problems[0]
+    f, mu, normal = step.lcp.f, bounds.mu, bounds.friction_index
     assert step.lcp.status == LCPStatus.SOLVED and step.lcp.iterations <= 64
     assert np.linalg.eigvalsh(A)[2] < 1e-9 * np.abs(A).max()  # rank-deficient
     w = A @ f + b
