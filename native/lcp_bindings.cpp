@@ -10,6 +10,7 @@
 #include "lcp/active_set.hpp"
 #include "lcp/lcp.hpp"
 #include "lcp/mlcp_ipm.hpp"
+#include "lcp/ncp.hpp"
 
 namespace py = pybind11;
 using namespace dcol::lcp;
@@ -195,6 +196,36 @@ void bind_lcp(py::module_& root) {
       py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"), py::arg("f"),
       py::arg("tol"),
       "(f, polished): f solved exactly on the sets of the approximate solution f when that verifies.");
+  m.def(
+      "project_onto_friction_cone",
+      [](const Array& impulses, const Array& mu) {
+        if (impulses.ndim() != 2 || impulses.shape(1) != 3) throw py::value_error("impulses must be (nc, 3)");
+        const py::ssize_t nc = impulses.shape(0);
+        check_length(mu, static_cast<int>(nc), "mu");
+        Array out({nc, py::ssize_t(3)});
+        for (py::ssize_t c = 0; c < nc; ++c)
+          ncp_detail::project_onto_cone(impulses.data() + 3 * c, mu.data()[c], out.mutable_data() + 3 * c);
+        return out;
+      },
+      py::arg("impulses"), py::arg("mu"), "Euclidean projection of [t1, t2, n] rows onto ‖t‖ ≤ μ n.");
+  m.def(
+      "ncp_admm",
+      [](const Array& G, const Array& g, const Array& mu, double rho, double tol, int max_iterations) {
+        const int n = square_size(G, g);
+        if (n % 3 != 0) throw py::value_error("g must have 3 entries per contact");
+        check_length(mu, n / 3, "mu");
+        Array lambda(n), v(n);
+        LcpReport report;
+        {
+          py::gil_scoped_release release;
+          NcpWorkspace work;
+          report = solve_ncp_admm(n / 3, G.data(), g.data(), mu.data(), rho, tol, max_iterations,
+                                  lambda.mutable_data(), v.mutable_data(), work);
+        }
+        return py::make_tuple(lambda, v, static_cast<int>(report.status), report.iterations, report.residual);
+      },
+      py::arg("G"), py::arg("g"), py::arg("mu"), py::arg("rho"), py::arg("tol"), py::arg("max_iterations"),
+      "(impulses, velocities, status code, iterations, residual) of the contact NCP by ADMM with mode polishing.");
   m.def(
       "mlcp_ipm",
       [](const Array& M, const Array& q, const Array& A, const Array& G, const Array& F, const Array& h, double tol,

@@ -12,9 +12,11 @@ condition plus maximal dissipation. Each contact ends in one of three modes: *br
 separating), *sticking* (λ_i inside the cone, v_i = 0) or *sliding* (λ_i on the cone's boundary
 opposite to the tangential velocity, v_n = 0).
 
-Solver: ADMM on the cone-constrained QP ``min ½λᵀGλ + (g + s)ᵀλ, λ ∈ K_μ`` with the De Saxcé term
-s = Γ(v) refreshed at every iteration (as Acary et al. and Carpentier et al. do), penalty ρ from
-G's spectrum.
+Solver (native/lcp/ncp.hpp): ADMM on the cone-constrained QP ``min ½λᵀGλ + (g + s)ᵀλ, λ ∈ K_μ``
+with the De Saxcé term s = Γ(v) refreshed at every iteration (as Acary et al. and Carpentier et al.
+do), penalty ρ from G's spectrum, and after 25, 50, 100, … iterations an exact solve of the
+iterate's contact modes (the equations below), kept when it solves the NCP: ADMM alone creeps along
+the null space of a rank-deficient G (many contacts on few joints) long after the modes are found.
 
 Gradients: with the modes fixed, the solution satisfies F(λ_C; G, g, μ) = 0 over the non-breaking
 contacts C: v_i = 0 for sticking contacts, and v_n,i = 0, λ_t,i + μ_i λ_n,i v_t,i / ‖v_t,i‖ = 0 for
@@ -28,7 +30,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-import scipy.linalg
+
+from dcol import _native
 
 from .lcp import LCPStatus
 
@@ -66,34 +69,13 @@ class NCPCotangents(NamedTuple):
 
 
 def project_onto_friction_cone(impulses, mu):
-    """Euclidean projection of (nc, 3) impulses [t1, t2, n] onto the cones ‖t‖ ≤ μ n."""
-    impulses = np.asarray(impulses, dtype=np.float64)
-    t, n = impulses[:, :2], impulses[:, 2]
-    r = np.linalg.norm(t, axis=1)
-    inside = r <= mu * n
-    polar = mu * r <= -n
-    # Onto the boundary ray (μ, 1) of the (‖t‖, n) half-plane.
-    s = (mu * r + n) / (mu * mu + 1.0)
-    scale = np.where(r > 0, mu * s / np.where(r > 0, r, 1.0), 0.0)
-    out = np.column_stack([scale[:, None] * t, s])
-    out[inside] = impulses[inside]
-    out[polar] = 0.0
-    return out
-
-
-def _de_saxce(v, mu):
-    correction = np.zeros_like(v)
-    correction[:, 2] = mu * np.linalg.norm(v[:, :2], axis=1)
-    return correction
-
-
-def _residual(lam, v, mu, scale):
-    """Violations of λ ∈ K, v + Γ(v) ∈ K* and ⟨λ, v + Γ(v)⟩ = 0, per contact, relative to scale."""
-    w = v + _de_saxce(v, mu)
-    in_cone = np.maximum(np.linalg.norm(lam[:, :2], axis=1) - mu * lam[:, 2], 0.0)
-    in_dual = np.maximum(mu * np.linalg.norm(w[:, :2], axis=1) - w[:, 2], 0.0)
-    complementarity = np.abs(np.sum(lam * w, axis=1))
-    return max(in_cone.max(initial=0.0), in_dual.max(initial=0.0), complementarity.max(initial=0.0)) / scale
+    """Euclidean projection of (nc, 3) impulses [t1, t2, n] onto the cones ‖t‖ ≤ μ n (mu (nc,) or a
+    scalar)."""
+    impulses = np.ascontiguousarray(impulses, dtype=np.float64)
+    if impulses.ndim != 2 or impulses.shape[1] != 3:
+        raise ValueError(f"impulses must have shape (nc, 3), got {impulses.shape}")
+    mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), impulses.shape[:1])
+    return _native.lcp.project_onto_friction_cone(impulses, np.ascontiguousarray(mu))
 
 
 def _modes(lam, v, mu, tol):
@@ -135,33 +117,9 @@ def solve_contact_ncp(G, g, mu, *, tol=1e-10, max_iterations=5000, rho=None):
     if rho is None:
         largest = max(eigenvalues.max(), 1e-12)
         rho = np.sqrt(largest * max(eigenvalues.min(), 1e-2 * largest))
-    factor = scipy.linalg.cho_factor(G + rho * np.eye(g.size))
-    scale = max(1.0, float(np.abs(g).max(initial=0.0)))
-    lam = np.zeros(g.size)
-    z = np.zeros(g.size)
-    y = np.zeros(g.size)
-    v = g.copy()  # G z + g, kept current with z
-    status, iteration, residual = LCPStatus.ITERATION_LIMIT, 0, np.inf
-    for iteration in range(1, max_iterations + 1):
-        s = _de_saxce(v.reshape(nc, 3), mu).ravel()
-        lam = scipy.linalg.cho_solve(factor, rho * z - y - g - s)
-        z_previous = z
-        z = project_onto_friction_cone((lam + y / rho).reshape(nc, 3), mu).ravel()
-        y = y + rho * (lam - z)
-        v = G @ z + g
-        residual = _residual(z.reshape(nc, 3), v.reshape(nc, 3), mu, scale * max(1.0, np.abs(z).max()))
-        if residual <= tol:
-            status = LCPStatus.SOLVED
-            break
-        if iteration % 25 == 0:
-            # Residual balancing (Boyd et al. 2011, §3.4.1): keep the primal and dual residuals within
-            # a factor of ten of each other.
-            primal = np.abs(lam - z).max()
-            dual = rho * np.abs(z - z_previous).max()
-            if primal > 10.0 * dual or dual > 10.0 * primal:
-                rho *= 5.0 if primal > dual else 0.2
-                factor = scipy.linalg.cho_factor(G + rho * np.eye(g.size))
-    impulses, velocities = z, v
+    impulses, velocities, status, iteration, residual = _native.lcp.ncp_admm(G, g, mu, float(rho), tol,
+                                                                             int(max_iterations))
+    status = LCPStatus(status)
     modes = _modes(impulses.reshape(nc, 3), velocities.reshape(nc, 3), mu, max(tol, 1e-12) ** 0.5)
     for array in (impulses, velocities, modes, mu):
         array.setflags(write=False)

@@ -133,3 +133,58 @@ def test_bad_input_is_named():
         solve_contact_ncp(np.triu(np.ones((3, 3))), np.ones(3), 0.5)
     with pytest.raises(ValueError, match="positive semidefinite"):
         solve_contact_ncp(-np.eye(3), np.ones(3), 0.5)
+
+
+def test_many_contacts_on_a_rigid_body_rank_deficient_delassus():
+    """A unit cube (unit mass, inertia I/6) landing flat on 15 points of its bottom face while sliding
+    along x: G = J M⁻¹ Jᵀ (45 × 45) has rank 6. The NCP's conditions hold, checked here from λ and v,
+    and the velocities equal those of the cone QP at the solution's De Saxcé term (cvxpy/Clarabel:
+    the impulses are not unique, Gλ is)."""
+    corners = [(x, y) for x in (-0.5, 0.0, 0.5) for y in (-0.5, -0.25, 0.0, 0.25, 0.5)]
+    rows = []
+    for x, y in corners:
+        lever = np.array([x, y, -0.5])  # from the centre of mass to the contact
+        for direction in np.eye(3):  # t1 = x, t2 = y, normal = z
+            rows.append(np.r_[direction, np.cross(lever, direction)])  # velocity of the point: v + ω × r
+    J = np.array(rows)
+    M_inv = np.diag([1.0, 1.0, 1.0, 6.0, 6.0, 6.0])
+    G = J @ M_inv @ J.T
+    assert np.linalg.matrix_rank(G) == 6
+    g = J @ np.array([0.5, 0.0, -0.2, 0.0, 0.0, 0.0])
+    mu = np.full(len(corners), 0.4)
+    solution = solve_contact_ncp(G, g, mu)
+    assert solution.status == LCPStatus.SOLVED
+    lam, v = solution.impulses.reshape(-1, 3), solution.velocities.reshape(-1, 3)
+    assert np.allclose(solution.velocities, G @ solution.impulses + g, atol=1e-12)
+    slip = np.linalg.norm(v[:, :2], axis=1)
+    scale = np.abs(lam).max()
+    assert np.all(np.linalg.norm(lam[:, :2], axis=1) <= mu * lam[:, 2] + 1e-9 * scale)  # λ ∈ K
+    assert np.all(v[:, 2] >= -1e-9)  # no approach, and v + Γ(v) ∈ K* (its tangential part is v_t)
+    assert np.abs(np.sum(lam[:, :2] * v[:, :2], axis=1) + lam[:, 2] * (v[:, 2] + mu * slip)).max() <= 1e-9
+    s = np.zeros_like(v)
+    s[:, 2] = mu * slip
+    x = cp.Variable(g.size)
+    cones = [cp.SOC(mu[i] * x[3 * i + 2], x[3 * i:3 * i + 2]) for i in range(mu.size)]
+    cp.Problem(cp.Minimize(0.5 * cp.quad_form(x, cp.psd_wrap(G)) + (g + s.ravel()) @ x), cones).solve(
+        solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    assert np.allclose(G @ x.value + g, solution.velocities, atol=1e-6)
+
+
+def test_a_problem_without_solution_is_reported_with_finite_impulses():
+    """Fifteen random contact frames on six degrees of freedom with free normal velocities outside
+    the range of J: no impulses stop every contact. The solve says so and returns finite numbers
+    (its penalty once grew until the iterates overflowed to NaN)."""
+    rng = np.random.default_rng(5)
+    J = rng.normal(size=(45, 6))
+    g = J @ rng.normal(size=6)
+    g[2::3] -= 0.5
+    G, mu = J @ J.T, rng.uniform(0.3, 0.9, 15)
+    # A solution needs λ ∈ K with every normal velocity (Gλ + g)_n ≥ 0: Clarabel finds no such λ.
+    lam = cp.Variable(g.size)
+    cones = [cp.SOC(mu[i] * lam[3 * i + 2], lam[3 * i:3 * i + 2]) for i in range(mu.size)]
+    feasibility = cp.Problem(cp.Minimize(0), cones + [(G @ lam + g)[2::3] >= 0])
+    feasibility.solve(solver=cp.CLARABEL)
+    assert feasibility.status == cp.INFEASIBLE
+    solution = solve_contact_ncp(G, g, mu)
+    assert solution.status != LCPStatus.SOLVED and solution.residual > 1e-3
+    assert np.all(np.isfinite(solution.impulses)) and np.all(np.isfinite(solution.velocities))

@@ -1,0 +1,246 @@
+// The contact NCP on Coulomb's second-order cones (solvers/ncp.py's module docstring has the problem):
+// ADMM on the cone QP min ½λᵀGλ + (g + s)ᵀλ, λ ∈ K_μ, the De Saxcé term s = Γ(v) refreshed every
+// iteration, the penalty balanced on the residuals (Boyd et al. 2011, §3.4.1). After 25, 50, 100, …
+// iterations the iterate's contact modes are solved on exactly (mode polishing, like the LCP's on its
+// sets): on rank-deficient Delassus matrices (many contacts on few joints) ADMM finds the modes long
+// before its iterate settles along the null space. Per contact the impulse is [t1, t2, n].
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "active_set.hpp"
+#include "lcp.hpp"
+
+namespace dcol::lcp {
+
+struct NcpWorkspace {
+  std::vector<double> L, lambda, y, rhs, z_previous, system, velocity, directions;
+  std::vector<int8_t> modes;
+  ActiveSetWorkspace dense;  // the polishing's least-squares solve
+};
+
+namespace ncp_detail {
+
+// Lower Cholesky factor L of G + ρI (n × n row-major) into L; false if not positive definite.
+inline bool cholesky(int n, const double* G, double rho, std::vector<double>& L) {
+  L.assign(static_cast<size_t>(n) * n, 0.0);
+  for (int j = 0; j < n; ++j) {
+    double d = G[j * n + j] + rho;
+    for (int k = 0; k < j; ++k) d -= L[j * n + k] * L[j * n + k];
+    if (!(d > 0.0)) return false;
+    L[j * n + j] = std::sqrt(d);
+    for (int i = j + 1; i < n; ++i) {
+      double s = G[i * n + j];
+      for (int k = 0; k < j; ++k) s -= L[i * n + k] * L[j * n + k];
+      L[i * n + j] = s / L[j * n + j];
+    }
+  }
+  return true;
+}
+
+inline void cholesky_solve(int n, const std::vector<double>& L, double* x) {
+  for (int i = 0; i < n; ++i) {
+    double s = x[i];
+    for (int k = 0; k < i; ++k) s -= L[i * n + k] * x[k];
+    x[i] = s / L[i * n + i];
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    double s = x[i];
+    for (int k = i + 1; k < n; ++k) s -= L[k * n + i] * x[k];
+    x[i] = s / L[i * n + i];
+  }
+}
+
+// Euclidean projection of [t1, t2, n] onto ‖t‖ ≤ μ n.
+inline void project_onto_cone(const double* in, double mu, double* out) {
+  const double r = std::hypot(in[0], in[1]), n = in[2];
+  if (r <= mu * n) {
+    std::copy(in, in + 3, out);
+  } else if (mu * r <= -n) {
+    std::fill(out, out + 3, 0.0);
+  } else {
+    const double s = (mu * r + n) / (mu * mu + 1.0);
+    const double scale = r > 0.0 ? mu * s / r : 0.0;
+    out[0] = scale * in[0], out[1] = scale * in[1], out[2] = s;
+  }
+}
+
+// v = G λ + g.
+inline void velocity(int n, const double* G, const double* g, const double* lambda, double* v) {
+  for (int i = 0; i < n; ++i) {
+    double s = g[i];
+    for (int j = 0; j < n; ++j) s += G[i * n + j] * lambda[j];
+    v[i] = s;
+  }
+}
+
+// Largest violation of λ ∈ K, v + Γ(v) ∈ K* and ⟨λ, v + Γ(v)⟩ = 0 over the contacts, relative to
+// max(1, |g|∞) max(1, |λ|∞).
+inline double residual(int nc, const double* lambda, const double* v, const double* mu, double g_scale) {
+  double worst = 0.0, lambda_max = 0.0;
+  for (int i = 0; i < 3 * nc; ++i) lambda_max = std::max(lambda_max, std::abs(lambda[i]));
+  for (int c = 0; c < nc; ++c) {
+    const double* l = lambda + 3 * c;
+    const double* u = v + 3 * c;
+    const double w_n = u[2] + mu[c] * std::hypot(u[0], u[1]);
+    const double in_cone = std::max(std::hypot(l[0], l[1]) - mu[c] * l[2], 0.0);
+    const double in_dual = std::max(mu[c] * std::hypot(u[0], u[1]) - w_n, 0.0);
+    const double complementarity = std::abs(l[0] * u[0] + l[1] * u[1] + l[2] * w_n);
+    worst = std::max({worst, in_cone, in_dual, complementarity});
+  }
+  return worst / (g_scale * std::max(1.0, lambda_max));
+}
+
+// The iterate's modes solved on exactly: a breaking contact (|λ_i| small) has λ_i = 0; a sticking
+// one v_i = 0; a sliding one (|v_t| not small) v_n = 0 and λ_t = −μ λ_n v_t/|v_t| with the direction
+// of the iterate, re-solved with each solve's own directions until they settle. The least-norm λ of
+// these 3 nc equations replaces the iterate (and true is returned) when its residual is within tol.
+inline bool polish_modes(int nc, const double* G, const double* g, const double* mu, double mode_tol, double tol,
+                         double g_scale, double* lambda, double* v, NcpWorkspace& ws) {
+  enum Mode : int8_t { breaking, sticking, sliding };
+  const int n = 3 * nc;
+  double lambda_scale = 1.0, v_scale = 1.0;
+  for (int i = 0; i < n; ++i)
+    lambda_scale = std::max(lambda_scale, std::abs(lambda[i])), v_scale = std::max(v_scale, std::abs(v[i]));
+  ws.modes.resize(nc);
+  for (int c = 0; c < nc; ++c) {
+    const double* l = lambda + 3 * c;
+    ws.modes[c] = std::sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]) <= mode_tol * lambda_scale ? breaking
+                  : std::hypot(v[3 * c], v[3 * c + 1]) > mode_tol * v_scale                  ? sliding
+                                                                                              : sticking;
+  }
+  ws.velocity.assign(v, v + n);  // the sliding directions' source, refreshed after each solve
+  ws.directions.assign(2 * nc, 0.0);
+  for (int round = 0; round < 8; ++round) {
+    ws.system.assign(static_cast<size_t>(n) * n, 0.0);
+    ws.rhs.assign(n, 0.0);
+    for (int c = 0; c < nc; ++c) {
+      double* rows = ws.system.data() + static_cast<size_t>(3 * c) * n;
+      if (ws.modes[c] == breaking) {  // λ_i = 0
+        for (int k = 0; k < 3; ++k) rows[k * n + 3 * c + k] = 1.0;
+        continue;
+      }
+      const double* u = ws.velocity.data() + 3 * c;
+      const double slip = std::hypot(u[0], u[1]);
+      const bool slides = ws.modes[c] == sliding && slip > 0.0;
+      if (slides) ws.directions[2 * c] = u[0] / slip, ws.directions[2 * c + 1] = u[1] / slip;
+      for (int k = slides ? 2 : 0; k < 3; ++k) {  // v_k = (G λ + g)_k = 0
+        std::copy(G + static_cast<size_t>(3 * c + k) * n, G + static_cast<size_t>(3 * c + k + 1) * n, rows + k * n);
+        ws.rhs[3 * c + k] = -g[3 * c + k];
+      }
+      if (slides)
+        for (int k = 0; k < 2; ++k) {  // λ_t,k + μ λ_n u_k/|u_t| = 0
+          rows[k * n + 3 * c + k] = 1.0;
+          rows[k * n + 3 * c + 2] = mu[c] * ws.directions[2 * c + k];
+        }
+    }
+    min_norm_solve(n, ws.system.data(), ws.rhs.data(), ws.dense);
+    velocity(n, G, g, ws.rhs.data(), ws.velocity.data());
+    // The residual is only quadratic in a sliding direction's error: also ask the directions to
+    // have settled (to round-off) before keeping the solve.
+    double turn = 0.0;
+    for (int c = 0; c < nc; ++c) {
+      if (ws.modes[c] != sliding) continue;
+      const double* u = ws.velocity.data() + 3 * c;
+      const double slip = std::hypot(u[0], u[1]);
+      if (slip == 0.0) return false;  // the mode guess was wrong
+      turn = std::max(turn, std::hypot(u[0] / slip - ws.directions[2 * c], u[1] / slip - ws.directions[2 * c + 1]));
+    }
+    if (turn <= 1e-12 && residual(nc, ws.rhs.data(), ws.velocity.data(), mu, g_scale) <= tol) {
+      std::copy(ws.rhs.begin(), ws.rhs.end(), lambda);
+      std::copy(ws.velocity.begin(), ws.velocity.end(), v);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace ncp_detail
+
+// Solves the NCP of nc contacts: G (3nc × 3nc) symmetric positive semidefinite, g (3nc), mu (nc);
+// rho > 0 the initial penalty. λ and v = G λ + g into lambda and v. report.residual as
+// ncp_detail::residual.
+inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const double* mu, double rho, double tol,
+                                int max_iterations, double* lambda, double* v, NcpWorkspace& ws) {
+  using namespace ncp_detail;
+  const int n = 3 * nc;
+  LcpReport report;
+  report.status = LcpStatus::iteration_limit;
+  double g_scale = 1.0;
+  for (int i = 0; i < n; ++i) g_scale = std::max(g_scale, std::abs(g[i]));
+  const double mode_tol = std::sqrt(std::max(tol, 1e-12));
+  std::fill(lambda, lambda + n, 0.0);  // the projected iterate z of ADMM
+  std::copy(g, g + n, v);
+  if (n == 0) {
+    report.status = LcpStatus::solved;
+    return report;
+  }
+  if (!cholesky(n, G, rho, ws.L)) {
+    report.status = LcpStatus::invalid_problem;
+    return report;
+  }
+  ws.y.assign(n, 0.0);
+  ws.lambda.resize(n);
+  ws.z_previous.resize(n);
+  int next_polish = 25;
+  const double initial_rho = rho;  // the balancing keeps ρ within 1e±6 of it
+  for (int it = 1; it <= max_iterations; ++it) {
+    report.iterations = it;
+    // λ = (G + ρI)⁻¹ (ρ z − y − g − Γ(v))
+    for (int i = 0; i < n; ++i) ws.lambda[i] = rho * lambda[i] - ws.y[i] - g[i];
+    for (int c = 0; c < nc; ++c) ws.lambda[3 * c + 2] -= mu[c] * std::hypot(v[3 * c], v[3 * c + 1]);
+    cholesky_solve(n, ws.L, ws.lambda.data());
+    std::copy(lambda, lambda + n, ws.z_previous.begin());
+    for (int c = 0; c < nc; ++c) {
+      double shifted[3];
+      for (int k = 0; k < 3; ++k) shifted[k] = ws.lambda[3 * c + k] + ws.y[3 * c + k] / rho;
+      project_onto_cone(shifted, mu[c], lambda + 3 * c);
+    }
+    for (int i = 0; i < n; ++i) ws.y[i] += rho * (ws.lambda[i] - lambda[i]);
+    velocity(n, G, g, lambda, v);
+    if (!std::all_of(v, v + n, [](double x) { return std::isfinite(x); })) {
+      // Diverging (an NCP without a solution): the last finite iterate, and say so.
+      std::copy(ws.z_previous.begin(), ws.z_previous.end(), lambda);
+      velocity(n, G, g, lambda, v);
+      report.residual = residual(nc, lambda, v, mu, g_scale);
+      report.status = LcpStatus::unsolvable;
+      return report;
+    }
+    report.residual = residual(nc, lambda, v, mu, g_scale);
+    if (report.residual <= tol) {
+      report.status = LcpStatus::solved;
+      return report;
+    }
+    if (it == next_polish) {
+      next_polish *= 2;
+      if (polish_modes(nc, G, g, mu, mode_tol, tol, g_scale, lambda, v, ws)) {
+        report.residual = residual(nc, lambda, v, mu, g_scale);
+        report.status = LcpStatus::solved;
+        return report;
+      }
+    }
+    if (it % 25 == 0) {  // residual balancing: primal and dual residuals within a factor of ten
+      double primal = 0.0, dual = 0.0;
+      for (int i = 0; i < n; ++i) {
+        primal = std::max(primal, std::abs(ws.lambda[i] - lambda[i]));
+        dual = std::max(dual, rho * std::abs(lambda[i] - ws.z_previous[i]));
+      }
+      if ((primal > 10.0 * dual && rho < 1e6 * initial_rho) || (dual > 10.0 * primal && rho > 1e-6 * initial_rho)) {
+        rho *= primal > dual ? 5.0 : 0.2;
+        if (!cholesky(n, G, rho, ws.L)) {
+          report.status = LcpStatus::invalid_problem;
+          return report;
+        }
+      }
+    }
+  }
+  if (polish_modes(nc, G, g, mu, mode_tol, tol, g_scale, lambda, v, ws)) {
+    report.residual = residual(nc, lambda, v, mu, g_scale);
+    report.status = LcpStatus::solved;
+  }
+  return report;
+}
+
+}  // namespace dcol::lcp
