@@ -67,7 +67,7 @@ struct StepWorkspace {
   std::vector<lcp::EntrySet> sets, previous_sets;
   bool has_previous = false;
   // All rows (3 per contact, then limits) and the kept ones.
-  std::vector<double> all_rows, all_extra, gaps, relative;
+  std::vector<double> all_rows, all_extra, gaps, relative, row_norms;
   std::vector<int> all_friction, kept, new_index;
   std::vector<double> J, extra, mu, lo, hi, minv_JT, A, b, f, w;
   std::vector<int> friction_index;
@@ -214,8 +214,8 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
 
   // Rows no joint moves are dropped (a contact's tangents go with its normal).
   double largest = 0.0;
-  std::vector<double>& norms = ws.relative;  // reused: the relative velocities are no longer needed
-  norms.resize(std::max<size_t>(norms.size(), total));
+  std::vector<double>& norms = ws.row_norms;
+  norms.resize(total);
   for (int i = 0; i < total; ++i) {
     const double* row = ws.all_rows.data() + static_cast<size_t>(i) * nv;
     double s = 0.0;
