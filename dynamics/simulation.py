@@ -620,7 +620,7 @@ class _StepLinearization:
             "tau": dt * Minv,
             "params": np.column_stack([-dt * Minv @ regressors[0], np.zeros((nv, 2))]),
         }
-        self.dJTf = self._d_minv_JT(f)
+        self.dJTf = self._d_minv_JT(f, Minv @ (J.T @ f))
         restitution = world.restitution
         bounce = rows.bounce_rows
         db_q = np.einsum("inD,n->iD", dJ, v_free) + J @ self.d_free["q"] + rows.gap_rate[:, None] * rows.d_gap
@@ -648,10 +648,9 @@ class _StepLinearization:
             self.bounce_position = self.integrate_v @ impulse_map @ N
             self.bounce_velocity = impulse_map @ ((gap_acceleration / gap_velocity)[:, None] * N)
 
-    def _d_minv_JT(self, u):
-        """∂(M̃⁻¹ Jᵀ u)/∂X at fixed u (n,): X = q (nv, nv) and θ (nv, nparams)."""
+    def _d_minv_JT(self, u, y):
+        """∂(M̃⁻¹ Jᵀ u)/∂X at fixed u (n,), y = M̃⁻¹ Jᵀ u: X = q (nv, nv) and θ (nv, nparams)."""
         model, nv = self.model, self.Minv.shape[0]
-        y = self.Minv @ (self.J.T @ u)
         dtau_dq = rnea_derivatives(model, self.q, np.zeros(nv), y)[0] - self._static_dtau_dq
         regressor = rnea_parameter_derivatives(model, self.q, np.zeros(nv), y) - self._static_regressor
         return {"q": self.Minv @ (np.einsum("inD,i->nD", self.dJ, u) - dtau_dq),
@@ -659,8 +658,9 @@ class _StepLinearization:
 
     def _dA(self, u):
         """∂A/∂X u (n, nX) for X = q, θ (A = J M̃⁻¹ Jᵀ; the other inputs do not move it)."""
-        d = self._d_minv_JT(u)
-        return {"q": np.einsum("inD,n->iD", self.dJ, self.Minv @ (self.J.T @ u)) + self.J @ d["q"],
+        y = self.Minv @ (self.J.T @ u)
+        d = self._d_minv_JT(u, y)
+        return {"q": np.einsum("inD,n->iD", self.dJ, y) + self.J @ d["q"],
                 "params": self.J @ d["params"]}
 
     def jacobians(self, bounce):

@@ -27,7 +27,7 @@ struct ActiveSetWorkspace {
   std::vector<int> permutation;
   std::vector<double> R_diagonal, x, W, betas, T_diagonal;
   // polish
-  std::vector<double> f_trial, w_trial;
+  std::vector<double> f_trial, w_trial, f_found, w_found;
   std::vector<EntrySet> sets_trial;
 };
 
@@ -327,14 +327,19 @@ inline bool polish(int n, const double* A, const double* b, const LcpBounds& bou
     if (sets[i] != EntrySet::clamping && std::abs(w[i]) <= t.w) trial[i] = EntrySet::clamping, tied = true;
   if (tied && solves(nullptr)) return true;
   trial.assign(sets, sets + n);
-  if (solves(nullptr) || solves(f)) return true;
+  if (solves(nullptr)) return true;
+  ws.f_found.assign(f_new.begin(), f_new.end());  // the pivots start from this solve
+  ws.w_found.assign(w_new.begin(), w_new.end());
+  if (solves(f)) return true;
   if (settle_near_bounds(n, f, w, bounds, sets, std::sqrt(tol) * t.f / tol, trial) && solves(nullptr)) return true;
   trial.assign(sets, sets + n);
+  const double *f_pivot = ws.f_found.data(), *w_pivot = ws.w_found.data();
   for (int round = 0; round < pivots; ++round) {
-    if (solves(nullptr)) return true;  // (the first round repeats the solve on the sets as found)
-    if (!pivot(n, f_new.data(), w_new.data(), bounds, tolerances(n, A, b, f_new.data(), tol), trial)) return false;
+    if (!pivot(n, f_pivot, w_pivot, bounds, tolerances(n, A, b, f_pivot, tol), trial)) return false;
+    if (solves(nullptr)) return true;
+    f_pivot = f_new.data(), w_pivot = w_new.data();
   }
-  return solves(nullptr);
+  return false;
 }
 
 }  // namespace dcol::lcp

@@ -67,15 +67,6 @@ inline void project_onto_cone(const double* in, double mu, double* out) {
   }
 }
 
-// v = G λ + g.
-inline void velocity(int n, const double* G, const double* g, const double* lambda, double* v) {
-  for (int i = 0; i < n; ++i) {
-    double s = g[i];
-    for (int j = 0; j < n; ++j) s += G[i * n + j] * lambda[j];
-    v[i] = s;
-  }
-}
-
 // Largest violation of λ ∈ K, v + Γ(v) ∈ K* and ⟨λ, v + Γ(v)⟩ = 0 over the contacts, relative to
 // max(1, |g|∞) max(1, |λ|∞).
 inline double residual(int nc, const double* lambda, const double* v, const double* mu, double g_scale) {
@@ -137,7 +128,7 @@ inline bool polish_modes(int nc, const double* G, const double* g, const double*
         }
     }
     min_norm_solve(n, ws.system.data(), ws.rhs.data(), ws.dense);
-    velocity(n, G, g, ws.rhs.data(), ws.velocity.data());
+    lcp_velocity(n, G, g, ws.rhs.data(), ws.velocity.data());
     // The residual is only quadratic in a sliding direction's error: also ask the directions to
     // have settled (to round-off) before keeping the solve.
     double turn = 0.0;
@@ -199,11 +190,11 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
       project_onto_cone(shifted, mu[c], lambda + 3 * c);
     }
     for (int i = 0; i < n; ++i) ws.y[i] += rho * (ws.lambda[i] - lambda[i]);
-    velocity(n, G, g, lambda, v);
+    lcp_velocity(n, G, g, lambda, v);
     if (!std::all_of(v, v + n, [](double x) { return std::isfinite(x); })) {
       // Diverging (an NCP without a solution): the last finite iterate, and say so.
       std::copy(ws.z_previous.begin(), ws.z_previous.end(), lambda);
-      velocity(n, G, g, lambda, v);
+      lcp_velocity(n, G, g, lambda, v);
       report.residual = residual(nc, lambda, v, mu, g_scale);
       report.status = LcpStatus::unsolvable;
       return report;
