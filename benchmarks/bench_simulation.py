@@ -4,11 +4,18 @@ the format of Nimble's Table III, and Nimble's own step + Jacobian time on the s
 
 Each robot stands (or lies) on the ground plane: it is placed with its lowest collision shape 1 mm
 into the ground and simulated for `--settle` steps first, so the measured steps have contacts.
-"Jacobian" is World.step(..., derivatives=True) followed by Step.jacobians(): ∂(q⁺, v⁺)/∂(q, v, τ)
-and the parameter columns (10 per body + μ + e). "Central differences" are the 6 nv steps that
-give ∂(q⁺, v⁺)/∂(q, v, τ) alone. Times are medians per call on one thread (BLAS too).
+dcol's figures are the native World.step_batch, on one thread:
+  * step: one call for one state, without derivatives;
+  * step+Jac: one call with ∂(q⁺, v⁺)/∂(q, v, τ), what Nimble's figure computes (state and action
+    Jacobians); +θ: the same with the parameter columns (10 per body + μ + e);
+  * batched: per state, in calls of `--batch` states (a trajectory linearized at once);
+  * central diff: the 6 nv perturbed steps of ∂(q⁺, v⁺)/∂(q, v, τ) in one step_batch call, and the
+    speedup of step+Jac over it; FD err: the two's largest difference in the v and τ columns
+    relative to the largest entry (∂/∂q is one-sided at resting contacts: see measure_dcol).
+Nimble/dcol ratios compare Nimble's step + Jacobians to the one-call and the batched figures.
+A second table has the Python World.step path (warm-started; Step.jacobians with θ).
 
-A second table times rollouts without derivatives from the settled state: `--worlds` copies with
+A third table times rollouts without derivatives from the settled state: `--worlds` copies with
 perturbed velocities, `--steps` steps each, by World.rollout in a Python loop and by
 World.rollout_batch (native, one and two threads), beside Nimble's own World.step.
 
@@ -19,7 +26,7 @@ and must not share a process with torch, so give it an interpreter of its own:
         /tmp/nimble-venv/bin/pip install --no-deps nimblephysics
 
 Run: python benchmarks/bench_simulation.py [--settle 200] [--repeats 20] [--robots cartpole,...]
-         [--worlds 8] [--steps 100] [--nimble-python /tmp/nimble-venv/bin/python]
+         [--batch 32] [--worlds 8] [--steps 100] [--nimble-python /tmp/nimble-venv/bin/python]
 """
 
 import argparse
@@ -72,8 +79,7 @@ def _placed(world, name):
         height_index = model.joint_q_index[model.joint_names.index(HEIGHT_JOINTS[name])]
     else:
         return q
-    r, quaternion = world._body_kinematics(q, False)[:2]
-    lower, _ = world.scene.bounding_boxes(r, quaternion)
+    lower, _ = world.scene.bounding_boxes(*world._body_kinematics(q, False)[:2])
     moving = world.scene_body_of_model[world.scene.body_of_shape] >= 0
     q[height_index] -= lower[moving, 2].min() + 1e-3
     return q
@@ -88,18 +94,30 @@ def _median_time(function, repeats):
     return float(np.median(times))
 
 
-def _central_differences(world, q, v, tau, previous, eps=1e-6):
-    model = world.model
-    for k in range(model.nv):
-        e = np.zeros(model.nv)
-        e[k] = eps
-        for sign in (1.0, -1.0):
-            world.step(integrate(model, q, sign * e), v, tau, warm_start=previous)
-            world.step(q, v + sign * e, tau, warm_start=previous)
-            world.step(q, v, tau + sign * e, warm_start=previous)
+def _central_differences(world, q, v, tau, eps=1e-6):
+    """∂(q⁺, v⁺)/∂(q, v, τ) (2 nv, 3 nv) by central differences, the 6 nv perturbed steps in one
+    World.step_batch call (the fastest finite differences dcol offers)."""
+    model, nv = world.model, world.model.nv
+    offsets = eps * np.vstack([np.eye(nv), -np.eye(nv)])
+    count = 2 * nv
+    qs = np.vstack([integrate(model, np.tile(q, (count, 1)), offsets), np.tile(q, (2 * count, 1))])
+    vs = np.vstack([np.tile(v, (count, 1)), v + offsets, np.tile(v, (count, 1))])
+    taus = np.vstack([np.tile(tau, (2 * count, 1)), tau + offsets])
+    out = world.step_batch(qs, vs, taus, threads=1)
+    plus = np.arange(nv)[:, None] + np.array([0, 2 * nv, 4 * nv])  # (nv, 3): the q, v, τ columns' + steps
+    plus, minus = plus.T.ravel(), (plus + nv).T.ravel()
+    columns = np.hstack([difference(model, out.q[minus], out.q[plus]), out.v[plus] - out.v[minus]])
+    return columns.T / (2 * eps)
 
 
-def measure_dcol(name, settle, repeats):
+def _native_jacobian(world, q, v, tau, parameters):
+    jac = world.step_batch(q[None], v[None], tau[None], derivatives=True, parameters=parameters, threads=1).jacobians
+    return np.block([[jac.q_q[0], jac.q_v[0], jac.q_tau[0]], [jac.v_q[0], jac.v_v[0], jac.v_tau[0]]])
+
+
+def measure_dcol(name, settle, repeats, batch):
+    """Native one-call and batched step and step + Jacobian times, central differences by one batch
+    call, their agreement, and the Python World.step path's times."""
     model = _model(name)
     world = World(model, dt=1e-3)
     q, v, tau = _placed(world, name), np.zeros(model.nv), np.zeros(model.nv)
@@ -107,27 +125,28 @@ def measure_dcol(name, settle, repeats):
     for _ in range(settle):
         previous = world.step(q, v, tau, warm_start=previous)
         q, v = previous.q, previous.v
-
-    def jacobians():
-        world.step(q, v, tau, warm_start=previous, derivatives=True).jacobians()
-
-    step = _median_time(lambda: world.step(q, v, tau, warm_start=previous), repeats)
-    jacobian = _median_time(jacobians, repeats)
-    central = _median_time(lambda: _central_differences(world, q, v, tau, previous), max(3, repeats // 5))
-    # Agreement of the two on this configuration (inside a contact mode unless a contact is tied).
-    J = world.step(q, v, tau, warm_start=previous, derivatives=True).jacobians()
-    eps = 1e-6
-    columns = []
-    for k in range(model.nv):
-        e = np.zeros(model.nv)
-        e[k] = eps
-        plus, minus = world.step(q, v + e, tau, warm_start=previous), world.step(q, v - e, tau, warm_start=previous)
-        columns.append(np.r_[difference(model, minus.q, plus.q), plus.v - minus.v] / (2 * eps))
-    finite = np.column_stack(columns)
-    analytic = np.vstack([J.q_v, J.v_v])
-    error = np.abs(finite - analytic).max() / max(1.0, np.abs(finite).max())
-    return {"nv": model.nv, "contacts": len(previous.contacts), "step": step, "jacobian": jacobian,
-            "central": central, "error": float(error), "world": world, "state": (q, v)}
+    one = (q[None], v[None], tau[None])
+    many = tuple(np.repeat(x, batch, axis=0) for x in one)
+    result = {
+        "nv": model.nv, "contacts": len(previous.contacts), "world": world, "state": (q, v),
+        "step": _median_time(lambda: world.step_batch(*one, threads=1), repeats),
+        "jacobian": _median_time(lambda: world.step_batch(*one, derivatives=True, parameters=False, threads=1),
+                                 repeats),
+        "jacobian_params": _median_time(lambda: world.step_batch(*one, derivatives=True, threads=1), repeats),
+        "batched": _median_time(lambda: world.step_batch(*many, derivatives=True, parameters=False, threads=1),
+                                max(3, repeats // 5)) / batch,
+        "central": _median_time(lambda: _central_differences(world, q, v, tau), max(3, repeats // 5)),
+        "python_step": _median_time(lambda: world.step(q, v, tau, warm_start=previous), repeats),
+        "python_jacobian": _median_time(
+            lambda: world.step(q, v, tau, warm_start=previous, derivatives=True).jacobians(), repeats),
+    }
+    # Agreement on this configuration in the v and τ columns: a resting contact sits where its gap φ
+    # is 0 to round-off (the speculative row lands it there), the kink of the stabilization term (rate
+    # 1/Δt for φ > 0, β/Δt for φ < 0), so ∂/∂q is one-sided and central differences straddle it.
+    finite, analytic = (J[:, model.nv:] for J in (_central_differences(world, q, v, tau),
+                                                  _native_jacobian(world, q, v, tau, False)))
+    result["error"] = float(np.abs(finite - analytic).max() / max(1.0, np.abs(finite).max()))
+    return result
 
 
 def measure_rollouts(world, state, worlds, steps):
@@ -207,27 +226,40 @@ def main():
     parser.add_argument("--robots", default=",".join(DATASET + EXAMPLES))
     parser.add_argument("--worlds", type=int, default=8)
     parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--batch", type=int, default=32, help="states per step_batch call in the 'batched' column")
     parser.add_argument("--nimble-python", default=sys.executable,
                         help="interpreter with nimblephysics and numpy<2 (see the module docstring)")
     args = parser.parse_args()
-    print(f"{os.cpu_count()} cores; dt = 1 ms; times are medians per call (ms)\n")
-    header = (f"{'robot':14s} {'nv':>3s} {'contacts':>8s} {'step':>8s} {'step+Jac':>9s} {'central diff':>12s} "
-              f"{'speedup':>8s} {'FD err':>8s}  Nimble step+Jac (ratio)")
+    print(f"{os.cpu_count()} cores, one used; dt = 1 ms; times are medians (ms)\n")
+    header = (f"{'robot':14s} {'nv':>3s} {'contacts':>8s} {'step':>7s} {'step+Jac':>8s} {'+θ':>7s} "
+              f"{'batched':>8s} {'central diff':>12s} {'speedup':>8s} {'FD err':>8s}  "
+              f"Nimble step+Jac (Nimble/dcol: one call, batched)")
     print(header)
     print("-" * len(header))
-    rollouts = []
+    rollouts, python_rows = [], []
     for name in args.robots.split(","):
-        result = measure_dcol(name, args.settle, args.repeats)
+        result = measure_dcol(name, args.settle, args.repeats, args.batch)
         nimble = measure_nimble(name, args.settle, args.repeats, args.nimble_python)
         if isinstance(nimble, dict):
-            nimble_text = (f"{1e3 * nimble['jacobian']:9.3f} ({nimble['jacobian'] / result['jacobian']:.2f}x), "
-                           f"nv {nimble['dofs']}, {nimble['contacts']} contacts")
+            nimble_text = (f"{1e3 * nimble['jacobian']:8.3f} ({nimble['jacobian'] / result['jacobian']:.1f}x, "
+                           f"{nimble['jacobian'] / result['batched']:.1f}x), nv {nimble['dofs']}, "
+                           f"{nimble['contacts']} contacts")
         else:
             nimble_text = nimble
-        print(f"{name:14s} {result['nv']:3d} {result['contacts']:8d} {1e3 * result['step']:8.3f} "
-              f"{1e3 * result['jacobian']:9.3f} {1e3 * result['central']:12.3f} "
+        print(f"{name:14s} {result['nv']:3d} {result['contacts']:8d} {1e3 * result['step']:7.3f} "
+              f"{1e3 * result['jacobian']:8.3f} {1e3 * result['jacobian_params']:7.3f} "
+              f"{1e3 * result['batched']:8.4f} {1e3 * result['central']:12.3f} "
               f"{result['central'] / result['jacobian']:7.1f}x {result['error']:8.1e}  {nimble_text}")
+        python_rows.append((name, result))
         rollouts.append((name, measure_rollouts(result["world"], result["state"], args.worlds, args.steps), nimble))
+
+    print("\nThe same through World.step in Python (warm-started), ms per call\n")
+    header = f"{'robot':14s} {'step':>8s} {'step+Jac (with θ)':>18s} {'native +θ speedup':>18s}"
+    print(header)
+    print("-" * len(header))
+    for name, result in python_rows:
+        print(f"{name:14s} {1e3 * result['python_step']:8.3f} {1e3 * result['python_jacobian']:18.3f} "
+              f"{result['python_jacobian'] / result['jacobian_params']:17.1f}x")
 
     print(f"\nrollouts: {args.worlds} worlds x {args.steps} steps, no derivatives; ms per world-step\n")
     header = (f"{'robot':14s} {'World.rollout':>13s} {'batch 1 thr':>11s} {'batch 2 thr':>11s} {'speedup':>8s}"

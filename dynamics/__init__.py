@@ -34,7 +34,7 @@ from .robots import (
     load_dataset_robot,
     load_example_robot,
 )
-from .simulation import Rollout, Step, StepCotangents, StepJacobians, World
+from .simulation import BatchRollout, BatchStep, Rollout, Step, StepCotangents, StepJacobians, World
 from .urdf import MeshGeometry, load_urdf
 
 __all__ = [
@@ -46,5 +46,5 @@ __all__ = [
     "rnea", "bias_forces", "gravity_forces", "crba", "aba", "minverse",
     "rnea_derivatives", "aba_derivatives", "bias_force_derivatives", "minverse_derivative",
     "inertial_parameters", "rnea_parameter_derivatives", "aba_parameter_derivatives",
-    "World", "Step", "StepJacobians", "StepCotangents", "Rollout",
+    "World", "Step", "StepJacobians", "StepCotangents", "Rollout", "BatchStep", "BatchRollout",
 ]

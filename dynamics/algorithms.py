@@ -11,7 +11,6 @@ ABA §7.3); derivatives after Carpentier & Mansard (RSS 2018), credited in Nimbl
 """
 
 import numpy as np
-import scipy.linalg
 
 from dcol import _native
 from dcol.geom.proximity import checked_threads
@@ -159,32 +158,16 @@ def integrate(model, q, v):
     return _unbatch(batched, _native_dynamics.integrate(model._native, q, v))
 
 
-def _twist_adjoint(twist):
-    """(6, 6) ad of a twist [v; ω]: [[ω×, v×], [0, ω×]]."""
-    ad = np.zeros((6, 6))
-    ad[:3, :3] = ad[3:, 3:] = _skew(twist[3:])
-    ad[:3, 3:] = _skew(twist[:3])
-    return ad
-
-
 def integrate_jacobians(model, q, v):
     """(∂q⁺/∂q, ∂q⁺/∂v), each (nv, nv), of q⁺ = integrate(model, q, v), in the tangent spaces at q and
     q⁺ (Pinocchio's dIntegrate). 1-dof joints: identity blocks. A floating joint, M⁺ = M exp(ξ):
-    Ad(exp(−ξ)) = exp(−ad ξ) and the SE(3) right Jacobian Σₖ (−ad ξ)ᵏ/(k+1)!, both read off one
-    matrix exponential of [[−ad ξ, I], [0, 0]]. q (nq,), v (nv,)."""
-    _, (v,), batched = _state(model, q, ("v", v))
+    Ad(exp(−ξ)) = exp(−ad ξ) and the SE(3) right Jacobian Σₖ (−ad ξ)ᵏ/(k+1)!
+    (native/dynamics/integrate.hpp). q (nq,), v (nv,)."""
+    q, (v,), batched = _state(model, q, ("v", v))
     if batched:
         raise ValueError("integrate_jacobians takes one state: q (nq,), v (nv,)")
-    d_q, d_v = np.eye(model.nv), np.eye(model.nv)
-    for vstart, kind in zip(model.joint_v_index, model.joint_kinds):
-        if kind == "floating":
-            block = np.zeros((12, 12))
-            block[:6, :6] = -_twist_adjoint(v[0, vstart:vstart + 6])
-            block[:6, 6:] = np.eye(6)
-            exponential = scipy.linalg.expm(block)
-            d_q[vstart:vstart + 6, vstart:vstart + 6] = exponential[:6, :6]
-            d_v[vstart:vstart + 6, vstart:vstart + 6] = exponential[:6, 6:]
-    return d_q, d_v
+    d_q, d_v = _native_dynamics.integrate_jacobians(model._native, q, v)
+    return d_q[0], d_v[0]
 
 
 def difference(model, q0, q1):

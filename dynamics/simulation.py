@@ -75,7 +75,7 @@ from .algorithms import (
 )
 from .urdf import MeshGeometry
 
-__all__ = ["World", "Step", "StepJacobians", "StepCotangents", "Rollout", "BatchRollout"]
+__all__ = ["World", "Step", "StepJacobians", "StepCotangents", "Rollout", "BatchRollout", "BatchStep"]
 
 _native_dynamics = _native.dynamics
 _GROUND_HALF_EXTENTS = (10.0, 10.0, 0.5)
@@ -187,6 +187,16 @@ class BatchRollout(NamedTuple):
     q: np.ndarray
     v: np.ndarray
     contacts: np.ndarray
+
+
+class BatchStep(NamedTuple):
+    """N independent steps (World.step_batch): q (N, nq), v (N, nv) the next states; contacts (N,)
+    int32; jacobians: StepJacobians whose blocks have a leading N axis, or None without derivatives."""
+
+    q: np.ndarray
+    v: np.ndarray
+    contacts: np.ndarray
+    jacobians: StepJacobians = None
 
 
 def _finite_nonnegative(value, name):
@@ -320,17 +330,19 @@ class World:
     # --- stepping -----------------------------------------------------------------------------------
 
     def _body_kinematics(self, q, derivatives):
-        """Scene body poses (B, 3), (B, 4); Jacobians (B, 6, nv) of every scene body (world-aligned at
+        """Scene body poses: positions (B, 3) and rotation matrices (B, 3, 3) (those of the native
+        step, no quaternion round trip); Jacobians (B, 6, nv) of every scene body (world-aligned at
         the body origin: a rigid perturbation per unit tangent step, DESIGN.md; zero for static bodies)
         and their derivatives (B, 6, nv, nv) when asked."""
         model, nv = self.model, self.model.nv
         bodies = self.scene_body_of_model
         moving = bodies >= 0
         positions = np.zeros((bodies.size, 3))
-        quaternions = np.tile([1.0, 0.0, 0.0, 0.0], (bodies.size, 1))
+        rotations = np.tile(np.eye(3), (bodies.size, 1, 1))
         frames = [self._body_frames[b] for b in bodies[moving]]
         if frames:
-            positions[moving], quaternions[moving] = _native_dynamics.frame_poses(model._native, q, frames, self.threads)
+            positions[moving], rotations[moving] = _native_dynamics.frame_poses(model._native, q, frames, self.threads,
+                                                                                matrices=True)
         jacobians = np.zeros((bodies.size, 6, nv))
         d_jacobians = np.zeros((bodies.size, 6, nv, nv)) if derivatives else None
         for index in np.flatnonzero(moving):
@@ -338,7 +350,7 @@ class World:
             jacobians[index] = _native_dynamics.frame_jacobian(model._native, q, frame, self.threads)
             if derivatives:
                 d_jacobians[index] = _native_dynamics.frame_jacobian_derivative(model._native, q, frame, self.threads)
-        return positions, quaternions, jacobians, d_jacobians
+        return positions, rotations, jacobians, d_jacobians
 
     def step(self, q, v, tau=None, *, warm_start=None, derivatives=False):
         """One time step from (q (nq,), v (nv,)) with joint forces tau (nv,) (zero if None).
@@ -355,8 +367,8 @@ class World:
         if warm_start is not None and not isinstance(warm_start, Step):
             raise TypeError("warm_start must be the previous Step")
 
-        positions, quaternions, body_J, body_dJ = self._body_kinematics(q, derivatives)
-        contacts = self.scene.contacts(positions, quaternions, margin=self.contact_margin,
+        positions, rotations, body_J, body_dJ = self._body_kinematics(q, derivatives)
+        contacts = self.scene.contacts(positions, rotations, margin=self.contact_margin,
                                        feature_tolerance=self.feature_tolerance, derivatives=derivatives,
                                        threads=self.threads)
         rows = _Rows(self, contacts, positions, body_J, body_dJ, q, v)
@@ -425,6 +437,34 @@ class World:
             vs.append(previous.v)
         return Rollout(np.array(qs), np.array(vs), steps)
 
+    def step_batch(self, q, v, tau=None, *, derivatives=False, parameters=True, bounce=True, threads=None):
+        """N independent steps in native code, the GIL released, on up to `threads` threads (default:
+        the world's): :meth:`step` without a warm start, and with derivatives each step's Jacobians
+        (native/step_jacobians.hpp, the forward mode of Step.jacobians(bounce=bounce)): the batch a
+        trajectory optimizer linearizes along a trajectory.
+
+        q (N, nq), v (N, nv), tau (N, nv) (zero if None).
+        parameters : also the Jacobians with respect to θ (q_params, v_params; else None).
+        Returns a :class:`BatchStep`. RuntimeError when a step's LCP cannot be solved or its state is
+        not finite.
+        """
+        nv = self.model.nv
+        if tau is None:
+            tau = np.zeros((np.shape(q)[0] if np.ndim(q) == 2 else 1, nv))
+        threads = self.threads if threads is None else checked_threads(threads)
+        # Shapes, finiteness and quaternions are checked natively, with errors naming the argument.
+        out = self._native().step(q, v, tau, bool(derivatives), bool(parameters), bool(bounce), threads)
+        self._check_batch_status(out["status"], "step", "steps")
+        jacobians = None
+        if derivatives:
+            jac = out["jacobian"]
+
+            def blocks(rows):  # [q, v, τ, θ or None] columns of the q⁺ or v⁺ rows
+                return [rows[:, :, k * nv:(k + 1) * nv] for k in range(3)] + [rows[:, :, 3 * nv:] if parameters else None]
+
+            jacobians = StepJacobians(*blocks(jac[:, :nv]), *blocks(jac[:, nv:]))
+        return BatchStep(out["q"], out["v"], out["contacts"], jacobians)
+
     def rollout_batch(self, q0, v0, taus, *, threads=None):
         """N rollouts at once in native code, the GIL released, on up to `threads` threads (default:
         the world's): the steps of :meth:`step` without derivatives (native/simulation.hpp), with the
@@ -451,16 +491,23 @@ class World:
             raise ValueError("taus must be finite (no NaN or inf)")
         threads = self.threads if threads is None else checked_threads(threads)
         out = self._native().rollout(q0, v0, np.ascontiguousarray(taus), threads)
-        failed = np.flatnonzero(out["status"] == 2)
-        if failed.size:
-            world = failed[0]
-            raise RuntimeError(f"rollout {world} failed at step {out['failed_step'][world]}: the contact LCP could "
-                               f"not be solved or the state stopped being finite ({failed.size} rollouts failed)")
-        limited = np.count_nonzero(out["status"] == 1)
-        if limited:
-            warnings.warn(f"{limited} rollouts had steps whose contact LCP stopped at the iteration limit",
-                          RuntimeWarning, stacklevel=2)
+        self._check_batch_status(out["status"], "rollout", "rollouts", out["failed_step"])
         return BatchRollout(out["q"], out["v"], out["contacts"])
+
+    @staticmethod
+    def _check_batch_status(status, item, items, failed_step=None):
+        """Raise for failed worlds of a native batch (status 2), warn for LCP iteration limits (1)."""
+        if not status.any():
+            return
+        failed = np.flatnonzero(status == 2)
+        if failed.size:
+            where = "" if failed_step is None else f" at step {failed_step[failed[0]]}"
+            raise RuntimeError(f"{item} {failed[0]} failed{where}: the contact LCP could not be solved or the state "
+                               f"stopped being finite ({failed.size} {items} failed)")
+        limited = np.count_nonzero(status == 1)
+        if limited:
+            warnings.warn(f"{limited} {items} had a contact LCP stopped at the iteration limit", RuntimeWarning,
+                          stacklevel=3)
 
     def _native(self):
         """The native world of rollout_batch, built once per set of parameters."""

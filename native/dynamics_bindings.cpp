@@ -113,14 +113,15 @@ void bind_dynamics(py::module_& root) {
 
   m.def(
       "frame_poses",
-      [](BoundModel& bound, py::handle q_in, const std::vector<int>& frames, int threads) {
+      [](BoundModel& bound, py::handle q_in, const std::vector<int>& frames, int threads, bool matrices) {
         const Model& model = bound.model;
         const Rows q = configuration(model, q_in);
         for (int f : frames) check_frame(model, f);
         const py::ssize_t F = static_cast<py::ssize_t>(frames.size());
-        Array position = output(q, {F, 3}), quaternion = output(q, {F, 4});
+        Array position = output(q, {F, 3});
+        Array rotation = matrices ? output(q, {F, 3, 3}) : output(q, {F, 4});
         double* pos = position.mutable_data();
-        double* quat = quaternion.mutable_data();
+        double* rot = rotation.mutable_data();
         for_each_state(bound, q, threads, [&](Data& data, py::ssize_t n) {
           forward_kinematics(model, data, q.row(n));
           for (py::ssize_t f = 0; f < F; ++f) {
@@ -128,12 +129,17 @@ void bind_dynamics(py::module_& root) {
             const Vec3 world = X.p + data.origin;
             double* p = pos + (n * F + f) * 3;
             p[0] = world.x, p[1] = world.y, p[2] = world.z;
-            matrix_quaternion(X.R, quat + (n * F + f) * 4);
+            if (!matrices) {
+              matrix_quaternion(X.R, rot + (n * F + f) * 4);
+              continue;
+            }
+            for (int r = 0; r < 3; ++r)
+              for (int c = 0; c < 3; ++c) rot[(n * F + f) * 9 + 3 * r + c] = X.R.m[r][c];
           }
         });
-        return py::make_tuple(position, quaternion);
+        return py::make_tuple(position, rotation);
       },
-      py::arg("model"), py::arg("q"), py::arg("frames"), py::arg("threads") = 1);
+      py::arg("model"), py::arg("q"), py::arg("frames"), py::arg("threads") = 1, py::arg("matrices") = false);
 
   m.def(
       "integrate",
@@ -145,6 +151,21 @@ void bind_dynamics(py::module_& root) {
         for_each_state(bound, q, threads,
                        [&](Data&, py::ssize_t n) { integrate(model, q.row(n), v.row(n), out + n * model.nq); });
         return q_next;
+      },
+      py::arg("model"), py::arg("q"), py::arg("v"), py::arg("threads") = 1);
+
+  m.def(
+      "integrate_jacobians",
+      [](BoundModel& bound, py::handle q_in, py::handle v_in, int threads) {
+        const Model& model = bound.model;
+        const Rows q = configuration(model, q_in), v = tangent(model, q, v_in, "v");
+        const py::ssize_t nv = model.nv;
+        Array d_q = output(q, {nv, nv}), d_v = output(q, {nv, nv});
+        double *dq = d_q.mutable_data(), *dv = d_v.mutable_data();
+        for_each_state(bound, q, threads, [&](Data&, py::ssize_t n) {
+          integrate_jacobians(model, v.row(n), dq + n * nv * nv, dv + n * nv * nv);
+        });
+        return py::make_tuple(d_q, d_v);
       },
       py::arg("model"), py::arg("q"), py::arg("v"), py::arg("threads") = 1);
 

@@ -62,16 +62,18 @@ struct StepWorkspace {
   std::vector<int> order, open;
   std::vector<std::pair<int, int>> pairs;
   std::vector<Contact> contacts, pair_scratch;
+  std::vector<ContactDerivatives> contact_derivatives, pair_derivatives;  // with derivatives only
   std::vector<RowKey> keys, previous_keys;
   std::vector<double> previous_f;
   std::vector<lcp::EntrySet> sets, previous_sets;
   bool has_previous = false;
-  // All rows (3 per contact, then limits) and the kept ones.
-  std::vector<double> all_rows, all_extra, gaps, relative, row_norms;
+  // All rows (3 per contact, then limits) and the kept ones; gap_rate = ∂b_extra/∂gap and
+  // restitution_velocity = ∂b_extra/∂e of each row (for the step's derivatives).
+  std::vector<double> all_rows, all_extra, all_gap_rate, all_restitution_velocity, gaps, relative, row_norms;
   std::vector<int> all_friction, kept, new_index;
-  std::vector<double> J, extra, mu, lo, hi, minv_JT, A, b, f, w;
+  std::vector<double> J, extra, gap_rate, restitution_velocity, mu, lo, hi, minv_JT, A, b, f, w;
   std::vector<int> friction_index;
-  std::vector<double> zero, bias, rhs, v_free;
+  std::vector<double> zero, bias, rhs, a_free, v_free;
   lcp::LcpWorkspace lcp;
   lcp::ActiveSetWorkspace active_set;
 
@@ -84,6 +86,7 @@ struct StepWorkspace {
         zero(world.model->nv, 0.0),
         bias(world.model->nv),
         rhs(world.model->nv),
+        a_free(world.model->nv),
         v_free(world.model->nv) {}
 };
 
@@ -117,22 +120,49 @@ inline void body_kinematics(const WorldSpec& world, StepWorkspace& ws, const dou
   }
 }
 
-// Broad and narrow phase: ws.contacts and one key per contact in ws.keys, in the scene's pair order.
-inline void find_contacts(const WorldSpec& world, StepWorkspace& ws) {
+// Broad and narrow phase: ws.contacts and one key per contact in ws.keys, in the scene's pair order;
+// with derivatives also ws.contact_derivatives.
+inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, bool derivatives) {
   const int B = world.num_bodies();
   for (size_t s = 0; s < world.shapes.size(); ++s)
     ws.boxes[s] = bounding_box(*world.shapes[s], ws.poses[world.shape_body[s]], 0.5 * world.contact.margin);
   sweep_and_prune(ws.boxes, ws.order, ws.open, ws.pairs);
   ws.contacts.clear();
   ws.keys.clear();
+  ws.contact_derivatives.clear();
+  if (derivatives) ws.pair_derivatives.resize(kMaxPairContacts);
   for (const auto& [a, b] : ws.pairs) {
     const int body_a = world.shape_body[a], body_b = world.shape_body[b];
     if (body_a == body_b || !world.collides[body_a * B + body_b]) continue;
     const int count = pair_contacts(*world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b],
-                                    world.contact, world.solver, ws.pair_scratch.data(), nullptr);
+                                    world.contact, world.solver, ws.pair_scratch.data(),
+                                    derivatives ? ws.pair_derivatives.data() : nullptr);
     for (int k = 0; k < count; ++k) {
       ws.contacts.push_back(ws.pair_scratch[k]);
+      if (derivatives) ws.contact_derivatives.push_back(ws.pair_derivatives[k]);
       ws.keys.push_back({a, b, static_cast<int>(ws.pair_scratch[k].rule)});
+    }
+  }
+}
+
+// Relative velocity of body b's material point at contact k minus body a's, per unit joint velocity:
+// out (3 × nv).
+inline void relative_jacobian(const WorldSpec& world, const StepWorkspace& ws, int k, double* out) {
+  const int nv = world.model->nv;
+  const Contact& c = ws.contacts[k];
+  const RowKey& key = ws.keys[k];
+  std::fill(out, out + 3 * nv, 0.0);
+  for (const auto& [shape, sign] : {std::pair{key.shape_a, -1.0}, std::pair{key.shape_b, 1.0}}) {
+    const int body = world.shape_body[shape];
+    if (world.body_frame[body] < 0) continue;
+    const double* Jb = ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body;
+    const double lever[3] = {c.point[0] - ws.poses[body].r[0], c.point[1] - ws.poses[body].r[1],
+                             c.point[2] - ws.poses[body].r[2]};
+    for (int j = 0; j < nv; ++j) {
+      const double w[3] = {Jb[3 * nv + j], Jb[4 * nv + j], Jb[5 * nv + j]};
+      const double lever_cross_w[3] = {lever[1] * w[2] - lever[2] * w[1], lever[2] * w[0] - lever[0] * w[2],
+                                       lever[0] * w[1] - lever[1] * w[0]};
+      for (int i = 0; i < 3; ++i) out[i * nv + j] += sign * (Jb[i * nv + j] - lever_cross_w[i]);
     }
   }
 }
@@ -158,27 +188,14 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
   const int total = 3 * K + limit_rows;
   ws.all_rows.assign(static_cast<size_t>(total) * nv, 0.0);
   ws.all_extra.assign(total, 0.0);
+  ws.all_gap_rate.assign(total, 0.0);
+  ws.all_restitution_velocity.assign(total, 0.0);
   ws.all_friction.assign(total, -1);
   ws.relative.resize(3 * static_cast<size_t>(nv));
 
   for (int k = 0; k < K; ++k) {
     const Contact& c = ws.contacts[k];
-    const RowKey& key = ws.keys[k];
-    std::fill(ws.relative.begin(), ws.relative.end(), 0.0);
-    // Relative velocity of b's material point at the contact minus a's, per unit joint velocity.
-    for (const auto& [shape, sign] : {std::pair{key.shape_a, -1.0}, std::pair{key.shape_b, 1.0}}) {
-      const int body = world.shape_body[shape];
-      if (world.body_frame[body] < 0) continue;
-      const double* Jb = ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body;
-      const double lever[3] = {c.point[0] - ws.poses[body].r[0], c.point[1] - ws.poses[body].r[1],
-                               c.point[2] - ws.poses[body].r[2]};
-      for (int j = 0; j < nv; ++j) {
-        const double w[3] = {Jb[3 * nv + j], Jb[4 * nv + j], Jb[5 * nv + j]};
-        const double lever_cross_w[3] = {lever[1] * w[2] - lever[2] * w[1], lever[2] * w[0] - lever[0] * w[2],
-                                         lever[0] * w[1] - lever[1] * w[0]};
-        for (int i = 0; i < 3; ++i) ws.relative[i * nv + j] += sign * (Jb[i * nv + j] - lever_cross_w[i]);
-      }
-    }
+    relative_jacobian(world, ws, k, ws.relative.data());
     const double* directions[3] = {c.normal, c.tangent1, c.tangent2};
     for (int r = 0; r < 3; ++r) {
       double* row = ws.all_rows.data() + static_cast<size_t>(3 * k + r) * nv;
@@ -206,9 +223,11 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
                             gap + dt * normal_velocity <= 0.0;
       if (bouncing) {
         rate = 0.0;
+        ws.all_restitution_velocity[row] = normal_velocity;
         ws.all_extra[row] = world.restitution * normal_velocity;
       }
     }
+    ws.all_gap_rate[row] = rate;
     ws.all_extra[row] += rate * gap;
   }
 
@@ -236,6 +255,8 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
   const int n = static_cast<int>(ws.kept.size());
   ws.J.resize(static_cast<size_t>(n) * nv);
   ws.extra.resize(n);
+  ws.gap_rate.resize(n);
+  ws.restitution_velocity.resize(n);
   ws.friction_index.resize(n);
   ws.mu.assign(n, world.friction);
   ws.lo.assign(n, 0.0);
@@ -244,6 +265,8 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
     const int i = ws.kept[r];
     std::copy_n(ws.all_rows.data() + static_cast<size_t>(i) * nv, nv, ws.J.data() + static_cast<size_t>(r) * nv);
     ws.extra[r] = ws.all_extra[i];
+    ws.gap_rate[r] = ws.all_gap_rate[i];
+    ws.restitution_velocity[r] = ws.all_restitution_velocity[i];
     ws.friction_index[r] = ws.all_friction[i] >= 0 ? ws.new_index[ws.all_friction[i]] : -1;
   }
   return n;
@@ -252,13 +275,14 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
 }  // namespace detail
 
 // One step from (q, v) under joint forces tau into (q_next, v_next), which must not alias the inputs.
+// derivatives: also the contacts' derivatives, for step_jacobians (step_jacobians.hpp).
 inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v, const double* tau,
-                       double* q_next, double* v_next) {
+                       double* q_next, double* v_next, bool derivatives = false) {
   const dyn::Model& model = *world.model;
   const int nv = model.nv;
   const double dt = world.dt;
   detail::body_kinematics(world, ws, q);
-  detail::find_contacts(world, ws);
+  detail::find_contacts(world, ws, derivatives);
   StepReport report;
   report.contacts = static_cast<int>(ws.contacts.size());
   const int n = detail::build_rows(world, ws, q, v);
@@ -271,7 +295,7 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   dyn::factorize_mass_matrix(model, ws.data);
   for (int i = 0; i < nv; ++i) ws.rhs[i] = tau[i] - ws.bias[i] - world.damping[i] * v[i];
   dyn::solve_mass_matrix(model, ws.data, ws.rhs.data());
-  for (int i = 0; i < nv; ++i) ws.v_free[i] = v[i] + dt * ws.rhs[i];
+  for (int i = 0; i < nv; ++i) ws.a_free[i] = ws.rhs[i], ws.v_free[i] = v[i] + dt * ws.rhs[i];
 
   // A = J M̃⁻¹ Jᵀ (symmetrized), b = J v_free + b_extra.
   ws.minv_JT.resize(static_cast<size_t>(nv) * n);

@@ -1,9 +1,15 @@
 // Python binding of the native simulation (dcol._native.dynamics.World): a world built once from a
 // dcol.dynamics.World (dynamics/simulation.py checks the user's arguments; this checks the indices it
-// is given), and batched rollouts with the GIL released, one StepWorkspace per thread.
+// is given), and batched steps (with their Jacobians if asked) and rollouts with the GIL released, one
+// StepWorkspace per thread.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -11,6 +17,7 @@
 #include "geometry_binding.hpp"
 #include "parallel.hpp"
 #include "simulation.hpp"
+#include "step_jacobians.hpp"
 
 namespace py = pybind11;
 using namespace dcol;
@@ -21,10 +28,43 @@ using dcol::dyn::binding::Rows;
 
 namespace {
 
+// A step's workspaces, kept between calls.
+struct Workspaces {
+  sim::StepWorkspace step;
+  sim::LinearizationWorkspace linearization;
+  explicit Workspaces(const sim::WorldSpec& spec) : step(spec) {}
+};
+
+// Workspaces of earlier calls, one per worker that used them, so that a call on one state allocates
+// nothing once its buffers have grown (they are taken and returned under a lock: calls may overlap).
+class WorkspacePool {
+ public:
+  std::unique_ptr<Workspaces> take(const sim::WorldSpec& spec) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!free_.empty()) {
+        std::unique_ptr<Workspaces> workspaces = std::move(free_.back());
+        free_.pop_back();
+        return workspaces;
+      }
+    }
+    return std::make_unique<Workspaces>(spec);
+  }
+  void give(std::unique_ptr<Workspaces> workspaces) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(std::move(workspaces));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<Workspaces>> free_;
+};
+
 // The world's specification and the Python objects it points into, kept alive with it.
 struct BoundWorld {
   py::object model, shapes;
   sim::WorldSpec spec;
+  std::shared_ptr<WorkspacePool> workspaces = std::make_shared<WorkspacePool>();
 };
 
 void require(bool condition, const std::string& message) {
@@ -37,7 +77,7 @@ BoundWorld make_world(py::object model_obj, py::object shapes, const IndexArray&
                       const Array& limit_upper, double dt, double friction, double restitution, double baumgarte,
                       double contact_margin, double restitution_threshold, double limit_margin,
                       double feature_tolerance, const SolverSettings& settings, int max_sweeps, double tolerance) {
-  BoundWorld world{model_obj, shapes, {}};
+  BoundWorld world{model_obj, shapes, {}, std::make_shared<WorkspacePool>()};
   sim::WorldSpec& spec = world.spec;
   const dyn::Model& model = model_obj.cast<BoundModel&>().model;
   spec.model = &model;
@@ -96,11 +136,12 @@ py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::hand
   {
     py::gil_scoped_release release;
     parallel_chunks(N, threads, 1, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
-      sim::StepWorkspace workspace(spec);
+      std::unique_ptr<Workspaces> workspaces = world.workspaces->take(spec);
       for (std::ptrdiff_t n = begin; n < end; ++n)
-        status_d[n] = static_cast<int8_t>(sim::rollout(spec, workspace, static_cast<int>(T), q0.row(n), v0.row(n),
-                                                        taus.data() + n * T * nv, qs_d + n * (T + 1) * nq,
+        status_d[n] = static_cast<int8_t>(sim::rollout(spec, workspaces->step, static_cast<int>(T), q0.row(n),
+                                                        v0.row(n), taus.data() + n * T * nv, qs_d + n * (T + 1) * nq,
                                                         vs_d + n * (T + 1) * nv, contacts_d + n * T, failed_d + n));
+      world.workspaces->give(std::move(workspaces));
     });
   }
   py::dict out;
@@ -109,6 +150,62 @@ py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::hand
   out["contacts"] = contacts;
   out["status"] = status;
   out["failed_step"] = failed_step;
+  return out;
+}
+
+// N independent steps (no warm start): q (N, nq), v (N, nv), tau (N, nv); with derivatives also each
+// step's Jacobian (N, 2 nv, 3 nv (+ 10 nbodies + 2 with parameters)) (step_jacobians.hpp).
+py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in, bool derivatives,
+                    bool parameters, bool bounce, int threads) {
+  const sim::WorldSpec& spec = world.spec;
+  const dyn::Model& model = *spec.model;
+  require(threads >= 1, "threads must be at least 1");
+  const Rows q = dyn::binding::configuration(model, q_in);
+  const Rows v = dyn::binding::tangent(model, q, v_in, "v");
+  const Rows tau = dyn::binding::tangent(model, q, tau_in, "tau");
+  require(q.batched, "q must be (N, nq)");
+  const py::ssize_t N = q.count, nq = model.nq, nv = model.nv,
+                   D = 3 * nv + (parameters ? 10 * model.nbodies() + 2 : 0);
+  Array q_next({N, nq}), v_next({N, nv});
+  Array jacobian(derivatives ? std::vector<py::ssize_t>{N, 2 * nv, D} : std::vector<py::ssize_t>{0});
+  py::array_t<int32_t> contacts(N);
+  py::array_t<int8_t> status(N);
+  double *q_d = q_next.mutable_data(), *v_d = v_next.mutable_data(), *jac_d = jacobian.mutable_data();
+  int32_t* contacts_d = contacts.mutable_data();
+  int8_t* status_d = status.mutable_data();
+  {
+    py::gil_scoped_release release;
+    parallel_chunks(N, threads, 1, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
+      std::unique_ptr<Workspaces> workspaces = world.workspaces->take(spec);
+      sim::StepWorkspace& workspace = workspaces->step;
+      for (std::ptrdiff_t n = begin; n < end; ++n) {
+        workspace.has_previous = false;
+        const sim::StepReport report =
+            sim::step(spec, workspace, q.row(n), v.row(n), tau.row(n), q_d + n * nq, v_d + n * nv, derivatives);
+        contacts_d[n] = report.contacts;
+        bool ok = report.status == lcp::LcpStatus::solved || report.status == lcp::LcpStatus::iteration_limit;
+        for (py::ssize_t i = 0; ok && i < nq; ++i) ok = std::isfinite(q_d[n * nq + i]);
+        for (py::ssize_t i = 0; ok && i < nv; ++i) ok = std::isfinite(v_d[n * nv + i]);
+        double* jac_n = jac_d + n * 2 * nv * D;
+        if (ok && derivatives)
+          sim::step_jacobians(spec, workspace, workspaces->linearization, q.row(n), v.row(n), v_d + n * nv, parameters,
+                              bounce, jac_n);
+        else if (derivatives)
+          std::fill(jac_n, jac_n + 2 * nv * D, std::numeric_limits<double>::quiet_NaN());
+        status_d[n] = static_cast<int8_t>(!ok ? sim::RolloutStatus::failed
+                                          : report.status == lcp::LcpStatus::iteration_limit
+                                              ? sim::RolloutStatus::lcp_iteration_limit
+                                              : sim::RolloutStatus::ok);
+      }
+      world.workspaces->give(std::move(workspaces));
+    });
+  }
+  py::dict out;
+  out["q"] = q_next;
+  out["v"] = v_next;
+  out["contacts"] = contacts;
+  out["status"] = status;
+  if (derivatives) out["jacobian"] = jacobian;
   return out;
 }
 
@@ -122,5 +219,7 @@ void bind_simulation(py::module_& root) {
            py::arg("limit_upper"), py::arg("dt"), py::arg("friction"), py::arg("restitution"), py::arg("baumgarte"),
            py::arg("contact_margin"), py::arg("restitution_threshold"), py::arg("limit_margin"),
            py::arg("feature_tolerance"), py::arg("settings"), py::arg("max_sweeps"), py::arg("tolerance"))
-      .def("rollout", &rollout, py::arg("q0"), py::arg("v0"), py::arg("taus"), py::arg("threads") = 1);
+      .def("rollout", &rollout, py::arg("q0"), py::arg("v0"), py::arg("taus"), py::arg("threads") = 1)
+      .def("step", &step_batch, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("derivatives") = false,
+           py::arg("parameters") = true, py::arg("bounce") = true, py::arg("threads") = 1);
 }

@@ -130,3 +130,77 @@ def test_bad_input_is_rejected_with_the_argument_named():
         world.rollout_batch(np.zeros((1, 7)), v0, np.zeros((10, 6)))
     with pytest.raises(ValueError, match="threads"):
         world.rollout_batch(q0, v0, np.zeros((10, 6)), threads=0)
+
+
+# --- World.step_batch: independent steps and their native Jacobians -------------------------------
+
+
+def _box_world():
+    """Five states of a box on the ground, sliding or sticking under random pushes: face manifolds,
+    friction at its bounds, singular clamping sets (four coplanar contacts)."""
+    world = World(box_pile_model(1), dt=1e-2, friction=0.5, restitution=0.4)
+    rng = np.random.default_rng(4)
+    q0, v0 = [], []
+    for _ in range(5):
+        q, v = floating_state(([0.0, 0.0, 0.0998], rng.normal(size=3) * [0.3, 0.3, 0.01]))
+        q0.append(q)
+        v0.append(v)
+    return world, np.array(q0), np.array(v0), rng.normal(size=(5, 6))
+
+
+@pytest.mark.parametrize("bounce", [True, False])
+def test_step_batch_matches_python_steps_and_jacobians(bounce):
+    """Each step of the batch against World.step and Step.jacobians (themselves checked against
+    central differences in test_simulation_derivatives), blocks of θ included; a ball's elastic
+    impact for the bounce terms."""
+    world, q, v, tau = _box_world()
+    ball = World(ball_model(), dt=1e-2, restitution=0.6, friction=0.3)
+    q_ball, v_ball = floating_state(([0.0, 0.0, 0.095], [0.3, 0.0, -2.0]))
+    for w, qs, vs, taus in ((world, q, v, tau), (ball, q_ball[None], v_ball[None], np.zeros((1, 6)))):
+        batch = w.step_batch(qs, vs, taus, derivatives=True, bounce=bounce)
+        for n in range(qs.shape[0]):
+            step = w.step(qs[n], vs[n], taus[n], derivatives=True)
+            np.testing.assert_allclose(batch.q[n], step.q, atol=1e-12)
+            np.testing.assert_allclose(batch.v[n], step.v, atol=1e-10)
+            assert batch.contacts[n] == len(step.contacts)
+            expected = step.jacobians(bounce=bounce)
+            for name, block in zip(expected._fields, expected):
+                got = getattr(batch.jacobians, name)[n]
+                assert np.abs(got - block).max() <= 1e-9 * max(1.0, np.abs(block).max()), (n, name)
+    assert step.bouncing.all()  # the ball's impact took the saltation terms
+    # ∂z⁺/∂z: reversed by the impact's saltation terms, about +1 for the discrete step (gravity and
+    # friction keep both off the closed forms −e and 1 of test_simulation_derivatives).
+    z_z = batch.jacobians.q_q[0, 2, 2]
+    assert z_z < 0.0 if bounce else z_z == pytest.approx(1.0, abs=1e-3)
+
+
+def test_step_batch_without_parameters_threads_and_no_derivatives():
+    """parameters=False leaves θ's blocks out and the rest unchanged; threads change nothing; without
+    derivatives the states are the same and jacobians is None."""
+    world, q, v, tau = _box_world()
+    full = world.step_batch(q, v, tau, derivatives=True, threads=1)
+    state_only = world.step_batch(q, v, tau, derivatives=True, parameters=False, threads=2)
+    assert state_only.jacobians.q_params is None and state_only.jacobians.v_params is None
+    for name in ("q_q", "q_v", "q_tau", "v_q", "v_v", "v_tau"):
+        assert np.array_equal(getattr(full.jacobians, name), getattr(state_only.jacobians, name)), name
+    assert full.jacobians.v_params.shape == (5, 6, world.num_params)
+    plain = world.step_batch(q, v, tau)
+    assert plain.jacobians is None
+    assert np.array_equal(plain.q, full.q) and np.array_equal(plain.v, full.v)
+    assert np.array_equal(plain.contacts, full.contacts)
+
+
+def test_step_batch_bad_input_is_rejected_with_the_argument_named():
+    world = World(ball_model(), dt=1e-3)
+    q, v = floating_state(([0.0, 0.0, 0.5], [0.0, 0.0, 0.0]))
+    q, v = q[None], v[None]
+    with pytest.raises(ValueError, match="tau"):
+        world.step_batch(q, v, np.zeros((1, 5)))
+    with pytest.raises(ValueError, match="v"):
+        world.step_batch(q, np.full((1, 6), np.inf))
+    with pytest.raises(ValueError, match="v"):
+        world.step_batch(q, np.zeros((2, 6)))
+    with pytest.raises(ValueError, match="q"):
+        world.step_batch(np.zeros((1, 7)), v)
+    with pytest.raises(ValueError, match="threads"):
+        world.step_batch(q, v, threads=0)

@@ -18,19 +18,6 @@ namespace dcol::lcp {
 
 enum class EntrySet : int8_t { clamping = 0, lower = 1, upper = 2 };
 
-struct ActiveSetWorkspace {
-  // solve_on_sets: the sets C and B, each entry's column in C, f_B = E f_C + c (one E entry per row
-  // of B at most), and the system K f_C = y.
-  std::vector<int> C, B, column, E_column;
-  std::vector<double> E_value, c, K, y;
-  // min_norm_solve
-  std::vector<int> permutation;
-  std::vector<double> R_diagonal, x, W, betas, T_diagonal;
-  // polish
-  std::vector<double> f_trial, w_trial, f_found, w_found;
-  std::vector<EntrySet> sets_trial;
-};
-
 // Thresholds for "zero" in f and in w, relative to the problem's scale.
 struct Tolerances {
   double f, w;
@@ -103,97 +90,154 @@ inline double householder(int m, double* x, int stride, double* alpha) {
 
 }  // namespace detail
 
-// Minimum-norm least-squares solution of K x = y, K (m × m row-major, overwritten), y (m) replaced by
-// x: QR with column pivoting, then for a rank-deficient K a QR of R's leading rows transposed
-// (complete orthogonal decomposition, Golub & Van Loan §5.5.2). The rank ends where |R_kk| ≤
-// kRankCutoff |R_00|: contact rows that are dependent in exact arithmetic (coplanar contacts) are so
-// only to round-off, and a cut-off at ε would invert that round-off into huge impulses.
+// Complete orthogonal decomposition of a square K (Golub & Van Loan §5.5.2): QR with column
+// pivoting K P = Q R, and for a rank-deficient K a QR of R's leading rows transposed, R₁ᵀ = Z [T; 0],
+// so that K = Q [Tᵀ 0; 0 0] Zᵀ Pᵀ. It applies the pseudo-inverse K⁺ = P Z [T⁻ᵀ 0; 0 0] Qᵀ, its
+// transpose, and the projector I − K⁺K = P Z [0 0; 0 I] Zᵀ Pᵀ onto K's null space, each in O(m²).
+// The rank ends where |R_kk| ≤ kRankCutoff |R_00|: contact rows that are dependent in exact
+// arithmetic (coplanar contacts) are so only to round-off, and a cut-off at ε would invert that
+// round-off into huge impulses.
 constexpr double kRankCutoff = 1e-10;
 
-inline void min_norm_solve(int m, double* K, double* y, ActiveSetWorkspace& ws) {
-  if (m == 0) return;
-  std::vector<int>& perm = ws.permutation;
-  perm.resize(m);
-  for (int j = 0; j < m; ++j) perm[j] = j;
-  std::vector<double>& diag = ws.R_diagonal;
-  diag.resize(m);
-  int rank = m;
-  for (int k = 0; k < m; ++k) {
-    int pivot = k;
-    double best = -1.0;
-    for (int j = k; j < m; ++j) {
-      double s = 0.0;
-      for (int i = k; i < m; ++i) s += K[i * m + j] * K[i * m + j];
-      if (s > best) best = s, pivot = j;
-    }
-    if (pivot != k) {
-      for (int i = 0; i < m; ++i) std::swap(K[i * m + k], K[i * m + pivot]);
-      std::swap(perm[k], perm[pivot]);
-    }
-    double alpha;
-    const double beta = detail::householder(m - k, K + k * m + k, m, &alpha);
-    diag[k] = alpha;
-    if (k == 0 ? alpha == 0.0 : std::abs(alpha) <= kRankCutoff * std::abs(diag[0])) {
-      rank = k;
-      break;
-    }
-    // Apply I − β v vᵀ to the remaining columns and to y.
-    for (int j = k + 1; j < m; ++j) {
-      double s = 0.0;
-      for (int i = k; i < m; ++i) s += K[i * m + k] * K[i * m + j];
-      s *= beta;
-      for (int i = k; i < m; ++i) K[i * m + j] -= s * K[i * m + k];
-    }
-    double s = 0.0;
-    for (int i = k; i < m; ++i) s += K[i * m + k] * y[i];
-    s *= beta;
-    for (int i = k; i < m; ++i) y[i] -= s * K[i * m + k];
-  }
-  // R = upper triangle of K (diagonal in diag); z = (Qᵀ y)[0:rank].
-  std::vector<double>& x = ws.x;
-  x.assign(m, 0.0);
-  if (rank == m) {
-    for (int k = m - 1; k >= 0; --k) {
-      double s = y[k];
-      for (int j = k + 1; j < m; ++j) s -= K[k * m + j] * x[j];
-      x[k] = s / diag[k];
-    }
-  } else if (rank > 0) {
-    // Rows 0..rank−1 of R, transposed into W (m × rank), W = Z [T; 0] by Householder QR; then
-    // R₁ x = z is Tᵀ (Zᵀ x)[0:rank] = z, minimal ‖x‖ with (Zᵀ x)[rank:] = 0.
-    std::vector<double>& W = ws.W;
-    W.assign(static_cast<size_t>(m) * rank, 0.0);
-    for (int r = 0; r < rank; ++r) {
-      W[r * rank + r] = diag[r];
-      for (int j = r + 1; j < m; ++j) W[j * rank + r] = K[r * m + j];
-    }
-    std::vector<double>&betas = ws.betas, &t_diag = ws.T_diagonal;
-    betas.resize(rank);
-    t_diag.resize(rank);
-    for (int k = 0; k < rank; ++k) {
-      betas[k] = detail::householder(m - k, W.data() + k * rank + k, rank, &t_diag[k]);
-      for (int j = k + 1; j < rank; ++j) {
+class OrthogonalDecomposition {
+ public:
+  // Factors K (m × m row-major).
+  void factor(int m, const double* K) {
+    m_ = m;
+    rank_ = m;
+    R_.assign(K, K + static_cast<size_t>(m) * m);
+    perm_.resize(m);
+    for (int j = 0; j < m; ++j) perm_[j] = j;
+    diag_.resize(m);
+    q_betas_.resize(m);
+    for (int k = 0; k < m; ++k) {
+      int pivot = k;
+      double best = -1.0;
+      for (int j = k; j < m; ++j) {
         double s = 0.0;
-        for (int i = k; i < m; ++i) s += W[i * rank + k] * W[i * rank + j];
-        s *= betas[k];
-        for (int i = k; i < m; ++i) W[i * rank + j] -= s * W[i * rank + k];
+        for (int i = k; i < m; ++i) s += R_[i * m + j] * R_[i * m + j];
+        if (s > best) best = s, pivot = j;
+      }
+      if (pivot != k) {
+        for (int i = 0; i < m; ++i) std::swap(R_[i * m + k], R_[i * m + pivot]);
+        std::swap(perm_[k], perm_[pivot]);
+      }
+      double alpha;
+      q_betas_[k] = detail::householder(m - k, R_.data() + k * m + k, m, &alpha);
+      diag_[k] = alpha;
+      if (k == 0 ? alpha == 0.0 : std::abs(alpha) <= kRankCutoff * std::abs(diag_[0])) {
+        rank_ = k;
+        break;
+      }
+      for (int j = k + 1; j < m; ++j) reflect(q_betas_[k], R_.data() + k * m + k, m, R_.data() + k * m + j, m, m - k);
+    }
+    if (rank_ == m || rank_ == 0) return;
+    // Rows 0..rank−1 of R, transposed into W (m × rank), W = Z [T; 0] by Householder QR.
+    const int r = rank_;
+    W_.assign(static_cast<size_t>(m) * r, 0.0);
+    for (int row = 0; row < r; ++row) {
+      W_[row * r + row] = diag_[row];
+      for (int j = row + 1; j < m; ++j) W_[j * r + row] = R_[row * m + j];
+    }
+    z_betas_.resize(r);
+    t_diag_.resize(r);
+    for (int k = 0; k < r; ++k) {
+      z_betas_[k] = detail::householder(m - k, W_.data() + k * r + k, r, &t_diag_[k]);
+      for (int j = k + 1; j < r; ++j) reflect(z_betas_[k], W_.data() + k * r + k, r, W_.data() + k * r + j, r, m - k);
+    }
+  }
+
+  int size() const { return m_; }
+  int rank() const { return rank_; }
+  bool full_rank() const { return rank_ == m_; }
+
+  // y (m) ← K⁺ y: the minimum-norm least-squares solution of K x = y.
+  void solve(double* y) {
+    const int m = m_, r = rank_;
+    for (int k = 0; k < r; ++k) reflect(q_betas_[k], R_.data() + k * m + k, m, y + k, 1, m - k);  // Qᵀ y
+    x_.assign(m, 0.0);
+    if (r == m) {
+      for (int k = m - 1; k >= 0; --k) {  // R x = Qᵀ y
+        double s = y[k];
+        for (int j = k + 1; j < m; ++j) s -= R_[k * m + j] * x_[j];
+        x_[k] = s / diag_[k];
+      }
+    } else if (r > 0) {
+      for (int k = 0; k < r; ++k) {  // Tᵀ t = (Qᵀ y)[0:r], x = Z [t; 0]
+        double s = y[k];
+        for (int j = 0; j < k; ++j) s -= W_[j * r + k] * x_[j];
+        x_[k] = s / t_diag_[k];
+      }
+      for (int k = r - 1; k >= 0; --k) reflect(z_betas_[k], W_.data() + k * r + k, r, x_.data() + k, 1, m - k);
+    }
+    for (int j = 0; j < m; ++j) y[perm_[j]] = x_[j];
+  }
+
+  // y (m) ← K⁺ᵀ y.
+  void solve_transposed(double* y) {
+    const int m = m_, r = rank_;
+    x_.resize(m);
+    for (int j = 0; j < m; ++j) x_[j] = y[perm_[j]];  // Pᵀ y
+    if (r < m && r > 0)
+      for (int k = 0; k < r; ++k) reflect(z_betas_[k], W_.data() + k * r + k, r, x_.data() + k, 1, m - k);  // Zᵀ
+    std::fill(y, y + m, 0.0);
+    if (r == m) {
+      for (int k = 0; k < m; ++k) {  // Rᵀ t = Pᵀ y
+        double s = x_[k];
+        for (int j = 0; j < k; ++j) s -= R_[j * m + k] * y[j];
+        y[k] = s / diag_[k];
+      }
+    } else {
+      for (int k = r - 1; k >= 0; --k) {  // T t = (Zᵀ Pᵀ y)[0:r]
+        double s = x_[k];
+        for (int j = k + 1; j < r; ++j) s -= W_[k * r + j] * y[j];
+        y[k] = s / t_diag_[k];
       }
     }
-    // Tᵀ u = z (forward substitution), x = Z [u; 0] = H₀ H₁ ⋯ [u; 0].
-    for (int k = 0; k < rank; ++k) {
-      double s = y[k];
-      for (int j = 0; j < k; ++j) s -= W[j * rank + k] * x[j];
-      x[k] = s / t_diag[k];
-    }
-    for (int k = rank - 1; k >= 0; --k) {
-      double s = 0.0;
-      for (int i = k; i < m; ++i) s += W[i * rank + k] * x[i];
-      s *= betas[k];
-      for (int i = k; i < m; ++i) x[i] -= s * W[i * rank + k];
-    }
+    for (int k = r - 1; k >= 0; --k) reflect(q_betas_[k], R_.data() + k * m + k, m, y + k, 1, m - k);  // Q
   }
-  for (int j = 0; j < m; ++j) y[perm[j]] = x[j];
-}
+
+  // y (m) ← (I − K⁺K) y, zero for a full-rank K.
+  void project_null(double* y) {
+    const int m = m_, r = rank_;
+    if (r == m) {
+      std::fill(y, y + m, 0.0);
+      return;
+    }
+    x_.resize(m);
+    for (int j = 0; j < m; ++j) x_[j] = y[perm_[j]];
+    for (int k = 0; k < r; ++k) reflect(z_betas_[k], W_.data() + k * r + k, r, x_.data() + k, 1, m - k);
+    std::fill(x_.begin(), x_.begin() + r, 0.0);
+    for (int k = r - 1; k >= 0; --k) reflect(z_betas_[k], W_.data() + k * r + k, r, x_.data() + k, 1, m - k);
+    for (int j = 0; j < m; ++j) y[perm_[j]] = x_[j];
+  }
+
+ private:
+  // x ← (I − β v vᵀ) x over `length` entries, v (stride v_stride, v₀ = 1 implied) and x (stride x_stride).
+  static void reflect(double beta, const double* v, int v_stride, double* x, int x_stride, int length) {
+    if (beta == 0.0) return;
+    double s = x[0];
+    for (int i = 1; i < length; ++i) s += v[i * v_stride] * x[i * x_stride];
+    s *= beta;
+    x[0] -= s;
+    for (int i = 1; i < length; ++i) x[i * x_stride] -= s * v[i * v_stride];
+  }
+
+  int m_ = 0, rank_ = 0;
+  std::vector<double> R_, diag_, q_betas_, W_, z_betas_, t_diag_, x_;
+  std::vector<int> perm_;
+};
+
+struct ActiveSetWorkspace {
+  // solve_on_sets: the sets C and B, each entry's column in C, f_B = E f_C + c (one E entry per row
+  // of B at most), and the system K f_C = y.
+  std::vector<int> C, B, column, E_column;
+  std::vector<double> E_value, c, K, y;
+  OrthogonalDecomposition decomposition;  // of K
+  // polish
+  std::vector<double> f_trial, w_trial, f_found, w_found;
+  std::vector<EntrySet> sets_trial;
+};
 
 // Least-squares-minimal f (n) on the sets and its w = A f + b; with an anchor (n), the f on the sets
 // nearest to it instead (a singular K leaves a family of solutions: Gauss–Seidel's iterate picks a
@@ -250,7 +294,8 @@ inline void solve_on_sets(int n, const double* A, const double* b, const LcpBoun
       if (anchor != nullptr)  // solve for the change from the anchor
         for (int q = 0; q < nc; ++q) ws.y[p] -= K_row[q] * anchor[ws.C[q]];
     }
-    min_norm_solve(nc, ws.K.data(), ws.y.data(), ws);
+    ws.decomposition.factor(nc, ws.K.data());
+    ws.decomposition.solve(ws.y.data());
     for (int p = 0; p < nc; ++p) f[ws.C[p]] = ws.y[p] + (anchor != nullptr ? anchor[ws.C[p]] : 0.0);
     for (int r = 0; r < nb; ++r)
       if (ws.E_column[r] >= 0) f[ws.B[r]] = ws.E_value[r] * ws.y[ws.E_column[r]] + ws.c[r];

@@ -18,7 +18,7 @@ namespace dcol::lcp {
 struct NcpWorkspace {
   std::vector<double> L, lambda, y, rhs, z_previous, system, velocity, directions;
   std::vector<int8_t> modes;
-  ActiveSetWorkspace dense;  // the polishing's least-squares solve
+  OrthogonalDecomposition decomposition;  // the polishing's least-squares solve
 };
 
 namespace ncp_detail {
@@ -127,7 +127,8 @@ inline bool polish_modes(int nc, const double* G, const double* g, const double*
           rows[k * n + 3 * c + 2] = mu[c] * ws.directions[2 * c + k];
         }
     }
-    min_norm_solve(n, ws.system.data(), ws.rhs.data(), ws.dense);
+    ws.decomposition.factor(n, ws.system.data());
+    ws.decomposition.solve(ws.rhs.data());
     lcp_velocity(n, G, g, ws.rhs.data(), ws.velocity.data());
     // The residual is only quadratic in a sliding direction's error: also ask the directions to
     // have settled (to round-off) before keeping the solve.

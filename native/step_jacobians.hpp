@@ -1,0 +1,460 @@
+// Jacobians of one native step, ∂(q⁺, v⁺)/∂(q, v, τ, θ) with θ = [π (10 per body), μ, e]: the forward
+// mode of dynamics/simulation.py's _StepLinearization (its module docstring has the equations; Nimble
+// §IV–VI, App. A, C, F), after a step(…, derivatives = true) in the same workspace:
+//   * v_free = v + Δt M̃⁻¹(τ − c − D v) through inverse dynamics: ∂ moves it by −Δt M̃⁻¹ ∂rnea(q, v, a_free);
+//   * the rows J and their gaps through the contacts' derivatives and the body Jacobians' derivatives;
+//   * M̃⁻¹ Jᵀ u at fixed u by M̃⁻¹ (dJᵀ u − (δM) y), y = M̃⁻¹ Jᵀ u, (δM) y = δrnea(q, 0, y) − δrnea(q, 0, 0);
+//   * the LCP by its clamping set C: f_B = E f_C + c on the bounded set, K = A_CC + A_CB E,
+//     df_C = −K⁺ (dA f + A_CB d(f_B) + db)_C + (I − K⁺K) dKᵀ K⁺ᵀ f_C (the pseudo-inverse's term, zero
+//     for an invertible K), with dA only ever applied to two vectors;
+//   * the elastic-bounce (saltation) correction and q⁺ = q ⊕ Δt v⁺.
+// Columns: [q tangent (nv), v (nv), τ (nv)] and optionally [π (10 nbodies), μ, e]; rows: q⁺ tangent
+// (nv), v⁺ (nv).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "dynamics/integrate.hpp"
+#include "dynamics/kinematics.hpp"
+#include "dynamics/regressor.hpp"
+#include "dynamics/rnea_derivatives.hpp"
+#include "simulation.hpp"
+
+namespace dcol::sim {
+
+struct LinearizationWorkspace {
+  std::vector<double> Minv, dtau_dq, dtau_dv, mass, static_dtau_dq, regressor, static_regressor;
+  std::vector<double> body_dJ;                 // scene body → 6 × nv × nv, [row][column][direction]
+  std::vector<uint8_t> has_body_dJ;            // scene body → whether body_dJ holds it this step
+  std::vector<int> active;                     // the dofs that move a contact's bodies
+  std::vector<uint8_t> is_active;
+  std::vector<double> dJ, d_gap;               // kept rows: n × nv × nv, n × nv
+  std::vector<double> d_free, db, dJTf, df, v_jac, q_jac;  // (nv or n) × columns
+  // The LCP's sets: C, B, each entry's column in C; per B entry its E entry (column, value), its sign
+  // (+1 upper, −1 lower) and its friction normal (−1 if none).
+  std::vector<int> C, B, column, E_column, normal;
+  std::vector<double> E_value, sign, f_clamped, d_bounded, K, rhs, z, z_full, ACBz, dAz;
+  lcp::OrthogonalDecomposition K_decomposition, bounce_decomposition;
+  // Scratch of the products and of one contact's row derivatives.
+  std::vector<double> y, u, d_q, d_params, tau_q, tau_v, tau_m, regressor_y;
+  std::vector<double> relative, G, d_point, d_frame, d_separation, d_relative;
+  std::vector<double> integrate_q, integrate_v, impulse_map, bounce_scratch, bounce_position;
+  std::vector<int> bounce_rows;
+};
+
+namespace detail {
+
+// C (r × c, leading dimension ldc) = alpha A (r × k, lda) B (k × c, ldb), added to C if accumulate.
+inline void multiply(int r, int k, int c, double alpha, const double* A, int lda, const double* B, int ldb, double* C,
+                     int ldc, bool accumulate) {
+  for (int i = 0; i < r; ++i) {
+    double* Ci = C + static_cast<size_t>(i) * ldc;
+    if (!accumulate) std::fill(Ci, Ci + c, 0.0);
+    for (int p = 0; p < k; ++p) {
+      const double a = alpha * A[static_cast<size_t>(i) * lda + p];
+      if (a == 0.0) continue;
+      const double* Bp = B + static_cast<size_t>(p) * ldb;
+      for (int j = 0; j < c; ++j) Ci[j] += a * Bp[j];
+    }
+  }
+}
+
+// The Jacobian's columns: [q tangent, v, τ] and, with parameters, [π (10 nbodies), μ, e]; np is
+// π's count (0 without parameters, and then mu = e = −1).
+struct Columns {
+  int nv, np, D, q, v, tau, params, mu, e;
+  Columns(const dyn::Model& model, bool parameters)
+      : nv(model.nv),
+        np(parameters ? 10 * model.nbodies() : 0),
+        D(3 * model.nv + (parameters ? 10 * model.nbodies() + 2 : 0)),
+        q(0),
+        v(model.nv),
+        tau(2 * model.nv),
+        params(3 * model.nv),
+        mu(parameters ? params + np : -1),
+        e(parameters ? params + np + 1 : -1) {}
+};
+
+// ∂(M̃⁻¹ Jᵀ u)/∂q into lw.d_q (nv × nv) and /∂π into lw.d_params (nv × np) at fixed u (n),
+// for y = M̃⁻¹ Jᵀ u (after lw holds M̃⁻¹, dJ and the static terms at (q, 0, 0)).
+inline void minv_JT_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws,
+                                LinearizationWorkspace& lw, const double* q, const double* u, const double* y) {
+  const dyn::Model& model = *world.model;
+  const int nv = model.nv, n = static_cast<int>(ws.kept.size()), np = cols.np;
+  dyn::rnea_derivatives(model, ws.data, q, ws.zero.data(), y, lw.tau_q.data(), lw.tau_v.data(), lw.tau_m.data());
+  for (int i = 0; i < nv * nv; ++i) lw.tau_q[i] = lw.static_dtau_dq[i] - lw.tau_q[i];  // −(δM) y
+  for (int r = 0; r < n; ++r) {  // + dJᵀ u
+    if (u[r] == 0.0) continue;
+    const double* dJr = lw.dJ.data() + static_cast<size_t>(r) * nv * nv;
+    for (int i = 0; i < nv * nv; ++i) lw.tau_q[i] += u[r] * dJr[i];
+  }
+  multiply(nv, nv, nv, 1.0, lw.Minv.data(), nv, lw.tau_q.data(), nv, lw.d_q.data(), nv, false);
+  if (np == 0) return;
+  dyn::joint_torque_regressor(model, ws.data, q, ws.zero.data(), y, lw.regressor_y.data());
+  for (int i = 0; i < nv * np; ++i) lw.regressor_y[i] -= lw.static_regressor[i];
+  multiply(nv, nv, np, -1.0, lw.Minv.data(), nv, lw.regressor_y.data(), np, lw.d_params.data(), np, false);
+}
+
+// (∂A/∂X) u (n × columns) for A = J M̃⁻¹ Jᵀ: only q and π move it.
+inline void dA_product(const WorldSpec& world, const Columns& cols, StepWorkspace& ws, LinearizationWorkspace& lw,
+                       const double* q, const double* u, double* out) {
+  const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), np = cols.np;
+  lw.y.assign(nv, 0.0);
+  for (int i = 0; i < nv; ++i)
+    for (int r = 0; r < n; ++r) lw.y[i] += ws.minv_JT[static_cast<size_t>(i) * n + r] * u[r];
+  minv_JT_derivatives(world, cols, ws, lw, q, u, lw.y.data());
+  std::fill(out, out + static_cast<size_t>(n) * cols.D, 0.0);
+  for (int r = 0; r < n; ++r) {
+    double* row = out + static_cast<size_t>(r) * cols.D;
+    const double* dJr = lw.dJ.data() + static_cast<size_t>(r) * nv * nv;
+    for (int c = 0; c < nv; ++c)
+      for (int d = 0; d < nv; ++d) row[cols.q + d] += dJr[c * nv + d] * lw.y[c];
+  }
+  multiply(n, nv, nv, 1.0, ws.J.data(), nv, lw.d_q.data(), nv, out + cols.q, cols.D, true);
+  multiply(n, nv, np, 1.0, ws.J.data(), nv, lw.d_params.data(), np, out + cols.params, cols.D, true);
+}
+
+// dJ (n × nv × nv) and d_gap (n × nv) of the kept rows (_ContactRows in dynamics/simulation.py).
+inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw) {
+  const dyn::Model& model = *world.model;
+  const int nv = model.nv, n = static_cast<int>(ws.kept.size()), K = static_cast<int>(ws.contacts.size());
+  const size_t block = static_cast<size_t>(nv) * nv;
+  lw.dJ.assign(n * block, 0.0);
+  lw.d_gap.assign(static_cast<size_t>(n) * nv, 0.0);
+  lw.body_dJ.resize(6 * block * world.num_bodies());
+  lw.has_body_dJ.assign(world.num_bodies(), 0);
+  lw.relative.resize(3 * nv);
+  lw.G.resize(12 * static_cast<size_t>(nv));
+  lw.d_point.resize(3 * nv);
+  lw.d_frame.resize(9 * nv);
+  lw.d_separation.resize(nv);
+  lw.d_relative.resize(3 * block);
+  for (int k = 0; k < K; ++k) {
+    const int normal_row = ws.new_index[3 * k];
+    if (normal_row < 0) continue;  // its tangents went with it
+    const Contact& c = ws.contacts[k];
+    const ContactDerivatives& dc = ws.contact_derivatives[k];
+    relative_jacobian(world, ws, k, lw.relative.data());
+    // G (12 × nv): the rigid motions [δp_a, δθ_a, δp_b, δθ_b] of the two bodies per tangent step.
+    const int bodies[2] = {world.shape_body[ws.keys[k].shape_a], world.shape_body[ws.keys[k].shape_b]};
+    // The rows' columns and derivative directions outside the dofs moving either body are zero.
+    lw.active.clear();
+    lw.is_active.assign(nv, 0);
+    for (int side = 0; side < 2; ++side) {
+      const int body = bodies[side], frame = world.body_frame[body];
+      double* Gs = lw.G.data() + static_cast<size_t>(6 * side) * nv;
+      if (frame < 0) {
+        std::fill(Gs, Gs + 6 * nv, 0.0);
+        continue;
+      }
+      std::copy_n(ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body, 6 * nv, Gs);
+      if (!lw.has_body_dJ[body]) {  // the kinematics are at q
+        dyn::frame_jacobian_derivative(model, ws.data, frame, lw.body_dJ.data() + 6 * block * body);
+        lw.has_body_dJ[body] = 1;
+      }
+      for (int b = model.frame_body[frame]; b >= 0; b = model.parent[b])
+        for (int dof = model.v_index[b]; dof < model.v_index[b] + model.nv_of(b); ++dof)
+          if (!lw.is_active[dof]) lw.is_active[dof] = 1, lw.active.push_back(dof);
+    }
+    const double(*frame_derivatives[3])[12] = {dc.normal, dc.tangent1, dc.tangent2};
+    multiply(3, 12, nv, 1.0, &dc.point[0][0], 12, lw.G.data(), nv, lw.d_point.data(), nv, false);
+    for (int r = 0; r < 3; ++r)
+      multiply(3, 12, nv, 1.0, &frame_derivatives[r][0][0], 12, lw.G.data(), nv, lw.d_frame.data() + 3 * r * nv, nv,
+               false);
+    multiply(1, 12, nv, 1.0, dc.separation, 12, lw.G.data(), nv, lw.d_separation.data(), nv, false);
+    // d_relative[i][col][dir] = Σ_sides sign (dJ_lin − d_lever × ω − lever × dω), d_lever = d_point − J_lin.
+    std::fill(lw.d_relative.begin(), lw.d_relative.end(), 0.0);
+    for (int side = 0; side < 2; ++side) {
+      const int body = bodies[side];
+      if (world.body_frame[body] < 0) continue;
+      const double sign = side == 0 ? -1.0 : 1.0;
+      const double* Jb = ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body;
+      const double* dJb = lw.body_dJ.data() + 6 * block * body;
+      const double lever[3] = {c.point[0] - ws.poses[body].r[0], c.point[1] - ws.poses[body].r[1],
+                               c.point[2] - ws.poses[body].r[2]};
+      for (const int col : lw.active) {
+        const double w[3] = {Jb[3 * nv + col], Jb[4 * nv + col], Jb[5 * nv + col]};
+        for (const int dir : lw.active) {
+          const double dl[3] = {lw.d_point[dir] - Jb[dir], lw.d_point[nv + dir] - Jb[nv + dir],
+                                lw.d_point[2 * nv + dir] - Jb[2 * nv + dir]};
+          const double dw[3] = {dJb[(3 * nv + col) * nv + dir], dJb[(4 * nv + col) * nv + dir],
+                                dJb[(5 * nv + col) * nv + dir]};
+          const double term[3] = {
+              dJb[(0 * nv + col) * nv + dir] - (dl[1] * w[2] - dl[2] * w[1]) - (lever[1] * dw[2] - lever[2] * dw[1]),
+              dJb[(1 * nv + col) * nv + dir] - (dl[2] * w[0] - dl[0] * w[2]) - (lever[2] * dw[0] - lever[0] * dw[2]),
+              dJb[(2 * nv + col) * nv + dir] - (dl[0] * w[1] - dl[1] * w[0]) - (lever[0] * dw[1] - lever[1] * dw[0])};
+          for (int i = 0; i < 3; ++i) lw.d_relative[(i * nv + col) * nv + dir] += sign * term[i];
+        }
+      }
+    }
+    const double* directions[3] = {c.normal, c.tangent1, c.tangent2};
+    for (int r = 0; r < 3; ++r) {
+      const int row = ws.new_index[3 * k + r];
+      if (row < 0) continue;
+      double* out = lw.dJ.data() + row * block;
+      for (const int col : lw.active)
+        for (const int dir : lw.active) {
+          double s = 0.0;
+          for (int i = 0; i < 3; ++i)
+            s += lw.d_frame[(3 * r + i) * nv + dir] * lw.relative[i * nv + col] +
+                 directions[r][i] * lw.d_relative[(i * nv + col) * nv + dir];
+          out[col * nv + dir] = s;
+        }
+    }
+    std::copy_n(lw.d_separation.data(), nv, lw.d_gap.data() + static_cast<size_t>(normal_row) * nv);
+  }
+  for (size_t l = K; l < ws.keys.size(); ++l) {  // limit rows: the gap moves with its joint
+    const int row = ws.new_index[3 * K + (l - K)];
+    if (row >= 0) lw.d_gap[static_cast<size_t>(row) * nv + ws.keys[l].shape_b] = ws.keys[l].kind;
+  }
+}
+
+// df (n × columns) of the LCP from db (n × columns), through its clamping set (solvers/lcp.py's lcp_jvp).
+inline void lcp_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws, LinearizationWorkspace& lw,
+                            const double* q) {
+  const int n = static_cast<int>(ws.kept.size()), D = cols.D;
+  const double* A = ws.A.data();
+  const double* f = ws.f.data();
+  lw.C.clear();
+  lw.B.clear();
+  lw.column.assign(n, -1);
+  for (int i = 0; i < n; ++i) {
+    if (ws.sets[i] == lcp::EntrySet::clamping) {
+      lw.column[i] = static_cast<int>(lw.C.size());
+      lw.C.push_back(i);
+    } else {
+      lw.B.push_back(i);
+    }
+  }
+  const int nc = static_cast<int>(lw.C.size()), nb = static_cast<int>(lw.B.size());
+  // f_B = E f_C + c: fixed bounds (0 for normals and limits), friction at ±μ f_normal.
+  lw.E_column.assign(nb, -1);
+  lw.E_value.assign(nb, 0.0);
+  lw.sign.resize(nb);
+  lw.normal.resize(nb);
+  lw.f_clamped.assign(n, 0.0);
+  for (int p = 0; p < nc; ++p) lw.f_clamped[lw.C[p]] = f[lw.C[p]];
+  for (int r = 0; r < nb; ++r) {
+    const int i = lw.B[r];
+    lw.sign[r] = ws.sets[i] == lcp::EntrySet::upper ? 1.0 : -1.0;
+    lw.normal[r] = ws.friction_index[i];
+    if (lw.normal[r] >= 0 && lw.column[lw.normal[r]] >= 0) {
+      lw.E_column[r] = lw.column[lw.normal[r]];
+      lw.E_value[r] = lw.sign[r] * ws.mu[i];
+      lw.f_clamped[i] = lw.E_value[r] * f[lw.normal[r]];
+    } else if (lw.normal[r] >= 0) {
+      lw.f_clamped[i] = lw.sign[r] * ws.mu[i] * f[lw.normal[r]];
+    } else {
+      lw.f_clamped[i] = lw.sign[r] > 0.0 ? ws.hi[i] : ws.lo[i];
+    }
+  }
+  // d(f_B) (nb): only μ moves the bounds, by ±f_normal.
+  lw.d_bounded.assign(nb, 0.0);
+  for (int r = 0; r < nb; ++r)
+    if (lw.normal[r] >= 0) lw.d_bounded[r] = lw.sign[r] * f[lw.normal[r]];
+  lw.df.assign(static_cast<size_t>(n) * D, 0.0);
+  if (nc > 0) {
+    lw.K.assign(static_cast<size_t>(nc) * nc, 0.0);
+    for (int p = 0; p < nc; ++p) {
+      const double* row = A + static_cast<size_t>(lw.C[p]) * n;
+      for (int s = 0; s < nc; ++s) lw.K[p * nc + s] = row[lw.C[s]];
+      for (int r = 0; r < nb; ++r)
+        if (lw.E_column[r] >= 0) lw.K[p * nc + lw.E_column[r]] += row[lw.B[r]] * lw.E_value[r];
+    }
+    lw.K_decomposition.factor(nc, lw.K.data());
+    // rhs (columns × nc) = (dA f + db)_C, plus A_CB d(f_B) in μ's column; df_C = −K⁺ rhs.
+    dA_product(world, cols, ws, lw, q, lw.f_clamped.data(), lw.dAz.data());
+    lw.rhs.resize(static_cast<size_t>(D) * nc);
+    for (int p = 0; p < nc; ++p) {
+      const size_t i = lw.C[p];
+      for (int d = 0; d < D; ++d) lw.rhs[d * nc + p] = lw.dAz[i * D + d] + lw.db[i * D + d];
+      if (cols.mu >= 0)
+        for (int r = 0; r < nb; ++r) lw.rhs[cols.mu * nc + p] += A[i * n + lw.B[r]] * lw.d_bounded[r];
+    }
+    for (int d = 0; d < D; ++d) lw.K_decomposition.solve(lw.rhs.data() + d * nc);
+    for (int p = 0; p < nc; ++p)
+      for (int d = 0; d < D; ++d) lw.df[static_cast<size_t>(lw.C[p]) * D + d] = -lw.rhs[d * nc + p];
+    if (!lw.K_decomposition.full_rank()) {
+      // + (I − K⁺K) dKᵀ z, z = K⁺ᵀ f_C: dKᵀ z = (dA ẑ)_C + Eᵀ (dA ẑ)_B + dEᵀ A_CBᵀ z (dA symmetric).
+      lw.z.resize(nc);
+      for (int p = 0; p < nc; ++p) lw.z[p] = f[lw.C[p]];
+      lw.K_decomposition.solve_transposed(lw.z.data());
+      lw.z_full.assign(n, 0.0);
+      for (int p = 0; p < nc; ++p) lw.z_full[lw.C[p]] = lw.z[p];
+      dA_product(world, cols, ws, lw, q, lw.z_full.data(), lw.dAz.data());
+      for (int p = 0; p < nc; ++p)
+        for (int d = 0; d < D; ++d) lw.rhs[d * nc + p] = lw.dAz[static_cast<size_t>(lw.C[p]) * D + d];
+      for (int r = 0; r < nb; ++r) {
+        if (lw.E_column[r] < 0) continue;
+        const size_t i = lw.B[r];
+        for (int d = 0; d < D; ++d) lw.rhs[d * nc + lw.E_column[r]] += lw.E_value[r] * lw.dAz[i * D + d];
+        if (cols.mu < 0) continue;
+        double ACBz = 0.0;  // (A_CBᵀ z)_r
+        for (int p = 0; p < nc; ++p) ACBz += A[static_cast<size_t>(lw.C[p]) * n + i] * lw.z[p];
+        lw.rhs[cols.mu * nc + lw.E_column[r]] += lw.sign[r] * ACBz;
+      }
+      for (int d = 0; d < D; ++d) lw.K_decomposition.project_null(lw.rhs.data() + d * nc);
+      for (int p = 0; p < nc; ++p)
+        for (int d = 0; d < D; ++d) lw.df[static_cast<size_t>(lw.C[p]) * D + d] += lw.rhs[d * nc + p];
+    }
+  }
+  for (int r = 0; r < nb; ++r) {  // df_B = E df_C + d(f_B)
+    double* out = lw.df.data() + static_cast<size_t>(lw.B[r]) * D;
+    if (lw.E_column[r] >= 0) {
+      const double* from = lw.df.data() + static_cast<size_t>(lw.C[lw.E_column[r]]) * D;
+      for (int d = 0; d < D; ++d) out[d] = lw.E_value[r] * from[d];
+    }
+    if (cols.mu >= 0) out[cols.mu] += lw.d_bounded[r];
+  }
+}
+
+// The bounce (saltation) terms (module docstring of dynamics/simulation.py): v_jac's q columns gain
+// impulse_map diag(a_n / v_n) N, and lw.bounce_position = integrate_v impulse_map N (for q_jac's q
+// columns to lose), with impulse_map = (1 + e) M̃⁻¹Nᵀ (N M̃⁻¹ Nᵀ)⁺ over the bouncing normal rows N.
+// Returns whether any contact bounces.
+inline bool bounce_terms(const WorldSpec& world, const Columns& cols, StepWorkspace& ws, LinearizationWorkspace& lw,
+                         const double* v) {
+  const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), D = cols.D;
+  std::vector<int>& rows = lw.bounce_rows;
+  rows.clear();
+  for (int r = 0; r < n; ++r)
+    if (ws.restitution_velocity[r] != 0.0) rows.push_back(r);
+  const int m = static_cast<int>(rows.size());
+  if (m == 0) return false;
+  // S = N M̃⁻¹ Nᵀ from the step's M̃⁻¹Jᵀ; impulse_map rows (1 + e) S⁺ (M̃⁻¹ Nᵀ)ᵀ as S is symmetric.
+  lw.bounce_scratch.assign(static_cast<size_t>(m) * m, 0.0);
+  for (int a = 0; a < m; ++a)
+    for (int b = 0; b < m; ++b)
+      for (int i = 0; i < nv; ++i)
+        lw.bounce_scratch[a * m + b] +=
+            ws.J[static_cast<size_t>(rows[a]) * nv + i] * ws.minv_JT[static_cast<size_t>(i) * n + rows[b]];
+  lw.bounce_decomposition.factor(m, lw.bounce_scratch.data());
+  lw.impulse_map.resize(static_cast<size_t>(nv) * m);
+  for (int i = 0; i < nv; ++i) {
+    double* row = lw.impulse_map.data() + static_cast<size_t>(i) * m;
+    for (int a = 0; a < m; ++a) row[a] = ws.minv_JT[static_cast<size_t>(i) * n + rows[a]];
+    lw.bounce_decomposition.solve(row);
+    for (int a = 0; a < m; ++a) row[a] *= 1.0 + world.restitution;
+  }
+  // H = diag(a_n / v_n) N, a_n = N a_free + vᵀ dN v.
+  lw.bounce_scratch.assign(static_cast<size_t>(m) * nv, 0.0);
+  for (int a = 0; a < m; ++a) {
+    const double* N = ws.J.data() + static_cast<size_t>(rows[a]) * nv;
+    const double* dN = lw.dJ.data() + static_cast<size_t>(rows[a]) * nv * nv;
+    double velocity = 0.0, acceleration = 0.0;
+    for (int c = 0; c < nv; ++c) {
+      velocity += N[c] * v[c];
+      acceleration += N[c] * ws.a_free[c];
+      for (int d = 0; d < nv; ++d) acceleration += dN[c * nv + d] * v[c] * v[d];
+    }
+    for (int c = 0; c < nv; ++c) lw.bounce_scratch[a * nv + c] = acceleration / velocity * N[c];
+  }
+  multiply(nv, m, nv, 1.0, lw.impulse_map.data(), m, lw.bounce_scratch.data(), nv, lw.v_jac.data() + cols.q, D, true);
+  // integrate_v impulse_map N (N's rows gathered into the scratch).
+  for (int a = 0; a < m; ++a)
+    std::copy_n(ws.J.data() + static_cast<size_t>(rows[a]) * nv, nv, lw.bounce_scratch.data() + a * nv);
+  lw.tau_q.resize(static_cast<size_t>(nv) * nv);
+  multiply(nv, m, nv, 1.0, lw.impulse_map.data(), m, lw.bounce_scratch.data(), nv, lw.tau_q.data(), nv, false);
+  lw.bounce_position.resize(static_cast<size_t>(nv) * nv);
+  multiply(nv, nv, nv, 1.0, lw.integrate_v.data(), nv, lw.tau_q.data(), nv, lw.bounce_position.data(), nv, false);
+  return true;
+}
+
+}  // namespace detail
+
+// After step(world, ws, q, v, tau, q_next, v_next, true): jacobian (2 nv × columns, row-major) of that
+// step, its columns [q, v, τ] and with parameters [π, μ, e]; bounce: the elastic-bounce correction
+// (the default of dynamics/simulation.py's Step.jacobians).
+inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw, const double* q,
+                           const double* v, const double* v_next, bool parameters, bool bounce, double* jacobian) {
+  using detail::multiply;
+  const dyn::Model& model = *world.model;
+  const detail::Columns cols(model, parameters);
+  const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), D = cols.D, np = cols.np;
+  const double dt = world.dt, e = world.restitution;
+
+  // M̃⁻¹ from the step's factorization, symmetrized.
+  lw.Minv.assign(static_cast<size_t>(nv) * nv, 0.0);
+  for (int i = 0; i < nv; ++i) lw.Minv[i * nv + i] = 1.0;
+  dyn::solve_mass_matrix(model, ws.data, lw.Minv.data(), nv);
+  for (int i = 0; i < nv; ++i)
+    for (int j = 0; j < i; ++j) lw.Minv[i * nv + j] = lw.Minv[j * nv + i] = 0.5 * (lw.Minv[i * nv + j] + lw.Minv[j * nv + i]);
+
+  // Inverse dynamics and its derivatives at (q, v, a_free) and (q, 0, 0).
+  for (auto* buffer : {&lw.dtau_dq, &lw.dtau_dv, &lw.mass, &lw.static_dtau_dq, &lw.tau_q, &lw.tau_v, &lw.tau_m, &lw.d_q})
+    buffer->resize(static_cast<size_t>(nv) * nv);
+  for (auto* buffer : {&lw.regressor, &lw.static_regressor, &lw.regressor_y, &lw.d_params})
+    buffer->resize(static_cast<size_t>(nv) * np);
+  dyn::rnea_derivatives(model, ws.data, q, v, ws.a_free.data(), lw.dtau_dq.data(), lw.dtau_dv.data(), lw.mass.data());
+  if (parameters) {
+    dyn::joint_torque_regressor(model, ws.data, q, v, ws.a_free.data(), lw.regressor.data());
+    dyn::joint_torque_regressor(model, ws.data, q, ws.zero.data(), ws.zero.data(), lw.static_regressor.data());
+  }
+  dyn::rnea_derivatives(model, ws.data, q, ws.zero.data(), ws.zero.data(), lw.static_dtau_dq.data(), lw.tau_v.data(),
+                        lw.mass.data());
+
+  // d_free = ∂v_free/∂(q, v, τ, θ) (nv × D).
+  lw.d_free.assign(static_cast<size_t>(nv) * D, 0.0);
+  for (int i = 0; i < nv; ++i) lw.dtau_dv[i * nv + i] += world.damping[i];
+  multiply(nv, nv, nv, -dt, lw.Minv.data(), nv, lw.dtau_dq.data(), nv, lw.d_free.data() + cols.q, D, true);
+  multiply(nv, nv, nv, -dt, lw.Minv.data(), nv, lw.dtau_dv.data(), nv, lw.d_free.data() + cols.v, D, true);
+  for (int i = 0; i < nv; ++i) {
+    lw.d_free[static_cast<size_t>(i) * D + cols.v + i] += 1.0;
+    for (int j = 0; j < nv; ++j) lw.d_free[static_cast<size_t>(i) * D + cols.tau + j] = dt * lw.Minv[i * nv + j];
+  }
+  multiply(nv, nv, np, -dt, lw.Minv.data(), nv, lw.regressor.data(), np, lw.d_free.data() + cols.params, D, true);
+
+  // The rows' derivatives, then db = ∂(J v_free + b_extra) (n × D).
+  detail::row_derivatives(world, ws, lw);
+  lw.db.resize(static_cast<size_t>(n) * D);
+  multiply(n, nv, D, 1.0, ws.J.data(), nv, lw.d_free.data(), D, lw.db.data(), D, false);
+  for (int r = 0; r < n; ++r) {
+    double* row = lw.db.data() + static_cast<size_t>(r) * D;
+    const double* dJr = lw.dJ.data() + static_cast<size_t>(r) * nv * nv;
+    const bool bouncing = ws.restitution_velocity[r] != 0.0;
+    for (int c = 0; c < nv; ++c) {
+      const double weight = ws.v_free[c] + (bouncing ? e * v[c] : 0.0);  // dJ v_free (+ e dJ v)
+      for (int d = 0; d < nv; ++d) row[cols.q + d] += dJr[c * nv + d] * weight;
+    }
+    for (int d = 0; d < nv; ++d) row[cols.q + d] += ws.gap_rate[r] * lw.d_gap[static_cast<size_t>(r) * nv + d];
+    if (bouncing)
+      for (int d = 0; d < nv; ++d) row[cols.v + d] += e * ws.J[static_cast<size_t>(r) * nv + d];
+    if (parameters) row[cols.e] = ws.restitution_velocity[r];
+  }
+
+  // v_jac = d_free + M̃⁻¹Jᵀ df + ∂(M̃⁻¹Jᵀ f)/∂X at fixed f.
+  lw.v_jac = lw.d_free;
+  if (n > 0) {
+    lw.dAz.resize(static_cast<size_t>(n) * D);
+    detail::lcp_derivatives(world, cols, ws, lw, q);
+    multiply(nv, n, D, 1.0, ws.minv_JT.data(), n, lw.df.data(), D, lw.v_jac.data(), D, true);
+    lw.u.resize(nv);
+    for (int i = 0; i < nv; ++i) lw.u[i] = v_next[i] - ws.v_free[i];  // M̃⁻¹ Jᵀ f
+    detail::minv_JT_derivatives(world, cols, ws, lw, q, ws.f.data(), lw.u.data());
+    for (int i = 0; i < nv; ++i) {
+      double* row = lw.v_jac.data() + static_cast<size_t>(i) * D;
+      for (int d = 0; d < nv; ++d) row[cols.q + d] += lw.d_q[i * nv + d];
+      for (int p = 0; p < np; ++p) row[cols.params + p] += lw.d_params[static_cast<size_t>(i) * np + p];
+    }
+  }
+
+  // q⁺ = q ⊕ Δt v⁺: q_jac = Δt integrate_v v_jac + [integrate_q, 0, …]; then the bounce terms.
+  lw.integrate_q.resize(static_cast<size_t>(nv) * nv);
+  lw.integrate_v.resize(static_cast<size_t>(nv) * nv);
+  lw.u.resize(nv);
+  for (int i = 0; i < nv; ++i) lw.u[i] = dt * v_next[i];
+  dyn::integrate_jacobians(model, lw.u.data(), lw.integrate_q.data(), lw.integrate_v.data());
+  const bool bounced = bounce && n > 0 && detail::bounce_terms(world, cols, ws, lw, v);
+  lw.q_jac.resize(static_cast<size_t>(nv) * D);
+  multiply(nv, nv, D, dt, lw.integrate_v.data(), nv, lw.v_jac.data(), D, lw.q_jac.data(), D, false);
+  for (int i = 0; i < nv; ++i)
+    for (int d = 0; d < nv; ++d)
+      lw.q_jac[static_cast<size_t>(i) * D + cols.q + d] +=
+          lw.integrate_q[i * nv + d] - (bounced ? lw.bounce_position[i * nv + d] : 0.0);
+  std::copy(lw.q_jac.begin(), lw.q_jac.end(), jacobian);
+  std::copy(lw.v_jac.begin(), lw.v_jac.end(), jacobian + static_cast<size_t>(nv) * D);
+}
+
+}  // namespace dcol::sim
