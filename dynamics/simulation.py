@@ -231,8 +231,9 @@ class World:
         vertices (ConvexMesh.from_mesh's max_vertices).
     feature_tolerance : of :func:`dcol.geom.contacts`.
     self_collision : whether the bodies of one kinematic tree collide with each other (default False,
-        as in DART and Bullet: robot links' collision meshes usually overlap); a body never collides
-        with its parent. Bodies of different trees (e.g. free bodies) always collide.
+        as in DART and Bullet: robot links' collision meshes usually overlap); a tree fixed to the
+        world counts the world's shapes (its base links) as its own. A body never collides with its
+        parent. Bodies of different trees (e.g. free bodies) always collide, with the world's shapes too.
     threads : narrow-phase threads.
     """
 
@@ -292,7 +293,8 @@ class World:
             parent = int(model.parents[body])
             if parent >= 0:
                 root[body] = root[parent]
-            if body in scene_of and parent in scene_of:
+            # A joint's two bodies touch where it holds them; a floating joint holds nothing.
+            if body in scene_of and parent in scene_of and model.joint_kinds[body] != "floating":
                 self.scene.exclude(scene_of[body], scene_of[parent])
         if not self_collision:
             moving = [body for body in scene_of if isinstance(body, int) and body >= 0]
@@ -300,6 +302,9 @@ class World:
                 for body_j in moving[i + 1:]:
                     if root[body_i] == root[body_j]:
                         self.scene.exclude(scene_of[body_i], scene_of[body_j])
+                # The world's shapes are the links fixed to it: a fixed-base tree's own base.
+                if -1 in scene_of and model.joint_kinds[root[body_i]] != "floating":
+                    self.scene.exclude(scene_of[-1], scene_of[body_i])
         # scene body → model body (−1: static)
         self.scene_body_of_model = np.array(model_body, dtype=np.int64)
 

@@ -13,6 +13,12 @@
 // the best direction to separate them (spheres, resting faces) and an upper bound on it otherwise.
 // The witness points are DCOL's x projected along n onto the two support planes. Both branches go to
 // zero as the shapes come to touch, so the signed distance is continuous there.
+//
+// Touching (1 < α ≤ 1 + kTouching): the support planes' gap along n, the same formula. The distance
+// cone sits at its apex there and the interior-point solve stalls (a cylinder resting on its rim took
+// the 50-iteration limit for gaps below ~1 µm); the planes' gap is a lower bound on the distance, off
+// by O(d θ²) for an angle θ between n and the closest points' direction — negligible at these gaps —
+// and a resting contact's derivatives then come from one formula on both sides of touching.
 #pragma once
 
 #include <cmath>
@@ -143,7 +149,8 @@ inline void euclidean_distance_sized(const Shape& a, const Pose& fa, const Shape
     with_rows(std::integral_constant<int, 2 * kMaxFaces + 12>{});
 }
 
-// Overlapping branch from DCOL's result (and its contact Jacobian, with respect to body motions).
+// Overlapping and touching branch from DCOL's result (and its contact Jacobian, with respect to body
+// motions).
 // With coincident origins (α = 0) DCOL has no normal; world z is then taken, with a zero derivative.
 inline void penetration(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ProximityResult& dcol,
                         const ProximityJacobian* dcol_jac, DistanceResult& out, DistanceJacobian* jac) {
@@ -200,16 +207,23 @@ inline void penetration(const Shape& a, const Pose& pa, const Shape& b, const Po
 
 }  // namespace detail
 
+// Relative scaling α − 1 below which separated shapes count as touching (module comment).
+constexpr double kTouching = 1e-5;
+
 // Signed distance of shapes a and b at body poses pa, pb; with jac, its derivatives.
 inline void signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb,
                             const SolverSettings& settings, DistanceResult& out, DistanceJacobian* jac = nullptr) {
+  // With jac, DCOL's contact Jacobian comes with the solve: the penetration branch needs it, and
+  // computing it costs less than the second solve it would take once the branch is known.
   ProximityResult dcol;
-  proximity_lanes<1>(a, &pa, b, &pb, settings, &dcol, DerivativeOutput{});
+  ProximityJacobian dcol_jac;
+  proximity_lanes<1>(a, &pa, b, &pb, settings, &dcol,
+                     jac ? DerivativeOutput{DerivativeRequest::contact, &dcol_jac} : DerivativeOutput{});
   out = DistanceResult{};
   out.alpha = dcol.alpha;
   out.status = dcol.status;
   out.iterations = dcol.iterations;
-  if (dcol.alpha > 1.0) {
+  if (dcol.alpha > 1.0 + kTouching) {
     const Pose fa = shape_frame(a, pa), fb = shape_frame(b, pb);
     detail::euclidean_distance_sized(a, fa, b, fb, settings, out, jac);
     if (!jac) return;
@@ -226,10 +240,7 @@ inline void signed_distance(const Shape& a, const Pose& pa, const Shape& b, cons
     }
     return;
   }
-  if (!jac) return detail::penetration(a, pa, b, pb, dcol, nullptr, out, nullptr);
-  ProximityJacobian dcol_jac;  // DCOL again, now with the normal's derivatives
-  proximity_lanes<1>(a, &pa, b, &pb, settings, &dcol, DerivativeOutput{DerivativeRequest::contact, &dcol_jac});
-  detail::penetration(a, pa, b, pb, dcol, &dcol_jac, out, jac);
+  detail::penetration(a, pa, b, pb, dcol, jac ? &dcol_jac : nullptr, out, jac);
 }
 
 }  // namespace dcol

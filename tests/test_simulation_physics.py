@@ -426,3 +426,39 @@ def test_sliding_box_friction_and_mass_gradients(box_model):
                    + np.vstack([J.q_params[:, [0, -2]], J.v_params[:, [0, -2]]]))
     np.testing.assert_allclose(tangent[[0, 6], 1], [discrete_dx_dmu, -G * T], rtol=1e-6)
     np.testing.assert_allclose(tangent[[0, 6], 0], 0.0, atol=1e-9)
+
+
+def test_a_fixed_base_tree_owns_the_worlds_shapes_free_bodies_hit_them():
+    """A two-link arm on a base fixed to the world (the world's shape) and a free cube dropped on the
+    base: without self-collision the arm's links never test the base (their shapes overlap it, as a
+    robot's meshes do); the cube, clear of the arm, lands on the base and rests with its centre 0.05
+    above the base's top at z = 0.4."""
+    builder = ModelBuilder(gravity=(0.0, 0.0, -G))
+    builder.add_shape(None, Box([0.2, 0.2, 0.2], offset=([0.0, 0.0, 0.2], IDENTITY)))  # base, top at 0.4
+    builder.add_body("upper", parent=None, joint="shoulder", kind="revolute", axis=(0, 1, 0),
+                     placement=(np.array([0.0, 0.0, 0.4]), np.eye(3)), mass=1.0, com=(0.0, 0.0, 0.25),
+                     inertia=np.eye(3) * 1e-2)
+    builder.add_shape("upper", Box([0.05, 0.05, 0.3], offset=([0.0, 0.0, 0.25], IDENTITY)))  # into the base
+    builder.add_body("lower", parent="upper", joint="elbow", kind="revolute", axis=(0, 1, 0),
+                     placement=(np.array([0.0, 0.0, 0.5]), np.eye(3)), mass=1.0, com=(0.0, 0.0, 0.25),
+                     inertia=np.eye(3) * 1e-2)
+    builder.add_shape("lower", Box([0.05, 0.05, 0.3], offset=([0.0, 0.0, -0.1], IDENTITY)))
+    builder.add_body("cube", parent=None, joint="cube_free", kind="floating", mass=1.0, inertia=np.eye(3) / 600)
+    builder.add_shape("cube", Box([0.05, 0.05, 0.05]))
+    model = builder.build()
+    bodies = {name: index for index, name in enumerate(model.body_names)}
+    for self_collision in (False, True):
+        world = World(model, dt=1e-3, ground=False, self_collision=self_collision)
+        scene_body = {int(body): index for index, body in enumerate(world.scene_body_of_model) if body >= 0}
+        base = int(np.flatnonzero(world.scene_body_of_model == -1)[0])
+        allowed = world.scene.collision_matrix()
+        assert allowed[base, scene_body[bodies["lower"]]] == self_collision
+        assert not allowed[base, scene_body[bodies["upper"]]]  # its parent: never
+        assert allowed[base, scene_body[bodies["cube"]]]
+    world = World(model, dt=1e-3, ground=False)
+    q = np.zeros(model.nq)
+    cube = model.joint_q_index[bodies["cube"]]
+    q[cube:cube + 7] = [0.12, 0.12, 0.55, *IDENTITY]  # over the base's corner, beside the upright arm
+    rollout = world.rollout(q, np.zeros(model.nv), np.zeros((600, model.nv)))
+    assert rollout.q[-1, cube + 2] == pytest.approx(0.45, abs=1e-3)
+    assert np.abs(rollout.v[-1, model.joint_v_index[bodies["cube"]]:][:6]).max() < 1e-3
