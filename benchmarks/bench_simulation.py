@@ -79,7 +79,7 @@ def _placed(world, name):
         height_index = model.joint_q_index[model.joint_names.index(HEIGHT_JOINTS[name])]
     else:
         return q
-    lower, _ = world.scene.bounding_boxes(*world._body_kinematics(q, False)[:2])
+    lower, _ = world.scene.bounding_boxes(*world._body_kinematics(q)[:2])
     moving = world.scene_body_of_model[world.scene.body_of_shape] >= 0
     q[height_index] -= lower[moving, 2].min() + 1e-3
     return q

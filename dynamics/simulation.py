@@ -26,9 +26,11 @@ Step Jacobians: ∂(q⁺, v⁺)/∂(q, v, τ, θ) with θ = [π (10 per body, :f
 order), μ, e] by the chain rule through every term: M⁻¹, c and their derivatives (App. F), the
 contact rows' dependence on q through the contact points, normals and tangents (§V, App. C, from the
 contacts' forward-mode derivatives and the frame Jacobians' derivatives), the separations in the
-stabilization, and the LCP by its clamping set (§IV, App. A). Derivatives with respect to q are in
-the tangent space (integrate's), as for every dynamics function. In reverse mode the same partial
-derivatives are contracted with the cotangents, the LCP by :func:`dcol.solvers.lcp_vjp`.
+stabilization, and the LCP by its clamping set (§IV, App. A, as :func:`dcol.solvers.lcp_jvp`).
+Derivatives with respect to q are in the tangent space (integrate's), as for every dynamics function.
+They are computed natively (native/step_jacobians.hpp), for Step.jacobians at the step's LCP solution
+and for World.step_batch; reverse mode (Step.vjp, Rollout.vjp) contracts that Jacobian with the
+cotangents.
 
 Elastic bounces (§VI): the discrete step moves a bouncing body by Δt v⁺ whatever its distance to the
 contact, so ∂q⁺/∂q misses that a body closer to the surface bounces earlier and ends farther away.
@@ -59,7 +61,7 @@ from dcol.geom import Box, ConvexMesh, Scene
 from dcol.geom.derivatives import DERIVATIVE_SETTINGS
 from dcol.geom.proximity import checked_threads
 from dcol.geom.validation import checked_real
-from dcol.solvers import LCPStatus, complementarity_aware, lcp_jvp, lcp_vjp
+from dcol.solvers import LCPStatus, complementarity_aware
 from dcol.solvers.lcp import _Bounds, _solve_boxed
 
 from .algorithms import (
@@ -70,8 +72,6 @@ from .algorithms import (
     inertial_parameters,
     integrate,
     integrate_jacobians,
-    rnea_derivatives,
-    rnea_parameter_derivatives,
 )
 from .urdf import MeshGeometry
 
@@ -334,11 +334,11 @@ class World:
 
     # --- stepping -----------------------------------------------------------------------------------
 
-    def _body_kinematics(self, q, derivatives):
+    def _body_kinematics(self, q):
         """Scene body poses: positions (B, 3) and rotation matrices (B, 3, 3) (those of the native
         step, no quaternion round trip); Jacobians (B, 6, nv) of every scene body (world-aligned at
-        the body origin: a rigid perturbation per unit tangent step, DESIGN.md; zero for static bodies)
-        and their derivatives (B, 6, nv, nv) when asked."""
+        the body origin: a rigid perturbation per unit tangent step, DESIGN.md; zero for static
+        bodies)."""
         model, nv = self.model, self.model.nv
         bodies = self.scene_body_of_model
         moving = bodies >= 0
@@ -349,13 +349,10 @@ class World:
             positions[moving], rotations[moving] = _native_dynamics.frame_poses(model._native, q, frames, self.threads,
                                                                                 matrices=True)
         jacobians = np.zeros((bodies.size, 6, nv))
-        d_jacobians = np.zeros((bodies.size, 6, nv, nv)) if derivatives else None
         for index in np.flatnonzero(moving):
-            frame = self._body_frames[bodies[index]]
-            jacobians[index] = _native_dynamics.frame_jacobian(model._native, q, frame, self.threads)
-            if derivatives:
-                d_jacobians[index] = _native_dynamics.frame_jacobian_derivative(model._native, q, frame, self.threads)
-        return positions, rotations, jacobians, d_jacobians
+            jacobians[index] = _native_dynamics.frame_jacobian(model._native, q, self._body_frames[bodies[index]],
+                                                               self.threads)
+        return positions, rotations, jacobians
 
     def step(self, q, v, tau=None, *, warm_start=None, derivatives=False):
         """One time step from (q (nq,), v (nv,)) with joint forces tau (nv,) (zero if None).
@@ -372,11 +369,13 @@ class World:
         if warm_start is not None and not isinstance(warm_start, Step):
             raise TypeError("warm_start must be the previous Step")
 
-        positions, rotations, body_J, body_dJ = self._body_kinematics(q, derivatives)
+        positions, rotations, body_J = self._body_kinematics(q)
+        # With derivatives the contacts are found as the native linearization finds them again (with
+        # their derivatives: the fallback of a rule-less pair then solves to the central path).
         contacts = self.scene.contacts(positions, rotations, margin=self.contact_margin,
                                        feature_tolerance=self.feature_tolerance, derivatives=derivatives,
                                        threads=self.threads)
-        rows = _Rows(self, contacts, positions, body_J, body_dJ, q, v)
+        rows = _Rows(self, contacts, positions, body_J, q, v)
         J = rows.J
 
         # M̃ = M + Δt D: implicit damping (module docstring).
@@ -408,7 +407,7 @@ class World:
 
         linearization = None
         if derivatives:
-            linearization = _StepLinearization(self, q, v, a_free, v_free, v_next, Minv, A, f, rows, solution)
+            linearization = _StepLinearization(self, q, v, tau, v_next, J, Minv, solution)
         impulses = np.zeros(rows.total)
         impulses[rows.kept] = f
         K = len(contacts)
@@ -556,55 +555,29 @@ def _cross(a, b):
 
 class _ContactRows:
     """The contact rows of J (3 K, nv): per contact [normal; tangent1; tangent2] · (J_b − J_a) at the
-    contact point, and with the contacts' derivatives their derivatives dJ (3 K, nv, nv) (last axis
-    the tangent direction of q) and the separations' gradients d_separation (K, nv) (Nimble §V)."""
+    contact point (the relative velocity of b's material point minus a's)."""
 
-    def __init__(self, contacts, positions, body_J, body_dJ):
+    def __init__(self, contacts, positions, body_J):
         K, nv = len(contacts), body_J.shape[2]
-        a, b = contacts.body_a, contacts.body_b
-        self.frame = np.stack([contacts.normal, contacts.tangent1, contacts.tangent2], 1)  # (K, 3 rows, 3)
-        point = contacts.point
+        frame = np.stack([contacts.normal, contacts.tangent1, contacts.tangent2], 1)  # (K, 3 rows, 3)
         relative = np.zeros((K, 3, nv))
-        sides = []
-        for body, sign in ((a, -1.0), (b, 1.0)):
+        for body, sign in ((contacts.body_a, -1.0), (contacts.body_b, 1.0)):
             J = body_J[body]
-            lever = point - positions[body]
+            lever = contacts.point - positions[body]
             relative += sign * (J[:, :3] - _cross(lever[:, :, None], J[:, 3:]))
-            sides.append((body, sign, J, lever))
-        self.J = np.einsum("kri,kin->krn", self.frame, relative).reshape(3 * K, nv)
-        self.dJ = self.d_separation = None
-        if body_dJ is None or K == 0:
-            if body_dJ is not None:
-                self.dJ, self.d_separation = np.zeros((0, nv, nv)), np.zeros((0, nv))
-            return
-        G = np.concatenate([body_J[a], body_J[b]], 1)  # (K, 12, nv): rigid motions per tangent step
-        d_point = np.einsum("kic,kcd->kid", contacts.d_point, G)
-        d_frame = np.stack([np.einsum("kic,kcd->kid", getattr(contacts, name), G)
-                            for name in ("d_normal", "d_tangent1", "d_tangent2")], 1)  # (K, 3, 3, nv)
-        d_relative = np.zeros((K, 3, nv, nv))
-        for body, sign, J, lever in sides:
-            dJ = body_dJ[body]
-            d_lever = d_point - J[:, :3]
-            d_relative += sign * (dJ[:, :3] - _cross(d_lever[:, :, None, :], J[:, 3:, :, None])
-                                  - _cross(lever[:, :, None, None], dJ[:, 3:]))
-        self.dJ = (np.einsum("krid,kin->krnd", d_frame, relative)
-                   + np.einsum("kri,kind->krnd", self.frame, d_relative)).reshape(3 * K, nv, nv)
-        self.d_separation = np.einsum("kc,kcd->kd", contacts.d_separation, G)
+        self.J = np.einsum("kri,kin->krn", frame, relative).reshape(3 * K, nv)
 
 
 class _Rows:
     """The LCP rows of a step: 3 per contact (normal, tangent1, tangent2), then the joint limits near
     a bound, less the rows no joint can move (a planar model's out-of-plane friction; a contact's
-    tangents go with its normal). Per kept row: J (n, nv), b_extra (n,), friction_index (n,), the
-    rate ∂b_extra/∂gap and the gaps' gradients d_gap (n, nv) (zero on tangent rows), ∂b_extra/∂e, and
-    with derivatives dJ (n, nv, nv)."""
+    tangents go with its normal). Per kept row: J (n, nv), b_extra (n,), friction_index (n,)."""
 
-    def __init__(self, world, contacts, positions, body_J, body_dJ, q, v):
-        K, nv, dt = len(contacts), world.model.nv, world.dt
-        contact_rows = _ContactRows(contacts, positions, body_J, body_dJ)
+    def __init__(self, world, contacts, positions, body_J, q, v):
+        K, dt = len(contacts), world.dt
+        contact_rows = _ContactRows(contacts, positions, body_J)
         self.limit_joints, self.limit_signs, limit_gaps = world._limit_rows(q)
-        limits = _limit_matrix(self.limit_joints, self.limit_signs, nv)
-        J = np.vstack([contact_rows.J, limits])
+        J = np.vstack([contact_rows.J, _limit_matrix(self.limit_joints, self.limit_signs, world.model.nv)])
         normal_rows = np.arange(0, 3 * K, 3)
         gap_rows = np.concatenate([normal_rows, np.arange(3 * K, J.shape[0])])
 
@@ -614,12 +587,9 @@ class _Rows:
         gap = np.concatenate([contacts.separation, limit_gaps])
         rate = np.where(gap > 0.0, 1.0, world.baumgarte) / dt
         rate[:K][self.bouncing] = 0.0
-        restitution_velocity = np.zeros(J.shape[0])
-        restitution_velocity[normal_rows[self.bouncing]] = normal_velocity[self.bouncing]
-        extra = world.restitution * restitution_velocity
+        extra = np.zeros(J.shape[0])
+        extra[normal_rows[self.bouncing]] = world.restitution * normal_velocity[self.bouncing]
         extra[gap_rows] += rate * gap
-        gap_rate = np.zeros(J.shape[0])
-        gap_rate[gap_rows] = rate
         friction_index = np.full(J.shape[0], -1, dtype=np.int64)
         friction_index[1:3 * K:3] = friction_index[2:3 * K:3] = normal_rows
 
@@ -630,153 +600,51 @@ class _Rows:
         self.kept = np.flatnonzero(keep)
         self.count, self.total = self.kept.size, keep.size
         new_index = np.cumsum(keep) - 1
-        self.J, self.extra, self.gap_rate = J[keep], extra[keep], gap_rate[keep]
-        self.restitution_velocity = restitution_velocity[keep]
+        self.J, self.extra = J[keep], extra[keep]
         self.friction_index = np.where(friction_index[keep] >= 0, new_index[np.maximum(friction_index[keep], 0)], -1)
-        self.bounce_rows = np.flatnonzero(restitution_velocity[keep] != 0.0)
-        self.dJ = self.d_gap = None
-        if body_dJ is not None:
-            self.dJ = np.concatenate([contact_rows.dJ, np.zeros((limits.shape[0], nv, nv))])[keep]
-            d_gap = np.zeros((J.shape[0], nv))
-            d_gap[gap_rows] = np.vstack([contact_rows.d_separation, limits])
-            self.d_gap = d_gap[keep]
 
 
 class _StepLinearization:
-    """Partial derivatives of one step, contracted forward (jacobians) or backward (vjp).
+    """Jacobians (forward) and vector–Jacobian products (reverse) of one step, from its inputs and LCP
+    solution: the native linearization (native/step_jacobians.hpp) finds the step's rows again and
+    differentiates at this solution (its sets; relabeled ones for complementarity-aware gradients).
+    Reverse mode contracts the Jacobian with the cotangents: for these sizes a full Jacobian costs
+    less natively than the partial products did in Python."""
 
-    For each input X in (q, v, τ, θ): ∂v_free/∂X (nv, nX), ∂b/∂X (n, nX), ∂μ/∂X (n, nX) of the LCP
-    rows, ∂(M⁻¹Jᵀ f)/∂X at fixed f (nv, nX), and ∂A/∂X as products ∂A/∂X u (n, nX) (_dA): the LCP's
-    linearization applies ∂A to at most two vectors, so the (nX, n, n) tensors are never formed.
-    """
+    def __init__(self, world, q, v, tau, v_next, J, Minv, solution):
+        self.world, self.q, self.v, self.tau, self.J, self.Minv, self.solution = world, q, v, tau, J, Minv, solution
+        self.dt, self.nv = world.dt, world.model.nv
+        self._integrate_v = integrate_jacobians(world.model, q, world.dt * v_next)[1]
+        self._exact = {}  # bounce → StepJacobians at the step's own sets
 
-    def __init__(self, world, q, v, a_free, v_free, v_next, Minv, A, f, rows, solution):
-        model, dt, nv = world.model, world.dt, world.model.nv
-        J, dJ = rows.J, rows.dJ
-        self.model, self.q, self.dt, self.Minv, self.J, self.dJ, self.A, self.solution = (
-            model, q, dt, Minv, J, dJ, A, solution)
-        nparams = world.num_params
-
-        # Everything comes from inverse dynamics τ = rnea(q, v, a) = M a + c, linear in a and in π:
-        # a_free = M̃⁻¹(τ − c − D v) moves by −M̃⁻¹ δrnea(q, v, a_free), and M̃⁻¹ z at fixed z by
-        # −M̃⁻¹ (δM) y with y = M̃⁻¹ z and (δM) y = δrnea(q, 0, y) − δrnea(q, 0, 0) (_d_minv_JT).
-        q_batch = np.tile(q, (2, 1))
-        v_batch = np.vstack([v, np.zeros(nv)])
-        a_batch = np.vstack([a_free, np.zeros(nv)])
-        dtau_dq, dtau_dv, _ = rnea_derivatives(model, q_batch, v_batch, a_batch)
-        regressors = rnea_parameter_derivatives(model, q_batch, v_batch, a_batch)
-        self._static_dtau_dq, self._static_regressor = dtau_dq[1], regressors[1]
-        self.d_free = {
-            "q": -dt * Minv @ dtau_dq[0],
-            "v": np.eye(nv) - dt * Minv @ (dtau_dv[0] + np.diag(model.damping)),
-            "tau": dt * Minv,
-            "params": np.column_stack([-dt * Minv @ regressors[0], np.zeros((nv, 2))]),
-        }
-        self.dJTf = self._d_minv_JT(f, Minv @ (J.T @ f))
-        restitution = world.restitution
-        bounce = rows.bounce_rows
-        db_q = np.einsum("inD,n->iD", dJ, v_free) + J @ self.d_free["q"] + rows.gap_rate[:, None] * rows.d_gap
-        db_q[bounce] += restitution * np.einsum("inD,n->iD", dJ[bounce], v)
-        db_v = J @ self.d_free["v"]
-        db_v[bounce] += restitution * J[bounce]
-        db_params = J @ self.d_free["params"]
-        db_params[:, -1] = rows.restitution_velocity
-        self.db = {"q": db_q, "v": db_v, "tau": J @ self.d_free["tau"], "params": db_params}
-        dmu = np.zeros((rows.count, nparams))
-        dmu[rows.friction_index >= 0, -2] = 1.0
-        self.dmu = {"params": dmu}
-        self.sizes = {"q": nv, "v": nv, "tau": nv, "params": nparams}
-
-        # q⁺ = integrate(q, Δt v⁺) and the bounce (saltation) corrections (module docstring).
-        self.integrate_q, self.integrate_v = integrate_jacobians(model, q, dt * v_next)
-        self.bounce_position = self.bounce_velocity = None
-        if bounce.size:
-            N = J[bounce]
-            MinvNT = Minv @ N.T
-            # Pseudo-inverse: the normals of a face's contacts are linearly dependent.
-            impulse_map = (1.0 + restitution) * MinvNT @ np.linalg.pinv(N @ MinvNT, rcond=1e-10, hermitian=True)
-            gap_velocity = N @ v
-            gap_acceleration = N @ a_free + np.einsum("inD,n,D->i", dJ[bounce], v, v)
-            self.bounce_position = self.integrate_v @ impulse_map @ N
-            self.bounce_velocity = impulse_map @ ((gap_acceleration / gap_velocity)[:, None] * N)
-
-    def _d_minv_JT(self, u, y):
-        """∂(M̃⁻¹ Jᵀ u)/∂X at fixed u (n,), y = M̃⁻¹ Jᵀ u: X = q (nv, nv) and θ (nv, nparams)."""
-        model, nv = self.model, self.Minv.shape[0]
-        dtau_dq = rnea_derivatives(model, self.q, np.zeros(nv), y)[0] - self._static_dtau_dq
-        regressor = rnea_parameter_derivatives(model, self.q, np.zeros(nv), y) - self._static_regressor
-        return {"q": self.Minv @ (np.einsum("inD,i->nD", self.dJ, u) - dtau_dq),
-                "params": np.column_stack([-self.Minv @ regressor, np.zeros((nv, 2))])}
-
-    def _dA(self, u):
-        """∂A/∂X u (n, nX) for X = q, θ (A = J M̃⁻¹ Jᵀ; the other inputs do not move it)."""
-        y = self.Minv @ (self.J.T @ u)
-        d = self._d_minv_JT(u, y)
-        return {"q": np.einsum("inD,n->iD", self.dJ, y) + self.J @ d["q"],
-                "params": self.J @ d["params"]}
-
-    def jacobians(self, bounce):
-        n = self.J.shape[0]
-        inputs = ("q", "v", "tau", "params")
-
-        def dA(u, transposed):  # A and its derivatives are symmetric
-            products = self._dA(u)
-            return np.concatenate([products[X].T if X in products else np.zeros((self.sizes[X], n)) for X in inputs])
-
-        # All directions through the LCP at once (one factorization of its clamping set).
-        dmu = np.concatenate([self.dmu[X].T if X in self.dmu else np.zeros((self.sizes[X], n)) for X in inputs])
-        db = np.concatenate([self.db[X].T for X in inputs])
-        df = lcp_jvp(self.solution, self.A, dA, db, dmu=dmu) if n else np.zeros((db.shape[0], 0))
-        MinvJT = self.Minv @ self.J.T
-        v_jac, start = {}, 0
-        for X in inputs:
-            size = self.sizes[X]
-            v_jac[X] = self.d_free[X] + MinvJT @ df[start:start + size].T + self.dJTf.get(X, 0.0)
-            start += size
-        bounced = bounce and self.bounce_position is not None
-        if bounced:
-            v_jac["q"] = v_jac["q"] + self.bounce_velocity
-        q_jac = {X: self.dt * self.integrate_v @ v_jac[X] for X in inputs}
-        q_jac["q"] = q_jac["q"] + self.integrate_q
-        if bounced:
-            q_jac["q"] = q_jac["q"] - self.bounce_position
-        return StepJacobians(q_jac["q"], q_jac["v"], q_jac["tau"], q_jac["params"],
-                             v_jac["q"], v_jac["v"], v_jac["tau"], v_jac["params"])
-
-    def _velocity_vjp(self, grad_v, solution):
-        out = {}
-        grad_f = self.J @ (self.Minv @ grad_v)
-        cot = lcp_vjp(solution, self.A, grad_f, low_rank_A=True)
-        # ∂ℓ/∂A = Σ_k left_k right_kᵀ contracts with ∂A/∂X as Σ_k left_kᵀ (∂A/∂X right_k).
-        terms = [(left, self._dA(right)) for left, right in zip(*cot.A) if right.any()]
-        for X in ("q", "v", "tau", "params"):
-            g = self.d_free[X].T @ grad_v + self.db[X].T @ cot.b
-            if X in self.dJTf:
-                g = g + self.dJTf[X].T @ grad_v
-            for left, products in terms:
-                if X in products:
-                    g = g + left @ products[X]
-            if X in self.dmu:
-                g = g + self.dmu[X].T @ cot.mu
-            out[X] = g
-        return out
+    def jacobians(self, bounce, solution=None):
+        if solution is None and bounce in self._exact:
+            return self._exact[bounce]
+        lcp = self.solution if solution is None else solution
+        sets = np.where(lcp.clamping, 0, np.where(lcp.at_lower, 1, 2)).astype(np.int8)
+        jac = self.world._native().linearize(self.q, self.v, self.tau, lcp.f, sets, True, bool(bounce))
+        nv = self.nv
+        blocks = [jac[:, k * nv:(k + 1) * nv] for k in range(3)] + [jac[:, 3 * nv:]]
+        result = StepJacobians(*(block[:nv] for block in blocks), *(block[nv:] for block in blocks))
+        if solution is None:
+            self._exact[bounce] = result
+        return result
 
     def vjp(self, grad_q, grad_v, bounce, aware):
-        nv = self.Minv.shape[0]
+        nv = self.nv
         grad_q = np.zeros(nv) if grad_q is None else _batch(grad_q, "grad_q", nv, 1)[0][0]
         grad_v = np.zeros(nv) if grad_v is None else _batch(grad_v, "grad_v", nv, 1)[0][0]
-        total_v = grad_v + self.dt * self.integrate_v.T @ grad_q
 
         def backward(solution):
-            out = self._velocity_vjp(total_v, solution)
-            out["q"] = out["q"] + self.integrate_q.T @ grad_q
-            if bounce and self.bounce_position is not None:
-                out["q"] = out["q"] + self.bounce_velocity.T @ total_v - self.bounce_position.T @ grad_q
-            return StepCotangents(out["q"], out["v"], out["tau"], out["params"])
+            jac = self.jacobians(bounce, solution)
+            return StepCotangents(*(getattr(jac, "q_" + X).T @ grad_q + getattr(jac, "v_" + X).T @ grad_v
+                                    for X in ("q", "v", "tau", "params")))
 
-        exact = backward(self.solution)
+        exact = backward(None)
         if not aware:
             return exact
+        # The loss's gradient with respect to the impulses, ∂ℓ/∂v⁺ total (q⁺ = q ⊕ Δt v⁺) through M̃⁻¹Jᵀ.
+        total_v = grad_v + self.dt * self._integrate_v.T @ grad_q
         relabeled = backward(complementarity_aware(self.solution, self.J @ (self.Minv @ total_v)))
 
         def score(cot):

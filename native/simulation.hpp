@@ -274,17 +274,15 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
 
 }  // namespace detail
 
-// One step from (q, v) under joint forces tau into (q_next, v_next), which must not alias the inputs.
-// derivatives: also the contacts' derivatives, for step_jacobians (step_jacobians.hpp).
-inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v, const double* tau,
-                       double* q_next, double* v_next, bool derivatives = false) {
+// A step's problem from (q, v) under joint forces tau: the contacts (and with derivatives their
+// derivatives, for step_jacobians.hpp), the rows, v_free and the LCP's A and b. Returns the row count.
+inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v,
+                        const double* tau, bool derivatives) {
   const dyn::Model& model = *world.model;
   const int nv = model.nv;
   const double dt = world.dt;
   detail::body_kinematics(world, ws, q);
   detail::find_contacts(world, ws, derivatives);
-  StepReport report;
-  report.contacts = static_cast<int>(ws.contacts.size());
   const int n = detail::build_rows(world, ws, q, v);
 
   // a_free = M̃⁻¹ (τ − c − D v), M̃ = M + Δt D (implicit damping); c after forward_kinematics above.
@@ -320,6 +318,17 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
       const double mean = 0.5 * (ws.A[static_cast<size_t>(r) * n + s] + ws.A[static_cast<size_t>(s) * n + r]);
       ws.A[static_cast<size_t>(r) * n + s] = ws.A[static_cast<size_t>(s) * n + r] = mean;
     }
+  return n;
+}
+
+// One step from (q, v) under joint forces tau into (q_next, v_next), which must not alias the inputs.
+// derivatives: also the contacts' derivatives, for step_jacobians (step_jacobians.hpp).
+inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v, const double* tau,
+                       double* q_next, double* v_next, bool derivatives = false) {
+  const int nv = world.model->nv;
+  const int n = prepare_step(world, ws, q, v, tau, derivatives);
+  StepReport report;
+  report.contacts = static_cast<int>(ws.contacts.size());
 
   // The boxed LCP: the previous step's sets first (Nimble App. B); failing that, Gauss–Seidel from the
   // previous impulses (or zero) with exact solves on the sets it finds (lcp/active_set.hpp).
@@ -356,9 +365,9 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
     double sum = ws.v_free[i];
     for (int r = 0; r < n; ++r) sum += ws.minv_JT[static_cast<size_t>(i) * n + r] * ws.f[r];
     v_next[i] = sum;
-    ws.rhs[i] = dt * sum;
+    ws.rhs[i] = world.dt * sum;
   }
-  dyn::integrate(model, q, ws.rhs.data(), q_next);
+  dyn::integrate(*world.model, q, ws.rhs.data(), q_next);
   return report;
 }
 

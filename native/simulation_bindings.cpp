@@ -209,6 +209,36 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
   return out;
 }
 
+// The Jacobian (2 nv, 3 nv (+ 10 nbodies + 2 with parameters)) of the step from one state (q, v, tau)
+// at the LCP solution f (n,) with sets (n,) (lcp::EntrySet codes): dynamics/simulation.py's Step.
+Array linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in, const Array& f,
+                const py::array_t<int8_t, py::array::c_style | py::array::forcecast>& sets, bool parameters,
+                bool bounce) {
+  const sim::WorldSpec& spec = world.spec;
+  const dyn::Model& model = *spec.model;
+  const Rows q = dyn::binding::configuration(model, q_in);
+  const Rows v = dyn::binding::tangent(model, q, v_in, "v");
+  const Rows tau = dyn::binding::tangent(model, q, tau_in, "tau");
+  require(!q.batched, "q must be (nq,)");
+  require(f.ndim() == 1 && sets.ndim() == 1 && sets.size() == f.size(), "f and sets must be (n,) each");
+  const int n = static_cast<int>(f.size());
+  for (int i = 0; i < n; ++i) require(sets.data()[i] >= 0 && sets.data()[i] <= 2, "sets must hold 0, 1 or 2");
+  const py::ssize_t nv = model.nv, D = 3 * nv + (parameters ? 10 * model.nbodies() + 2 : 0);
+  Array jacobian({2 * nv, D});
+  double* out = jacobian.mutable_data();
+  bool same_rows;
+  {
+    py::gil_scoped_release release;
+    std::unique_ptr<Workspaces> workspaces = world.workspaces->take(spec);
+    same_rows = sim::linearize_step(spec, workspaces->step, workspaces->linearization, q.row(0), v.row(0), tau.row(0), n,
+                                    f.data(), reinterpret_cast<const lcp::EntrySet*>(sets.data()), parameters, bounce,
+                                    out);
+    world.workspaces->give(std::move(workspaces));
+  }
+  require(same_rows, "the step from this state has other LCP rows than f");
+  return jacobian;
+}
+
 }  // namespace
 
 void bind_simulation(py::module_& root) {
@@ -221,5 +251,7 @@ void bind_simulation(py::module_& root) {
            py::arg("feature_tolerance"), py::arg("settings"), py::arg("max_sweeps"), py::arg("tolerance"))
       .def("rollout", &rollout, py::arg("q0"), py::arg("v0"), py::arg("taus"), py::arg("threads") = 1)
       .def("step", &step_batch, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("derivatives") = false,
-           py::arg("parameters") = true, py::arg("bounce") = true, py::arg("threads") = 1);
+           py::arg("parameters") = true, py::arg("bounce") = true, py::arg("threads") = 1)
+      .def("linearize", &linearize, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("f"), py::arg("sets"),
+           py::arg("parameters") = true, py::arg("bounce") = true);
 }

@@ -1,6 +1,7 @@
-// Jacobians of one native step, ∂(q⁺, v⁺)/∂(q, v, τ, θ) with θ = [π (10 per body), μ, e]: the forward
-// mode of dynamics/simulation.py's _StepLinearization (its module docstring has the equations; Nimble
-// §IV–VI, App. A, C, F), after a step(…, derivatives = true) in the same workspace:
+// Jacobians of one step, ∂(q⁺, v⁺)/∂(q, v, τ, θ) with θ = [π (10 per body), μ, e], in forward mode
+// (the module docstring of dynamics/simulation.py has the equations; Nimble §IV–VI, App. A, C, F),
+// after a step(…, derivatives = true) in the same workspace or at a given LCP solution
+// (linearize_step, for World.step's Step in Python):
 //   * v_free = v + Δt M̃⁻¹(τ − c − D v) through inverse dynamics: ∂ moves it by −Δt M̃⁻¹ ∂rnea(q, v, a_free);
 //   * the rows J and their gaps through the contacts' derivatives and the body Jacobians' derivatives;
 //   * M̃⁻¹ Jᵀ u at fixed u by M̃⁻¹ (dJᵀ u − (δM) y), y = M̃⁻¹ Jᵀ u, (δM) y = δrnea(q, 0, y) − δrnea(q, 0, 0);
@@ -40,7 +41,7 @@ struct LinearizationWorkspace {
   // Scratch of the products and of one contact's row derivatives.
   std::vector<double> y, u, d_q, d_params, tau_q, tau_v, tau_m, regressor_y;
   std::vector<double> relative, G, d_point, d_frame, d_separation, d_relative;
-  std::vector<double> integrate_q, integrate_v, impulse_map, bounce_scratch, bounce_position;
+  std::vector<double> integrate_q, integrate_v, impulse_map, bounce_scratch, bounce_position, v_next;
   std::vector<int> bounce_rows;
 };
 
@@ -455,6 +456,27 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
           lw.integrate_q[i * nv + d] - (bounced ? lw.bounce_position[i * nv + d] : 0.0);
   std::copy(lw.q_jac.begin(), lw.q_jac.end(), jacobian);
   std::copy(lw.v_jac.begin(), lw.v_jac.end(), jacobian + static_cast<size_t>(nv) * D);
+}
+
+// The Jacobians of the step from (q, v, tau) at a given LCP solution f (n) with its sets (a World.step
+// of dynamics/simulation.py, whose rows are these, or the sets relabeled, Nimble §IV-D): the step's
+// problem again (prepare_step), then step_jacobians at that solution. Returns false when the step
+// has other than n rows.
+inline bool linearize_step(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw, const double* q,
+                           const double* v, const double* tau, int n, const double* f, const lcp::EntrySet* sets,
+                           bool parameters, bool bounce, double* jacobian) {
+  if (prepare_step(world, ws, q, v, tau, true) != n) return false;
+  const int nv = world.model->nv;
+  ws.f.assign(f, f + n);
+  ws.sets.assign(sets, sets + n);
+  lw.v_next.resize(nv);
+  for (int i = 0; i < nv; ++i) {
+    double sum = ws.v_free[i];
+    for (int r = 0; r < n; ++r) sum += ws.minv_JT[static_cast<size_t>(i) * n + r] * f[r];
+    lw.v_next[i] = sum;
+  }
+  step_jacobians(world, ws, lw, q, v, lw.v_next.data(), parameters, bounce, jacobian);
+  return true;
 }
 
 }  // namespace dcol::sim

@@ -230,7 +230,7 @@ def test_statically_indeterminate_friction_is_solved_by_pivoting():
     world = World(load_dataset_robot("jump_worm"), dt=1e-3)
     q, v, previous = neutral(world.model), np.zeros(world.model.nv), None
     # lowered until its lowest shape is 1 mm into the ground
-    lower, _ = world.scene.bounding_boxes(*world._body_kinematics(q, False)[:2])
+    lower, _ = world.scene.bounding_boxes(*world._body_kinematics(q)[:2])
     q[world.model.joint_q_index[world.model.joint_names.index("rootz")]] -= lower[:-1, 2].min() + 1e-3
     for _ in range(200):
         previous = world.step(q, v, warm_start=previous)
