@@ -12,7 +12,8 @@ dcol's figures are the native World.step_batch, on one thread:
   * central diff: the 6 nv perturbed steps of ∂(q⁺, v⁺)/∂(q, v, τ) in one step_batch call, and the
     speedup of step+Jac over it; FD err: the two's largest difference in the v and τ columns
     relative to the largest entry (∂/∂q is one-sided at resting contacts: see measure_dcol).
-Nimble/dcol ratios compare Nimble's step + Jacobians to the one-call and the batched figures.
+Nimble/dcol ratios compare Nimble's step + Jacobians to the one-call and the batched figures; where
+Nimble's model finds no contact and dcol's does, also to dcol on that contact-free scene (no ground).
 A second table has the Python World.step path (warm-started; Step.jacobians with θ).
 
 A third table times rollouts without derivatives from the settled state: `--worlds` copies with
@@ -146,6 +147,12 @@ def measure_dcol(name, settle, repeats, batch):
     finite, analytic = (J[:, model.nv:] for J in (_central_differences(world, q, v, tau),
                                                   _native_jacobian(world, q, v, tau, False)))
     result["error"] = float(np.abs(finite - analytic).max() / max(1.0, np.abs(finite).max()))
+    # The same state without the ground: the scene of a Nimble model that finds no contacts.
+    free = World(model, dt=1e-3, ground=False)
+    result["jacobian_free"] = _median_time(
+        lambda: free.step_batch(*one, derivatives=True, parameters=False, threads=1), repeats)
+    result["batched_free"] = _median_time(
+        lambda: free.step_batch(*many, derivatives=True, parameters=False, threads=1), max(3, repeats // 5)) / batch
     return result
 
 
@@ -244,6 +251,11 @@ def main():
             nimble_text = (f"{1e3 * nimble['jacobian']:8.3f} ({nimble['jacobian'] / result['jacobian']:.1f}x, "
                            f"{nimble['jacobian'] / result['batched']:.1f}x), nv {nimble['dofs']}, "
                            f"{nimble['contacts']} contacts")
+            if nimble["contacts"] == 0 and result["contacts"] > 0:  # the same, contact-free scene
+                nimble_text += (f"; dcol without ground {1e3 * result['jacobian_free']:.3f}, "
+                                f"{1e3 * result['batched_free']:.4f} "
+                                f"({nimble['jacobian'] / result['jacobian_free']:.1f}x, "
+                                f"{nimble['jacobian'] / result['batched_free']:.1f}x)")
         else:
             nimble_text = nimble
         print(f"{name:14s} {result['nv']:3d} {result['contacts']:8d} {1e3 * result['step']:7.3f} "

@@ -458,15 +458,13 @@ class World:
         threads = self.threads if threads is None else checked_threads(threads)
         # Shapes, finiteness and quaternions are checked natively, with errors naming the argument.
         out = self._native().step(q, v, tau, bool(derivatives), bool(parameters), bool(bounce), threads)
-        self._check_batch_status(out["status"], "step", "steps")
+        if out["worst"]:
+            self._check_batch_status(out["status"], "step", "steps")
         jacobians = None
         if derivatives:
-            jac = out["jacobian"]
-
-            def blocks(rows):  # [q, v, τ, θ or None] columns of the q⁺ or v⁺ rows
-                return [rows[:, :, k * nv:(k + 1) * nv] for k in range(3)] + [rows[:, :, 3 * nv:] if parameters else None]
-
-            jacobians = StepJacobians(*blocks(jac[:, :nv]), *blocks(jac[:, nv:]))
+            q_q, q_v, q_tau, v_q, v_v, v_tau = out["state_jacobian"]
+            q_params, v_params = out["params_jacobian"] if parameters else (None, None)
+            jacobians = StepJacobians(q_q, q_v, q_tau, q_params, v_q, v_v, v_tau, v_params)
         return BatchStep(out["q"], out["v"], out["contacts"], jacobians)
 
     def rollout_batch(self, q0, v0, taus, *, threads=None):
@@ -495,14 +493,13 @@ class World:
             raise ValueError("taus must be finite (no NaN or inf)")
         threads = self.threads if threads is None else checked_threads(threads)
         out = self._native().rollout(q0, v0, np.ascontiguousarray(taus), threads)
-        self._check_batch_status(out["status"], "rollout", "rollouts", out["failed_step"])
+        if out["status"].any():
+            self._check_batch_status(out["status"], "rollout", "rollouts", out["failed_step"])
         return BatchRollout(out["q"], out["v"], out["contacts"])
 
     @staticmethod
     def _check_batch_status(status, item, items, failed_step=None):
         """Raise for failed worlds of a native batch (status 2), warn for LCP iteration limits (1)."""
-        if not status.any():
-            return
         failed = np.flatnonzero(status == 2)
         if failed.size:
             where = "" if failed_step is None else f" at step {failed_step[failed[0]]}"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -20,6 +21,23 @@ struct Box3 {
 inline Box3 bounding_box(const Shape& sh, const Pose& body, double margin) {
   const Pose frame = shape_frame(sh, body);
   Box3 box;
+  if (sh.kind == ShapeKind::polytope) {  // the six support points in one pass over the vertices
+    for (int axis = 0; axis < 3; ++axis)
+      box.lower[axis] = std::numeric_limits<double>::infinity(), box.upper[axis] = -box.lower[axis];
+    for (int k = 0; k < sh.num_vertices; ++k) {
+      const double* y = sh.vertices.data() + 3 * k;
+      for (int axis = 0; axis < 3; ++axis) {
+        const double w = frame.Q.m[axis][0] * y[0] + frame.Q.m[axis][1] * y[1] + frame.Q.m[axis][2] * y[2];
+        box.lower[axis] = std::min(box.lower[axis], w);
+        box.upper[axis] = std::max(box.upper[axis], w);
+      }
+    }
+    for (int axis = 0; axis < 3; ++axis) {
+      box.lower[axis] += frame.r[axis] - margin;
+      box.upper[axis] += frame.r[axis] + margin;
+    }
+    return box;
+  }
   for (int axis = 0; axis < 3; ++axis) {
     double u[3] = {0.0, 0.0, 0.0}, p[3];
     u[axis] = 1.0;

@@ -32,6 +32,7 @@ namespace {
 struct Workspaces {
   sim::StepWorkspace step;
   sim::LinearizationWorkspace linearization;
+  std::vector<double> jacobian;  // one step's (2 nv × columns)
   explicit Workspaces(const sim::WorldSpec& spec) : step(spec) {}
 };
 
@@ -153,8 +154,10 @@ py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::hand
   return out;
 }
 
-// N independent steps (no warm start): q (N, nq), v (N, nv), tau (N, nv); with derivatives also each
-// step's Jacobian (N, 2 nv, 3 nv (+ 10 nbodies + 2 with parameters)) (step_jacobians.hpp).
+// N independent steps (no warm start): q (N, nq), v (N, nv), tau (N, nv); status (N,) and its largest
+// value "worst"; with derivatives also each step's Jacobian (step_jacobians.hpp) by blocks:
+// "state_jacobian" (6, N, nv, nv) ∂(q⁺, v⁺)/∂(q, v, τ) in the order q_q, q_v, q_tau, v_q, v_v, v_tau
+// and with parameters "params_jacobian" (2, N, nv, 10 nbodies + 2), ∂q⁺/∂θ and ∂v⁺/∂θ.
 py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in, bool derivatives,
                     bool parameters, bool bounce, int threads) {
   const sim::WorldSpec& spec = world.spec;
@@ -164,13 +167,15 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
   const Rows v = dyn::binding::tangent(model, q, v_in, "v");
   const Rows tau = dyn::binding::tangent(model, q, tau_in, "tau");
   require(q.batched, "q must be (N, nq)");
-  const py::ssize_t N = q.count, nq = model.nq, nv = model.nv,
-                   D = 3 * nv + (parameters ? 10 * model.nbodies() + 2 : 0);
+  const py::ssize_t N = q.count, nq = model.nq, nv = model.nv, P = parameters ? 10 * model.nbodies() + 2 : 0,
+                   D = 3 * nv + P;
   Array q_next({N, nq}), v_next({N, nv});
-  Array jacobian(derivatives ? std::vector<py::ssize_t>{N, 2 * nv, D} : std::vector<py::ssize_t>{0});
+  Array state_jacobian(derivatives ? std::vector<py::ssize_t>{6, N, nv, nv} : std::vector<py::ssize_t>{0});
+  Array params_jacobian(derivatives && parameters ? std::vector<py::ssize_t>{2, N, nv, P} : std::vector<py::ssize_t>{0});
   py::array_t<int32_t> contacts(N);
   py::array_t<int8_t> status(N);
-  double *q_d = q_next.mutable_data(), *v_d = v_next.mutable_data(), *jac_d = jacobian.mutable_data();
+  double *q_d = q_next.mutable_data(), *v_d = v_next.mutable_data();
+  double *state_d = state_jacobian.mutable_data(), *params_d = params_jacobian.mutable_data();
   int32_t* contacts_d = contacts.mutable_data();
   int8_t* status_d = status.mutable_data();
   {
@@ -186,12 +191,22 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
         bool ok = report.status == lcp::LcpStatus::solved || report.status == lcp::LcpStatus::iteration_limit;
         for (py::ssize_t i = 0; ok && i < nq; ++i) ok = std::isfinite(q_d[n * nq + i]);
         for (py::ssize_t i = 0; ok && i < nv; ++i) ok = std::isfinite(v_d[n * nv + i]);
-        double* jac_n = jac_d + n * 2 * nv * D;
-        if (ok && derivatives)
-          sim::step_jacobians(spec, workspace, workspaces->linearization, q.row(n), v.row(n), v_d + n * nv, parameters,
-                              bounce, jac_n);
-        else if (derivatives)
-          std::fill(jac_n, jac_n + 2 * nv * D, std::numeric_limits<double>::quiet_NaN());
+        if (derivatives) {
+          std::vector<double>& jac = workspaces->jacobian;
+          jac.resize(2 * nv * D);
+          if (ok)
+            sim::step_jacobians(spec, workspace, workspaces->linearization, q.row(n), v.row(n), v_d + n * nv,
+                                parameters, bounce, jac.data());
+          else
+            std::fill(jac.begin(), jac.end(), std::numeric_limits<double>::quiet_NaN());
+          for (py::ssize_t side = 0; side < 2; ++side)  // the q⁺ rows, then the v⁺ rows
+            for (py::ssize_t i = 0; i < nv; ++i) {
+              const double* row = jac.data() + (side * nv + i) * D;
+              for (py::ssize_t k = 0; k < 3; ++k)
+                std::copy_n(row + k * nv, nv, state_d + (((3 * side + k) * N + n) * nv + i) * nv);
+              std::copy_n(row + 3 * nv, P, params_d + ((side * N + n) * nv + i) * P);
+            }
+        }
         status_d[n] = static_cast<int8_t>(!ok ? sim::RolloutStatus::failed
                                           : report.status == lcp::LcpStatus::iteration_limit
                                               ? sim::RolloutStatus::lcp_iteration_limit
@@ -205,7 +220,9 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
   out["v"] = v_next;
   out["contacts"] = contacts;
   out["status"] = status;
-  if (derivatives) out["jacobian"] = jacobian;
+  out["worst"] = N > 0 ? *std::max_element(status_d, status_d + N) : 0;
+  if (derivatives) out["state_jacobian"] = state_jacobian;
+  if (derivatives && parameters) out["params_jacobian"] = params_jacobian;
   return out;
 }
 
