@@ -4,7 +4,7 @@
 // (linearize_step, for World.step's Step in Python):
 //   * v_free = v + Δt M̃⁻¹(τ − c − D v) through inverse dynamics: ∂ moves it by −Δt M̃⁻¹ ∂rnea(q, v, a_free);
 //   * the rows J and their gaps through the contacts' derivatives and the body Jacobians' derivatives;
-//   * M̃⁻¹ Jᵀ u at fixed u by M̃⁻¹ (dJᵀ u − (δM) y), y = M̃⁻¹ Jᵀ u, (δM) y = δrnea(q, 0, y) − δrnea(q, 0, 0);
+//   * M̃⁻¹ Jᵀ u at fixed u by M̃⁻¹ (dJᵀ u − (δM) y), y = M̃⁻¹ Jᵀ u, (δM) y = δrnea(q, 0, y) without gravity;
 //   * the LCP by its clamping set C: f_B = E f_C + c on the bounded set, K = A_CC + A_CB E,
 //     df_C = −K⁺ (dA f + A_CB d(f_B) + db)_C + (I − K⁺K) dKᵀ K⁺ᵀ f_C (the pseudo-inverse's term, zero
 //     for an invertible K), with dA only ever applied to two vectors;
@@ -26,7 +26,7 @@
 namespace dcol::sim {
 
 struct LinearizationWorkspace {
-  std::vector<double> Minv, dtau_dq, dtau_dv, mass, static_dtau_dq, regressor, static_regressor;
+  std::vector<double> Minv, dtau_dq, dtau_dv, mass, regressor;
   std::vector<double> body_dJ;                 // scene body → 6 × nv × nv, [row][column][direction]
   std::vector<uint8_t> has_body_dJ;            // scene body → whether body_dJ holds it this step
   std::vector<int> active;                     // the dofs that move a contact's bodies
@@ -79,13 +79,15 @@ struct Columns {
 };
 
 // ∂(M̃⁻¹ Jᵀ u)/∂q into lw.d_q (nv × nv) and /∂π into lw.d_params (nv × np) at fixed u (n),
-// for y = M̃⁻¹ Jᵀ u (after lw holds M̃⁻¹, dJ and the static terms at (q, 0, 0)).
+// for y = M̃⁻¹ Jᵀ u (after lw holds M̃⁻¹ and dJ): (δM) y is the derivative of rnea(q, 0, y) without
+// gravity, and (∂M/∂π) y its regressor.
 inline void minv_JT_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws,
                                 LinearizationWorkspace& lw, const double* q, const double* u, const double* y) {
   const dyn::Model& model = *world.model;
   const int nv = model.nv, n = static_cast<int>(ws.kept.size()), np = cols.np;
-  dyn::rnea_derivatives(model, ws.data, q, ws.zero.data(), y, lw.tau_q.data(), lw.tau_v.data(), lw.tau_m.data());
-  for (int i = 0; i < nv * nv; ++i) lw.tau_q[i] = lw.static_dtau_dq[i] - lw.tau_q[i];  // −(δM) y
+  dyn::rnea_derivatives(model, ws.data, q, ws.zero.data(), y, lw.tau_q.data(), lw.tau_v.data(), lw.tau_m.data(),
+                        false);
+  for (int i = 0; i < nv * nv; ++i) lw.tau_q[i] = -lw.tau_q[i];  // −(δM) y
   for (int r = 0; r < n; ++r) {  // + dJᵀ u
     if (u[r] == 0.0) continue;
     const double* dJr = lw.dJ.data() + static_cast<size_t>(r) * nv * nv;
@@ -93,8 +95,7 @@ inline void minv_JT_derivatives(const WorldSpec& world, const Columns& cols, Ste
   }
   multiply(nv, nv, nv, 1.0, lw.Minv.data(), nv, lw.tau_q.data(), nv, lw.d_q.data(), nv, false);
   if (np == 0) return;
-  dyn::joint_torque_regressor(model, ws.data, q, ws.zero.data(), y, lw.regressor_y.data());
-  for (int i = 0; i < nv * np; ++i) lw.regressor_y[i] -= lw.static_regressor[i];
+  dyn::joint_torque_regressor(model, ws.data, q, ws.zero.data(), y, lw.regressor_y.data(), false);
   multiply(nv, nv, np, -1.0, lw.Minv.data(), nv, lw.regressor_y.data(), np, lw.d_params.data(), np, false);
 }
 
@@ -383,18 +384,12 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   for (int i = 0; i < nv; ++i)
     for (int j = 0; j < i; ++j) lw.Minv[i * nv + j] = lw.Minv[j * nv + i] = 0.5 * (lw.Minv[i * nv + j] + lw.Minv[j * nv + i]);
 
-  // Inverse dynamics and its derivatives at (q, v, a_free) and (q, 0, 0).
-  for (auto* buffer : {&lw.dtau_dq, &lw.dtau_dv, &lw.mass, &lw.static_dtau_dq, &lw.tau_q, &lw.tau_v, &lw.tau_m, &lw.d_q})
+  // Inverse dynamics' derivatives and regressor at (q, v, a_free).
+  for (auto* buffer : {&lw.dtau_dq, &lw.dtau_dv, &lw.mass, &lw.tau_q, &lw.tau_v, &lw.tau_m, &lw.d_q})
     buffer->resize(static_cast<size_t>(nv) * nv);
-  for (auto* buffer : {&lw.regressor, &lw.static_regressor, &lw.regressor_y, &lw.d_params})
-    buffer->resize(static_cast<size_t>(nv) * np);
+  for (auto* buffer : {&lw.regressor, &lw.regressor_y, &lw.d_params}) buffer->resize(static_cast<size_t>(nv) * np);
   dyn::rnea_derivatives(model, ws.data, q, v, ws.a_free.data(), lw.dtau_dq.data(), lw.dtau_dv.data(), lw.mass.data());
-  if (parameters) {
-    dyn::joint_torque_regressor(model, ws.data, q, v, ws.a_free.data(), lw.regressor.data());
-    dyn::joint_torque_regressor(model, ws.data, q, ws.zero.data(), ws.zero.data(), lw.static_regressor.data());
-  }
-  dyn::rnea_derivatives(model, ws.data, q, ws.zero.data(), ws.zero.data(), lw.static_dtau_dq.data(), lw.tau_v.data(),
-                        lw.mass.data());
+  if (parameters) dyn::joint_torque_regressor(model, ws.data, q, v, ws.a_free.data(), lw.regressor.data());
 
   // d_free = ∂v_free/∂(q, v, τ, θ) (nv × D).
   lw.d_free.assign(static_cast<size_t>(nv) * D, 0.0);

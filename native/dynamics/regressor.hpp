@@ -22,11 +22,11 @@ inline void symmetric_coefficients(const Vec3& x, const Vec3& w, double sign, do
   out[5] += sign * x.z * w.z;
 }
 
-// Y (nv × 10 nbodies, row-major, zeroed here).
+// Y (nv × 10 nbodies, row-major, zeroed here); without gravity, Y(q, 0, a) π = M(q) a.
 inline void joint_torque_regressor(const Model& model, Data& data, const double* q, const double* v, const double* a,
-                                   double* Y) {
+                                   double* Y, bool gravity = true) {
   forward_kinematics(model, data, q);
-  rnea_forward_pass(model, data, v, a);
+  rnea_forward_pass(model, data, v, a, gravity);
   const int cols = 10 * model.nbodies();
   for (int r = 0; r < model.nv * cols; ++r) Y[r] = 0.0;
   for (int i = 0; i < model.nbodies(); ++i) {
