@@ -32,11 +32,10 @@ struct LinearizationWorkspace {
   std::vector<int> active;                     // the dofs that move a contact's bodies
   std::vector<uint8_t> is_active;
   std::vector<double> dJ, d_gap;               // kept rows: n × nv × nv, n × nv
-  std::vector<double> d_free, db, dJTf, df, v_jac, q_jac;  // (nv or n) × columns
-  // The LCP's sets: C, B, each entry's column in C; per B entry its E entry (column, value), its sign
-  // (+1 upper, −1 lower) and its friction normal (−1 if none).
-  std::vector<int> C, B, column, E_column, normal;
-  std::vector<double> E_value, sign, f_clamped, d_bounded, K, rhs, z, z_full, ACBz, dAz;
+  std::vector<double> d_free, db, df, v_jac, q_jac;  // (nv or n) × columns
+  // The LCP's linearization: its own f, each bounded entry's sign (+1 upper, −1 lower) and change
+  // with μ, K, right-hand sides (columns × |C|), z = K⁺ᵀ f_C and dA products.
+  std::vector<double> f_clamped, sign, d_bounded, K, rhs, z, z_full, dAz;
   lcp::OrthogonalDecomposition K_decomposition, bounce_decomposition;
   // Scratch of the products and of one contact's row derivatives.
   std::vector<double> y, u, d_q, d_params, tau_q, tau_v, tau_m, regressor_y;
@@ -118,7 +117,9 @@ inline void dA_product(const WorldSpec& world, const Columns& cols, StepWorkspac
   multiply(n, nv, np, 1.0, ws.J.data(), nv, lw.d_params.data(), np, out + cols.params, cols.D, true);
 }
 
-// dJ (n × nv × nv) and d_gap (n × nv) of the kept rows (_ContactRows in dynamics/simulation.py).
+// dJ (n × nv × nv) and d_gap (n × nv) of the kept rows (Nimble §V, App. C): a contact row is
+// n_r · (J_b − J_a) at the contact point, differentiated through the contact's point and frame
+// (their derivatives along the two bodies' rigid motions) and the body Jacobians' derivatives.
 inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw) {
   const dyn::Model& model = *world.model;
   const int nv = model.nv, n = static_cast<int>(ws.kept.size()), K = static_cast<int>(ws.contacts.size());
@@ -139,9 +140,9 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
     const Contact& c = ws.contacts[k];
     const ContactDerivatives& dc = ws.contact_derivatives[k];
     relative_jacobian(world, ws, k, lw.relative.data());
-    // G (12 × nv): the rigid motions [δp_a, δθ_a, δp_b, δθ_b] of the two bodies per tangent step.
     const int bodies[2] = {world.shape_body[ws.keys[k].shape_a], world.shape_body[ws.keys[k].shape_b]};
-    // The rows' columns and derivative directions outside the dofs moving either body are zero.
+    // G (12 × nv): the rigid motions [δp_a, δθ_a, δp_b, δθ_b] of the two bodies per tangent step; the
+    // active dofs: those moving either body (the rows' other columns and directions are zero).
     lw.active.clear();
     lw.is_active.assign(nv, 0);
     for (int side = 0; side < 2; ++side) {
@@ -219,94 +220,70 @@ inline void lcp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
   const int n = static_cast<int>(ws.kept.size()), D = cols.D;
   const double* A = ws.A.data();
   const double* f = ws.f.data();
-  lw.C.clear();
-  lw.B.clear();
-  lw.column.assign(n, -1);
-  for (int i = 0; i < n; ++i) {
-    if (ws.sets[i] == lcp::EntrySet::clamping) {
-      lw.column[i] = static_cast<int>(lw.C.size());
-      lw.C.push_back(i);
-    } else {
-      lw.B.push_back(i);
-    }
-  }
-  const int nc = static_cast<int>(lw.C.size()), nb = static_cast<int>(lw.B.size());
-  // f_B = E f_C + c: fixed bounds (0 for normals and limits), friction at ±μ f_normal.
-  lw.E_column.assign(nb, -1);
-  lw.E_value.assign(nb, 0.0);
-  lw.sign.resize(nb);
-  lw.normal.resize(nb);
+  // f_B = E f_C + c (lcp/active_set.hpp), and the linearization's own f: f_C, then E f_C + c.
+  const lcp::LcpBounds bounds{ws.lo.data(), ws.hi.data(), ws.friction_index.data(), ws.mu.data()};
+  lcp::ActiveSetWorkspace& split = ws.active_set;
+  lcp::split_sets(n, bounds, ws.sets.data(), split);
+  const std::vector<int>&C = split.C, &B = split.B, &E_column = split.E_column;
+  const std::vector<double>& E_value = split.E_value;
+  const int nc = static_cast<int>(C.size()), nb = static_cast<int>(B.size());
   lw.f_clamped.assign(n, 0.0);
-  for (int p = 0; p < nc; ++p) lw.f_clamped[lw.C[p]] = f[lw.C[p]];
-  for (int r = 0; r < nb; ++r) {
-    const int i = lw.B[r];
-    lw.sign[r] = ws.sets[i] == lcp::EntrySet::upper ? 1.0 : -1.0;
-    lw.normal[r] = ws.friction_index[i];
-    if (lw.normal[r] >= 0 && lw.column[lw.normal[r]] >= 0) {
-      lw.E_column[r] = lw.column[lw.normal[r]];
-      lw.E_value[r] = lw.sign[r] * ws.mu[i];
-      lw.f_clamped[i] = lw.E_value[r] * f[lw.normal[r]];
-    } else if (lw.normal[r] >= 0) {
-      lw.f_clamped[i] = lw.sign[r] * ws.mu[i] * f[lw.normal[r]];
-    } else {
-      lw.f_clamped[i] = lw.sign[r] > 0.0 ? ws.hi[i] : ws.lo[i];
-    }
-  }
-  // d(f_B) (nb): only μ moves the bounds, by ±f_normal.
-  lw.d_bounded.assign(nb, 0.0);
+  for (int p = 0; p < nc; ++p) lw.f_clamped[C[p]] = f[C[p]];
   for (int r = 0; r < nb; ++r)
-    if (lw.normal[r] >= 0) lw.d_bounded[r] = lw.sign[r] * f[lw.normal[r]];
+    lw.f_clamped[B[r]] = (E_column[r] >= 0 ? E_value[r] * f[C[E_column[r]]] : 0.0) + split.c[r];
+  // d(f_B)/dμ (nb): a friction entry at ±μ f_normal moves by ±f_normal.
+  lw.d_bounded.assign(nb, 0.0);
+  lw.sign.resize(nb);
+  for (int r = 0; r < nb; ++r) {
+    lw.sign[r] = ws.sets[B[r]] == lcp::EntrySet::upper ? 1.0 : -1.0;
+    const int normal = ws.friction_index[B[r]];
+    if (normal >= 0) lw.d_bounded[r] = lw.sign[r] * lw.f_clamped[normal];
+  }
   lw.df.assign(static_cast<size_t>(n) * D, 0.0);
   if (nc > 0) {
-    lw.K.assign(static_cast<size_t>(nc) * nc, 0.0);
-    for (int p = 0; p < nc; ++p) {
-      const double* row = A + static_cast<size_t>(lw.C[p]) * n;
-      for (int s = 0; s < nc; ++s) lw.K[p * nc + s] = row[lw.C[s]];
-      for (int r = 0; r < nb; ++r)
-        if (lw.E_column[r] >= 0) lw.K[p * nc + lw.E_column[r]] += row[lw.B[r]] * lw.E_value[r];
-    }
+    lcp::clamped_matrix(n, A, split, lw.K);
     lw.K_decomposition.factor(nc, lw.K.data());
     // rhs (columns × nc) = (dA f + db)_C, plus A_CB d(f_B) in μ's column; df_C = −K⁺ rhs.
     dA_product(world, cols, ws, lw, q, lw.f_clamped.data(), lw.dAz.data());
     lw.rhs.resize(static_cast<size_t>(D) * nc);
     for (int p = 0; p < nc; ++p) {
-      const size_t i = lw.C[p];
+      const size_t i = C[p];
       for (int d = 0; d < D; ++d) lw.rhs[d * nc + p] = lw.dAz[i * D + d] + lw.db[i * D + d];
       if (cols.mu >= 0)
-        for (int r = 0; r < nb; ++r) lw.rhs[cols.mu * nc + p] += A[i * n + lw.B[r]] * lw.d_bounded[r];
+        for (int r = 0; r < nb; ++r) lw.rhs[cols.mu * nc + p] += A[i * n + B[r]] * lw.d_bounded[r];
     }
     for (int d = 0; d < D; ++d) lw.K_decomposition.solve(lw.rhs.data() + d * nc);
     for (int p = 0; p < nc; ++p)
-      for (int d = 0; d < D; ++d) lw.df[static_cast<size_t>(lw.C[p]) * D + d] = -lw.rhs[d * nc + p];
+      for (int d = 0; d < D; ++d) lw.df[static_cast<size_t>(C[p]) * D + d] = -lw.rhs[d * nc + p];
     if (!lw.K_decomposition.full_rank()) {
       // + (I − K⁺K) dKᵀ z, z = K⁺ᵀ f_C: dKᵀ z = (dA ẑ)_C + Eᵀ (dA ẑ)_B + dEᵀ A_CBᵀ z (dA symmetric).
       lw.z.resize(nc);
-      for (int p = 0; p < nc; ++p) lw.z[p] = f[lw.C[p]];
+      for (int p = 0; p < nc; ++p) lw.z[p] = f[C[p]];
       lw.K_decomposition.solve_transposed(lw.z.data());
       lw.z_full.assign(n, 0.0);
-      for (int p = 0; p < nc; ++p) lw.z_full[lw.C[p]] = lw.z[p];
+      for (int p = 0; p < nc; ++p) lw.z_full[C[p]] = lw.z[p];
       dA_product(world, cols, ws, lw, q, lw.z_full.data(), lw.dAz.data());
       for (int p = 0; p < nc; ++p)
-        for (int d = 0; d < D; ++d) lw.rhs[d * nc + p] = lw.dAz[static_cast<size_t>(lw.C[p]) * D + d];
+        for (int d = 0; d < D; ++d) lw.rhs[d * nc + p] = lw.dAz[static_cast<size_t>(C[p]) * D + d];
       for (int r = 0; r < nb; ++r) {
-        if (lw.E_column[r] < 0) continue;
-        const size_t i = lw.B[r];
-        for (int d = 0; d < D; ++d) lw.rhs[d * nc + lw.E_column[r]] += lw.E_value[r] * lw.dAz[i * D + d];
+        if (E_column[r] < 0) continue;
+        const size_t i = B[r];
+        for (int d = 0; d < D; ++d) lw.rhs[d * nc + E_column[r]] += E_value[r] * lw.dAz[i * D + d];
         if (cols.mu < 0) continue;
         double ACBz = 0.0;  // (A_CBᵀ z)_r
-        for (int p = 0; p < nc; ++p) ACBz += A[static_cast<size_t>(lw.C[p]) * n + i] * lw.z[p];
-        lw.rhs[cols.mu * nc + lw.E_column[r]] += lw.sign[r] * ACBz;
+        for (int p = 0; p < nc; ++p) ACBz += A[static_cast<size_t>(C[p]) * n + i] * lw.z[p];
+        lw.rhs[cols.mu * nc + E_column[r]] += lw.sign[r] * ACBz;
       }
       for (int d = 0; d < D; ++d) lw.K_decomposition.project_null(lw.rhs.data() + d * nc);
       for (int p = 0; p < nc; ++p)
-        for (int d = 0; d < D; ++d) lw.df[static_cast<size_t>(lw.C[p]) * D + d] += lw.rhs[d * nc + p];
+        for (int d = 0; d < D; ++d) lw.df[static_cast<size_t>(C[p]) * D + d] += lw.rhs[d * nc + p];
     }
   }
   for (int r = 0; r < nb; ++r) {  // df_B = E df_C + d(f_B)
-    double* out = lw.df.data() + static_cast<size_t>(lw.B[r]) * D;
-    if (lw.E_column[r] >= 0) {
-      const double* from = lw.df.data() + static_cast<size_t>(lw.C[lw.E_column[r]]) * D;
-      for (int d = 0; d < D; ++d) out[d] = lw.E_value[r] * from[d];
+    double* out = lw.df.data() + static_cast<size_t>(B[r]) * D;
+    if (E_column[r] >= 0) {
+      const double* from = lw.df.data() + static_cast<size_t>(C[E_column[r]]) * D;
+      for (int d = 0; d < D; ++d) out[d] = E_value[r] * from[d];
     }
     if (cols.mu >= 0) out[cols.mu] += lw.d_bounded[r];
   }

@@ -239,12 +239,10 @@ struct ActiveSetWorkspace {
   std::vector<EntrySet> sets_trial;
 };
 
-// Least-squares-minimal f (n) on the sets and its w = A f + b; with an anchor (n), the f on the sets
-// nearest to it instead (a singular K leaves a family of solutions: Gauss–Seidel's iterate picks a
-// feasible member more often than the least-norm one). A friction entry at a bound whose normal is
-// at a bound too sits at ±mu times that normal's bound.
-inline void solve_on_sets(int n, const double* A, const double* b, const LcpBounds& bounds, const EntrySet* sets,
-                          double* f, double* w, ActiveSetWorkspace& ws, const double* anchor = nullptr) {
+// The split of the entries by their sets: the clamping ones C and the bounded ones B, each entry's
+// column in C, and f_B = E f_C + c with one E entry per row of B at most (a friction entry at ±mu
+// times its normal: a column of E when the normal clamps, else ±mu times the normal's bound).
+inline void split_sets(int n, const LcpBounds& bounds, const EntrySet* sets, ActiveSetWorkspace& ws) {
   ws.C.clear();
   ws.B.clear();
   ws.column.assign(n, -1);
@@ -256,7 +254,7 @@ inline void solve_on_sets(int n, const double* A, const double* b, const LcpBoun
       ws.B.push_back(i);
     }
   }
-  const int nc = static_cast<int>(ws.C.size()), nb = static_cast<int>(ws.B.size());
+  const int nb = static_cast<int>(ws.B.size());
   ws.E_column.assign(nb, -1);
   ws.E_value.assign(nb, 0.0);
   ws.c.assign(nb, 0.0);
@@ -275,24 +273,41 @@ inline void solve_on_sets(int n, const double* A, const double* b, const LcpBoun
       ws.c[r] = sign > 0.0 ? bounds.hi[i] : bounds.lo[i];
     }
   }
+}
+
+// K = A_CC + A_CB E (|C| × |C|, row-major) of the split in ws.
+inline void clamped_matrix(int n, const double* A, const ActiveSetWorkspace& ws, std::vector<double>& K) {
+  const int nc = static_cast<int>(ws.C.size()), nb = static_cast<int>(ws.B.size());
+  K.assign(static_cast<size_t>(nc) * nc, 0.0);
+  for (int p = 0; p < nc; ++p) {
+    const double* row = A + static_cast<size_t>(ws.C[p]) * n;
+    double* K_row = K.data() + static_cast<size_t>(p) * nc;
+    for (int q = 0; q < nc; ++q) K_row[q] = row[ws.C[q]];
+    for (int r = 0; r < nb; ++r)
+      if (ws.E_column[r] >= 0) K_row[ws.E_column[r]] += row[ws.B[r]] * ws.E_value[r];
+  }
+}
+
+// Least-squares-minimal f (n) on the sets and its w = A f + b; with an anchor (n), the f on the sets
+// nearest to it instead (a singular K leaves a family of solutions: Gauss–Seidel's iterate picks a
+// feasible member more often than the least-norm one). A friction entry at a bound whose normal is
+// at a bound too sits at ±mu times that normal's bound.
+inline void solve_on_sets(int n, const double* A, const double* b, const LcpBounds& bounds, const EntrySet* sets,
+                          double* f, double* w, ActiveSetWorkspace& ws, const double* anchor = nullptr) {
+  split_sets(n, bounds, sets, ws);
+  const int nc = static_cast<int>(ws.C.size()), nb = static_cast<int>(ws.B.size());
   std::fill(f, f + n, 0.0);
   for (int r = 0; r < nb; ++r) f[ws.B[r]] = ws.c[r];
   if (nc > 0) {
-    ws.K.assign(static_cast<size_t>(nc) * nc, 0.0);
+    clamped_matrix(n, A, ws, ws.K);
     ws.y.resize(nc);
     for (int p = 0; p < nc; ++p) {
       const double* row = A + static_cast<size_t>(ws.C[p]) * n;
-      double* K_row = ws.K.data() + static_cast<size_t>(p) * nc;
-      for (int q = 0; q < nc; ++q) K_row[q] = row[ws.C[q]];
       double s = b[ws.C[p]];
-      for (int r = 0; r < nb; ++r) {
-        const double a = row[ws.B[r]];
-        if (ws.E_column[r] >= 0) K_row[ws.E_column[r]] += a * ws.E_value[r];
-        s += a * ws.c[r];
-      }
+      for (int r = 0; r < nb; ++r) s += row[ws.B[r]] * ws.c[r];
       ws.y[p] = -s;
       if (anchor != nullptr)  // solve for the change from the anchor
-        for (int q = 0; q < nc; ++q) ws.y[p] -= K_row[q] * anchor[ws.C[q]];
+        for (int q = 0; q < nc; ++q) ws.y[p] -= ws.K[static_cast<size_t>(p) * nc + q] * anchor[ws.C[q]];
     }
     ws.decomposition.factor(nc, ws.K.data());
     ws.decomposition.solve(ws.y.data());
