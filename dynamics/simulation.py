@@ -12,7 +12,11 @@ is unstable at usual time steps). The rows of J are the contacts' normal and two
 impulses f solve the boxed LCP ``w = A f + b``, A = J M⁻¹ Jᵀ, b = J v_free + b_extra, v_free the
 velocity without impulses (Nimble eqs. 3–5): normal and limit impulses ≥ 0, friction impulses within
 ±μ times their contact's normal impulse (App. A), warm-started from the previous step's clamping set
-(App. B). b_extra per normal row:
+(App. B). With ``contact_model="ncp"`` the same rows (none dropped) pose the contact NCP on
+Coulomb's cones instead (Simple §II-B; :func:`dcol.solvers.solve_contact_ncp`): per contact the
+impulse [t1, t2, n] in ‖t‖ ≤ μ n, De Saxcé's correction, each joint limit a frictionless contact;
+its derivatives hold the contact modes (breaking, sticking, sliding) fixed (Simple §III-B). b_extra
+per normal row:
 
 * *stabilization* (Baumgarte, as in Simple App. D, with its derivative terms): ``β φ / Δt`` for a
   penetration φ < 0, so a fraction β of it is removed per step; and ``φ / Δt`` for a gap φ > 0 (a
@@ -61,7 +65,7 @@ from dcol.geom import Box, ConvexMesh, Scene
 from dcol.geom.derivatives import DERIVATIVE_SETTINGS
 from dcol.geom.proximity import checked_threads
 from dcol.geom.validation import checked_real
-from dcol.solvers import LCPStatus, complementarity_aware
+from dcol.solvers import LCPStatus, complementarity_aware, solve_contact_ncp
 from dcol.solvers.lcp import _Bounds, _solve_boxed
 
 from .algorithms import (
@@ -121,7 +125,9 @@ class Step:
     bouncing : (K,) bool, contacts treated as elastic impacts this step.
     limit_joints : (L,) int64 velocity indices of the joint-limit rows; limit_signs (L,) +1 at a lower,
         −1 at an upper bound; limit_impulses (L,) float64.
-    lcp : dcol.solvers.LCPSolution of the step (rows: 3 per contact, then the limits).
+    lcp : dcol.solvers.LCPSolution of the step (rows: 3 per contact, then the limits), or with
+        contact_model="ncp" its dcol.solvers.NCPSolution (per contact [t1, t2, n], then per limit a
+        frictionless contact).
     """
 
     q: np.ndarray
@@ -225,6 +231,8 @@ class World:
     friction : Coulomb coefficient μ ≥ 0; restitution : coefficient e in [0, 1].
     baumgarte : β in [0, 1], fraction of a penetration removed per step.
     contact_margin : gaps up to this (m) give speculative contacts (module docstring).
+    contact_model : "lcp", Nimble's boxed LCP (friction pyramid, warm-started), or "ncp", the contact
+        NCP on Coulomb's cones (dcol.solvers.solve_contact_ncp; module docstring).
     restitution_threshold : approach speed (m/s) below which contacts do not bounce.
     limit_margin : joint limits this close (rad or m) get a row.
     mesh_vertices : mesh collision geometry becomes the convex hull of at most this many of its
@@ -239,8 +247,11 @@ class World:
 
     def __init__(self, model, *, dt=1e-3, ground=True, ground_height=0.0, friction=0.5, restitution=0.0,
                  baumgarte=0.2, contact_margin=1e-2, restitution_threshold=0.2, limit_margin=0.05,
-                 mesh_vertices=64, feature_tolerance=1e-3, self_collision=False, threads=None):
+                 mesh_vertices=64, feature_tolerance=1e-3, self_collision=False, contact_model="lcp", threads=None):
         self.model = model
+        if contact_model not in ("lcp", "ncp"):
+            raise ValueError(f"contact_model must be 'lcp' or 'ncp', got {contact_model!r}")
+        self.contact_model = contact_model
         self.dt = _finite_nonnegative(dt, "dt")
         if self.dt == 0.0:
             raise ValueError("dt must be > 0")
@@ -388,31 +399,56 @@ class World:
         A = 0.5 * (A + A.T)
         b = J @ v_free + rows.extra
         n = rows.count
-        lcp_warm = None
-        if warm_start is not None and _same_rows(warm_start, contacts, rows):
-            lcp_warm = warm_start.lcp
-        # A = J M̃⁻¹ Jᵀ is symmetric positive semidefinite by construction: solve_boxed_lcp's checks skipped.
-        bounds = _Bounds(np.zeros(n), np.full(n, np.inf), rows.friction_index, np.full(n, self.friction))
-        solution = _solve_boxed(A, b, bounds, lcp_warm, _LCP_TOLERANCE, _SWEEPS, stabilize=True)
+        if self.contact_model == "ncp":
+            solution, f = self._solve_ncp(A, b, len(contacts))
+        else:
+            lcp_warm = None
+            if warm_start is not None and _same_rows(warm_start, contacts, rows):
+                lcp_warm = warm_start.lcp
+            # A = J M̃⁻¹ Jᵀ is symmetric positive semidefinite by construction: solve_boxed_lcp's checks skipped.
+            bounds = _Bounds(np.zeros(n), np.full(n, np.inf), rows.friction_index, np.full(n, self.friction))
+            solution = _solve_boxed(A, b, bounds, lcp_warm, _LCP_TOLERANCE, _SWEEPS, stabilize=True)
+            f = solution.f
         if solution.status != LCPStatus.SOLVED:
             if solution.status != LCPStatus.ITERATION_LIMIT or not np.isfinite(solution.residual):
-                raise RuntimeError(f"the contact LCP could not be solved ({solution.status.name})")
-            # Gauss–Seidel's last iterate is kept (Step.lcp says so): stopping a rollout over it would
-            # be worse; its Jacobians hold on that iterate's sets.
-            warnings.warn(f"contact LCP stopped at the iteration limit, residual {solution.residual:.1e}",
-                          RuntimeWarning, stacklevel=2)
-        f = solution.f
+                raise RuntimeError(f"the contact {self.contact_model.upper()} could not be solved "
+                                   f"({solution.status.name})")
+            # The solver's last iterate is kept (Step.lcp says so): stopping a rollout over it would be
+            # worse; its Jacobians hold on that iterate's sets or modes.
+            warnings.warn(f"contact {self.contact_model.upper()} stopped at the iteration limit, residual "
+                          f"{solution.residual:.1e}", RuntimeWarning, stacklevel=2)
         v_next = v_free + MinvJT @ f
         q_next = integrate(model, q, dt * v_next)
 
         linearization = None
         if derivatives:
-            linearization = _StepLinearization(self, q, v, tau, v_next, J, Minv, solution)
+            linearization = _StepLinearization(self, q, v, tau, v_next, J, Minv, f, solution)
         impulses = np.zeros(rows.total)
         impulses[rows.kept] = f
         K = len(contacts)
         return Step(q_next, v_next, contacts, impulses[:3 * K].reshape(K, 3), rows.bouncing, rows.limit_joints,
                     rows.limit_signs, impulses[3 * K:], solution, linearization)
+
+    def _solve_ncp(self, A, b, K):
+        """The contact NCP of the rows (all kept): per contact its rows [t1, t2, n], per joint limit a
+        frictionless contact [−, −, limit row], with the native step's penalty (0.1 max diag G).
+        Returns the NCPSolution and the impulses f in row order."""
+        n = b.size
+        rows = np.full((K + n - 3 * K, 3), -1)
+        rows[:K] = 3 * np.arange(K)[:, None] + [1, 2, 0]
+        rows[K:, 2] = np.arange(3 * K, n)
+        rows = rows.ravel()
+        used = rows >= 0
+        G = np.zeros((rows.size, rows.size))
+        G[np.ix_(used, used)] = A[np.ix_(rows[used], rows[used])]
+        g = np.zeros(rows.size)
+        g[used] = b[rows[used]]
+        mu = np.r_[np.full(K, self.friction), np.zeros(rows.size // 3 - K)]
+        largest = np.diag(G).max(initial=0.0)
+        solution = solve_contact_ncp(G, g, mu, rho=0.1 * largest if largest > 0.0 else 1.0)
+        f = np.zeros(n)
+        f[rows[used]] = solution.impulses[used]
+        return solution, f
 
     def _limit_rows(self, q):
         """Joint-limit rows within limit_margin of their bound: (velocity index, sign, gap)."""
@@ -523,7 +559,7 @@ class World:
                 self._limited.astype(np.int32), np.asarray(model.lower_limits, dtype=np.float64)[limit_q],
                 np.asarray(model.upper_limits, dtype=np.float64)[limit_q], self.dt, self.friction, self.restitution,
                 self.baumgarte, self.contact_margin, self.restitution_threshold, self.limit_margin,
-                self.feature_tolerance, DERIVATIVE_SETTINGS, _SWEEPS, _LCP_TOLERANCE)
+                self.feature_tolerance, DERIVATIVE_SETTINGS, _SWEEPS, _LCP_TOLERANCE, self.contact_model == "ncp")
         return self._native_world
 
 
@@ -568,7 +604,8 @@ class _ContactRows:
 class _Rows:
     """The LCP rows of a step: 3 per contact (normal, tangent1, tangent2), then the joint limits near
     a bound, less the rows no joint can move (a planar model's out-of-plane friction; a contact's
-    tangents go with its normal). Per kept row: J (n, nv), b_extra (n,), friction_index (n,)."""
+    tangents go with its normal) unless the contact model is the NCP. Per kept row: J (n, nv),
+    b_extra (n,), friction_index (n,)."""
 
     def __init__(self, world, contacts, positions, body_J, q, v):
         K, dt = len(contacts), world.dt
@@ -594,6 +631,7 @@ class _Rows:
         keep = norms > 1e-9 * max(norms.max(initial=0.0), 1e-300)
         keep[1:3 * K:3] &= keep[normal_rows]
         keep[2:3 * K:3] &= keep[normal_rows]
+        keep |= world.contact_model == "ncp"  # the NCP's cones keep every row
         self.kept = np.flatnonzero(keep)
         self.count, self.total = self.kept.size, keep.size
         new_index = np.cumsum(keep) - 1
@@ -608,8 +646,9 @@ class _StepLinearization:
     Reverse mode contracts the Jacobian with the cotangents: for these sizes a full Jacobian costs
     less natively than the partial products did in Python."""
 
-    def __init__(self, world, q, v, tau, v_next, J, Minv, solution):
+    def __init__(self, world, q, v, tau, v_next, J, Minv, f, solution):
         self.world, self.q, self.v, self.tau, self.J, self.Minv, self.solution = world, q, v, tau, J, Minv, solution
+        self.f = f
         self.dt, self.nv = world.dt, world.model.nv
         self._integrate_v = integrate_jacobians(world.model, q, world.dt * v_next)[1]
         self._exact = {}  # bounce → StepJacobians at the step's own sets
@@ -618,8 +657,11 @@ class _StepLinearization:
         if solution is None and bounce in self._exact:
             return self._exact[bounce]
         lcp = self.solution if solution is None else solution
-        sets = np.where(lcp.clamping, 0, np.where(lcp.at_lower, 1, 2)).astype(np.int8)
-        jac = self.world._native().linearize(self.q, self.v, self.tau, lcp.f, sets, True, bool(bounce))
+        if self.world.contact_model == "ncp":
+            sets = np.asarray(lcp.modes, dtype=np.int8)  # ContactMode codes, as the native ones
+        else:
+            sets = np.where(lcp.clamping, 0, np.where(lcp.at_lower, 1, 2)).astype(np.int8)
+        jac = self.world._native().linearize(self.q, self.v, self.tau, self.f, sets, True, bool(bounce))
         nv = self.nv
         blocks = [jac[:, k * nv:(k + 1) * nv] for k in range(3)] + [jac[:, 3 * nv:]]
         result = StepJacobians(*(block[:nv] for block in blocks), *(block[nv:] for block in blocks))
@@ -640,6 +682,8 @@ class _StepLinearization:
         exact = backward(None)
         if not aware:
             return exact
+        if self.world.contact_model == "ncp":
+            raise ValueError("complementarity-aware gradients relabel the LCP's sets: contact_model='lcp' only")
         # The loss's gradient with respect to the impulses, ∂ℓ/∂v⁺ total (q⁺ = q ⊕ Δt v⁺) through M̃⁻¹Jᵀ.
         total_v = grad_v + self.dt * self._integrate_v.T @ grad_q
         relabeled = backward(complementarity_aware(self.solution, self.J @ (self.Minv @ total_v)))

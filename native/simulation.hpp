@@ -20,6 +20,7 @@
 #include "dynamics/rnea.hpp"
 #include "lcp/active_set.hpp"
 #include "lcp/lcp.hpp"
+#include "lcp/ncp.hpp"
 
 namespace dcol::sim {
 
@@ -43,6 +44,10 @@ struct WorldSpec {
   SolverSettings solver;    // of the narrow phase
   int max_sweeps = 200000;
   double lcp_tolerance = 1e-7;
+  // The contact NCP on Coulomb's cones instead of the boxed LCP (solve_contact_ncp below).
+  bool ncp = false;
+  int ncp_iterations = 5000;
+  double ncp_tolerance = 1e-10;
 
   int num_bodies() const { return static_cast<int>(body_frame.size()); }
 };
@@ -76,6 +81,12 @@ struct StepWorkspace {
   std::vector<double> zero, bias, rhs, a_free, v_free;
   lcp::LcpWorkspace lcp;
   lcp::ActiveSetWorkspace active_set;
+  // The NCP (world.ncp): per NCP entry its row (−1: a joint limit's tangent), G, g, μ, λ, v = G λ + g
+  // and each NCP contact's mode.
+  std::vector<int> ncp_row;
+  std::vector<double> ncp_G, ncp_g, ncp_mu, ncp_lambda, ncp_v;
+  std::vector<int8_t> modes;
+  lcp::NcpWorkspace ncp;
 
   explicit StepWorkspace(const WorldSpec& world)
       : data(*world.model),
@@ -231,7 +242,7 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
     ws.all_extra[row] += rate * gap;
   }
 
-  // Rows no joint moves are dropped (a contact's tangents go with its normal).
+  // Rows no joint moves are dropped (a contact's tangents go with its normal), but for the NCP.
   double largest = 0.0;
   std::vector<double>& norms = ws.row_norms;
   norms.resize(total);
@@ -247,7 +258,7 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
   ws.new_index.assign(total, -1);
   for (int i = 0; i < total; ++i) {
     const int normal = ws.all_friction[i] >= 0 ? ws.all_friction[i] : i;
-    if (norms[i] > threshold && norms[normal] > threshold) {
+    if (world.ncp || (norms[i] > threshold && norms[normal] > threshold)) {  // the NCP's cones keep all
       ws.new_index[i] = static_cast<int>(ws.kept.size());
       ws.kept.push_back(i);
     }
@@ -321,6 +332,74 @@ inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double*
   return n;
 }
 
+// Contact modes of the NCP (solvers/ncp.py's ContactMode).
+enum class ContactMode : int8_t { breaking = 0, sticking = 1, sliding = 2 };
+
+// The NCP of a prepared step (world.ncp, all rows kept): per contact its rows [t1, t2, n], per joint
+// limit a frictionless contact [−, −, limit row]; G and g from the LCP's A and b.
+inline void build_ncp(const WorldSpec& world, StepWorkspace& ws) {
+  const int n = static_cast<int>(ws.kept.size()), K = static_cast<int>(ws.contacts.size());
+  const int nc = K + (n - 3 * K), m = 3 * nc;
+  ws.ncp_row.assign(m, -1);
+  ws.ncp_mu.assign(nc, 0.0);
+  for (int k = 0; k < K; ++k) {
+    ws.ncp_row[3 * k] = 3 * k + 1, ws.ncp_row[3 * k + 1] = 3 * k + 2, ws.ncp_row[3 * k + 2] = 3 * k;
+    ws.ncp_mu[k] = world.friction;
+  }
+  for (int l = K; l < nc; ++l) ws.ncp_row[3 * l + 2] = 3 * K + (l - K);
+  ws.ncp_G.assign(static_cast<size_t>(m) * m, 0.0);
+  ws.ncp_g.assign(m, 0.0);
+  for (int a = 0; a < m; ++a) {
+    const int r = ws.ncp_row[a];
+    if (r < 0) continue;
+    ws.ncp_g[a] = ws.b[r];
+    for (int c = 0; c < m; ++c)
+      if (ws.ncp_row[c] >= 0) ws.ncp_G[static_cast<size_t>(a) * m + c] = ws.A[static_cast<size_t>(r) * n + ws.ncp_row[c]];
+  }
+}
+
+// Each NCP contact's mode at (λ, v), as solvers/ncp.py's _modes: breaking when |λ_i| is small, sliding
+// when |v_t,i| is not, relative to the largest entries, with tolerance √tol.
+inline void classify_modes(const WorldSpec& world, StepWorkspace& ws) {
+  const int nc = static_cast<int>(ws.ncp_mu.size());
+  double lambda_scale = 1.0, v_scale = 1.0;
+  for (int a = 0; a < 3 * nc; ++a)
+    lambda_scale = std::max(lambda_scale, std::abs(ws.ncp_lambda[a])), v_scale = std::max(v_scale, std::abs(ws.ncp_v[a]));
+  const double tol = std::sqrt(std::max(world.ncp_tolerance, 1e-12));
+  ws.modes.resize(nc);
+  for (int c = 0; c < nc; ++c) {
+    const double* l = ws.ncp_lambda.data() + 3 * c;
+    const double* u = ws.ncp_v.data() + 3 * c;
+    const bool breaking = std::sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]) <= tol * lambda_scale;
+    const bool sliding = !breaking && std::hypot(u[0], u[1]) > tol * v_scale;
+    ws.modes[c] = static_cast<int8_t>(breaking ? ContactMode::breaking
+                                               : sliding ? ContactMode::sliding : ContactMode::sticking);
+  }
+}
+
+// The NCP's initial ADMM penalty: a tenth of G's largest diagonal entry (the scale of its spectrum;
+// residual balancing adapts it), 1 for a zero G. World.step in Python uses the same.
+inline double ncp_penalty(double largest_diagonal) { return largest_diagonal > 0.0 ? 0.1 * largest_diagonal : 1.0; }
+
+// The impulses of a prepared step by the contact NCP (solvers/ncp.py; the penalty from G's largest
+// diagonal entry, as World.step in Python): ws.f in row order, and the modes.
+inline lcp::LcpStatus solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
+  build_ncp(world, ws);
+  const int nc = static_cast<int>(ws.ncp_mu.size()), m = 3 * nc;
+  double largest = 0.0;
+  for (int a = 0; a < m; ++a) largest = std::max(largest, ws.ncp_G[static_cast<size_t>(a) * m + a]);
+  ws.ncp_lambda.resize(m);
+  ws.ncp_v.resize(m);
+  const lcp::LcpReport report =
+      lcp::solve_ncp_admm(nc, ws.ncp_G.data(), ws.ncp_g.data(), ws.ncp_mu.data(), ncp_penalty(largest),
+                          world.ncp_tolerance, world.ncp_iterations, ws.ncp_lambda.data(), ws.ncp_v.data(), ws.ncp);
+  ws.f.assign(ws.kept.size(), 0.0);
+  for (int a = 0; a < m; ++a)
+    if (ws.ncp_row[a] >= 0) ws.f[ws.ncp_row[a]] = ws.ncp_lambda[a];
+  classify_modes(world, ws);
+  return report.status;
+}
+
 // One step from (q, v) under joint forces tau into (q_next, v_next), which must not alias the inputs.
 // derivatives: also the contacts' derivatives, for step_jacobians (step_jacobians.hpp).
 inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v, const double* tau,
@@ -336,7 +415,9 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   ws.f.assign(n, 0.0);
   ws.w.resize(n);
   ws.sets.resize(n);
-  if (n > 0) {
+  if (world.ncp) {
+    report.status = solve_contact_ncp(world, ws);
+  } else if (n > 0) {
     const lcp::LcpBounds bounds{ws.lo.data(), ws.hi.data(), ws.friction_index.data(), ws.mu.data()};
     const double* A = ws.A.data();
     const double* b = ws.b.data();

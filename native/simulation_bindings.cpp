@@ -77,7 +77,8 @@ BoundWorld make_world(py::object model_obj, py::object shapes, const IndexArray&
                       const Array& damping, const IndexArray& limit_body, const Array& limit_lower,
                       const Array& limit_upper, double dt, double friction, double restitution, double baumgarte,
                       double contact_margin, double restitution_threshold, double limit_margin,
-                      double feature_tolerance, const SolverSettings& settings, int max_sweeps, double tolerance) {
+                      double feature_tolerance, const SolverSettings& settings, int max_sweeps, double tolerance,
+                      bool ncp, int ncp_iterations, double ncp_tolerance) {
   BoundWorld world{model_obj, shapes, {}, std::make_shared<WorkspacePool>()};
   sim::WorldSpec& spec = world.spec;
   const dyn::Model& model = model_obj.cast<BoundModel&>().model;
@@ -110,6 +111,7 @@ BoundWorld make_world(py::object model_obj, py::object shapes, const IndexArray&
   spec.contact = {contact_margin, feature_tolerance};
   spec.solver = settings;
   spec.max_sweeps = max_sweeps, spec.lcp_tolerance = tolerance;
+  spec.ncp = ncp, spec.ncp_iterations = ncp_iterations, spec.ncp_tolerance = ncp_tolerance;
   return world;
 }
 
@@ -227,7 +229,8 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
 }
 
 // The Jacobian (2 nv, 3 nv (+ 10 nbodies + 2 with parameters)) of the step from one state (q, v, tau)
-// at the LCP solution f (n,) with sets (n,) (lcp::EntrySet codes): dynamics/simulation.py's Step.
+// at the solution f (n,) with sets: the LCP's (n,) lcp::EntrySet codes, or the NCP contacts' modes
+// (sim::ContactMode codes): dynamics/simulation.py's Step.
 Array linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in, const Array& f,
                 const py::array_t<int8_t, py::array::c_style | py::array::forcecast>& sets, bool parameters,
                 bool bounce) {
@@ -237,9 +240,9 @@ Array linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle 
   const Rows v = dyn::binding::tangent(model, q, v_in, "v");
   const Rows tau = dyn::binding::tangent(model, q, tau_in, "tau");
   require(!q.batched, "q must be (nq,)");
-  require(f.ndim() == 1 && sets.ndim() == 1 && sets.size() == f.size(), "f and sets must be (n,) each");
-  const int n = static_cast<int>(f.size());
-  for (int i = 0; i < n; ++i) require(sets.data()[i] >= 0 && sets.data()[i] <= 2, "sets must hold 0, 1 or 2");
+  require(f.ndim() == 1 && sets.ndim() == 1, "f and sets must be 1-D");
+  const int n = static_cast<int>(f.size()), num_sets = static_cast<int>(sets.size());
+  for (int i = 0; i < num_sets; ++i) require(sets.data()[i] >= 0 && sets.data()[i] <= 2, "sets must hold 0, 1 or 2");
   const py::ssize_t nv = model.nv, D = 3 * nv + (parameters ? 10 * model.nbodies() + 2 : 0);
   Array jacobian({2 * nv, D});
   double* out = jacobian.mutable_data();
@@ -248,8 +251,7 @@ Array linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle 
     py::gil_scoped_release release;
     std::unique_ptr<Workspaces> workspaces = world.workspaces->take(spec);
     same_rows = sim::linearize_step(spec, workspaces->step, workspaces->linearization, q.row(0), v.row(0), tau.row(0), n,
-                                    f.data(), reinterpret_cast<const lcp::EntrySet*>(sets.data()), parameters, bounce,
-                                    out);
+                                    f.data(), num_sets, sets.data(), parameters, bounce, out);
     world.workspaces->give(std::move(workspaces));
   }
   require(same_rows, "the step from this state has other LCP rows than f");
@@ -265,7 +267,8 @@ void bind_simulation(py::module_& root) {
            py::arg("collides"), py::arg("damping"), py::arg("limit_body"), py::arg("limit_lower"),
            py::arg("limit_upper"), py::arg("dt"), py::arg("friction"), py::arg("restitution"), py::arg("baumgarte"),
            py::arg("contact_margin"), py::arg("restitution_threshold"), py::arg("limit_margin"),
-           py::arg("feature_tolerance"), py::arg("settings"), py::arg("max_sweeps"), py::arg("tolerance"))
+           py::arg("feature_tolerance"), py::arg("settings"), py::arg("max_sweeps"), py::arg("tolerance"),
+           py::arg("ncp") = false, py::arg("ncp_iterations") = 5000, py::arg("ncp_tolerance") = 1e-10)
       .def("rollout", &rollout, py::arg("q0"), py::arg("v0"), py::arg("taus"), py::arg("threads") = 1)
       .def("step", &step_batch, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("derivatives") = false,
            py::arg("parameters") = true, py::arg("bounce") = true, py::arg("threads") = 1)

@@ -30,12 +30,14 @@ struct LinearizationWorkspace {
   std::vector<double> body_dJ;                 // scene body → 6 × nv × nv, [row][column][direction]
   std::vector<uint8_t> has_body_dJ;            // scene body → whether body_dJ holds it this step
   std::vector<int> active;                     // the dofs that move a contact's bodies
+  std::vector<int> non_breaking;               // the NCP's non-breaking contacts
   std::vector<uint8_t> is_active;
   std::vector<double> dJ, d_gap;               // kept rows: n × nv × nv, n × nv
   std::vector<double> d_free, db, df, v_jac, q_jac;  // (nv or n) × columns
   // The LCP's linearization: its own f, each bounded entry's sign (+1 upper, −1 lower) and change
   // with μ, K, right-hand sides (columns × |C|), z = K⁺ᵀ f_C and dA products.
   std::vector<double> f_clamped, sign, d_bounded, K, rhs, z, z_full, dAz;
+  std::vector<double> mode_W, mode_D, d_mode_mu;  // the NCP's: ∂F/∂v and ∂F/∂λ blocks, ∂F/∂μ
   lcp::OrthogonalDecomposition K_decomposition, bounce_decomposition;
   // Scratch of the products and of one contact's row derivatives.
   std::vector<double> y, u, d_q, d_params, tau_q, tau_v, tau_m, regressor_y;
@@ -289,6 +291,79 @@ inline void lcp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
   }
 }
 
+// df (n × columns) of the contact NCP from db (n × columns), its modes held fixed (solvers/ncp.py's
+// ncp_jvp, Simple §III-B): over the entries R of the non-breaking contacts, F(λ_R) = 0 stands for
+// v_i = 0 (sticking) or v_n,i = 0, λ_t,i + μ λ_n,i u_i = 0 with u_i = v_t,i/|v_t,i| (sliding), so
+// dλ_R = −(D + W G_·R)⁺ (W (dG λ + dg) + ∂F/∂μ dμ), W = ∂F/∂v block-diagonal, D = ∂F/∂λ at fixed v.
+inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws, LinearizationWorkspace& lw,
+                            const double* q) {
+  const int n = static_cast<int>(ws.kept.size()), D = cols.D, nc = static_cast<int>(ws.ncp_mu.size()), m = 3 * nc;
+  lw.df.assign(static_cast<size_t>(n) * D, 0.0);
+  lw.non_breaking.clear();
+  for (int c = 0; c < nc; ++c)
+    if (ws.modes[c] != static_cast<int8_t>(ContactMode::breaking)) lw.non_breaking.push_back(c);
+  const int r = 3 * static_cast<int>(lw.non_breaking.size());
+  if (r == 0) return;
+  // Per non-breaking contact its 3 × 3 block of W and of D (zero but for sliding contacts).
+  lw.mode_W.assign(static_cast<size_t>(r) * 3, 0.0);
+  lw.mode_D.assign(static_cast<size_t>(r) * 3, 0.0);
+  lw.d_mode_mu.assign(r, 0.0);
+  for (size_t k = 0; k < lw.non_breaking.size(); ++k) {
+    const int c = lw.non_breaking[k];
+    double* W = lw.mode_W.data() + 9 * k;
+    double* Dk = lw.mode_D.data() + 9 * k;
+    if (ws.modes[c] == static_cast<int8_t>(ContactMode::sticking)) {
+      W[0] = W[4] = W[8] = 1.0;
+      continue;
+    }
+    const double* lambda = ws.ncp_lambda.data() + 3 * c;
+    const double* v = ws.ncp_v.data() + 3 * c;
+    const double mu = ws.ncp_mu[c], slip = std::hypot(v[0], v[1]), u[2] = {v[0] / slip, v[1] / slip};
+    for (int i = 0; i < 2; ++i) {
+      for (int j = 0; j < 2; ++j) W[3 * i + j] = mu * lambda[2] * ((i == j ? 1.0 : 0.0) - u[i] * u[j]) / slip;
+      Dk[3 * i + i] = 1.0;
+      Dk[3 * i + 2] = mu * u[i];
+      lw.d_mode_mu[3 * k + i] = lambda[2] * u[i];
+    }
+    W[8] = 1.0;
+  }
+  // The system D + W G_·R (r × r) and the right-hand sides W (dG λ + dg) (+ ∂F/∂μ), columns × r.
+  dA_product(world, cols, ws, lw, q, ws.f.data(), lw.dAz.data());
+  lw.K.assign(static_cast<size_t>(r) * r, 0.0);
+  lw.rhs.assign(static_cast<size_t>(D) * r, 0.0);
+  for (size_t k = 0; k < lw.non_breaking.size(); ++k) {
+    const int c = lw.non_breaking[k];
+    const double* W = lw.mode_W.data() + 9 * k;
+    for (int i = 0; i < 3; ++i) {
+      const int row = 3 * static_cast<int>(k) + i;
+      for (int j = 0; j < 3; ++j) {
+        const double w = W[3 * i + j];
+        lw.K[static_cast<size_t>(row) * r + 3 * k + j] += lw.mode_D[9 * k + 3 * i + j];
+        if (w == 0.0) continue;
+        const int entry = 3 * c + j, lcp_row = ws.ncp_row[entry];
+        for (size_t k2 = 0; k2 < lw.non_breaking.size(); ++k2)
+          for (int j2 = 0; j2 < 3; ++j2)
+            lw.K[static_cast<size_t>(row) * r + 3 * k2 + j2] +=
+                w * ws.ncp_G[static_cast<size_t>(entry) * m + 3 * lw.non_breaking[k2] + j2];
+        if (lcp_row < 0) continue;
+        for (int d = 0; d < D; ++d)
+          lw.rhs[static_cast<size_t>(d) * r + row] +=
+              w * (lw.dAz[static_cast<size_t>(lcp_row) * D + d] + lw.db[static_cast<size_t>(lcp_row) * D + d]);
+      }
+      if (cols.mu >= 0) lw.rhs[static_cast<size_t>(cols.mu) * r + row] += lw.d_mode_mu[row];
+    }
+  }
+  lw.K_decomposition.factor(r, lw.K.data());
+  for (int d = 0; d < D; ++d) lw.K_decomposition.solve(lw.rhs.data() + static_cast<size_t>(d) * r);
+  for (size_t k = 0; k < lw.non_breaking.size(); ++k)
+    for (int j = 0; j < 3; ++j) {
+      const int lcp_row = ws.ncp_row[3 * lw.non_breaking[k] + j];
+      if (lcp_row < 0) continue;
+      for (int d = 0; d < D; ++d)
+        lw.df[static_cast<size_t>(lcp_row) * D + d] = -lw.rhs[static_cast<size_t>(d) * r + 3 * k + j];
+    }
+}
+
 // The bounce (saltation) terms (module docstring of dynamics/simulation.py): v_jac's q columns gain
 // impulse_map diag(a_n / v_n) N, and lw.bounce_position = integrate_v impulse_map N (for q_jac's q
 // columns to lose), with impulse_map = (1 + e) M̃⁻¹Nᵀ (N M̃⁻¹ Nᵀ)⁺ over the bouncing normal rows N.
@@ -401,7 +476,10 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   lw.v_jac = lw.d_free;
   if (n > 0) {
     lw.dAz.resize(static_cast<size_t>(n) * D);
-    detail::lcp_derivatives(world, cols, ws, lw, q);
+    if (world.ncp)
+      detail::ncp_derivatives(world, cols, ws, lw, q);
+    else
+      detail::lcp_derivatives(world, cols, ws, lw, q);
     multiply(nv, n, D, 1.0, ws.minv_JT.data(), n, lw.df.data(), D, lw.v_jac.data(), D, true);
     lw.u.resize(nv);
     for (int i = 0; i < nv; ++i) lw.u[i] = v_next[i] - ws.v_free[i];  // M̃⁻¹ Jᵀ f
@@ -430,17 +508,32 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   std::copy(lw.v_jac.begin(), lw.v_jac.end(), jacobian + static_cast<size_t>(nv) * D);
 }
 
-// The Jacobians of the step from (q, v, tau) at a given LCP solution f (n) with its sets (a World.step
-// of dynamics/simulation.py, whose rows are these, or the sets relabeled, Nimble §IV-D): the step's
-// problem again (prepare_step), then step_jacobians at that solution. Returns false when the step
-// has other than n rows.
+// The Jacobians of the step from (q, v, tau) at a given solution: impulses f (n, in row order) and the
+// LCP's sets (n), or with world.ncp the NCP contacts' modes (one per contact and joint limit). From a
+// World.step of dynamics/simulation.py, whose rows are these, or with relabeled sets (Nimble §IV-D).
+// The step's problem again (prepare_step), then step_jacobians at that solution. Returns false when
+// the step has other rows (or NCP contacts) than the solution.
 inline bool linearize_step(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw, const double* q,
-                           const double* v, const double* tau, int n, const double* f, const lcp::EntrySet* sets,
-                           bool parameters, bool bounce, double* jacobian) {
+                           const double* v, const double* tau, int n, const double* f, int num_sets,
+                           const int8_t* sets, bool parameters, bool bounce, double* jacobian) {
   if (prepare_step(world, ws, q, v, tau, true) != n) return false;
   const int nv = world.model->nv;
   ws.f.assign(f, f + n);
-  ws.sets.assign(sets, sets + n);
+  if (world.ncp) {
+    build_ncp(world, ws);
+    const int nc = static_cast<int>(ws.ncp_mu.size()), m = 3 * nc;
+    if (num_sets != nc) return false;
+    ws.ncp_lambda.assign(m, 0.0);
+    for (int a = 0; a < m; ++a)
+      if (ws.ncp_row[a] >= 0) ws.ncp_lambda[a] = f[ws.ncp_row[a]];
+    ws.ncp_v.resize(m);
+    lcp::lcp_velocity(m, ws.ncp_G.data(), ws.ncp_g.data(), ws.ncp_lambda.data(), ws.ncp_v.data());
+    ws.modes.assign(sets, sets + nc);
+  } else {
+    if (num_sets != n) return false;
+    ws.sets.resize(n);
+    for (int i = 0; i < n; ++i) ws.sets[i] = static_cast<lcp::EntrySet>(sets[i]);
+  }
   lw.v_next.resize(nv);
   for (int i = 0; i < nv; ++i) {
     double sum = ws.v_free[i];

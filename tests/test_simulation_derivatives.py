@@ -317,3 +317,55 @@ def test_step_arguments_are_checked():
         world.step(q, v, warm_start="previous")
     with pytest.raises(ValueError, match="params"):
         world.with_parameters(np.zeros(3))
+
+
+# --- the contact NCP (contact_model="ncp"): derivatives with the contact modes held fixed -------------
+
+
+def test_ncp_box_sliding_on_an_edge():
+    """Two edge contacts sliding on their cones (each its own direction), pushed and twisted."""
+    world = World(_box_model(), dt=1e-2, friction=0.3, contact_model="ncp")
+    angle = 0.3
+    q = _pose([0.0, 0.0, 0.1 * np.cos(angle) + 0.1 * np.sin(angle) - 5e-4], (1, 0, 0), angle)
+    step = _assert_jacobians_match(world, q, np.array([0.2, 0.1, -0.1, 0.5, 0.1, 0.3]), np.array([0, 0, 0, 0.1, 0, 0.0]))
+    assert len(step.contacts) == 2 and (step.lcp.modes == 2).all()  # both SLIDING
+
+
+def test_ncp_box_sticking_on_its_face():
+    """Four coplanar contacts inside their cones: a singular Delassus matrix, the impulses' split
+    undetermined but the motion not."""
+    world = World(_box_model(), dt=1e-2, friction=1.0, contact_model="ncp")
+    q = _pose([0.0, 0.0, 0.0998])
+    step = _assert_jacobians_match(world, q, np.array([0.02, 0.0, -0.01, 0.0, 0.0, 0.0]),
+                                   np.array([1.0, 0.5, 0, 0, 0, 0.1]))
+    assert (step.lcp.modes == 1).all()  # STICKING
+
+
+def test_ncp_articulated_robot_and_joint_limit():
+    """The half-cheetah's cylinder contacts, and a pendulum on its limit (a frictionless contact)."""
+    model = load_dataset_robot("half_cheetah")
+    world = World(model, dt=1e-2, friction=0.8, contact_model="ncp")
+    q = neutral(model)
+    q[1] = -0.2
+    v = np.zeros(model.nv)
+    v[0] = 0.5
+    for _ in range(20):
+        step = world.step(q, v)
+        q, v = step.q, step.v
+    checked = _assert_jacobians_match(world, q, v, np.random.default_rng(3).normal(size=model.nv), with_params=False)
+    assert len(checked.contacts) >= 2
+    builder = ModelBuilder()
+    builder.add_body("link", parent=None, joint="hinge", kind="revolute", axis=(0, 1, 0), mass=1.0,
+                     com=(0.5, 0.0, 0.0), inertia=np.diag([1e-3, 1e-2, 1e-2]), lower=-0.3, upper=0.3)
+    world = World(builder.build(), ground=False, dt=1e-2, contact_model="ncp")
+    step = _assert_jacobians_match(world, np.array([-0.301]), np.array([-0.2]), np.array([-3.0]))
+    assert step.limit_impulses[0] > 0
+
+
+def test_ncp_has_no_complementarity_aware_gradients():
+    world = World(_box_model(), dt=1e-2, contact_model="ncp")
+    step = world.step(_pose([0.0, 0.0, 0.0999]), np.zeros(6), derivatives=True)
+    with pytest.raises(ValueError, match="contact_model='lcp'"):
+        step.vjp(grad_v=np.ones(6), complementarity_aware=True)
+    with pytest.raises(ValueError, match="contact_model"):
+        World(_box_model(), contact_model="pgs")

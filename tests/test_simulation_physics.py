@@ -103,10 +103,10 @@ def test_box_at_rest_stays_put_with_equal_corner_impulses(box_model):
 # --- 2. sliding friction ------------------------------------------------------------------------------
 
 
-def sliding_run(box_model, direction, mu, v0, dt):
+def sliding_run(box_model, direction, mu, v0, dt, contact_model="lcp"):
     """The box launched at v0 along a horizontal unit direction, simulated until 10 steps after it
     would stop if it decelerated at μ g along that direction."""
-    world = World(box_model, dt=dt, friction=mu)
+    world = World(box_model, dt=dt, friction=mu, contact_model=contact_model)
     q, v = box_on_ground(v0 * np.r_[direction, 0.0])
     return rollout(world, q, v, int(v0 / (mu * G * dt)) + 10)
 
@@ -153,6 +153,41 @@ def test_diagonal_sliding_shows_the_friction_pyramid(box_model):
     travel = result.q[-1, :2] - result.q[0, :2]
     np.testing.assert_allclose(travel, discrete_stopping_distance(component, mu * G, dt), rtol=0.0, atol=1e-9)
     assert abs(np.linalg.norm(travel) - v0**2 / (2 * np.sqrt(2.0) * mu * G)) < v0 * dt
+
+
+def test_diagonal_sliding_on_the_friction_cone_is_isotropic(box_model):
+    """The contact NCP bounds each contact's tangent impulse by its cone ‖f_t‖ ≤ μ f_n: the box sliding
+    along the diagonal decelerates at μ g straight against its velocity (each axis at μ g / √2) and
+    stops after v0² / (2 μ g) — the closed forms the pyramid misses above — and rests at the end."""
+    mu, v0, dt = 0.3, 2.0, 2e-3
+    direction = np.array([1.0, 1.0]) / np.sqrt(2.0)
+    result = sliding_run(box_model, direction, mu, v0, dt, contact_model="ncp")
+    t = dt * np.arange(len(result.v))
+    sliding = t < 0.9 * v0 / (mu * G)
+    for axis in (0, 1):
+        np.testing.assert_allclose(result.v[sliding, axis], direction[axis] * (v0 - mu * G * t[sliding]),
+                                   rtol=0.0, atol=1e-7)
+    travel = result.q[-1, :2] - result.q[0, :2]
+    np.testing.assert_allclose(travel, direction * discrete_stopping_distance(v0, mu * G, dt), rtol=0.0, atol=1e-7)
+    assert np.abs(result.v[-1]).max() < 1e-6
+    assert (result.steps[-1].lcp.modes == 1).all()  # STICKING
+
+
+def test_ncp_box_at_rest_and_native_rollouts_match(box_model):
+    """At rest on the NCP the four corners share the weight equally (the least-norm split), and
+    rollout_batch runs the same NCP steps as World.rollout."""
+    world = World(box_model, dt=1e-3, contact_model="ncp")
+    q, v = box_on_ground()
+    result = rollout(world, q, v, 200)
+    np.testing.assert_allclose(result.steps[-1].impulses[:, 0], G * 1e-3 / 4, rtol=1e-7)
+    assert np.abs(result.v[-1]).max() < 1e-8
+    starts = [box_on_ground(np.array([vx, 0.3, 0.0])) for vx in (0.5, -1.0)]
+    q0, v0 = (np.array(x) for x in zip(*starts))
+    batch = world.rollout_batch(q0, v0, np.zeros((2, 150, 6)))
+    for n in range(2):
+        reference = rollout(world, q0[n], v0[n], 150)
+        np.testing.assert_allclose(batch.q[n], reference.q, rtol=0.0, atol=1e-8)
+        np.testing.assert_allclose(batch.v[n], reference.v, rtol=0.0, atol=1e-6)
 
 
 # --- 3. restitution -----------------------------------------------------------------------------------
