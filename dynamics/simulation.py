@@ -15,11 +15,10 @@ velocity without impulses (Nimble eqs. 3–5): normal and limit impulses ≥ 0, 
 (App. B). With ``contact_model="ncp"`` the same rows (none dropped) pose the contact NCP on
 Coulomb's cones instead (Simple §II-B; :func:`dcol.solvers.solve_contact_ncp`): per contact the
 impulse [t1, t2, n] in ‖t‖ ≤ μ n, De Saxcé's correction, each joint limit a frictionless contact;
-its derivatives hold the contact modes (breaking, sticking, sliding) fixed (Simple §III-B). Where
+its derivatives hold the contact modes (breaking, sticking, sliding) fixed (Simple §III-B) and, where
 sliding contacts leave their normal impulses undetermined (a face of four coplanar contacts sliding
-and turning), the solver's least-norm split of them moves with the inputs too; the NCP's Jacobians
-hold that split fixed (off by ~1e-3 relative in such steps), the LCP's follow it (the
-pseudo-inverse term of its clamping-set derivative). b_extra per normal row:
+and turning), follow the solver's least-norm split of them (native/step_jacobians.hpp). b_extra per
+normal row:
 
 * *stabilization* (Baumgarte, as in Simple App. D, with its derivative terms): ``β φ / Δt`` for a
   penetration φ < 0, so a fraction β of it is removed per step; and ``φ / Δt`` for a gap φ > 0 (a

@@ -37,8 +37,9 @@ struct LinearizationWorkspace {
   // The LCP's linearization: its own f, each bounded entry's sign (+1 upper, −1 lower) and change
   // with μ, K, right-hand sides (columns × |C|), z = K⁺ᵀ f_C and dA products.
   std::vector<double> f_clamped, sign, d_bounded, K, rhs, z, z_full, dAz;
-  std::vector<double> mode_W, mode_D, d_mode_mu;  // the NCP's: ∂F/∂v and ∂F/∂λ blocks, ∂F/∂μ
-  lcp::OrthogonalDecomposition K_decomposition, bounce_decomposition;
+  // The NCP's: sliding directions and U blocks, B = −L⁺T + PQ, T, q0 and I − B.
+  std::vector<double> mode_u, mode_U, mode_B, mode_T, mode_q0, mode_M;
+  lcp::OrthogonalDecomposition K_decomposition, bounce_decomposition, mode_decomposition;
   // Scratch of the products and of one contact's row derivatives.
   std::vector<double> y, u, d_q, d_params, tau_q, tau_v, tau_m, regressor_y;
   std::vector<double> relative, G, d_point, d_frame, d_separation, d_relative;
@@ -291,10 +292,14 @@ inline void lcp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
   }
 }
 
-// df (n × columns) of the contact NCP from db (n × columns), its modes held fixed (solvers/ncp.py's
-// ncp_jvp, Simple §III-B): over the entries R of the non-breaking contacts, F(λ_R) = 0 stands for
-// v_i = 0 (sticking) or v_n,i = 0, λ_t,i + μ λ_n,i u_i = 0 with u_i = v_t,i/|v_t,i| (sliding), so
-// dλ_R = −(D + W G_·R)⁺ (W (dG λ + dg) + ∂F/∂μ dμ), W = ∂F/∂v block-diagonal, D = ∂F/∂λ at fixed v.
+// df (n × columns) of the contact NCP from db (n × columns), its modes held fixed (Simple §III-B),
+// as the derivative of what the solver returns (lcp/ncp.hpp's mode polishing): over the entries R of
+// the non-breaking contacts, at the sliding directions u_i = v_t,i/|v_t,i|, the least-norm λ_R of
+//     L(u) λ_R = r:   v_i = 0 (sticking), v_n,i = 0 and λ_t,i + μ λ_n,i u_i = 0 (sliding), v = G λ + g,
+// with u self-consistent. The least-norm solution moves by L⁺(dr − dL λ) + P dLᵀ z, P = I − L⁺L,
+// z = L⁺ᵀ λ (the pseudo-inverse's term: sliding contacts whose normal impulses the equations leave
+// undetermined), and du_i = U_i dv_t,i, U_i = (I − u_i u_iᵀ)/|v_t,i|, dv = G dλ + dG λ + dg, which
+// makes it a linear system (I − B) dλ = a in dλ.
 inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws, LinearizationWorkspace& lw,
                             const double* q) {
   const int n = static_cast<int>(ws.kept.size()), D = cols.D, nc = static_cast<int>(ws.ncp_mu.size()), m = 3 * nc;
@@ -302,65 +307,142 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
   lw.non_breaking.clear();
   for (int c = 0; c < nc; ++c)
     if (ws.modes[c] != static_cast<int8_t>(ContactMode::breaking)) lw.non_breaking.push_back(c);
-  const int r = 3 * static_cast<int>(lw.non_breaking.size());
+  const int contacts = static_cast<int>(lw.non_breaking.size()), r = 3 * contacts;
   if (r == 0) return;
-  // Per non-breaking contact its 3 × 3 block of W and of D (zero but for sliding contacts).
-  lw.mode_W.assign(static_cast<size_t>(r) * 3, 0.0);
-  lw.mode_D.assign(static_cast<size_t>(r) * 3, 0.0);
-  lw.d_mode_mu.assign(r, 0.0);
-  for (size_t k = 0; k < lw.non_breaking.size(); ++k) {
-    const int c = lw.non_breaking[k];
-    double* W = lw.mode_W.data() + 9 * k;
-    double* Dk = lw.mode_D.data() + 9 * k;
-    if (ws.modes[c] == static_cast<int8_t>(ContactMode::sticking)) {
-      W[0] = W[4] = W[8] = 1.0;
-      continue;
-    }
-    const double* lambda = ws.ncp_lambda.data() + 3 * c;
-    const double* v = ws.ncp_v.data() + 3 * c;
-    const double mu = ws.ncp_mu[c], slip = std::hypot(v[0], v[1]), u[2] = {v[0] / slip, v[1] / slip};
+  const auto sliding = [&](int k) { return ws.modes[lw.non_breaking[k]] == static_cast<int8_t>(ContactMode::sliding); };
+  const auto entry = [&](int k, int j) { return 3 * lw.non_breaking[k] + j; };  // NCP entry of λ_R's k, j
+  // The sliding directions and U_i (2 × 2 each).
+  lw.mode_u.assign(2 * contacts, 0.0);
+  lw.mode_U.assign(4 * contacts, 0.0);
+  for (int k = 0; k < contacts; ++k) {
+    if (!sliding(k)) continue;
+    const double* v = ws.ncp_v.data() + entry(k, 0);
+    const double slip = std::hypot(v[0], v[1]), u[2] = {v[0] / slip, v[1] / slip};
     for (int i = 0; i < 2; ++i) {
-      for (int j = 0; j < 2; ++j) W[3 * i + j] = mu * lambda[2] * ((i == j ? 1.0 : 0.0) - u[i] * u[j]) / slip;
-      Dk[3 * i + i] = 1.0;
-      Dk[3 * i + 2] = mu * u[i];
-      lw.d_mode_mu[3 * k + i] = lambda[2] * u[i];
+      lw.mode_u[2 * k + i] = u[i];
+      for (int j = 0; j < 2; ++j) lw.mode_U[4 * k + 2 * i + j] = ((i == j ? 1.0 : 0.0) - u[i] * u[j]) / slip;
     }
-    W[8] = 1.0;
   }
-  // The system D + W G_·R (r × r) and the right-hand sides W (dG λ + dg) (+ ∂F/∂μ), columns × r.
-  dA_product(world, cols, ws, lw, q, ws.f.data(), lw.dAz.data());
+  const auto G = [&](int a, int b) { return ws.ncp_G[static_cast<size_t>(a) * m + b]; };
+  // L (r × r): equations by contact, [t1, t2, n] rows; a G-type row is v_entry = 0.
   lw.K.assign(static_cast<size_t>(r) * r, 0.0);
-  lw.rhs.assign(static_cast<size_t>(D) * r, 0.0);
-  for (size_t k = 0; k < lw.non_breaking.size(); ++k) {
-    const int c = lw.non_breaking[k];
-    const double* W = lw.mode_W.data() + 9 * k;
+  for (int k = 0; k < contacts; ++k)
     for (int i = 0; i < 3; ++i) {
-      const int row = 3 * static_cast<int>(k) + i;
-      for (int j = 0; j < 3; ++j) {
-        const double w = W[3 * i + j];
-        lw.K[static_cast<size_t>(row) * r + 3 * k + j] += lw.mode_D[9 * k + 3 * i + j];
-        if (w == 0.0) continue;
-        const int entry = 3 * c + j, lcp_row = ws.ncp_row[entry];
-        for (size_t k2 = 0; k2 < lw.non_breaking.size(); ++k2)
-          for (int j2 = 0; j2 < 3; ++j2)
-            lw.K[static_cast<size_t>(row) * r + 3 * k2 + j2] +=
-                w * ws.ncp_G[static_cast<size_t>(entry) * m + 3 * lw.non_breaking[k2] + j2];
-        if (lcp_row < 0) continue;
-        for (int d = 0; d < D; ++d)
-          lw.rhs[static_cast<size_t>(d) * r + row] +=
-              w * (lw.dAz[static_cast<size_t>(lcp_row) * D + d] + lw.db[static_cast<size_t>(lcp_row) * D + d]);
+      double* row = lw.K.data() + static_cast<size_t>(3 * k + i) * r;
+      if (sliding(k) && i < 2) {
+        row[3 * k + i] = 1.0;
+        row[3 * k + 2] = ws.ncp_mu[lw.non_breaking[k]] * lw.mode_u[2 * k + i];
+      } else {
+        for (int k2 = 0; k2 < contacts; ++k2)
+          for (int j = 0; j < 3; ++j) row[3 * k2 + j] = G(entry(k, i), entry(k2, j));
       }
-      if (cols.mu >= 0) lw.rhs[static_cast<size_t>(cols.mu) * r + row] += lw.d_mode_mu[row];
+    }
+  lw.K_decomposition.factor(r, lw.K.data());
+  const bool singular = !lw.K_decomposition.full_rank();
+  // z = L⁺ᵀ λ_R, and ẑ: z on the NCP entries of the G-type rows (for dG's share of dLᵀ z).
+  lw.z.resize(r);
+  for (int k = 0; k < contacts; ++k)
+    for (int j = 0; j < 3; ++j) lw.z[3 * k + j] = ws.ncp_lambda[entry(k, j)];
+  lw.K_decomposition.solve_transposed(lw.z.data());
+  // dv's explicit part dG λ + dg by NCP entry (via the entries' rows), and dG ẑ.
+  dA_product(world, cols, ws, lw, q, ws.f.data(), lw.dAz.data());
+  const auto explicit_dv = [&](int e, int d) {
+    const int row = ws.ncp_row[e];
+    return row < 0 ? 0.0 : lw.dAz[static_cast<size_t>(row) * D + d] + lw.db[static_cast<size_t>(row) * D + d];
+  };
+  // a (columns × r): −L⁺ rhs + P q0, with rhs = dG λ + dg on G-type rows, μ λ_n U (dG λ + dg)_t +
+  // dμ λ_n u on tangent rows; q0 = dG ẑ on R + on each sliding n entry μ z_tᵀ U (dG λ + dg)_t + dμ z_tᵀ u.
+  lw.rhs.assign(static_cast<size_t>(D) * r, 0.0);
+  lw.mode_q0.assign(static_cast<size_t>(D) * r, 0.0);
+  for (int k = 0; k < contacts; ++k) {
+    const int c = lw.non_breaking[k];
+    const double mu = ws.ncp_mu[c], lambda_n = ws.ncp_lambda[entry(k, 2)];
+    for (int d = 0; d < D; ++d) {
+      double* rhs = lw.rhs.data() + static_cast<size_t>(d) * r + 3 * k;
+      if (!sliding(k)) {
+        for (int i = 0; i < 3; ++i) rhs[i] = explicit_dv(entry(k, i), d);
+        continue;
+      }
+      const double dvt[2] = {explicit_dv(entry(k, 0), d), explicit_dv(entry(k, 1), d)};
+      const double dmu = d == cols.mu ? 1.0 : 0.0;
+      for (int i = 0; i < 2; ++i)
+        rhs[i] = mu * lambda_n * (lw.mode_U[4 * k + 2 * i] * dvt[0] + lw.mode_U[4 * k + 2 * i + 1] * dvt[1]) +
+                 dmu * lambda_n * lw.mode_u[2 * k + i];
+      rhs[2] = explicit_dv(entry(k, 2), d);
+      if (!singular) continue;
+      const double* zt = lw.z.data() + 3 * k;
+      double zU_dvt = 0.0;
+      for (int i = 0; i < 2; ++i)
+        zU_dvt += zt[i] * (lw.mode_U[4 * k + 2 * i] * dvt[0] + lw.mode_U[4 * k + 2 * i + 1] * dvt[1]);
+      lw.mode_q0[static_cast<size_t>(d) * r + 3 * k + 2] +=
+          mu * zU_dvt + dmu * (zt[0] * lw.mode_u[2 * k] + zt[1] * lw.mode_u[2 * k + 1]);
     }
   }
-  lw.K_decomposition.factor(r, lw.K.data());
-  for (int d = 0; d < D; ++d) lw.K_decomposition.solve(lw.rhs.data() + static_cast<size_t>(d) * r);
-  for (size_t k = 0; k < lw.non_breaking.size(); ++k)
+  for (int d = 0; d < D; ++d) {
+    double* a = lw.rhs.data() + static_cast<size_t>(d) * r;
+    lw.K_decomposition.solve(a);
+    for (int i = 0; i < r; ++i) a[i] = -a[i];
+  }
+  // B = −L⁺ T + P Q: T's tangent rows μ λ_n U G_t,R; Q's sliding n rows μ z_tᵀ U G_t,R (r × r each).
+  lw.mode_B.assign(static_cast<size_t>(r) * r, 0.0);  // column-major: column j at j r
+  lw.mode_T.assign(static_cast<size_t>(r) * r, 0.0);  // column-major too, Q after T
+  for (int k = 0; k < contacts; ++k) {
+    if (!sliding(k)) continue;
+    const double mu = ws.ncp_mu[lw.non_breaking[k]], lambda_n = ws.ncp_lambda[entry(k, 2)];
+    const double* zt = lw.z.data() + 3 * k;
+    for (int col = 0; col < r; ++col) {
+      const int e = entry(col / 3, col % 3);
+      const double gt[2] = {G(entry(k, 0), e), G(entry(k, 1), e)};
+      for (int i = 0; i < 2; ++i)
+        lw.mode_T[static_cast<size_t>(col) * r + 3 * k + i] =
+            mu * lambda_n * (lw.mode_U[4 * k + 2 * i] * gt[0] + lw.mode_U[4 * k + 2 * i + 1] * gt[1]);
+      if (singular)
+        lw.mode_B[static_cast<size_t>(col) * r + 3 * k + 2] =
+            mu * (zt[0] * (lw.mode_U[4 * k] * gt[0] + lw.mode_U[4 * k + 1] * gt[1]) +
+                  zt[1] * (lw.mode_U[4 * k + 2] * gt[0] + lw.mode_U[4 * k + 3] * gt[1]));
+    }
+  }
+  for (int col = 0; col < r; ++col) {
+    double* Bc = lw.mode_B.data() + static_cast<size_t>(col) * r;
+    double* Tc = lw.mode_T.data() + static_cast<size_t>(col) * r;
+    if (singular) lw.K_decomposition.project_null(Bc);  // P Q
+    lw.K_decomposition.solve(Tc);                        // L⁺ T
+    for (int i = 0; i < r; ++i) Bc[i] -= Tc[i];
+  }
+  if (singular) {
+    lw.z_full.assign(n, 0.0);  // ẑ in row order
+    for (int k = 0; k < contacts; ++k)
+      for (int i = 0; i < 3; ++i) {
+        if (sliding(k) && i < 2) continue;
+        const int row = ws.ncp_row[entry(k, i)];
+        if (row >= 0) lw.z_full[row] = lw.z[3 * k + i];
+      }
+    dA_product(world, cols, ws, lw, q, lw.z_full.data(), lw.dAz.data());
+    for (int d = 0; d < D; ++d) {
+      double* q0 = lw.mode_q0.data() + static_cast<size_t>(d) * r;
+      for (int k = 0; k < contacts; ++k)
+        for (int j = 0; j < 3; ++j) {
+          const int row = ws.ncp_row[entry(k, j)];
+          if (row >= 0) q0[3 * k + j] += lw.dAz[static_cast<size_t>(row) * D + d];
+        }
+      lw.K_decomposition.project_null(q0);
+      double* a = lw.rhs.data() + static_cast<size_t>(d) * r;
+      for (int i = 0; i < r; ++i) a[i] += q0[i];
+    }
+  }
+  // (I − B) dλ = a: row-major I − B, one factorization, every column.
+  lw.mode_M.assign(static_cast<size_t>(r) * r, 0.0);
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < r; ++j)
+      lw.mode_M[static_cast<size_t>(i) * r + j] = (i == j ? 1.0 : 0.0) - lw.mode_B[static_cast<size_t>(j) * r + i];
+  lw.mode_decomposition.factor(r, lw.mode_M.data());
+  for (int d = 0; d < D; ++d) lw.mode_decomposition.solve(lw.rhs.data() + static_cast<size_t>(d) * r);
+  for (int k = 0; k < contacts; ++k)
     for (int j = 0; j < 3; ++j) {
-      const int lcp_row = ws.ncp_row[3 * lw.non_breaking[k] + j];
-      if (lcp_row < 0) continue;
+      const int row = ws.ncp_row[entry(k, j)];
+      if (row < 0) continue;
       for (int d = 0; d < D; ++d)
-        lw.df[static_cast<size_t>(lcp_row) * D + d] = -lw.rhs[static_cast<size_t>(d) * r + 3 * k + j];
+        lw.df[static_cast<size_t>(row) * D + d] = lw.rhs[static_cast<size_t>(d) * r + 3 * k + j];
     }
 }
 

@@ -331,6 +331,16 @@ def test_ncp_box_sliding_on_an_edge():
     assert len(step.contacts) == 2 and (step.lcp.modes == 2).all()  # both SLIDING
 
 
+def test_ncp_box_sliding_and_turning_on_its_face():
+    """Four coplanar contacts sliding, each its own direction (the box turns): their normal impulses
+    are undetermined (a rank-deficient mode system) and the solver's least-norm split moves with
+    every input, inertia included."""
+    world = World(_box_model(), dt=1e-2, friction=0.3, contact_model="ncp")
+    q = _pose([0.1, 0.2, 0.0995], (0, 0, 1), 0.3)
+    step = _assert_jacobians_match(world, q, np.array([1.0, 0.3, -0.05, 0.0, 0.0, 0.2]), np.zeros(6))
+    assert len(step.contacts) == 4 and (step.lcp.modes == 2).all()  # SLIDING
+
+
 def test_ncp_box_sticking_on_its_face():
     """Four coplanar contacts inside their cones: a singular Delassus matrix, the impulses' split
     undetermined but the motion not."""
