@@ -487,8 +487,8 @@ class World:
 
         q (N, nq), v (N, nv), tau (N, nv) (zero if None).
         parameters : also the Jacobians with respect to θ (q_params, v_params; else None).
-        Returns a :class:`BatchStep`. RuntimeError when a step's LCP cannot be solved or its state is
-        not finite.
+        Returns a :class:`BatchStep`. RuntimeError when a step's contact problem cannot be solved or
+        its state is not finite.
         """
         nv = self.model.nv
         if tau is None:
@@ -535,17 +535,17 @@ class World:
             self._check_batch_status(out["status"], "rollout", "rollouts", out["failed_step"])
         return BatchRollout(out["q"], out["v"], out["contacts"])
 
-    @staticmethod
-    def _check_batch_status(status, item, items, failed_step=None):
-        """Raise for failed worlds of a native batch (status 2), warn for LCP iteration limits (1)."""
+    def _check_batch_status(self, status, item, items, failed_step=None):
+        """Raise for failed worlds of a native batch (status 2), warn for solver iteration limits (1)."""
+        problem = f"contact {self.contact_model.upper()}"
         failed = np.flatnonzero(status == 2)
         if failed.size:
             where = "" if failed_step is None else f" at step {failed_step[failed[0]]}"
-            raise RuntimeError(f"{item} {failed[0]} failed{where}: the contact LCP could not be solved or the state "
+            raise RuntimeError(f"{item} {failed[0]} failed{where}: the {problem} could not be solved or the state "
                                f"stopped being finite ({failed.size} {items} failed)")
         limited = np.count_nonzero(status == 1)
         if limited:
-            warnings.warn(f"{limited} {items} had a contact LCP stopped at the iteration limit", RuntimeWarning,
+            warnings.warn(f"{limited} {items} had a {problem} stopped at the iteration limit", RuntimeWarning,
                           stacklevel=3)
 
     def _native(self):
