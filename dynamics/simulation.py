@@ -190,11 +190,13 @@ class Rollout:
 
 class BatchRollout(NamedTuple):
     """N rollouts of T steps (World.rollout_batch): q (N, T + 1, nq), v (N, T + 1, nv) including the
-    starts; contacts (N, T) int32, the contact count of every step."""
+    starts; contacts (N, T) int32, the contact count of every step; jacobians: StepJacobians whose
+    blocks have leading (N, T) axes (each step's, as taken), or None without derivatives."""
 
     q: np.ndarray
     v: np.ndarray
     contacts: np.ndarray
+    jacobians: StepJacobians = None
 
 
 class BatchStep(NamedTuple):
@@ -498,14 +500,9 @@ class World:
         out = self._native().step(q, v, tau, bool(derivatives), bool(parameters), bool(bounce), threads)
         if out["worst"]:
             self._check_batch_status(out["status"], "step", "steps")
-        jacobians = None
-        if derivatives:
-            q_q, q_v, q_tau, v_q, v_v, v_tau = out["state_jacobian"]
-            q_params, v_params = out["params_jacobian"] if parameters else (None, None)
-            jacobians = StepJacobians(q_q, q_v, q_tau, q_params, v_q, v_v, v_tau, v_params)
-        return BatchStep(out["q"], out["v"], out["contacts"], jacobians)
+        return BatchStep(out["q"], out["v"], out["contacts"], _jacobian_blocks(out, derivatives, parameters))
 
-    def rollout_batch(self, q0, v0, taus, *, threads=None):
+    def rollout_batch(self, q0, v0, taus, *, derivatives=False, parameters=True, bounce=True, threads=None):
         """N rollouts at once in native code, the GIL released, on up to `threads` threads (default:
         the world's): the steps of :meth:`step` without derivatives (native/simulation.hpp), with the
         same LCP route (the previous step's sets first, then Gauss–Seidel with exact solves on its
@@ -513,6 +510,8 @@ class World:
         degenerate LCP (a pile of boxes) round-off can pick another of its solutions, and the two part.
 
         q0 (N, nq), v0 (N, nv); taus (N, T, nv), or (T, nv) for the same controls in every world.
+        derivatives : also every step's Jacobians at the step taken (warm start included), as
+            Step.jacobians(bounce=bounce); parameters : with the θ blocks (step_batch's).
         Returns a :class:`BatchRollout`. RuntimeError when a world's state stops being finite.
         """
         model, nv = self.model, self.model.nv
@@ -530,10 +529,11 @@ class World:
         if not np.all(np.isfinite(taus)):
             raise ValueError("taus must be finite (no NaN or inf)")
         threads = self.threads if threads is None else checked_threads(threads)
-        out = self._native().rollout(q0, v0, np.ascontiguousarray(taus), threads)
+        out = self._native().rollout(q0, v0, np.ascontiguousarray(taus), bool(derivatives), bool(parameters),
+                                     bool(bounce), threads)
         if out["status"].any():
             self._check_batch_status(out["status"], "rollout", "rollouts", out["failed_step"])
-        return BatchRollout(out["q"], out["v"], out["contacts"])
+        return BatchRollout(out["q"], out["v"], out["contacts"], _jacobian_blocks(out, derivatives, parameters))
 
     def _check_batch_status(self, status, item, items, failed_step=None):
         """Raise for failed worlds of a native batch (status 2), warn for solver iteration limits (1)."""
@@ -563,6 +563,15 @@ class World:
                 self.baumgarte, self.contact_margin, self.restitution_threshold, self.limit_margin,
                 self.feature_tolerance, DERIVATIVE_SETTINGS, _SWEEPS, _LCP_TOLERANCE, self.contact_model == "ncp")
         return self._native_world
+
+
+def _jacobian_blocks(out, derivatives, parameters):
+    """StepJacobians from a native batch's block outputs (None without derivatives)."""
+    if not derivatives:
+        return None
+    q_q, q_v, q_tau, v_q, v_v, v_tau = out["state_jacobian"]
+    q_params, v_params = out["params_jacobian"] if parameters else (None, None)
+    return StepJacobians(q_q, q_v, q_tau, q_params, v_q, v_v, v_tau, v_params)
 
 
 def _limit_matrix(joints, signs, nv):

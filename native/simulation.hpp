@@ -457,9 +457,13 @@ enum class RolloutStatus : int8_t { ok = 0, lcp_iteration_limit = 1, failed = 2 
 
 // T steps from (q0, v0) under taus (T × nv) into qs ((T + 1) × nq) and vs ((T + 1) × nv), the contact
 // count of each step into contacts (T). A step whose LCP cannot be solved or whose state is not finite
-// ends the rollout (failed, the rest of qs and vs NaN); *failed_step says which.
+// ends the rollout (failed, the rest of qs and vs NaN); *failed_step says which. With derivatives the
+// steps keep their contacts' derivatives and after_step(t) runs after each successful step t (for
+// step_jacobians on the workspace).
+template <class AfterStep>
 inline RolloutStatus rollout(const WorldSpec& world, StepWorkspace& ws, int T, const double* q0, const double* v0,
-                             const double* taus, double* qs, double* vs, int32_t* contacts, int32_t* failed_step) {
+                             const double* taus, double* qs, double* vs, int32_t* contacts, int32_t* failed_step,
+                             bool derivatives, const AfterStep& after_step) {
   const int nq = world.model->nq, nv = world.model->nv;
   std::copy_n(q0, nq, qs);
   std::copy_n(v0, nv, vs);
@@ -469,7 +473,7 @@ inline RolloutStatus rollout(const WorldSpec& world, StepWorkspace& ws, int T, c
   for (int t = 0; t < T; ++t) {
     double *q_next = qs + static_cast<size_t>(t + 1) * nq, *v_next = vs + static_cast<size_t>(t + 1) * nv;
     const StepReport report = step(world, ws, qs + static_cast<size_t>(t) * nq, vs + static_cast<size_t>(t) * nv,
-                                   taus + static_cast<size_t>(t) * nv, q_next, v_next);
+                                   taus + static_cast<size_t>(t) * nv, q_next, v_next, derivatives);
     contacts[t] = report.contacts;
     bool finite = report.status == lcp::LcpStatus::solved || report.status == lcp::LcpStatus::iteration_limit;
     for (int i = 0; finite && i < nq; ++i) finite = std::isfinite(q_next[i]);
@@ -483,8 +487,14 @@ inline RolloutStatus rollout(const WorldSpec& world, StepWorkspace& ws, int T, c
       return RolloutStatus::failed;
     }
     if (report.status == lcp::LcpStatus::iteration_limit) status = RolloutStatus::lcp_iteration_limit;
+    after_step(t);
   }
   return status;
+}
+
+inline RolloutStatus rollout(const WorldSpec& world, StepWorkspace& ws, int T, const double* q0, const double* v0,
+                             const double* taus, double* qs, double* vs, int32_t* contacts, int32_t* failed_step) {
+  return rollout(world, ws, T, q0, v0, taus, qs, vs, contacts, failed_step, false, [](int) {});
 }
 
 }  // namespace dcol::sim

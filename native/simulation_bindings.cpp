@@ -115,8 +115,45 @@ BoundWorld make_world(py::object model_obj, py::object shapes, const IndexArray&
   return world;
 }
 
-// N rollouts of T steps: q0 (N, nq), v0 (N, nv), taus (N, T, nv).
-py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::handle taus_in, int threads) {
+// One step's Jacobian (2 nv × (3 nv + P), row-major) into block outputs at position `at` of `count`:
+// state (6, count, nv, nv) in the order q_q, q_v, q_tau, v_q, v_v, v_tau, and parameters (2, count,
+// nv, P).
+void scatter_jacobian(const double* jac, py::ssize_t nv, py::ssize_t P, py::ssize_t count, py::ssize_t at,
+                      double* state, double* params) {
+  const py::ssize_t D = 3 * nv + P;
+  for (py::ssize_t side = 0; side < 2; ++side)  // the q⁺ rows, then the v⁺ rows
+    for (py::ssize_t i = 0; i < nv; ++i) {
+      const double* row = jac + (side * nv + i) * D;
+      for (py::ssize_t k = 0; k < 3; ++k) std::copy_n(row + k * nv, nv, state + (((3 * side + k) * count + at) * nv + i) * nv);
+      std::copy_n(row + 3 * nv, P, params + ((side * count + at) * nv + i) * P);
+    }
+}
+
+// Block outputs of `count` step Jacobians, NaN until written: "state_jacobian" (6, count…, nv, nv) and
+// with parameters "params_jacobian" (2, count…, nv, P), `count` given by its shape.
+struct JacobianBlocks {
+  Array state, params;
+  JacobianBlocks(std::vector<py::ssize_t> count, py::ssize_t nv, py::ssize_t P, bool derivatives) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<py::ssize_t> state_shape{derivatives ? 6 : 0}, params_shape{derivatives && P > 0 ? 2 : 0};
+    for (py::ssize_t c : count) state_shape.push_back(c), params_shape.push_back(c);
+    state_shape.insert(state_shape.end(), {nv, nv});
+    params_shape.insert(params_shape.end(), {nv, P});
+    state = Array(state_shape);
+    params = Array(params_shape);
+    std::fill(state.mutable_data(), state.mutable_data() + state.size(), nan);
+    std::fill(params.mutable_data(), params.mutable_data() + params.size(), nan);
+  }
+  void put(py::dict& out, bool parameters) const {
+    out["state_jacobian"] = state;
+    if (parameters) out["params_jacobian"] = params;
+  }
+};
+
+// N rollouts of T steps: q0 (N, nq), v0 (N, nv), taus (N, T, nv); with derivatives each step's
+// Jacobian at the step taken (warm start included) by blocks, as step_batch's with a T axis.
+py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::handle taus_in, bool derivatives,
+                 bool parameters, bool bounce, int threads) {
   const sim::WorldSpec& spec = world.spec;
   const dyn::Model& model = *spec.model;
   require(threads >= 1, "threads must be at least 1");
@@ -131,6 +168,9 @@ py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::hand
   for (py::ssize_t i = 0; i < taus.size(); ++i) require(std::isfinite(taus.data()[i]), "taus must be finite");
 
   Array qs({N, T + 1, nq}), vs({N, T + 1, nv});
+  const py::ssize_t P = parameters ? 10 * model.nbodies() + 2 : 0, D = 3 * nv + P;
+  JacobianBlocks blocks({N, T}, nv, P, derivatives);
+  double *state_d = blocks.state.mutable_data(), *params_d = blocks.params.mutable_data();
   py::array_t<int32_t> contacts({N, T}), failed_step(N);
   py::array_t<int8_t> status(N);
   double *qs_d = qs.mutable_data(), *vs_d = vs.mutable_data();
@@ -140,10 +180,21 @@ py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::hand
     py::gil_scoped_release release;
     parallel_chunks(N, threads, 1, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
       std::unique_ptr<Workspaces> workspaces = world.workspaces->take(spec);
-      for (std::ptrdiff_t n = begin; n < end; ++n)
+      std::vector<double>& jac = workspaces->jacobian;
+      jac.resize(2 * nv * D);
+      for (std::ptrdiff_t n = begin; n < end; ++n) {
+        double *q_n = qs_d + n * (T + 1) * nq, *v_n = vs_d + n * (T + 1) * nv;
+        const double* tau_n = taus.data() + n * T * nv;
+        const auto linearize = [&](int t) {
+          if (!derivatives) return;
+          sim::step_jacobians(spec, workspaces->step, workspaces->linearization, q_n + t * nq, v_n + t * nv,
+                              v_n + (t + 1) * nv, parameters, bounce, jac.data());
+          scatter_jacobian(jac.data(), nv, P, N * T, n * T + t, state_d, params_d);
+        };
         status_d[n] = static_cast<int8_t>(sim::rollout(spec, workspaces->step, static_cast<int>(T), q0.row(n),
-                                                        v0.row(n), taus.data() + n * T * nv, qs_d + n * (T + 1) * nq,
-                                                        vs_d + n * (T + 1) * nv, contacts_d + n * T, failed_d + n));
+                                                        v0.row(n), tau_n, q_n, v_n, contacts_d + n * T, failed_d + n,
+                                                        derivatives, linearize));
+      }
       world.workspaces->give(std::move(workspaces));
     });
   }
@@ -153,6 +204,7 @@ py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::hand
   out["contacts"] = contacts;
   out["status"] = status;
   out["failed_step"] = failed_step;
+  if (derivatives) blocks.put(out, parameters);
   return out;
 }
 
@@ -172,12 +224,11 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
   const py::ssize_t N = q.count, nq = model.nq, nv = model.nv, P = parameters ? 10 * model.nbodies() + 2 : 0,
                    D = 3 * nv + P;
   Array q_next({N, nq}), v_next({N, nv});
-  Array state_jacobian(derivatives ? std::vector<py::ssize_t>{6, N, nv, nv} : std::vector<py::ssize_t>{0});
-  Array params_jacobian(derivatives && parameters ? std::vector<py::ssize_t>{2, N, nv, P} : std::vector<py::ssize_t>{0});
+  JacobianBlocks blocks({N}, nv, P, derivatives);
   py::array_t<int32_t> contacts(N);
   py::array_t<int8_t> status(N);
   double *q_d = q_next.mutable_data(), *v_d = v_next.mutable_data();
-  double *state_d = state_jacobian.mutable_data(), *params_d = params_jacobian.mutable_data();
+  double *state_d = blocks.state.mutable_data(), *params_d = blocks.params.mutable_data();
   int32_t* contacts_d = contacts.mutable_data();
   int8_t* status_d = status.mutable_data();
   {
@@ -193,21 +244,12 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
         bool ok = report.status == lcp::LcpStatus::solved || report.status == lcp::LcpStatus::iteration_limit;
         for (py::ssize_t i = 0; ok && i < nq; ++i) ok = std::isfinite(q_d[n * nq + i]);
         for (py::ssize_t i = 0; ok && i < nv; ++i) ok = std::isfinite(v_d[n * nv + i]);
-        if (derivatives) {
+        if (ok && derivatives) {
           std::vector<double>& jac = workspaces->jacobian;
           jac.resize(2 * nv * D);
-          if (ok)
-            sim::step_jacobians(spec, workspace, workspaces->linearization, q.row(n), v.row(n), v_d + n * nv,
-                                parameters, bounce, jac.data());
-          else
-            std::fill(jac.begin(), jac.end(), std::numeric_limits<double>::quiet_NaN());
-          for (py::ssize_t side = 0; side < 2; ++side)  // the q⁺ rows, then the v⁺ rows
-            for (py::ssize_t i = 0; i < nv; ++i) {
-              const double* row = jac.data() + (side * nv + i) * D;
-              for (py::ssize_t k = 0; k < 3; ++k)
-                std::copy_n(row + k * nv, nv, state_d + (((3 * side + k) * N + n) * nv + i) * nv);
-              std::copy_n(row + 3 * nv, P, params_d + ((side * N + n) * nv + i) * P);
-            }
+          sim::step_jacobians(spec, workspace, workspaces->linearization, q.row(n), v.row(n), v_d + n * nv, parameters,
+                              bounce, jac.data());
+          scatter_jacobian(jac.data(), nv, P, N, n, state_d, params_d);
         }
         status_d[n] = static_cast<int8_t>(!ok ? sim::RolloutStatus::failed
                                           : report.status == lcp::LcpStatus::iteration_limit
@@ -223,8 +265,7 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
   out["contacts"] = contacts;
   out["status"] = status;
   out["worst"] = N > 0 ? *std::max_element(status_d, status_d + N) : 0;
-  if (derivatives) out["state_jacobian"] = state_jacobian;
-  if (derivatives && parameters) out["params_jacobian"] = params_jacobian;
+  if (derivatives) blocks.put(out, parameters);
   return out;
 }
 
@@ -269,7 +310,8 @@ void bind_simulation(py::module_& root) {
            py::arg("contact_margin"), py::arg("restitution_threshold"), py::arg("limit_margin"),
            py::arg("feature_tolerance"), py::arg("settings"), py::arg("max_sweeps"), py::arg("tolerance"),
            py::arg("ncp") = false, py::arg("ncp_iterations") = 5000, py::arg("ncp_tolerance") = 1e-10)
-      .def("rollout", &rollout, py::arg("q0"), py::arg("v0"), py::arg("taus"), py::arg("threads") = 1)
+      .def("rollout", &rollout, py::arg("q0"), py::arg("v0"), py::arg("taus"), py::arg("derivatives") = false,
+           py::arg("parameters") = true, py::arg("bounce") = true, py::arg("threads") = 1)
       .def("step", &step_batch, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("derivatives") = false,
            py::arg("parameters") = true, py::arg("bounce") = true, py::arg("threads") = 1)
       .def("linearize", &linearize, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("f"), py::arg("sets"),

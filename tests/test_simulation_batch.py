@@ -204,3 +204,32 @@ def test_step_batch_bad_input_is_rejected_with_the_argument_named():
         world.step_batch(np.zeros((1, 7)), v)
     with pytest.raises(ValueError, match="threads"):
         world.step_batch(q, v, threads=0)
+
+
+@pytest.mark.parametrize("robot", ["box_pile", "half_cheetah"])
+def test_rollout_batch_jacobians_are_those_of_the_steps_taken(robot):
+    """rollout_batch(derivatives=True) against World.rollout(derivatives=True) step by step: the
+    warm-started steps' Jacobians (a sliding, landing box pile; the half-cheetah falling onto the
+    ground under random controls), θ blocks included. (Where a contact set leaves the impulses
+    undetermined, e.g. the jump worm's five feet on seven joints, the two paths' solvers may settle on
+    impulses that differ along the null space, which moves the Jacobians' ∂(Jᵀf)/∂q terms.)"""
+    rng = np.random.default_rng(5)
+    if robot == "box_pile":
+        world = World(box_pile_model(2), dt=2e-3, friction=0.4)
+        q0, v0 = floating_state(([0.0, 0.0, 0.1], [0.6, 0.1, 0.0]), ([0.3, 0.0, 0.2], [0.0, 0.0, 0.0]))
+        taus = np.zeros((40, world.model.nv))
+    else:
+        world = World(load_dataset_robot("half_cheetah"), dt=2e-3, friction=0.8)
+        q0, v0 = neutral(world.model), np.zeros(world.model.nv)
+        q0[1] = -0.19  # the root's height: the feet just above the ground
+        taus = rng.normal(size=(40, world.model.nv))
+    batch = world.rollout_batch(q0[None], v0[None], taus[None], derivatives=True)
+    reference = world.rollout(q0, v0, taus, derivatives=True)
+    np.testing.assert_allclose(batch.q[0], reference.q, rtol=0.0, atol=1e-9)
+    for t, step in enumerate(reference.steps):
+        expected = step.jacobians()
+        for name, block in zip(expected._fields, expected):
+            got = getattr(batch.jacobians, name)[0, t]
+            assert np.abs(got - block).max() <= 1e-8 * max(1.0, np.abs(block).max()), (t, name)
+    assert batch.jacobians.v_params.shape == (1, 40, world.model.nv, world.num_params)
+    assert max(len(step.contacts) for step in reference.steps) > 0
