@@ -3,7 +3,8 @@
 ``step(world, q, v, tau, params)`` and ``rollout(world, q0, v0, taus, params)`` run
 :meth:`dcol.dynamics.World.step` / :meth:`~dcol.dynamics.World.rollout` on float64 CPU tensors and
 return the next state / the trajectory as tensors. The backward pass is the simulation's reverse mode
-(:meth:`Step.vjp` / :meth:`Rollout.vjp`, with the elastic-bounce correction), never a full Jacobian.
+(:meth:`Step.vjp` / :meth:`Rollout.vjp`, with the elastic-bounce correction: each step's native
+Jacobian contracted with the cotangents).
 
 Configurations are tensors of coordinates (nq,), floating joints' quaternions of any nonzero norm,
 while the simulation's derivatives are in tangent spaces (nv,). With (T, T⁺) =
