@@ -353,8 +353,9 @@ inline void build_ncp(const WorldSpec& world, StepWorkspace& ws) {
     const int r = ws.ncp_row[a];
     if (r < 0) continue;
     ws.ncp_g[a] = ws.b[r];
+    const double* A_row = ws.A.data() + static_cast<size_t>(r) * n;
     for (int c = 0; c < m; ++c)
-      if (ws.ncp_row[c] >= 0) ws.ncp_G[static_cast<size_t>(a) * m + c] = ws.A[static_cast<size_t>(r) * n + ws.ncp_row[c]];
+      if (ws.ncp_row[c] >= 0) ws.ncp_G[static_cast<size_t>(a) * m + c] = A_row[ws.ncp_row[c]];
   }
 }
 
@@ -363,8 +364,10 @@ inline void build_ncp(const WorldSpec& world, StepWorkspace& ws) {
 inline void classify_modes(const WorldSpec& world, StepWorkspace& ws) {
   const int nc = static_cast<int>(ws.ncp_mu.size());
   double lambda_scale = 1.0, v_scale = 1.0;
-  for (int a = 0; a < 3 * nc; ++a)
-    lambda_scale = std::max(lambda_scale, std::abs(ws.ncp_lambda[a])), v_scale = std::max(v_scale, std::abs(ws.ncp_v[a]));
+  for (int a = 0; a < 3 * nc; ++a) {
+    lambda_scale = std::max(lambda_scale, std::abs(ws.ncp_lambda[a]));
+    v_scale = std::max(v_scale, std::abs(ws.ncp_v[a]));
+  }
   const double tol = std::sqrt(std::max(world.ncp_tolerance, 1e-12));
   ws.modes.resize(nc);
   for (int c = 0; c < nc; ++c) {

@@ -124,7 +124,8 @@ void scatter_jacobian(const double* jac, py::ssize_t nv, py::ssize_t P, py::ssiz
   for (py::ssize_t side = 0; side < 2; ++side)  // the q⁺ rows, then the v⁺ rows
     for (py::ssize_t i = 0; i < nv; ++i) {
       const double* row = jac + (side * nv + i) * D;
-      for (py::ssize_t k = 0; k < 3; ++k) std::copy_n(row + k * nv, nv, state + (((3 * side + k) * count + at) * nv + i) * nv);
+      for (py::ssize_t k = 0; k < 3; ++k)
+        std::copy_n(row + k * nv, nv, state + (((3 * side + k) * count + at) * nv + i) * nv);
       std::copy_n(row + 3 * nv, P, params + ((side * count + at) * nv + i) * P);
     }
 }
@@ -291,8 +292,8 @@ Array linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle 
   {
     py::gil_scoped_release release;
     std::unique_ptr<Workspaces> workspaces = world.workspaces->take(spec);
-    same_rows = sim::linearize_step(spec, workspaces->step, workspaces->linearization, q.row(0), v.row(0), tau.row(0), n,
-                                    f.data(), num_sets, sets.data(), parameters, bounce, out);
+    same_rows = sim::linearize_step(spec, workspaces->step, workspaces->linearization, q.row(0), v.row(0),
+                                    tau.row(0), n, f.data(), num_sets, sets.data(), parameters, bounce, out);
     world.workspaces->give(std::move(workspaces));
   }
   require(same_rows, "the step from this state has other LCP rows than f");

@@ -516,7 +516,8 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   for (int i = 0; i < nv; ++i) lw.Minv[i * nv + i] = 1.0;
   dyn::solve_mass_matrix(model, ws.data, lw.Minv.data(), nv);
   for (int i = 0; i < nv; ++i)
-    for (int j = 0; j < i; ++j) lw.Minv[i * nv + j] = lw.Minv[j * nv + i] = 0.5 * (lw.Minv[i * nv + j] + lw.Minv[j * nv + i]);
+    for (int j = 0; j < i; ++j)
+      lw.Minv[i * nv + j] = lw.Minv[j * nv + i] = 0.5 * (lw.Minv[i * nv + j] + lw.Minv[j * nv + i]);
 
   // Inverse dynamics' derivatives and regressor at (q, v, a_free).
   for (auto* buffer : {&lw.dtau_dq, &lw.dtau_dv, &lw.mass, &lw.tau_q, &lw.tau_v, &lw.tau_m, &lw.d_q})
