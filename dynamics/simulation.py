@@ -511,7 +511,8 @@ class World:
 
         q0 (N, nq), v0 (N, nv); taus (N, T, nv), or (T, nv) for the same controls in every world.
         derivatives : also every step's Jacobians at the step taken (warm start included), as
-            Step.jacobians(bounce=bounce); parameters : with the θ blocks (step_batch's).
+            Step.jacobians(bounce=bounce): N T (6 nv² + 2 nv P) doubles, P = 10 nbodies + 2 with
+            parameters (the θ blocks, as step_batch's), 0 without.
         Returns a :class:`BatchRollout`. RuntimeError when a world's state stops being finite.
         """
         model, nv = self.model, self.model.nv
