@@ -215,17 +215,21 @@ void bind_lcp(py::module_& root) {
         if (n % 3 != 0) throw py::value_error("g must have 3 entries per contact");
         check_length(mu, n / 3, "mu");
         Array lambda(n), v(n);
+        py::array_t<int8_t> modes(n / 3);
         LcpReport report;
         {
           py::gil_scoped_release release;
           NcpWorkspace work;
           report = solve_ncp_admm(n / 3, G.data(), g.data(), mu.data(), rho, tol, max_iterations,
                                   lambda.mutable_data(), v.mutable_data(), work);
+          contact_modes(n / 3, lambda.data(), v.data(), mode_tolerance(tol), modes.mutable_data());
         }
-        return py::make_tuple(lambda, v, static_cast<int>(report.status), report.iterations, report.residual);
+        return py::make_tuple(lambda, v, modes, static_cast<int>(report.status), report.iterations,
+                              report.residual);
       },
       py::arg("G"), py::arg("g"), py::arg("mu"), py::arg("rho"), py::arg("tol"), py::arg("max_iterations"),
-      "(impulses, velocities, status code, iterations, residual) of the contact NCP by ADMM with mode polishing.");
+      "(impulses, velocities, modes, status code, iterations, residual) of the contact NCP by ADMM with mode "
+      "polishing.");
   m.def(
       "mlcp_ipm",
       [](const Array& M, const Array& q, const Array& A, const Array& G, const Array& F, const Array& h, double tol,

@@ -332,9 +332,6 @@ inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double*
   return n;
 }
 
-// Contact modes of the NCP (solvers/ncp.py's ContactMode).
-enum class ContactMode : int8_t { breaking = 0, sticking = 1, sliding = 2 };
-
 // The NCP of a prepared step (world.ncp, all rows kept): per contact its rows [t1, t2, n], per joint
 // limit a frictionless contact [−, −, limit row]; G and g from the LCP's A and b.
 inline void build_ncp(const WorldSpec& world, StepWorkspace& ws) {
@@ -359,27 +356,6 @@ inline void build_ncp(const WorldSpec& world, StepWorkspace& ws) {
   }
 }
 
-// Each NCP contact's mode at (λ, v), as solvers/ncp.py's _modes: breaking when |λ_i| is small, sliding
-// when |v_t,i| is not, relative to the largest entries, with tolerance √tol.
-inline void classify_modes(const WorldSpec& world, StepWorkspace& ws) {
-  const int nc = static_cast<int>(ws.ncp_mu.size());
-  double lambda_scale = 1.0, v_scale = 1.0;
-  for (int a = 0; a < 3 * nc; ++a) {
-    lambda_scale = std::max(lambda_scale, std::abs(ws.ncp_lambda[a]));
-    v_scale = std::max(v_scale, std::abs(ws.ncp_v[a]));
-  }
-  const double tol = std::sqrt(std::max(world.ncp_tolerance, 1e-12));
-  ws.modes.resize(nc);
-  for (int c = 0; c < nc; ++c) {
-    const double* l = ws.ncp_lambda.data() + 3 * c;
-    const double* u = ws.ncp_v.data() + 3 * c;
-    const bool breaking = std::sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]) <= tol * lambda_scale;
-    const bool sliding = !breaking && std::hypot(u[0], u[1]) > tol * v_scale;
-    ws.modes[c] = static_cast<int8_t>(breaking ? ContactMode::breaking
-                                               : sliding ? ContactMode::sliding : ContactMode::sticking);
-  }
-}
-
 // The NCP's initial ADMM penalty: a tenth of G's largest diagonal entry (the scale of its spectrum;
 // residual balancing adapts it), 1 for a zero G. World.step in Python uses the same.
 inline double ncp_penalty(double largest_diagonal) { return largest_diagonal > 0.0 ? 0.1 * largest_diagonal : 1.0; }
@@ -399,9 +375,24 @@ inline lcp::LcpStatus solve_contact_ncp(const WorldSpec& world, StepWorkspace& w
   ws.f.assign(ws.kept.size(), 0.0);
   for (int a = 0; a < m; ++a)
     if (ws.ncp_row[a] >= 0) ws.f[ws.ncp_row[a]] = ws.ncp_lambda[a];
-  classify_modes(world, ws);
+  ws.modes.resize(nc);
+  lcp::contact_modes(nc, ws.ncp_lambda.data(), ws.ncp_v.data(), lcp::mode_tolerance(world.ncp_tolerance),
+                     ws.modes.data());
   return report.status;
 }
+
+// v⁺ = v_free + M̃⁻¹ Jᵀ f of a prepared step with its impulses in ws.f.
+inline void next_velocity(const WorldSpec& world, const StepWorkspace& ws, double* v_next) {
+  const int nv = world.model->nv, n = static_cast<int>(ws.kept.size());
+  for (int i = 0; i < nv; ++i) {
+    double sum = ws.v_free[i];
+    for (int r = 0; r < n; ++r) sum += ws.minv_JT[static_cast<size_t>(i) * n + r] * ws.f[r];
+    v_next[i] = sum;
+  }
+}
+
+// Outcome of one world's rollout (or of one step of a batch).
+enum class RolloutStatus : int8_t { ok = 0, lcp_iteration_limit = 1, failed = 2 };
 
 // One step from (q, v) under joint forces tau into (q_next, v_next), which must not alias the inputs.
 // derivatives: also the contacts' derivatives, for step_jacobians (step_jacobians.hpp).
@@ -444,19 +435,23 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   ws.previous_sets = ws.sets;
   ws.has_previous = true;
 
-  // v⁺ = v_free + M̃⁻¹ Jᵀ f, q⁺ = q ⊕ Δt v⁺.
-  for (int i = 0; i < nv; ++i) {
-    double sum = ws.v_free[i];
-    for (int r = 0; r < n; ++r) sum += ws.minv_JT[static_cast<size_t>(i) * n + r] * ws.f[r];
-    v_next[i] = sum;
-    ws.rhs[i] = world.dt * sum;
-  }
+  // q⁺ = q ⊕ Δt v⁺.
+  next_velocity(world, ws, v_next);
+  for (int i = 0; i < nv; ++i) ws.rhs[i] = world.dt * v_next[i];
   dyn::integrate(*world.model, q, ws.rhs.data(), q_next);
   return report;
 }
 
-// Outcome of one world's rollout.
-enum class RolloutStatus : int8_t { ok = 0, lcp_iteration_limit = 1, failed = 2 };
+// Whether a step's outcome lets a rollout go on: its solver's status and a finite next state.
+inline RolloutStatus step_status(const WorldSpec& world, const StepReport& report, const double* q_next,
+                                 const double* v_next) {
+  if (report.status != lcp::LcpStatus::solved && report.status != lcp::LcpStatus::iteration_limit)
+    return RolloutStatus::failed;
+  if (!std::all_of(q_next, q_next + world.model->nq, [](double x) { return std::isfinite(x); }) ||
+      !std::all_of(v_next, v_next + world.model->nv, [](double x) { return std::isfinite(x); }))
+    return RolloutStatus::failed;
+  return report.status == lcp::LcpStatus::iteration_limit ? RolloutStatus::lcp_iteration_limit : RolloutStatus::ok;
+}
 
 // T steps from (q0, v0) under taus (T × nv) into qs ((T + 1) × nq) and vs ((T + 1) × nv), the contact
 // count of each step into contacts (T). A step whose LCP cannot be solved or whose state is not finite
@@ -478,10 +473,8 @@ inline RolloutStatus rollout(const WorldSpec& world, StepWorkspace& ws, int T, c
     const StepReport report = step(world, ws, qs + static_cast<size_t>(t) * nq, vs + static_cast<size_t>(t) * nv,
                                    taus + static_cast<size_t>(t) * nv, q_next, v_next, derivatives);
     contacts[t] = report.contacts;
-    bool finite = report.status == lcp::LcpStatus::solved || report.status == lcp::LcpStatus::iteration_limit;
-    for (int i = 0; finite && i < nq; ++i) finite = std::isfinite(q_next[i]);
-    for (int i = 0; finite && i < nv; ++i) finite = std::isfinite(v_next[i]);
-    if (!finite) {
+    const RolloutStatus outcome = step_status(world, report, q_next, v_next);
+    if (outcome == RolloutStatus::failed) {
       const double nan = std::numeric_limits<double>::quiet_NaN();
       std::fill(q_next, qs + static_cast<size_t>(T + 1) * nq, nan);
       std::fill(v_next, vs + static_cast<size_t>(T + 1) * nv, nan);
@@ -489,7 +482,7 @@ inline RolloutStatus rollout(const WorldSpec& world, StepWorkspace& ws, int T, c
       *failed_step = t;
       return RolloutStatus::failed;
     }
-    if (report.status == lcp::LcpStatus::iteration_limit) status = RolloutStatus::lcp_iteration_limit;
+    if (outcome == RolloutStatus::lcp_iteration_limit) status = outcome;
     after_step(t);
   }
   return status;

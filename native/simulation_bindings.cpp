@@ -242,20 +242,15 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
         const sim::StepReport report =
             sim::step(spec, workspace, q.row(n), v.row(n), tau.row(n), q_d + n * nq, v_d + n * nv, derivatives);
         contacts_d[n] = report.contacts;
-        bool ok = report.status == lcp::LcpStatus::solved || report.status == lcp::LcpStatus::iteration_limit;
-        for (py::ssize_t i = 0; ok && i < nq; ++i) ok = std::isfinite(q_d[n * nq + i]);
-        for (py::ssize_t i = 0; ok && i < nv; ++i) ok = std::isfinite(v_d[n * nv + i]);
-        if (ok && derivatives) {
+        const sim::RolloutStatus outcome = sim::step_status(spec, report, q_d + n * nq, v_d + n * nv);
+        if (outcome != sim::RolloutStatus::failed && derivatives) {
           std::vector<double>& jac = workspaces->jacobian;
           jac.resize(2 * nv * D);
           sim::step_jacobians(spec, workspace, workspaces->linearization, q.row(n), v.row(n), v_d + n * nv, parameters,
                               bounce, jac.data());
           scatter_jacobian(jac.data(), nv, P, N, n, state_d, params_d);
         }
-        status_d[n] = static_cast<int8_t>(!ok ? sim::RolloutStatus::failed
-                                          : report.status == lcp::LcpStatus::iteration_limit
-                                              ? sim::RolloutStatus::lcp_iteration_limit
-                                              : sim::RolloutStatus::ok);
+        status_d[n] = static_cast<int8_t>(outcome);
       }
       world.workspaces->give(std::move(workspaces));
     });
@@ -272,7 +267,7 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
 
 // The Jacobian (2 nv, 3 nv (+ 10 nbodies + 2 with parameters)) of the step from one state (q, v, tau)
 // at the solution f (n,) with sets: the LCP's (n,) lcp::EntrySet codes, or the NCP contacts' modes
-// (sim::ContactMode codes): dynamics/simulation.py's Step.
+// (lcp::ContactMode codes): dynamics/simulation.py's Step.
 Array linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in, const Array& f,
                 const py::array_t<int8_t, py::array::c_style | py::array::forcecast>& sets, bool parameters,
                 bool bounce) {

@@ -306,10 +306,12 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
   lw.df.assign(static_cast<size_t>(n) * D, 0.0);
   lw.non_breaking.clear();
   for (int c = 0; c < nc; ++c)
-    if (ws.modes[c] != static_cast<int8_t>(ContactMode::breaking)) lw.non_breaking.push_back(c);
+    if (ws.modes[c] != static_cast<int8_t>(lcp::ContactMode::breaking)) lw.non_breaking.push_back(c);
   const int contacts = static_cast<int>(lw.non_breaking.size()), r = 3 * contacts;
   if (r == 0) return;
-  const auto sliding = [&](int k) { return ws.modes[lw.non_breaking[k]] == static_cast<int8_t>(ContactMode::sliding); };
+  const auto sliding = [&](int k) {
+    return ws.modes[lw.non_breaking[k]] == static_cast<int8_t>(lcp::ContactMode::sliding);
+  };
   const auto entry = [&](int k, int j) { return 3 * lw.non_breaking[k] + j; };  // NCP entry of λ_R's k, j
   // The sliding directions and U_i (2 × 2 each).
   lw.mode_u.assign(2 * contacts, 0.0);
@@ -618,11 +620,7 @@ inline bool linearize_step(const WorldSpec& world, StepWorkspace& ws, Linearizat
     for (int i = 0; i < n; ++i) ws.sets[i] = static_cast<lcp::EntrySet>(sets[i]);
   }
   lw.v_next.resize(nv);
-  for (int i = 0; i < nv; ++i) {
-    double sum = ws.v_free[i];
-    for (int r = 0; r < n; ++r) sum += ws.minv_JT[static_cast<size_t>(i) * n + r] * f[r];
-    lw.v_next[i] = sum;
-  }
+  next_velocity(world, ws, lw.v_next.data());
   step_jacobians(world, ws, lw, q, v, lw.v_next.data(), parameters, bounce, jacobian);
   return true;
 }

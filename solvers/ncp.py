@@ -78,14 +78,6 @@ def project_onto_friction_cone(impulses, mu):
     return _native.lcp.project_onto_friction_cone(impulses, np.ascontiguousarray(mu))
 
 
-def _modes(lam, v, mu, tol):
-    lam_scale = max(1.0, np.abs(lam).max(initial=0.0))
-    v_scale = max(1.0, np.abs(v).max(initial=0.0))
-    breaking = np.linalg.norm(lam, axis=1) <= tol * lam_scale
-    sliding = ~breaking & (np.linalg.norm(v[:, :2], axis=1) > tol * v_scale)
-    return np.where(breaking, ContactMode.BREAKING, np.where(sliding, ContactMode.SLIDING, ContactMode.STICKING))
-
-
 def solve_contact_ncp(G, g, mu, *, tol=1e-10, max_iterations=5000, rho=None):
     """Solve the contact NCP of the module docstring by ADMM.
 
@@ -117,10 +109,10 @@ def solve_contact_ncp(G, g, mu, *, tol=1e-10, max_iterations=5000, rho=None):
     if rho is None:
         largest = max(eigenvalues.max(), 1e-12)
         rho = np.sqrt(largest * max(eigenvalues.min(), 1e-2 * largest))
-    impulses, velocities, status, iteration, residual = _native.lcp.ncp_admm(G, g, mu, float(rho), tol,
-                                                                             int(max_iterations))
+    # modes: ContactMode codes, native (lcp/ncp.hpp's contact_modes, shared with the simulation).
+    impulses, velocities, modes, status, iteration, residual = _native.lcp.ncp_admm(G, g, mu, float(rho), tol,
+                                                                                    int(max_iterations))
     status = LCPStatus(status)
-    modes = _modes(impulses.reshape(nc, 3), velocities.reshape(nc, 3), mu, max(tol, 1e-12) ** 0.5)
     for array in (impulses, velocities, modes, mu):
         array.setflags(write=False)
     return NCPSolution(impulses, velocities, modes, status, iteration, residual, mu)

@@ -21,6 +21,30 @@ struct NcpWorkspace {
   OrthogonalDecomposition decomposition;  // the polishing's least-squares solve
 };
 
+// A contact's mode (solvers/ncp.py's ContactMode): breaking (λ_i = 0), sticking (v_i = 0) or sliding.
+enum class ContactMode : int8_t { breaking = 0, sticking = 1, sliding = 2 };
+
+// Each contact's mode at (λ, v): breaking when |λ_i| ≤ tol max(1, |λ|∞), else sliding when
+// |v_t,i| > tol max(1, |v|∞), else sticking.
+inline void contact_modes(int nc, const double* lambda, const double* v, double tol, int8_t* modes) {
+  double lambda_scale = 1.0, v_scale = 1.0;
+  for (int i = 0; i < 3 * nc; ++i) {
+    lambda_scale = std::max(lambda_scale, std::abs(lambda[i]));
+    v_scale = std::max(v_scale, std::abs(v[i]));
+  }
+  for (int c = 0; c < nc; ++c) {
+    const double* l = lambda + 3 * c;
+    const ContactMode mode = std::sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]) <= tol * lambda_scale
+                                 ? ContactMode::breaking
+                             : std::hypot(v[3 * c], v[3 * c + 1]) > tol * v_scale ? ContactMode::sliding
+                                                                                 : ContactMode::sticking;
+    modes[c] = static_cast<int8_t>(mode);
+  }
+}
+
+// The tolerance of contact_modes for a solve to tolerance tol.
+inline double mode_tolerance(double tol) { return std::sqrt(std::max(tol, 1e-12)); }
+
 namespace ncp_detail {
 
 // Lower Cholesky factor L of G + ρI (n × n row-major) into L; false if not positive definite.
@@ -90,18 +114,11 @@ inline double residual(int nc, const double* lambda, const double* v, const doub
 // these 3 nc equations replaces the iterate (and true is returned) when its residual is within tol.
 inline bool polish_modes(int nc, const double* G, const double* g, const double* mu, double mode_tol, double tol,
                          double g_scale, double* lambda, double* v, NcpWorkspace& ws) {
-  enum Mode : int8_t { breaking, sticking, sliding };
+  constexpr int8_t breaking = static_cast<int8_t>(ContactMode::breaking);
+  constexpr int8_t sliding = static_cast<int8_t>(ContactMode::sliding);
   const int n = 3 * nc;
-  double lambda_scale = 1.0, v_scale = 1.0;
-  for (int i = 0; i < n; ++i)
-    lambda_scale = std::max(lambda_scale, std::abs(lambda[i])), v_scale = std::max(v_scale, std::abs(v[i]));
   ws.modes.resize(nc);
-  for (int c = 0; c < nc; ++c) {
-    const double* l = lambda + 3 * c;
-    ws.modes[c] = std::sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]) <= mode_tol * lambda_scale ? breaking
-                  : std::hypot(v[3 * c], v[3 * c + 1]) > mode_tol * v_scale                  ? sliding
-                                                                                              : sticking;
-  }
+  contact_modes(nc, lambda, v, mode_tol, ws.modes.data());
   ws.velocity.assign(v, v + n);  // the sliding directions' source, refreshed after each solve
   ws.directions.assign(2 * nc, 0.0);
   for (int round = 0; round < 8; ++round) {
@@ -162,7 +179,7 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
   report.status = LcpStatus::iteration_limit;
   double g_scale = 1.0;
   for (int i = 0; i < n; ++i) g_scale = std::max(g_scale, std::abs(g[i]));
-  const double mode_tol = std::sqrt(std::max(tol, 1e-12));
+  const double mode_tol = mode_tolerance(tol);
   std::fill(lambda, lambda + n, 0.0);  // the projected iterate z of ADMM
   std::copy(g, g + n, v);
   if (n == 0) {
