@@ -673,10 +673,8 @@ class _StepLinearization:
             sets = np.asarray(lcp.modes, dtype=np.int8)  # ContactMode codes, as the native ones
         else:
             sets = np.where(lcp.clamping, 0, np.where(lcp.at_lower, 1, 2)).astype(np.int8)
-        jac = self.world._native().linearize(self.q, self.v, self.tau, self.f, sets, True, bool(bounce))
-        nv = self.nv
-        blocks = [jac[:, k * nv:(k + 1) * nv] for k in range(3)] + [jac[:, 3 * nv:]]
-        result = StepJacobians(*(block[:nv] for block in blocks), *(block[nv:] for block in blocks))
+        out = self.world._native().linearize(self.q, self.v, self.tau, self.f, sets, True, bool(bounce))
+        result = _jacobian_blocks(out, True, True)
         if solution is None:
             self._exact[bounce] = result
         return result

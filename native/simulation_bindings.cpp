@@ -265,10 +265,11 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
   return out;
 }
 
-// The Jacobian (2 nv, 3 nv (+ 10 nbodies + 2 with parameters)) of the step from one state (q, v, tau)
-// at the solution f (n,) with sets: the LCP's (n,) lcp::EntrySet codes, or the NCP contacts' modes
-// (lcp::ContactMode codes): dynamics/simulation.py's Step.
-Array linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in, const Array& f,
+// The Jacobian of the step from one state (q, v, tau) at the solution f (n,) with sets: the LCP's
+// (n,) lcp::EntrySet codes, or the NCP contacts' modes (lcp::ContactMode codes): dynamics/simulation.py's
+// Step. By blocks as step_batch's without the N axis: "state_jacobian" (6, nv, nv) and with parameters
+// "params_jacobian" (2, nv, 10 nbodies + 2).
+py::dict linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in, const Array& f,
                 const py::array_t<int8_t, py::array::c_style | py::array::forcecast>& sets, bool parameters,
                 bool bounce) {
   const sim::WorldSpec& spec = world.spec;
@@ -280,19 +281,23 @@ Array linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle 
   require(f.ndim() == 1 && sets.ndim() == 1, "f and sets must be 1-D");
   const int n = static_cast<int>(f.size()), num_sets = static_cast<int>(sets.size());
   for (int i = 0; i < num_sets; ++i) require(sets.data()[i] >= 0 && sets.data()[i] <= 2, "sets must hold 0, 1 or 2");
-  const py::ssize_t nv = model.nv, D = 3 * nv + (parameters ? 10 * model.nbodies() + 2 : 0);
-  Array jacobian({2 * nv, D});
-  double* out = jacobian.mutable_data();
+  const py::ssize_t nv = model.nv, P = parameters ? 10 * model.nbodies() + 2 : 0;
+  JacobianBlocks blocks({}, nv, P, true);
   bool same_rows;
   {
     py::gil_scoped_release release;
     std::unique_ptr<Workspaces> workspaces = world.workspaces->take(spec);
+    std::vector<double>& jac = workspaces->jacobian;
+    jac.resize(2 * nv * (3 * nv + P));
     same_rows = sim::linearize_step(spec, workspaces->step, workspaces->linearization, q.row(0), v.row(0),
-                                    tau.row(0), n, f.data(), num_sets, sets.data(), parameters, bounce, out);
+                                    tau.row(0), n, f.data(), num_sets, sets.data(), parameters, bounce, jac.data());
+    if (same_rows) scatter_jacobian(jac.data(), nv, P, 1, 0, blocks.state.mutable_data(), blocks.params.mutable_data());
     world.workspaces->give(std::move(workspaces));
   }
   require(same_rows, "the step from this state has other LCP rows than f");
-  return jacobian;
+  py::dict out;
+  blocks.put(out, parameters);
+  return out;
 }
 
 }  // namespace
