@@ -594,12 +594,25 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, con
       return info;
     }
 
-    // Predictor (affine scaling): λ∘(W⁻¹ds + W dz) = −λ∘λ, so t1 = −λ.
-    for (int i = 0; i < m; ++i) t1[i] = -lambda[i];
-    const V t_aff = lane_min(splat<V>(1.0), newton_direction(t1, dx, ds_aff, dz_aff));
-    const V one_minus = 1.0 - t_aff;
-    // In barrier mode the target never drops below μ, so the iterates approach its central point.
-    const V sigma_mu = lane_max(one_minus * one_minus * one_minus * info.gap / degree, splat<V>(settings.barrier));
+    // Predictor (affine scaling): λ∘(W⁻¹ds + W dz) = −λ∘λ, so t1 = −λ. In barrier mode the target
+    // never drops below μ, so the iterates approach its central point; once the gap is down to a
+    // few times νμ a lane only centres: Newton's steps for λ∘λ = μe, without the predictor's
+    // second-order term, which would keep the convergence to the central point linear.
+    const Mask centering = (info.gap <= 2.0 * degree * settings.barrier) & (splat<V>(settings.barrier) > 0.0);
+    V sigma_mu = splat<V>(settings.barrier);
+    if (all_lanes(centering)) {
+      std::fill(ds_aff, ds_aff + m, V{});
+      std::fill(dz_aff, dz_aff + m, V{});
+    } else {
+      for (int i = 0; i < m; ++i) t1[i] = -lambda[i];
+      const V t_aff = lane_min(splat<V>(1.0), newton_direction(t1, dx, ds_aff, dz_aff));
+      const V one_minus = 1.0 - t_aff;
+      sigma_mu = select(centering, sigma_mu, lane_max(one_minus * one_minus * one_minus * info.gap / degree, sigma_mu));
+      for (int i = 0; i < m; ++i) {
+        ds_aff[i] = select(centering, V{}, ds_aff[i]);
+        dz_aff[i] = select(centering, V{}, dz_aff[i]);
+      }
+    }
 
     // Corrector: λ∘(W⁻¹ds + W dz) = −λ∘λ − (W⁻¹ds_aff)∘(W dz_aff) + σμe.
     for (int i = 0; i < prob.l; ++i) t1[i] = -lambda[i] + (sigma_mu - ds_aff[i] * dz_aff[i]) * lambda_inv_[i];
