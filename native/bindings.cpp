@@ -49,7 +49,7 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
                          const SolverSettings& settings, int threads, int request_code,
                          const std::string& parameterization_name) {
   if (request_code < 0 || request_code > static_cast<int>(DerivativeRequest::contact))
-    throw py::value_error("request must be 0 (values), 1 (gradient), 2 (Jacobian) or 3 (with the normal)");
+    throw py::value_error("request must be 0 (values), 1 (gradient of α), 2 (Jacobian of x and α) or 3 (with the contact points, distance and normal)");
   const auto request = static_cast<DerivativeRequest>(request_code);
   PairBatch batch(a, r_a, q_a, b, r_b, q_b, threads, parameterization_name, request != DerivativeRequest::none);
   const py::ssize_t n = batch.n, cols = batch.columns;
@@ -63,14 +63,14 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
          *pa_d = p_a.mutable_data(), *pb_d = p_b.mutable_data(), *normal_d = normal.mutable_data();
   int8_t* status_d = status.mutable_data();
   int32_t* iterations_d = iterations.mutable_data();
-  // Jacobians: d_alpha (N, P) with any request; with jacobian also d_x, d_p_a, d_p_b (N, 3, P) and
-  // d_distance (N, P); with contact also d_normal (N, 3, P).
-  const bool full = request == DerivativeRequest::jacobian || request == DerivativeRequest::contact;
-  const bool with_normal = request == DerivativeRequest::contact;
+  // Jacobians: d_alpha (N, P) with any request; with jacobian and contact also d_x (N, 3, P); with
+  // contact also d_p_a, d_p_b, d_normal (N, 3, P) and d_distance (N, P).
+  const bool with_x = request == DerivativeRequest::jacobian || request == DerivativeRequest::contact;
+  const bool contact = request == DerivativeRequest::contact;
   auto rows = [&](bool wanted) { return wanted ? n : py::ssize_t(0); };
-  py::array_t<double> d_alpha({rows(request != DerivativeRequest::none), cols}), d_distance({rows(full), cols});
-  py::array_t<double> d_x({rows(full), py::ssize_t(3), cols}), d_p_a({rows(full), py::ssize_t(3), cols}),
-      d_p_b({rows(full), py::ssize_t(3), cols}), d_normal({rows(with_normal), py::ssize_t(3), cols});
+  py::array_t<double> d_alpha({rows(request != DerivativeRequest::none), cols}), d_distance({rows(contact), cols});
+  py::array_t<double> d_x({rows(with_x), py::ssize_t(3), cols}), d_p_a({rows(contact), py::ssize_t(3), cols}),
+      d_p_b({rows(contact), py::ssize_t(3), cols}), d_normal({rows(contact), py::ssize_t(3), cols});
   double *d_alpha_d = d_alpha.mutable_data(), *d_distance_d = d_distance.mutable_data(), *d_x_d = d_x.mutable_data(),
          *d_pa_d = d_p_a.mutable_data(), *d_pb_d = d_p_b.mutable_data(), *d_normal_d = d_normal.mutable_data();
 
@@ -88,14 +88,15 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
     batch.orientation_maps(i, Omega);
     const Parameterization param = batch.param;
     convert_row(jac.alpha, param, Omega, d_alpha_d + cols * i);
-    if (!full) return;
+    if (!with_x) return;
+    for (int r = 0; r < 3; ++r) convert_row(jac.x[r], param, Omega, d_x_d + cols * (3 * i + r));
+    if (!contact) return;
     convert_row(jac.distance, param, Omega, d_distance_d + cols * i);
     for (int r = 0; r < 3; ++r) {
       const py::ssize_t offset = cols * (3 * i + r);
-      convert_row(jac.x[r], param, Omega, d_x_d + offset);
       convert_row(jac.p_a[r], param, Omega, d_pa_d + offset);
       convert_row(jac.p_b[r], param, Omega, d_pb_d + offset);
-      if (with_normal) convert_row(jac.normal[r], param, Omega, d_normal_d + offset);
+      convert_row(jac.normal[r], param, Omega, d_normal_d + offset);
     }
   };
   const bool one_pair = batch.shapes_a.size() == 1 && batch.shapes_b.size() == 1;
@@ -135,13 +136,13 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
   out["status"] = status;
   out["iterations"] = iterations;
   if (request != DerivativeRequest::none) out["d_alpha"] = d_alpha;
-  if (full) {
-    out["d_x"] = d_x;
+  if (with_x) out["d_x"] = d_x;
+  if (contact) {
     out["d_p_a"] = d_p_a;
     out["d_p_b"] = d_p_b;
     out["d_distance"] = d_distance;
+    out["d_normal"] = d_normal;
   }
-  if (with_normal) out["d_normal"] = d_normal;
   return out;
 }
 

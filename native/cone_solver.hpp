@@ -239,6 +239,15 @@ class ConeSolver {
   // Largest relative deviation of λ∘λ from μe at the last iterate: 0 on the central path at μ.
   V centrality(double mu) const;
 
+  // Calls f(begin, end, cols) for blocks of rows covering all of them, for loops that treat every
+  // row alike (rows of the program last solved; cols: the columns a row involves).
+  template <class F>
+  void for_each_row_block(F&& f) const {
+    for_each_orthant_block(f);
+    for (int k = 0, row = p_->l; k < p_->num_soc; row += p_->soc_dim[k], ++k)
+      with_columns(cone_kind(k), [&](auto cols) { f(row, row + p_->soc_dim[k], cols); });
+  }
+
  private:
   V lambda_inv_[MMax];  // 1/λ on the orthant (divisions are the slowest vector instructions)
   detail::SocPoint<V> lambda_soc_[KMax];  // λ in each cone
@@ -287,14 +296,6 @@ class ConeSolver {
         }
       });
     }
-  }
-  // Calls f(begin, end, cols) for blocks of rows covering all of them, for loops that treat every
-  // row alike.
-  template <class F>
-  void for_each_row_block(F&& f) const {
-    for_each_orthant_block(f);
-    for (int k = 0, row = p_->l; k < p_->num_soc; row += p_->soc_dim[k], ++k)
-      with_columns(cone_kind(k), [&](auto cols) { f(row, row + p_->soc_dim[k], cols); });
   }
   Mask scale_and_assemble();
   Mask factor(const V (&H)[NMax][NMax]);

@@ -105,16 +105,13 @@ void euclidean_distance(const Shape& a, const Pose& fa, const Shape& b, const Po
   const Columns columns[2] = {ca, cb};
   const ShapeRows rows[2] = {{lin_a, lin_b, cone_a, a.cone_dim()}, {lin_b, lin_end, cone_b, b.cone_dim()}};
   const PoseAdjoint<ConeSolver<Program, N>, Program> adjoint(solver, prob, shapes, origins, rotations, columns, rows);
-  V row[12], v[N], omega[MMax];
-  for (int k = 0; k < 7; ++k) {  // x'_a, x'_b, t'
-    adjoint.variable_row(k, row, v, omega);
-    if (k < 3)
-      world_point_columns(row, 0, len, k, jac->p_a[k]);
-    else if (k < 6)
-      world_point_columns(row, 0, len, k - 3, jac->p_b[k - 3]);
-    else
-      world_columns(row, 0, len, len, jac->distance);
+  V derivative_rows[7][12], v[7][N], omega[7][MMax];  // x'_a, x'_b, t'
+  adjoint.template variable_rows<7>(derivative_rows, v, omega);
+  for (int k = 0; k < 3; ++k) {
+    world_point_columns(derivative_rows[k], 0, len, k, jac->p_a[k]);
+    world_point_columns(derivative_rows[3 + k], 0, len, k, jac->p_b[k]);
   }
+  world_columns(derivative_rows[6], 0, len, len, jac->distance);
   // n = (p_b − p_a)/d: dn = (I − n nᵀ)(dp_b − dp_a)/d
   const double d = out.distance;
   for (int j = 0; j < 12; ++j) {

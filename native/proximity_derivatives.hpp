@@ -32,8 +32,9 @@ namespace dcol {
 enum class DerivativeRequest : int {
   none = 0,
   gradient = 1,  // ∂α only: the gradient of the Lagrangian, no linear solve
-  jacobian = 2,  // x, α, the contact points and distance (all from x and α)
-  contact = 3,   // and the normal, which takes three more adjoint solves
+  jacobian = 2,  // x and α
+  contact = 3,   // and the contact points and distance (from x and α), and the normal, which takes
+                 // three more adjoint solves
 };
 
 // Rows of problem (9) that belong to each shape: its orthant rows [lin_begin, lin_end) and its cone
@@ -164,32 +165,64 @@ class LinearizedKKT {
     }
   }
 
-  // b ← H⁻ᵀ b = (Uᵀ Lᵀ)⁻¹ b.
-  void solve_transposed(V* b) const {
+  // Several vectors at once, so that their chains of dependent operations overlap: K of them at
+  // vectors[0 … K−1].
+
+  // b[r] ← H⁻ᵀ b[r] = (Uᵀ Lᵀ)⁻¹ b[r].
+  template <int K>
+  void solve_transposed(V (*b)[NMax]) const {
     const int n = p_.n;
     for (int i = 0; i < n; ++i) {
-      for (int k = 0; k < i; ++k) b[i] -= lu_[k][i] * b[k];
-      b[i] /= lu_[i][i];
+      const V inv_pivot = 1.0 / lu_[i][i];
+      for (int r = 0; r < K; ++r) {
+        V acc = b[r][i];
+        for (int k = 0; k < i; ++k) acc -= lu_[k][i] * b[r][k];
+        b[r][i] = acc * inv_pivot;
+      }
     }
     for (int i = n - 1; i >= 0; --i)
-      for (int k = i + 1; k < n; ++k) b[i] -= lu_[k][i] * b[k];
+      for (int r = 0; r < K; ++r) {
+        V acc = b[r][i];
+        for (int k = i + 1; k < n; ++k) acc -= lu_[k][i] * b[r][k];
+        b[r][i] = acc;
+      }
   }
-  // out = M⁻ᵀ u: z/s on the orthant, arrow(z) arrow(s)⁻¹ on a cone.
-  void apply_M_inverse_transposed(const V* u, V* out) const {
-    for (int i = 0; i < p_.l; ++i) out[i] = solver_.z[i] / solver_.s[i] * u[i];
-    for (int k = 0, row = p_.l; k < p_.num_soc; row += p_.soc_dim[k], ++k) {
-      V t[MMax];
-      detail::soc_divide(solver_.s + row, s_point_[k], u + row, t, p_.soc_dim[k]);
-      detail::soc_product(solver_.z + row, t, out + row, p_.soc_dim[k]);
+  // out[r] = M⁻ᵀ u[r]: z/s (= w⁻², the solver's orthant scaling) on the orthant, arrow(z) arrow(s)⁻¹
+  // on a cone.
+  template <int K>
+  void apply_M_inverse_transposed(const V (*u)[MMax], V (*out)[MMax]) const {
+    for (int i = 0; i < p_.l; ++i) {
+      const V z_over_s = solver_.w_inv[i] * solver_.w_inv[i];
+      for (int r = 0; r < K; ++r) out[r][i] = z_over_s * u[r][i];
     }
+    for (int k = 0, row = p_.l; k < p_.num_soc; row += p_.soc_dim[k], ++k)
+      for (int r = 0; r < K; ++r) {
+        V t[MMax];
+        detail::soc_divide(solver_.s + row, s_point_[k], u[r] + row, t, p_.soc_dim[k]);
+        detail::soc_product(solver_.z + row, t, out[r] + row, p_.soc_dim[k]);
+      }
   }
-  void G_times(const V* v, V* out) const {
-    for (int i = 0; i < p_.m; ++i) out[i] = detail::dot(p_.G[i], v, p_.n);
+  // out[r] = G v[r], each row over the columns it involves.
+  template <int K>
+  void G_times(const V (*v)[NMax], V (*out)[MMax]) const {
+    solver_.for_each_row_block([&](int begin, int end, auto cols) {
+      for (int i = begin; i < end; ++i)
+        for (int r = 0; r < K; ++r) {
+          V acc{};
+          for (int j = cols.lo; j < cols.hi; ++j) acc += p_.G[i][j] * v[r][j];
+          out[r][i] = acc;
+        }
+    });
   }
-  void G_transpose_times(const V* u, V* out) const {
-    std::fill(out, out + p_.n, V{});
-    for (int i = 0; i < p_.m; ++i)
-      for (int j = 0; j < p_.n; ++j) out[j] += p_.G[i][j] * u[i];
+  // out[r] = Gᵀ u[r].
+  template <int K>
+  void G_transpose_times(const V (*u)[MMax], V (*out)[NMax]) const {
+    for (int r = 0; r < K; ++r) std::fill(out[r], out[r] + p_.n, V{});
+    solver_.for_each_row_block([&](int begin, int end, auto cols) {
+      for (int i = begin; i < end; ++i)
+        for (int r = 0; r < K; ++r)
+          for (int j = cols.lo; j < cols.hi; ++j) out[r][j] += p_.G[i][j] * u[r][i];
+    });
   }
 
  private:
@@ -324,16 +357,20 @@ class PoseAdjoint {
     }
   }
 
-  // row = the derivative of variable k: v = H⁻ᵀe_k, ω = M⁻ᵀ G v (both returned for further use).
-  void variable_row(int k, V* row, V* v, V* omega) const {
-    V t[MMax];
-    std::fill(row, row + 12, V{});
-    std::fill(v, v + p_.n, V{});
-    v[k] = splat<V>(1.0);
-    kkt_.solve_transposed(v);
-    kkt_.G_times(v, t);
-    kkt_.apply_M_inverse_transposed(t, omega);
-    accumulate(omega, v, row);
+  // rows[k] = the derivative of variable k for k < K: v[k] = H⁻ᵀe_k, ω[k] = M⁻ᵀ G v[k] (both
+  // returned for further use).
+  template <int K>
+  void variable_rows(V (*rows)[12], V (*v)[Program::n_max], V (*omega)[MMax]) const {
+    V t[K][MMax];
+    for (int k = 0; k < K; ++k) {
+      std::fill(rows[k], rows[k] + 12, V{});
+      std::fill(v[k], v[k] + p_.n, V{});
+      v[k][k] = splat<V>(1.0);
+    }
+    kkt_.template solve_transposed<K>(v);
+    kkt_.template G_times<K>(v, t);
+    kkt_.template apply_M_inverse_transposed<K>(t, omega);
+    for (int k = 0; k < K; ++k) accumulate(omega[k], v[k], rows[k]);
   }
 
  private:
@@ -359,12 +396,13 @@ void normalized_jacobian(const Solver& solver, const Program& prob, const Shape*
   const PoseAdjoint<Solver, Program> adjoint(solver, prob, shape, r, Q, col, rows);
   for (int i = 0; i < 3; ++i) out.g_value[i] = adjoint.g_z(0)[i] - adjoint.g_z(1)[i];
 
-  V v[NMax], t[MMax], omega[MMax];
-  for (int k = 0; k < 4; ++k) {  // x' (k < 3) and α (k = 3)
-    adjoint.variable_row(k, k < 3 ? out.x[k] : out.alpha, v, omega);
+  V rows_x_alpha[4][12], v[4][NMax], omega[4][MMax];  // x'0, x'1, x'2, α
+  adjoint.template variable_rows<4>(rows_x_alpha, v, omega);
+  for (int k = 0; k < 4; ++k) {
+    std::copy(rows_x_alpha[k], rows_x_alpha[k] + 12, k < 3 ? out.x[k] : out.alpha);
     if (shape_parameters)  // rows (x'0, x'1, x'2, α) of each shape's parameter block
       for (int s = 0; s < 2; ++s)
-        shape_parameter_row(prob, *shape[s], rows[s], r[s], *Q[s], col[s], len, solver.x, solver.z, v, omega,
+        shape_parameter_row(prob, *shape[s], rows[s], r[s], *Q[s], col[s], len, solver.x, solver.z, v[k], omega[k],
                             shape_parameters[s] + k * shape_parameter_count(*shape[s]));
   }
   if (!with_normal) return;
@@ -377,18 +415,19 @@ void normalized_jacobian(const Solver& solver, const Program& prob, const Shape*
   // g_c = a_cᵀz with a_c = σ∘G e_c. Its derivative is a_cᵀdz + σ zᵀdG e_c, and a_cᵀdz has the adjoint
   // u = M⁻ᵀa_c, ψ = H⁻ᵀ Gᵀu, ω = M⁻ᵀ G ψ − u.
   const LinearizedKKT<Solver, Program>& kkt = adjoint.kkt();
-  V u[MMax], a_c[MMax];
+  V u[3][MMax], t[3][MMax];
+  for (int c = 0; c < 3; ++c)
+    for (int i = 0; i < m; ++i) t[c][i] = sigma[i] * prob.G[i][c];  // a_c
+  kkt.template apply_M_inverse_transposed<3>(t, u);
+  kkt.template G_transpose_times<3>(u, v);
+  kkt.template solve_transposed<3>(v);
+  kkt.template G_times<3>(v, t);
+  kkt.template apply_M_inverse_transposed<3>(t, omega);
   for (int c = 0; c < 3; ++c) {
     V* row = out.g[c];
     std::fill(row, row + 12, V{});
-    for (int i = 0; i < m; ++i) a_c[i] = sigma[i] * prob.G[i][c];
-    kkt.apply_M_inverse_transposed(a_c, u);
-    kkt.G_transpose_times(u, v);
-    kkt.solve_transposed(v);
-    kkt.G_times(v, t);
-    kkt.apply_M_inverse_transposed(t, omega);
-    for (int i = 0; i < m; ++i) omega[i] -= u[i];
-    adjoint.accumulate(omega, v, row);
+    for (int i = 0; i < m; ++i) omega[c][i] -= u[c][i];
+    adjoint.accumulate(omega[c], v[c], row);
     V e_c[NMax] = {};
     e_c[c] = splat<V>(1.0);
     for (int s = 0; s < 2; ++s) {
@@ -473,19 +512,18 @@ void finish_jacobian(const NormalizedJacobian<V>& nj, int k, double len, Derivat
   world_columns(nj.alpha, k, len, 1.0, J.alpha);
   if (request == DerivativeRequest::gradient) return;
   for (int r = 0; r < 3; ++r) world_point_columns(nj.x[r], k, len, r, J.x[r]);
+  if (request == DerivativeRequest::jacobian) return;
   // n = g/‖g‖: dn = (I − n nᵀ) dg / ‖g‖
-  if (request == DerivativeRequest::contact) {
-    double dg[3][12], g_norm = 0.0;
-    for (int r = 0; r < 3; ++r) {
-      world_columns(nj.g[r], k, len, 1.0, dg[r]);
-      g_norm += lane(nj.g_value[r], k) * lane(nj.g_value[r], k);
-    }
-    g_norm = std::sqrt(g_norm);
-    for (int j = 0; j < 12; ++j) {
-      double n_dg = 0.0;
-      for (int r = 0; r < 3; ++r) n_dg += o.normal[r] * dg[r][j];
-      for (int r = 0; r < 3; ++r) J.normal[r][j] = g_norm > 0.0 ? (dg[r][j] - o.normal[r] * n_dg) / g_norm : 0.0;
-    }
+  double dg[3][12], g_norm = 0.0;
+  for (int r = 0; r < 3; ++r) {
+    world_columns(nj.g[r], k, len, 1.0, dg[r]);
+    g_norm += lane(nj.g_value[r], k) * lane(nj.g_value[r], k);
+  }
+  g_norm = std::sqrt(g_norm);
+  for (int j = 0; j < 12; ++j) {
+    double n_dg = 0.0;
+    for (int r = 0; r < 3; ++r) n_dg += o.normal[r] * dg[r][j];
+    for (int r = 0; r < 3; ++r) J.normal[r][j] = g_norm > 0.0 ? (dg[r][j] - o.normal[r] * n_dg) / g_norm : 0.0;
   }
   // (29) p_i = o_i + (x − o_i)/α, with o_i moving with its own frame's δp; at α = 0, p_i = o_i.
   const double alpha = o.alpha;
@@ -512,12 +550,13 @@ template <class F, class FNormal>
 void for_each_row(DerivativeRequest request, ProximityJacobian& J, F&& f, FNormal&& f_normal) {
   f(J.alpha);
   if (request == DerivativeRequest::gradient) return;
+  for (int r = 0; r < 3; ++r) f(J.x[r]);
+  if (request == DerivativeRequest::jacobian) return;
   f(J.distance);
   for (int r = 0; r < 3; ++r) {
-    f(J.x[r]);
     f(J.p_a[r]);
     f(J.p_b[r]);
-    if (request == DerivativeRequest::contact) f_normal(J.normal[r]);
+    f_normal(J.normal[r]);
   }
 }
 
