@@ -64,7 +64,7 @@ import numpy as np
 
 from dcol import _native
 from dcol.geom import Box, ConvexMesh, Scene
-from dcol.geom.derivatives import DERIVATIVE_SETTINGS
+from dcol.geom.distance import DISTANCE_SETTINGS
 from dcol.geom.proximity import checked_threads
 from dcol.geom.validation import checked_real
 from dcol.solvers import LCPStatus, complementarity_aware, solve_contact_ncp
@@ -562,7 +562,7 @@ class World:
                 self._limited.astype(np.int32), np.asarray(model.lower_limits, dtype=np.float64)[limit_q],
                 np.asarray(model.upper_limits, dtype=np.float64)[limit_q], self.dt, self.friction, self.restitution,
                 self.baumgarte, self.contact_margin, self.restitution_threshold, self.limit_margin,
-                self.feature_tolerance, DERIVATIVE_SETTINGS, _SWEEPS, _LCP_TOLERANCE, self.contact_model == "ncp")
+                self.feature_tolerance, DISTANCE_SETTINGS, _SWEEPS, _LCP_TOLERANCE, self.contact_model == "ncp")
         return self._native_world
 
 

@@ -16,6 +16,7 @@ from .derivatives import (
     shape_parameter_jacobian,
 )
 from .distance import (
+    DISTANCE_SETTINGS,
     DistanceJacobian,
     DistanceResult,
     distance_jacobian,
@@ -60,6 +61,7 @@ __all__ = [
     "ProximityGradient",
     "ContactJacobian",
     "DERIVATIVE_SETTINGS",
+    "DISTANCE_SETTINGS",
     "shape_parameter_jacobian",
     "ShapeParameterJacobian",
     "signed_distance",

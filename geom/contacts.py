@@ -26,7 +26,7 @@ import numpy as np
 
 from dcol import _native
 
-from .derivatives import DERIVATIVE_SETTINGS
+from .distance import DISTANCE_SETTINGS
 from .validation import checked_real
 
 __all__ = ["ContactRule", "ContactSet", "contacts"]
@@ -70,7 +70,7 @@ def contacts(a, r_a, q_a, b, r_b, q_b, *, margin=0.0, feature_tolerance=1e-3, de
         a vertex must be to take part in a flat contact (a face tilted by less than about this many
         radians still rests on all its corners).
     derivatives : bool, also return the derivatives of every contact.
-    settings : dcol.solvers.SolverSettings of the distance solve, default dcol.geom.DERIVATIVE_SETTINGS.
+    settings : dcol.solvers.SolverSettings of the distance solve, default dcol.geom.DISTANCE_SETTINGS.
 
     Returns
     -------
@@ -78,6 +78,6 @@ def contacts(a, r_a, q_a, b, r_b, q_b, *, margin=0.0, feature_tolerance=1e-3, de
     """
     out = _native.contacts(
         a, r_a, q_a, b, r_b, q_b, checked_real(margin, "margin"), checked_real(feature_tolerance, "feature_tolerance"),
-        bool(derivatives), DERIVATIVE_SETTINGS if settings is None else settings,
+        bool(derivatives), DISTANCE_SETTINGS if settings is None else settings,
     )
     return ContactSet(**out)

@@ -15,11 +15,10 @@ distance, otherwise an upper bound on it. The witness points are DCOL's point x 
 onto the two support planes, so p_a − p_b = depth · n. Both branches vanish as the shapes come to
 touch: the signed distance is continuous.
 
-Both solves end on the central path at a small barrier weight (dcol.geom.DERIVATIVE_SETTINGS by
-default, see :mod:`dcol.geom.derivatives`): a plain interior-point stop leaves the witness points off
-by ~1e-6 even when the distance is right to 1e-10, while the centred solution has them to ~1e-10
-(relative to the shapes' size) and picks the analytic centre of a face's witness set, which moves
-smoothly.
+Both solves end on the central path at a small barrier weight (:data:`DISTANCE_SETTINGS` by default,
+see :mod:`dcol.geom.derivatives`): a plain interior-point stop leaves the witness points off by ~1e-6
+even when the distance is right to 1e-10, while the centred solution has them to ~1e-10 (relative to
+the shapes' size) and picks the analytic centre of a face's witness set, which moves smoothly.
 
 Derivatives are with respect to both body poses, columns as in :mod:`dcol.geom.derivatives`
 (``"quaternion"``, ``"mrp"`` or ``"rigid"``). Apart, they come from the implicit function theorem at
@@ -34,11 +33,19 @@ import numpy as np
 
 from dcol import _native
 
-from .derivatives import DERIVATIVE_SETTINGS, as_single_pose, checked_derivative_settings, checked_parameterization
+from dcol.solvers import SolverSettings
+
+from .derivatives import as_single_pose, checked_derivative_settings, checked_parameterization
 from .proximity import checked_threads
 
-__all__ = ["DistanceResult", "DistanceJacobian", "signed_distance", "signed_distance_batch", "distance_jacobian",
-           "distance_jacobian_batch", "support_point"]
+__all__ = ["DISTANCE_SETTINGS", "DistanceResult", "DistanceJacobian", "signed_distance", "signed_distance_batch",
+           "distance_jacobian", "distance_jacobian_batch", "support_point"]
+
+DISTANCE_SETTINGS = SolverSettings(barrier=1e-10, centrality_tol=1e-4)
+"""Default solver settings of the signed distance, contacts and scenes: the central path at μ = 1e-10,
+which keeps the witness points within ~1e-10 of the shapes' size of the exact ones (they move by O(μ)).
+Their derivatives match central differences to ~1e-5 relative; DCOL's derivative functions take
+μ = 1e-9 instead (dcol.geom.DERIVATIVE_SETTINGS), where rounding costs a decade less."""
 
 
 @dataclass(frozen=True)
@@ -76,11 +83,11 @@ def signed_distance_batch(a, r_a, q_a, b, r_b, q_b, *, settings=None, threads=No
 
     a, b : a shape each, or sequences of N shapes; r_a, r_b : (N, 3); q_a, q_b : (N, 4) quaternions
     ``[w, x, y, z]`` or (N, 3, 3) rotation matrices; settings : dcol.solvers.SolverSettings, default
-    dcol.geom.DERIVATIVE_SETTINGS; threads : int, worker threads (default 1). Returns a DistanceResult
+    DISTANCE_SETTINGS; threads : int, worker threads (default 1). Returns a DistanceResult
     of arrays.
     """
     out = _native.distance_batch(
-        a, r_a, q_a, b, r_b, q_b, DERIVATIVE_SETTINGS if settings is None else settings, checked_threads(threads),
+        a, r_a, q_a, b, r_b, q_b, DISTANCE_SETTINGS if settings is None else settings, checked_threads(threads),
         False, "rigid",
     )
     return DistanceResult(**out)
@@ -96,11 +103,11 @@ def signed_distance(a, r_a, q_a, b, r_b, q_b, *, settings=None):
 def distance_jacobian_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="rigid", settings=None, threads=None):
     """Signed distances and their derivatives for N pose pairs: a DistanceJacobian of arrays.
 
-    settings default to dcol.geom.DERIVATIVE_SETTINGS (a barrier > 0 is required, see
-    dcol.geom.derivatives); other arguments as :func:`signed_distance_batch`.
+    settings default to DISTANCE_SETTINGS (a barrier > 0 is required, see dcol.geom.derivatives);
+    other arguments as :func:`signed_distance_batch`.
     """
     out = _native.distance_batch(
-        a, r_a, q_a, b, r_b, q_b, checked_derivative_settings(settings), checked_threads(threads), True,
+        a, r_a, q_a, b, r_b, q_b, checked_derivative_settings(settings, DISTANCE_SETTINGS), checked_threads(threads), True,
         checked_parameterization(parameterization),
     )
     return DistanceJacobian(**out)

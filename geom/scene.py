@@ -16,7 +16,7 @@ import numpy as np
 from dcol import _native
 
 from .contacts import ContactSet
-from .derivatives import DERIVATIVE_SETTINGS
+from .distance import DISTANCE_SETTINGS
 from .proximity import checked_threads
 from .shapes import Shape
 from .validation import checked_real
@@ -139,7 +139,7 @@ class Scene:
         out = _native.scene_contacts(
             self._shapes, self.body_of_shape, r, q, pairs, checked_real(margin, "margin"),
             checked_real(feature_tolerance, "feature_tolerance"), bool(derivatives),
-            DERIVATIVE_SETTINGS if settings is None else settings, checked_threads(threads),
+            DISTANCE_SETTINGS if settings is None else settings, checked_threads(threads),
         )
         shape_pair = pairs[out.pop("pair")].reshape(-1, 2)
         body = self.body_of_shape[shape_pair]

@@ -370,6 +370,20 @@ class _Solution:
         return derivative
 
     @property
+    def margin(self):
+        """Strict-complementarity margin of the solution: the distance of v = y − s from the points where
+        the projection onto K is not differentiable (on the orthant |v_i| = s_i + y_i; on a second-order
+        cone the distances |‖v1‖ ∓ v0|/√2 from the boundaries of K and −K). Zero at the degenerate
+        configurations refused above; small near an edge or corner, where a constraint is almost active."""
+        v, l = self.y - self.s, self.cones["l"]
+        distances, start = list(np.abs(v[:l])), l
+        for size in self.cones["q"]:
+            head, tail = v[start], np.linalg.norm(v[start + 1 : start + size])
+            distances += [abs(tail - head) / np.sqrt(2), abs(tail + head) / np.sqrt(2)]
+            start += size
+        return float(min(distances))
+
+    @property
     def alpha(self):
         return float(self.z[3])
 
@@ -484,6 +498,12 @@ def shape_parameter_jacobian_oracle(a, r_a, q_a, b, r_b, q_b):
             columns = [solution.tangent(side, parameters=d)[0][:4] for d in _parameter_directions(shape, name)]
             jacobians["ab"[side], name] = np.stack(columns, axis=-1).reshape((4,) + np.shape(getattr(shape, name)))
     return solution.alpha, solution.x, jacobians
+
+
+def complementarity_margin(a, r_a, q_a, b, r_b, q_b):
+    """The strict-complementarity margin of problem (9)'s solution (_Solution.margin): how far the
+    configuration is from one where the active constraints change."""
+    return _Solution(a, r_a, q_a, b, r_b, q_b).margin
 
 
 def contact_jacobian_oracle(a, r_a, q_a, b, r_b, q_b, parameterization="quaternion"):

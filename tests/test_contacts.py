@@ -608,7 +608,7 @@ def test_derivatives_match_central_differences(name):
     assert result.d_separation.shape == (K, 12)
     if result.rule[0] == Rule.DISTANCE:
         # Solver-based: central differences of tightly solved values against the barrier-smoothed
-        # derivatives (which match to ~2e-5 relative, see dcol.geom.DERIVATIVE_SETTINGS).
+        # derivatives (which match to ~2e-5 relative, see dcol.geom.DISTANCE_SETTINGS).
         reference, tolerance = central_differences(case.config, result, case.margin, settings=TIGHT), 1e-4
     else:
         # Closed-form rules: the values are exact, so central differences are good to ~1e-9.

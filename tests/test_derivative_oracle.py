@@ -21,6 +21,7 @@ from dcol.geom import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sph
 from conftest import body_position, random_quaternion, random_shape
 from derivative_oracle import (
     SHAPE_PARAMETERS,
+    complementarity_margin,
     contact_jacobian_oracle,
     contact_oracle,
     proximity_gradient_oracle,
@@ -182,6 +183,18 @@ def test_contact_oracle_values(case):
     assert np.linalg.norm(n) == pytest.approx(1.0, abs=1e-12)
     assert support(a, r_a, q_a, n, alpha) == pytest.approx(n @ x, abs=1e-9)
     assert support(b, r_b, q_b, -n, alpha) == pytest.approx(-n @ x, abs=1e-9)
+
+
+@pytest.mark.parametrize("R_a, R_b, offset", [(0.5, 0.3, [2.0, 0.3, 0.0]), (1.0, 0.7, [1.2, 0.3, 0.0]), (0.4, 0.4, [0.5, 0.3, 0.0])])
+def test_complementarity_margin_of_two_spheres(R_a, R_b, offset):
+    # Closed form: each sphere's cone has s = αR(1, u) and y = (1/(R_a + R_b))(1, −u), so v = y − s lies
+    # √2 αR and √2/(R_a + R_b) from the two cone boundaries; the row α ≥ 0 has v = −α.
+    identity = np.array([1.0, 0.0, 0.0, 0.0])
+    center_distance = np.linalg.norm(offset)
+    alpha = center_distance / (R_a + R_b)
+    expected = min(alpha, np.sqrt(2) * alpha * min(R_a, R_b), np.sqrt(2) / (R_a + R_b))
+    margin = complementarity_margin(Sphere(R_a), np.zeros(3), identity, Sphere(R_b), np.array(offset), identity)
+    assert margin == pytest.approx(expected, rel=1e-9)
 
 
 def test_mrp_convention():

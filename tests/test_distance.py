@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dcol.geom import (
-    DERIVATIVE_SETTINGS,
+    DISTANCE_SETTINGS,
     Box,
     Capsule,
     Sphere,
@@ -45,8 +45,8 @@ def central_differences(config, step=1e-6):
     (solved centred at the same barrier as the derivatives)."""
     derivatives = {key: [] for key in ("distance", "p_a", "p_b", "normal")}
     for column in range(12):
-        plus = signed_distance(*perturbed(config, column, step), settings=DERIVATIVE_SETTINGS)
-        minus = signed_distance(*perturbed(config, column, -step), settings=DERIVATIVE_SETTINGS)
+        plus = signed_distance(*perturbed(config, column, step), settings=DISTANCE_SETTINGS)
+        minus = signed_distance(*perturbed(config, column, -step), settings=DISTANCE_SETTINGS)
         for key in derivatives:
             derivatives[key].append((np.asarray(getattr(plus, key)) - getattr(minus, key)) / (2 * step))
     return {key: np.array(value).T for key, value in derivatives.items()}
@@ -213,8 +213,8 @@ def test_quaternion_columns_chain_the_rigid_ones():
     a, r_a, q_a, b, r_b, q_b = config
     for k in range(4):  # raw quaternion components of a, by central differences of the values
         dq = step * np.eye(4)[k]
-        plus = signed_distance(a, r_a, q_a + dq, b, r_b, q_b, settings=DERIVATIVE_SETTINGS).distance
-        minus = signed_distance(a, r_a, q_a - dq, b, r_b, q_b, settings=DERIVATIVE_SETTINGS).distance
+        plus = signed_distance(a, r_a, q_a + dq, b, r_b, q_b, settings=DISTANCE_SETTINGS).distance
+        minus = signed_distance(a, r_a, q_a - dq, b, r_b, q_b, settings=DISTANCE_SETTINGS).distance
         assert np.isclose(quaternion.d_distance[3 + k], (plus - minus) / (2 * step), rtol=1e-5, atol=1e-8)
     assert np.allclose(quaternion.d_distance[:3], rigid.d_distance[:3])
 
