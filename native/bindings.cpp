@@ -49,7 +49,9 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
                          const SolverSettings& settings, int threads, int request_code,
                          const std::string& parameterization_name) {
   if (request_code < 0 || request_code > static_cast<int>(DerivativeRequest::contact))
-    throw py::value_error("request must be 0 (values), 1 (gradient of α), 2 (Jacobian of x and α) or 3 (with the contact points, distance and normal)");
+    throw py::value_error(
+        "request must be 0 (values), 1 (gradient of α), 2 (Jacobian of x and α) or 3 (also the contact points, "
+        "distance and normal)");
   const auto request = static_cast<DerivativeRequest>(request_code);
   PairBatch batch(a, r_a, q_a, b, r_b, q_b, threads, parameterization_name, request != DerivativeRequest::none);
   const py::ssize_t n = batch.n, cols = batch.columns;

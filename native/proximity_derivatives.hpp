@@ -165,8 +165,8 @@ class LinearizedKKT {
     }
   }
 
-  // Several vectors at once, so that their chains of dependent operations overlap: K of them at
-  // vectors[0 … K−1].
+  // The products below take K vectors at once (b[0 … K−1]), so that their chains of dependent
+  // operations overlap.
 
   // b[r] ← H⁻ᵀ b[r] = (Uᵀ Lᵀ)⁻¹ b[r].
   template <int K>
