@@ -185,7 +185,9 @@ def test_contact_oracle_values(case):
     assert support(b, r_b, q_b, -n, alpha) == pytest.approx(-n @ x, abs=1e-9)
 
 
-@pytest.mark.parametrize("R_a, R_b, offset", [(0.5, 0.3, [2.0, 0.3, 0.0]), (1.0, 0.7, [1.2, 0.3, 0.0]), (0.4, 0.4, [0.5, 0.3, 0.0])])
+@pytest.mark.parametrize(
+    "R_a, R_b, offset", [(0.5, 0.3, [2.0, 0.3, 0.0]), (1.0, 0.7, [1.2, 0.3, 0.0]), (0.4, 0.4, [0.5, 0.3, 0.0])]
+)
 def test_complementarity_margin_of_two_spheres(R_a, R_b, offset):
     # Closed form: each sphere's cone has s = αR(1, u) and y = (1/(R_a + R_b))(1, −u), so v = y − s lies
     # √2 αR and √2/(R_a + R_b) from the two cone boundaries; the row α ≥ 0 has v = −α.
