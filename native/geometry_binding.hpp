@@ -28,6 +28,9 @@ inline std::string shape_string(const Array& a) {
 }
 
 inline Array as_array(py::handle obj, const char* name) {
+  // A C-contiguous float64 array is used as is; numpy's general conversion costs about as much as a
+  // small solve.
+  if (Array::check_(obj)) return py::reinterpret_borrow<Array>(obj);
   Array arr = Array::ensure(obj);
   if (!arr)
     throw py::type_error(std::string(name) + " must be an array of real numbers, got " +
@@ -57,7 +60,10 @@ inline Mat3 as_orientation(py::handle obj, const char* name) {
 }
 
 inline const Shape& as_shape(py::handle obj, const char* name) {
-  py::object native = py::getattr(obj, "_native", py::none());
+  // The name is made once (and kept for the process: no destructor after the interpreter is gone); a
+  // name built per call costs a string and a lookup.
+  static const py::handle native_attribute = py::str("_native").release();
+  py::object native = py::getattr(obj, native_attribute, py::none());
   if (native.is_none() || !py::isinstance<Shape>(native))
     throw py::type_error(std::string(name) + " must be a dcol.geom shape, got " + std::string(py::str(py::type::of(obj))));
   return native.cast<const Shape&>();
