@@ -248,9 +248,9 @@ inline int shape_parameter_count(const Shape& sh) {
 // One output's derivatives (of x' or α, adjoint v and ω = M⁻ᵀ G v) with respect to one shape's own
 // parameters: Σ_i ω_i ∂f_i(x)/∂θ + z_i [∂f_i(v) − ∂f_i(0)]/∂θ over its rows f(u) = h − G u.
 // r, Q: the shape's normalized frame; len: the normalizing length (lengths enter divided by it).
-template <class Program, class V = typename Program::V>
-void shape_parameter_row(const Program& p, const Shape& sh, const ShapeRows& rows, const V* r, const Mat3T<V>& Q,
-                         Columns col, double len, const V* x, const V* z, const V* v, const V* omega, V* out) {
+template <class V>
+void shape_parameter_row(const Shape& sh, const ShapeRows& rows, const V* r, const Mat3T<V>& Q, Columns col, double len,
+                         const V* x, const V* z, const V* v, const V* omega, V* out) {
   const int ax = col.alpha;
   // ∂f/∂θ = u_α·scale for a length entering as α·θ/ℓ in row i
   auto alpha_term = [&](int i, double scale) { return scale * (omega[i] * x[ax] + z[i] * v[ax]); };
@@ -402,7 +402,7 @@ void normalized_jacobian(const Solver& solver, const Program& prob, const Shape*
     std::copy(rows_x_alpha[k], rows_x_alpha[k] + 12, k < 3 ? out.x[k] : out.alpha);
     if (shape_parameters)  // rows (x'0, x'1, x'2, α) of each shape's parameter block
       for (int s = 0; s < 2; ++s)
-        shape_parameter_row(prob, *shape[s], rows[s], r[s], *Q[s], col[s], len, solver.x, solver.z, v[k], omega[k],
+        shape_parameter_row(*shape[s], rows[s], r[s], *Q[s], col[s], len, solver.x, solver.z, v[k], omega[k],
                             shape_parameters[s] + k * shape_parameter_count(*shape[s]));
   }
   if (!with_normal) return;
