@@ -134,8 +134,9 @@ void scatter_jacobian(const double* jac, py::ssize_t nv, py::ssize_t P, py::ssiz
 // with parameters "params_jacobian" (2, count…, nv, P), `count` given by its shape.
 struct JacobianBlocks {
   Array state, params;
-  JacobianBlocks(std::vector<py::ssize_t> count, py::ssize_t nv, py::ssize_t P, bool derivatives) {
+  JacobianBlocks(std::vector<py::ssize_t> count, py::ssize_t nv, py::ssize_t P, bool derivatives) : nv_(nv), P_(P) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (py::ssize_t c : count) total_ *= c;
     std::vector<py::ssize_t> state_shape{derivatives ? 6 : 0}, params_shape{derivatives && P > 0 ? 2 : 0};
     for (py::ssize_t c : count) state_shape.push_back(c), params_shape.push_back(c);
     state_shape.insert(state_shape.end(), {nv, nv});
@@ -144,11 +145,26 @@ struct JacobianBlocks {
     params = Array(params_shape);
     std::fill(state.mutable_data(), state.mutable_data() + state.size(), nan);
     std::fill(params.mutable_data(), params.mutable_data() + params.size(), nan);
+    state_data_ = state.mutable_data();
+    params_data_ = params.mutable_data();
+  }
+  // The Jacobian of the step (q, v) → v_next (step_jacobians.hpp) into entry `at` of the flattened
+  // count axes. Needs no GIL.
+  void linearize(const sim::WorldSpec& spec, Workspaces& workspaces, const double* q, const double* v,
+                 const double* v_next, bool parameters, bool bounce, py::ssize_t at) {
+    std::vector<double>& jac = workspaces.jacobian;
+    jac.resize(2 * nv_ * (3 * nv_ + P_));
+    sim::step_jacobians(spec, workspaces.step, workspaces.linearization, q, v, v_next, parameters, bounce, jac.data());
+    scatter_jacobian(jac.data(), nv_, P_, total_, at, state_data_, params_data_);
   }
   void put(py::dict& out, bool parameters) const {
     out["state_jacobian"] = state;
     if (parameters) out["params_jacobian"] = params;
   }
+
+ private:
+  py::ssize_t nv_, P_, total_ = 1;
+  double *state_data_, *params_data_;
 };
 
 // N rollouts of T steps: q0 (N, nq), v0 (N, nv), taus (N, T, nv); with derivatives each step's
@@ -169,9 +185,7 @@ py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::hand
   for (py::ssize_t i = 0; i < taus.size(); ++i) require(std::isfinite(taus.data()[i]), "taus must be finite");
 
   Array qs({N, T + 1, nq}), vs({N, T + 1, nv});
-  const py::ssize_t P = parameters ? 10 * model.nbodies() + 2 : 0, D = 3 * nv + P;
-  JacobianBlocks blocks({N, T}, nv, P, derivatives);
-  double *state_d = blocks.state.mutable_data(), *params_d = blocks.params.mutable_data();
+  JacobianBlocks blocks({N, T}, nv, parameters ? 10 * model.nbodies() + 2 : 0, derivatives);
   py::array_t<int32_t> contacts({N, T}), failed_step(N);
   py::array_t<int8_t> status(N);
   double *qs_d = qs.mutable_data(), *vs_d = vs.mutable_data();
@@ -181,16 +195,13 @@ py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::hand
     py::gil_scoped_release release;
     parallel_chunks(N, threads, 1, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
       std::unique_ptr<Workspaces> workspaces = world.workspaces->take(spec);
-      std::vector<double>& jac = workspaces->jacobian;
-      jac.resize(2 * nv * D);
       for (std::ptrdiff_t n = begin; n < end; ++n) {
         double *q_n = qs_d + n * (T + 1) * nq, *v_n = vs_d + n * (T + 1) * nv;
         const double* tau_n = taus.data() + n * T * nv;
         const auto linearize = [&](int t) {
-          if (!derivatives) return;
-          sim::step_jacobians(spec, workspaces->step, workspaces->linearization, q_n + t * nq, v_n + t * nv,
-                              v_n + (t + 1) * nv, parameters, bounce, jac.data());
-          scatter_jacobian(jac.data(), nv, P, N * T, n * T + t, state_d, params_d);
+          if (derivatives)
+            blocks.linearize(spec, *workspaces, q_n + t * nq, v_n + t * nv, v_n + (t + 1) * nv, parameters, bounce,
+                             n * T + t);
         };
         status_d[n] = static_cast<int8_t>(sim::rollout(spec, workspaces->step, static_cast<int>(T), q0.row(n),
                                                         v0.row(n), tau_n, q_n, v_n, contacts_d + n * T, failed_d + n,
@@ -222,14 +233,12 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
   const Rows v = dyn::binding::tangent(model, q, v_in, "v");
   const Rows tau = dyn::binding::tangent(model, q, tau_in, "tau");
   require(q.batched, "q must be (N, nq)");
-  const py::ssize_t N = q.count, nq = model.nq, nv = model.nv, P = parameters ? 10 * model.nbodies() + 2 : 0,
-                   D = 3 * nv + P;
+  const py::ssize_t N = q.count, nq = model.nq, nv = model.nv;
   Array q_next({N, nq}), v_next({N, nv});
-  JacobianBlocks blocks({N}, nv, P, derivatives);
+  JacobianBlocks blocks({N}, nv, parameters ? 10 * model.nbodies() + 2 : 0, derivatives);
   py::array_t<int32_t> contacts(N);
   py::array_t<int8_t> status(N);
   double *q_d = q_next.mutable_data(), *v_d = v_next.mutable_data();
-  double *state_d = blocks.state.mutable_data(), *params_d = blocks.params.mutable_data();
   int32_t* contacts_d = contacts.mutable_data();
   int8_t* status_d = status.mutable_data();
   {
@@ -243,13 +252,8 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
             sim::step(spec, workspace, q.row(n), v.row(n), tau.row(n), q_d + n * nq, v_d + n * nv, derivatives);
         contacts_d[n] = report.contacts;
         const sim::RolloutStatus outcome = sim::step_status(spec, report, q_d + n * nq, v_d + n * nv);
-        if (outcome != sim::RolloutStatus::failed && derivatives) {
-          std::vector<double>& jac = workspaces->jacobian;
-          jac.resize(2 * nv * D);
-          sim::step_jacobians(spec, workspace, workspaces->linearization, q.row(n), v.row(n), v_d + n * nv, parameters,
-                              bounce, jac.data());
-          scatter_jacobian(jac.data(), nv, P, N, n, state_d, params_d);
-        }
+        if (outcome != sim::RolloutStatus::failed && derivatives)
+          blocks.linearize(spec, *workspaces, q.row(n), v.row(n), v_d + n * nv, parameters, bounce, n);
         status_d[n] = static_cast<int8_t>(outcome);
       }
       world.workspaces->give(std::move(workspaces));
