@@ -2,10 +2,12 @@
 
 For every ordered pair of the seven primitives (shapes of bench_proximity.py) the same random pose
 pairs go through dcol's native batch path, one thread:
-- evaluate: proximity_batch at the derivative settings (central path at μ = 1e-10), and at the default
+- evaluate: proximity_batch at the derivative settings (central path at μ = 1e-9), and at the default
   settings for reference;
 - proximity_gradient_batch (∂α only), proximity_jacobian_batch (∂(x, α), 4×14) and
   contact_jacobian_batch (also contact points, distance, normal);
+- proximity_jacobian_batch with barrier = 0 (exact derivatives, one pose pair at a time), and the
+  share of pose pairs where they exist (the others are flagged SMOOTHED);
 - central differences of proximity_batch: the 28 solves a 4×14 Jacobian needs, as one batch;
 - diffcp: tests/derivative_oracle.py's proximity_jacobian_oracle on a few pose pairs (Clarabel solve,
   refinement and diffcp's derivative along the 14 pose coordinates), what a user differentiating the
@@ -34,6 +36,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 from bench_proximity import SHAPES, random_poses  # noqa: E402
 from derivative_oracle import proximity_jacobian_oracle  # noqa: E402
+
+from dcol.solvers import SolverSettings, Status  # noqa: E402
 
 
 def per_pair(function, poses, repeat=1):
@@ -77,10 +81,11 @@ def main():
             t_grad, _ = per_pair(call(proximity_gradient_batch), poses)
             t_jac, jac = per_pair(call(proximity_jacobian_batch), poses)
             t_contact, _ = per_pair(call(contact_jacobian_batch), poses)
+            t_exact, exact = per_pair(call(proximity_jacobian_batch, settings=SolverSettings()), poses)
             fd_poses = central_difference_poses([p[: args.poses // 10] for p in poses])
             t_fd, _ = per_pair(call(proximity_batch, settings=DERIVATIVE_SETTINGS), fd_poses)
             t_fd *= 28  # per Jacobian
-            solved = np.mean(jac.status == 0)
+            solved = np.mean(jac.status == Status.SOLVED)
             start, done = time.perf_counter(), 0
             for i in range(args.diffcp_problems):
                 try:
@@ -90,30 +95,30 @@ def main():
                     pass
             t_diffcp = (time.perf_counter() - start) / max(done, 1)
             rows[name_a].append(
-                (t_default, t_eval, t_grad, t_jac, t_contact, t_fd, t_diffcp, values.iterations.mean(), solved)
+                (t_default, t_eval, t_grad, t_jac, t_contact, t_fd, t_diffcp, t_exact,
+                 values.iterations.mean(), solved, np.mean(exact.status == Status.SOLVED))
             )
     header = (
         f"{'shape a':10s} {'eval def':>9s} {'eval μ':>8s} {'grad':>7s} {'jac':>7s} {'contact':>8s} "
-        f"{'jac-eval':>9s} {'c.diff':>8s} {'diffcp':>9s} {'c.diff/jac':>11s} {'diffcp/jac':>11s} {'iters':>6s}"
+        f"{'jac-eval':>9s} {'c.diff':>8s} {'diffcp':>9s} {'c.diff/jac':>11s} {'diffcp/jac':>11s} {'iters':>6s} "
+        f"{'exact':>7s} {'exact %':>8s}"
     )
     print("µs per pose pair, one thread (" + str(os.cpu_count()) + " cores on this machine)")
     print(header)
-    totals = []
-    for name in names:
-        m = np.mean(rows[name], axis=0)
-        totals.append(m)
-        us = m[:7] * 1e6
+
+    def print_row(label, m):
+        us = m[:8] * 1e6
         print(
-            f"{name:10s} {us[0]:9.2f} {us[1]:8.2f} {us[2]:7.2f} {us[3]:7.2f} {us[4]:8.2f} {us[3] - us[1]:9.2f} "
-            f"{us[5]:8.1f} {us[6]:9.0f} {us[5] / us[3]:11.1f} {us[6] / us[3]:11.0f} {m[7]:6.1f}"
+            f"{label:10s} {us[0]:9.2f} {us[1]:8.2f} {us[2]:7.2f} {us[3]:7.2f} {us[4]:8.2f} {us[3] - us[1]:9.2f} "
+            f"{us[5]:8.1f} {us[6]:9.0f} {us[5] / us[3]:11.1f} {us[6] / us[3]:11.0f} {m[8]:6.1f} "
+            f"{us[7]:7.2f} {100 * m[10]:8.1f}"
         )
-    m = np.mean(totals, axis=0)
-    us = m[:7] * 1e6
-    print(
-        f"{'mean':10s} {us[0]:9.2f} {us[1]:8.2f} {us[2]:7.2f} {us[3]:7.2f} {us[4]:8.2f} {us[3] - us[1]:9.2f} "
-        f"{us[5]:8.1f} {us[6]:9.0f} {us[5] / us[3]:11.1f} {us[6] / us[3]:11.0f} {m[7]:6.1f}"
-    )
-    print(f"Jacobians solved: {100 * np.mean([r[8] for rs in rows.values() for r in rs]):.2f}%")
+
+    totals = [np.mean(rows[name], axis=0) for name in names]
+    for name, m in zip(names, totals):
+        print_row(name, m)
+    print_row("mean", np.mean(totals, axis=0))
+    print(f"Jacobians solved: {100 * np.mean([r[9] for rs in rows.values() for r in rs]):.2f}%")
 
 
 if __name__ == "__main__":

@@ -14,8 +14,19 @@ strict-complementarity margin (small when the contact is near an edge or corner)
 like 1e-16/μ. The default μ = 1e-9, in the problem's normalized units (so independent of the shapes'
 size), balances the two: α within ~4e-9 relative of the exact value, x within ~3e-7 of the shapes'
 size, derivatives within a median 4e-8 of diffcp's and at most ~5e-6 away from edges (m ≥ 0.1), and
-within 1e-6 of central differences of the values. ``barrier=0`` is refused here: the plain
-interior-point iterate is not centred, and derivatives there are off by up to 1e-4 relative.
+within 1e-6 of central differences of the values.
+
+``barrier=0`` (``SolverSettings()``) asks for the exact problem's derivatives instead (native/
+exact_kkt.hpp): the solve goes to the central point at μ = 1e-9, the constraints' roles there (an
+orthant row active or not; a cone's slack inside, at its apex or on its boundary) fix the KKT
+equations of the exact problem, Newton's method solves them, and their linearization is
+differentiated. α and x are then exact to rounding and the derivatives agree with diffcp's to ~1e-10,
+one pose pair at a time (about 4× the smoothed derivatives' cost). Where the exact derivative does
+not exist (no strict complementarity, multipliers not unique: face on face, an edge along a face,
+a polytope vertex of more than three faces on a face, coincident origins) or the roles are too near
+to changing to tell (a margin below ~1e-4), the result's status is ``Status.SMOOTHED`` and it holds the
+smoothed derivatives at the default μ = 1e-9 instead. The signed-distance derivatives
+(dcol.geom.distance) need barrier > 0.
 
 Columns of every Jacobian: body a's pose, then body b's, in one of three parameterizations
 (DESIGN.md): ``"quaternion"`` (r 3, q 4: the raw components of the given quaternion, through its
@@ -108,13 +119,13 @@ class ContactJacobian:
     iterations: np.ndarray
 
 
-def checked_derivative_settings(settings, default=DERIVATIVE_SETTINGS):
+def checked_derivative_settings(settings, default=DERIVATIVE_SETTINGS, exact_allowed=True):
     if settings is None:
         return default
     if not isinstance(settings, SolverSettings):
         raise TypeError(f"settings must be a dcol.solvers.SolverSettings, got {type(settings).__name__}")
-    if settings.barrier <= 0.0:
-        raise ValueError("settings.barrier must be > 0 for derivatives (see dcol.geom.derivatives)")
+    if settings.barrier <= 0.0 and not exact_allowed:
+        raise ValueError("settings.barrier must be > 0 for these derivatives (see dcol.geom.derivatives)")
     return settings
 
 
@@ -170,7 +181,7 @@ def proximity_jacobian(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion
     a, b : dcol.geom shapes. r_a, r_b : (3,) positions. q_a, q_b : (4,) quaternions ``[w, x, y, z]``
         (or (3, 3) rotation matrices with ``parameterization="rigid"``).
     parameterization : "quaternion" (J is (4, 14)), "mrp" or "rigid" (J is (4, 12)); module docstring.
-    settings : SolverSettings with barrier > 0; default DERIVATIVE_SETTINGS.
+    settings : SolverSettings, default DERIVATIVE_SETTINGS (barrier = 0: exact; module docstring).
 
     Returns
     -------
@@ -284,7 +295,7 @@ def shape_parameter_jacobian(a, r_a, q_a, b, r_b, q_b, *, theta_a=None, theta_b=
     a, b : dcol.geom shapes; r_a, r_b : (3,); q_a, q_b : (4,) quaternions or (3, 3) rotation matrices.
     theta_a, theta_b : optional, for a polytope A(θ) y ≤ b(θ) of the user's own parameterization:
         (dA/dθ (m, 3, p), db/dθ (m, p)) at the current θ; the result then holds (side, "theta") (4, p).
-    settings : SolverSettings with barrier > 0; default DERIVATIVE_SETTINGS.
+    settings : SolverSettings, default DERIVATIVE_SETTINGS (barrier = 0: exact; module docstring).
 
     Returns
     -------

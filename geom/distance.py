@@ -107,8 +107,8 @@ def distance_jacobian_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="rigid
     other arguments as :func:`signed_distance_batch`.
     """
     out = _native.distance_batch(
-        a, r_a, q_a, b, r_b, q_b, checked_derivative_settings(settings, DISTANCE_SETTINGS), checked_threads(threads),
-        True, checked_parameterization(parameterization),
+        a, r_a, q_a, b, r_b, q_b, checked_derivative_settings(settings, DISTANCE_SETTINGS, exact_allowed=False),
+        checked_threads(threads), True, checked_parameterization(parameterization),
     )
     return DistanceJacobian(**out)
 

@@ -45,7 +45,8 @@ def proximity(a, r_a, q_a, b, r_b, q_b, *, settings=None, threads=None):
     ----------
     a, b : dcol.geom shapes.
     r_a, r_b : (N, 3) float64 tensors; q_a, q_b : (N, 4) float64 tensors ``[w, x, y, z]``.
-    settings : dcol.solvers.SolverSettings with barrier > 0 (default dcol.geom.DERIVATIVE_SETTINGS).
+    settings : dcol.solvers.SolverSettings (default dcol.geom.DERIVATIVE_SETTINGS; barrier = 0: exact, see
+        dcol.geom.derivatives).
     threads : int, optional, native worker threads.
 
     Returns

@@ -101,15 +101,17 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
       convert_row(jac.normal[r], param, Omega, d_normal_d + offset);
     }
   };
-  const bool one_pair = batch.shapes_a.size() == 1 && batch.shapes_b.size() == 1;
+  // Derivatives with barrier = 0 are the exact problem's, one pose pair at a time.
+  const bool exact = request != DerivativeRequest::none && settings.barrier == 0.0;
+  const bool lanes = batch.shapes_a.size() == 1 && batch.shapes_b.size() == 1 && !exact;
   const ProximityKernels& kernel = kernels();
   auto work = [&](py::ssize_t begin, py::ssize_t end) {
     Pose posea[kMaxKernelLanes], poseb[kMaxKernelLanes];
     ProximityResult res[kMaxKernelLanes];
     ProximityJacobian jac[kMaxKernelLanes];
-    const DerivativeOutput deriv{request, jac};
+    const DerivativeOutput deriv{request, jac, {nullptr, nullptr}, exact};
     py::ssize_t i = begin;
-    if (one_pair) {  // whole groups of lanes, then the rest one by one
+    if (lanes) {  // whole groups of lanes, then the rest one by one
       for (; i + kernel.lanes <= end; i += kernel.lanes) {
         for (int k = 0; k < kernel.lanes; ++k) batch.load(i + k, posea[k], poseb[k]);
         kernel.run_lanes(batch.a(0), posea, batch.b(0), poseb, settings, res, deriv);
@@ -239,7 +241,8 @@ py::dict shape_parameter_jacobian(py::handle a, py::handle r_a, py::handle q_a, 
   py::array_t<double> jac_b({py::ssize_t(4), py::ssize_t(shape_parameter_count(sb))});
   ProximityResult res;
   ProximityJacobian pose_jacobian;
-  const DerivativeOutput deriv{DerivativeRequest::jacobian, &pose_jacobian, {jac_a.mutable_data(), jac_b.mutable_data()}};
+  const DerivativeOutput deriv{DerivativeRequest::jacobian, &pose_jacobian, {jac_a.mutable_data(), jac_b.mutable_data()},
+                               settings.barrier == 0.0};
   kernels().run_one(sa, &pa, sb, &pb, settings, &res, deriv);
   py::dict out;
   out["alpha"] = res.alpha;
@@ -270,6 +273,7 @@ PYBIND11_MODULE(_native, m) {
       .value("SOLVED_INACCURATE", SolveStatus::solved_inaccurate)
       .value("MAX_ITERATIONS", SolveStatus::max_iterations)
       .value("NUMERICAL_ERROR", SolveStatus::numerical_error)
+      .value("SMOOTHED", SolveStatus::smoothed)
       .finalize();
 
   py::class_<SolverSettings>(m, "SolverSettings")

@@ -26,6 +26,10 @@ enum class SolveStatus : int {
   solved_inaccurate = 1,  // stopped early but within inaccurate_factor × tolerances
   max_iterations = 2,
   numerical_error = 3,
+  // Proximity derivatives only: solved, but exact derivatives (barrier = 0) were asked for where the
+  // solution is not differentiable or too near such a point to tell (exact_kkt.hpp); those given are
+  // the barrier-smoothed problem's at μ = 1e-9.
+  smoothed = 4,
 };
 
 struct SolverSettings {

@@ -99,12 +99,16 @@ void euclidean_distance(const Shape& a, const Pose& fa, const Shape& b, const Po
   out.distance = std::sqrt(d2);
   if (!jac) return;
 
-  const Shape* shapes[2] = {&a, &b};
-  const V* origins[2] = {ra, rb};
-  const Mat3T<V>* rotations[2] = {&fa.Q, &fb.Q};
-  const Columns columns[2] = {ca, cb};
-  const ShapeRows rows[2] = {{lin_a, lin_b, cone_a, a.cone_dim()}, {lin_b, lin_end, cone_b, b.cone_dim()}};
-  const PoseAdjoint<ConeSolver<Program, N>, Program> adjoint(solver, prob, shapes, origins, rotations, columns, rows);
+  const SolvedProximity<Program> sp{prob,
+                                    solver.x,
+                                    solver.z,
+                                    {&a, &b},
+                                    {ra, rb},
+                                    {&fa.Q, &fb.Q},
+                                    {ca, cb},
+                                    {{lin_a, lin_b, cone_a, a.cone_dim()}, {lin_b, lin_end, cone_b, b.cone_dim()}}};
+  const LinearizedKKT<ConeSolver<Program, N>, Program> kkt(solver, prob);
+  const PoseAdjoint<Program, LinearizedKKT<ConeSolver<Program, N>, Program>> adjoint(kkt, sp);
   V derivative_rows[7][12], v[7][N], omega[7][MMax];  // x'_a, x'_b, t'
   adjoint.template variable_rows<7>(derivative_rows, v, omega);
   for (int k = 0; k < 3; ++k) {

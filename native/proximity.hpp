@@ -54,67 +54,90 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   prob.tail_orthant = NTail > 0;
   if (cone_a >= 0) prob.narrow_cone[0] = true;
 
-  ConeSolver<Program, N, NA, NTail> solver;
-  const SolveInfo<W>& info = solver.solve(prob, settings);
+  using Solver = ConeSolver<Program, N, NA, NTail>;
+  Solver solver;
+  // Exact derivatives start from the central point at a small μ (exact_kkt.hpp).
+  const bool exact = W == 1 && deriv.exact && deriv.request != DerivativeRequest::none;
+  const SolveInfo<W>& info = solver.solve(prob, exact ? exact_start_settings(settings) : settings);
 
-  // Stationarity gives G_aᵀ z_a = −G_bᵀ z_b on the x columns: the outward normal of scaled a at x.
-  // Using both halves keeps the result exactly antisymmetric under swapping a and b.
-  V n[3] = {};
-  auto accumulate = [&](int begin, int end, double sign) {
-    for (int r = begin; r < end; ++r)
-      for (int i = 0; i < 3; ++i) n[i] += sign * prob.G[r][i] * solver.z[r];
+  auto write_results = [&] {
+    // Stationarity gives G_aᵀ z_a = −G_bᵀ z_b on the x columns: the outward normal of scaled a at x.
+    // Using both halves keeps the result exactly antisymmetric under swapping a and b.
+    V n[3] = {};
+    auto accumulate = [&](int begin, int end, double sign) {
+      for (int r = begin; r < end; ++r)
+        for (int i = 0; i < 3; ++i) n[i] += sign * prob.G[r][i] * solver.z[r];
+    };
+    accumulate(lin_a, lin_b, 1.0);
+    accumulate(lin_b, lin_end, -1.0);
+    if (cone_a >= 0) accumulate(cone_a, cone_a + a.cone_dim(), 1.0);
+    if (cone_b >= 0) accumulate(cone_b, cone_b + b.cone_dim(), -1.0);
+
+    for (int k = 0; k < W; ++k) {
+      ProximityResult& o = out[k];
+      o.status = info.status[k];
+      o.iterations = info.iterations[k];
+      const double alpha = lane(solver.x[kAlphaColumn], k);
+      o.alpha = alpha;
+      double normal[3], n_norm2 = 0.0, dist2 = 0.0;
+      for (int i = 0; i < 3; ++i) {
+        o.x[i] = lane(center[i], k) + len * lane(solver.x[i], k);
+        normal[i] = lane(n[i], k);
+        n_norm2 += normal[i] * normal[i];
+      }
+      // With coincident origins (α = 0) the scaled shapes are points and no plane is defined: normal 0.
+      const double n_norm = std::sqrt(n_norm2);
+      for (int i = 0; i < 3; ++i) {
+        o.normal[i] = n_norm > 0.0 ? normal[i] / n_norm : 0.0;
+        o.p_a[i] = alpha > 0.0 ? fa[k].r[i] + (o.x[i] - fa[k].r[i]) / alpha : fa[k].r[i];
+        o.p_b[i] = alpha > 0.0 ? fb[k].r[i] + (o.x[i] - fb[k].r[i]) / alpha : fb[k].r[i];
+        dist2 += (o.p_a[i] - o.p_b[i]) * (o.p_a[i] - o.p_b[i]);
+      }
+      o.distance = std::sqrt(dist2);
+    }
   };
-  accumulate(lin_a, lin_b, 1.0);
-  accumulate(lin_b, lin_end, -1.0);
-  if (cone_a >= 0) accumulate(cone_a, cone_a + a.cone_dim(), 1.0);
-  if (cone_b >= 0) accumulate(cone_b, cone_b + b.cone_dim(), -1.0);
 
-  for (int k = 0; k < W; ++k) {
-    ProximityResult& o = out[k];
-    o.status = info.status[k];
-    o.iterations = info.iterations[k];
-    const double alpha = lane(solver.x[kAlphaColumn], k);
-    o.alpha = alpha;
-    double normal[3], n_norm2 = 0.0, dist2 = 0.0;
-    for (int i = 0; i < 3; ++i) {
-      o.x[i] = lane(center[i], k) + len * lane(solver.x[i], k);
-      normal[i] = lane(n[i], k);
-      n_norm2 += normal[i] * normal[i];
+  const SolvedProximity<Program> sp{prob,
+                                    solver.x,
+                                    solver.z,
+                                    {&a, &b},
+                                    {ra, rb},
+                                    {&Qa, &Qb},
+                                    {ca, cb},
+                                    {{lin_a, lin_b, cone_a, a.cone_dim()}, {lin_b, lin_end, cone_b, b.cone_dim()}}};
+  // The derivatives from the adjoints of make_kkt(), or for the gradient from the Lagrangian alone.
+  auto differentiate = [&](auto make_kkt) {
+    NormalizedJacobian<V> nj;
+    if (deriv.request == DerivativeRequest::gradient) {
+      normalized_gradient(sp, nj.alpha);
+    } else {
+      V* parameters[2] = {nullptr, nullptr};  // shape parameters: for one pose pair only
+      if constexpr (W == 1) {
+        parameters[0] = deriv.shape_parameters[0];
+        parameters[1] = deriv.shape_parameters[1];
+      }
+      normalized_jacobian(make_kkt(), sp, len, deriv.request == DerivativeRequest::contact, nj,
+                          parameters[0] ? parameters : nullptr);
+      for (int s = 0; parameters[0] && s < 2; ++s) {  // x = center + ℓ x': the x rows scale by ℓ
+        const int count = shape_parameter_count(*sp.shape[s]);
+        for (int i = 0; i < 3 * count; ++i) parameters[s][i] *= len;
+      }
     }
-    // With coincident origins (α = 0) the scaled shapes are points and no plane is defined: normal 0.
-    const double n_norm = std::sqrt(n_norm2);
-    for (int i = 0; i < 3; ++i) {
-      o.normal[i] = n_norm > 0.0 ? normal[i] / n_norm : 0.0;
-      o.p_a[i] = alpha > 0.0 ? fa[k].r[i] + (o.x[i] - fa[k].r[i]) / alpha : fa[k].r[i];
-      o.p_b[i] = alpha > 0.0 ? fb[k].r[i] + (o.x[i] - fb[k].r[i]) / alpha : fb[k].r[i];
-      dist2 += (o.p_a[i] - o.p_b[i]) * (o.p_a[i] - o.p_b[i]);
-    }
-    o.distance = std::sqrt(dist2);
-  }
-  if (deriv.request == DerivativeRequest::none) return;
+    for (int k = 0; k < W; ++k) finish_jacobian(nj, k, len, deriv.request, out[k], fa[k], fb[k], deriv.jacobian[k]);
+  };
+  auto smoothed_kkt = [&] { return LinearizedKKT<Solver, Program>(solver, prob); };
 
-  const Shape* shapes[2] = {&a, &b};
-  const V* origins[2] = {ra, rb};
-  const Mat3T<V>* rotations[2] = {&Qa, &Qb};
-  const Columns columns[2] = {ca, cb};
-  const ShapeRows rows[2] = {{lin_a, lin_b, cone_a, a.cone_dim()}, {lin_b, lin_end, cone_b, b.cone_dim()}};
-  NormalizedJacobian<V> nj;
-  if (deriv.request == DerivativeRequest::gradient) {
-    normalized_gradient(solver, prob, shapes, origins, rotations, columns, rows, nj.alpha);
-  } else {
-    V* parameters[2] = {nullptr, nullptr};  // shape parameters: for one pose pair only
-    if constexpr (W == 1) {
-      parameters[0] = deriv.shape_parameters[0];
-      parameters[1] = deriv.shape_parameters[1];
-    }
-    normalized_jacobian(solver, prob, shapes, origins, rotations, columns, rows, len,
-                        deriv.request == DerivativeRequest::contact, nj, parameters[0] ? parameters : nullptr);
-    for (int s = 0; parameters[0] && s < 2; ++s) {  // x = center + ℓ x': the x rows scale by ℓ
-      const int count = shape_parameter_count(*shapes[s]);
-      for (int i = 0; i < 3 * count; ++i) parameters[s][i] *= len;
+  if constexpr (W == 1) {
+    if (exact && info.status[0] == SolveStatus::solved) {
+      const ExactKKT<Program> kkt(solver, prob);  // refines the solution in place: before the results
+      write_results();
+      if (kkt.valid()) return differentiate([&]() -> const ExactKKT<Program>& { return kkt; });
+      out[0].status = SolveStatus::smoothed;
+      return differentiate(smoothed_kkt);
     }
   }
-  for (int k = 0; k < W; ++k) finish_jacobian(nj, k, len, deriv.request, out[k], fa[k], fb[k], deriv.jacobian[k]);
+  write_results();
+  if (deriv.request != DerivativeRequest::none) differentiate(smoothed_kkt);
 }
 
 // Rows of problem (9) for this pair; the solver size class is chosen from it.

@@ -5,8 +5,9 @@
 // through the final iterate: exact for the barrier-smoothed problem the iterate solves) for a change
 // (dG, dh) of the data gives, with M⁻¹ = diag(z/s) on the orthant and arrow(s)⁻¹arrow(z) on a cone,
 //     H dx = Gᵀ M⁻¹ r − dGᵀ z,   H = Gᵀ M⁻¹ G,   r = dh − dG x,   dz = M⁻¹ (G dx − r).
-// One output eᵀdx costs one solve with Hᵀ (adjoint): v = H⁻ᵀ e, ζ = M⁻ᵀ G v, and
-//     eᵀdx = ζᵀ r − zᵀ dG v.
+// One output e_xᵀdx + e_zᵀdz costs one solve with Hᵀ (adjoint): u = M⁻ᵀ e_z, v = H⁻ᵀ(e_x + Gᵀu),
+// ω = M⁻ᵀ G v − u, and
+//     e_xᵀdx + e_zᵀdz = ωᵀ r − zᵀ dG v.
 // Every term is a contraction Σ_i ω_i d f_i(u) of the rows f(u) = h − G u of one shape, for some
 // weights ω and point u. For a rigid motion (δp, δθ) of that shape's frame these contractions take a
 // closed form (normalized_jacobian), so the data's derivatives are never formed.
@@ -16,6 +17,9 @@
 // central path, but away from it the NT form is off by the iterate's distance from the path, which
 // measured 1e-3 relative in dx on centred iterates. So H is the solver's factor L D Lᵀ plus the
 // cone blocks' correction, factored again (n ≤ 8).
+//
+// With barrier = 0 the derivatives are those of the exact problem instead (exact_kkt.hpp), through the
+// same contractions from an adjoint (v, ω) of the same form.
 #pragma once
 
 #include <algorithm>
@@ -23,6 +27,7 @@
 #include <utility>
 
 #include "cone_solver.hpp"
+#include "exact_kkt.hpp"
 #include "primitives.hpp"
 #include "proximity_types.hpp"
 
@@ -165,6 +170,29 @@ class LinearizedKKT {
     }
   }
 
+  // For r < K: the adjoint v[r], omega[r] of the output e_x[r]ᵀdx + e_z[r]ᵀdz (see top); e_x or e_z
+  // null stands for zeros.
+  template <int K>
+  void adjoint(const V (*e_x)[NMax], const V (*e_z)[MMax], V (*v)[NMax], V (*omega)[MMax]) const {
+    V u[K][MMax], t[K][MMax];
+    if (e_z) {
+      apply_M_inverse_transposed<K>(e_z, u);
+      G_transpose_times<K>(u, v);
+    } else {
+      for (int r = 0; r < K; ++r) std::fill(v[r], v[r] + p_.n, V{});
+    }
+    if (e_x)
+      for (int r = 0; r < K; ++r)
+        for (int j = 0; j < p_.n; ++j) v[r][j] += e_x[r][j];
+    solve_transposed<K>(v);
+    G_times<K>(v, t);
+    apply_M_inverse_transposed<K>(t, omega);
+    if (e_z)
+      for (int r = 0; r < K; ++r)
+        for (int i = 0; i < p_.m; ++i) omega[r][i] -= u[r][i];
+  }
+
+ private:
   // The products below take K vectors at once (b[0 … K−1]), so that their chains of dependent
   // operations overlap.
 
@@ -225,7 +253,6 @@ class LinearizedKKT {
     });
   }
 
- private:
   const Solver& solver_;
   const Program& p_;
   detail::SocPoint<V> s_point_[KMax];
@@ -315,29 +342,38 @@ void shape_parameter_row(const Shape& sh, const ShapeRows& rows, const V* r, con
   }
 }
 
-// The two shapes of a solved problem, in the order of its columns: each shape's rows, normalized
-// frame and columns. Every output's derivative with respect to rigid motions [δp'(3), δθ(3)] of a's
-// frame, then b's (12 columns), is a sum over the shapes of contractions of their rows (see top).
-template <class Solver, class Program>
+// A solved proximity problem: its program, solution (x, z), and its two shapes in the order of its
+// columns, each with its normalized frame, columns and rows.
+template <class Program>
+struct SolvedProximity {
+  using V = typename Program::V;
+  const Program& prob;
+  const V* x;
+  const V* z;
+  const Shape* shape[2];
+  const V* r[2];
+  const Mat3T<V>* Q[2];
+  Columns col[2];
+  ShapeRows rows[2];
+};
+
+// Every output's derivative with respect to rigid motions [δp'(3), δθ(3)] of a's frame, then b's (12
+// columns), is a sum over the shapes of contractions of their rows (see top) with the output's
+// adjoint from KKT: LinearizedKKT (μ > 0) or ExactKKT (μ = 0).
+template <class Program, class KKT>
 class PoseAdjoint {
   using V = typename Program::V;
-  static constexpr int MMax = Program::m_max;
+  static constexpr int NMax = Program::n_max, MMax = Program::m_max;
 
  public:
-  PoseAdjoint(const Solver& solver, const Program& prob, const Shape* const shape[2], const V* const r[2],
-              const Mat3T<V>* const Q[2], const Columns col[2], const ShapeRows rows[2])
-      : p_(prob), kkt_(solver, prob) {
+  PoseAdjoint(const KKT& kkt, const SolvedProximity<Program>& sp) : kkt_(kkt), sp_(sp) {
     for (int s = 0; s < 2; ++s) {
-      shape_[s] = shape[s];
-      Q_[s] = Q[s];
-      col_[s] = col[s];
-      rows_[s] = rows[s];
-      detail::contract_rows(prob, rows[s], col[s], solver.z, g_z_[s]);
-      detail::lever(*shape[s], r[s], *Q[s], col[s], solver.x, lever_x_[s]);
+      detail::contract_rows(sp.prob, sp.rows[s], sp.col[s], sp.z, g_z_[s]);
+      detail::lever(*sp.shape[s], sp.r[s], *sp.Q[s], sp.col[s], sp.x, lever_x_[s]);
     }
   }
 
-  const LinearizedKKT<Solver, Program>& kkt() const { return kkt_; }
+  const KKT& kkt() const { return kkt_; }
   // Σ z_i G_i,x over shape s's rows.
   const V* g_z(int s) const { return g_z_[s]; }
 
@@ -346,8 +382,8 @@ class PoseAdjoint {
   void accumulate(const V* omega, const V* v, V* row) const {
     for (int s = 0; s < 2; ++s) {
       V g[3], lever_v[3], t1[3], t2[3];
-      detail::contract_rows(p_, rows_[s], col_[s], omega, g);
-      detail::lever_change(*shape_[s], *Q_[s], col_[s], v, lever_v);
+      detail::contract_rows(sp_.prob, sp_.rows[s], sp_.col[s], omega, g);
+      detail::lever_change(*sp_.shape[s], *sp_.Q[s], sp_.col[s], v, lever_v);
       detail::cross(lever_x_[s], g, t1);
       detail::cross(lever_v, g_z_[s], t2);
       for (int i = 0; i < 3; ++i) {
@@ -357,43 +393,35 @@ class PoseAdjoint {
     }
   }
 
-  // rows[k] = the derivative of variable k for k < K: v[k] = H⁻ᵀe_k, ω[k] = M⁻ᵀ G v[k] (both
-  // returned for further use).
+  // rows[k] = the derivative of variable k for k < K, with its adjoint v[k], ω[k] (returned for
+  // further use).
   template <int K>
-  void variable_rows(V (*rows)[12], V (*v)[Program::n_max], V (*omega)[MMax]) const {
-    V t[K][MMax];
+  void variable_rows(V (*rows)[12], V (*v)[NMax], V (*omega)[MMax]) const {
+    V unit[K][NMax];
     for (int k = 0; k < K; ++k) {
       std::fill(rows[k], rows[k] + 12, V{});
-      std::fill(v[k], v[k] + p_.n, V{});
-      v[k][k] = splat<V>(1.0);
+      std::fill(unit[k], unit[k] + sp_.prob.n, V{});
+      unit[k][k] = splat<V>(1.0);
     }
-    kkt_.template solve_transposed<K>(v);
-    kkt_.template G_times<K>(v, t);
-    kkt_.template apply_M_inverse_transposed<K>(t, omega);
+    kkt_.template adjoint<K>(unit, nullptr, v, omega);
     for (int k = 0; k < K; ++k) accumulate(omega[k], v[k], rows[k]);
   }
 
  private:
-  const Program& p_;
-  const LinearizedKKT<Solver, Program> kkt_;
-  const Shape* shape_[2];
-  const Mat3T<V>* Q_[2];
-  Columns col_[2];
-  ShapeRows rows_[2];
+  const KKT& kkt_;
+  const SolvedProximity<Program>& sp_;
   V g_z_[2][3], lever_x_[2][3];
 };
 
-// The derivatives of x', α and the normal direction g of the problem just solved. side[0], side[1]:
-// the shapes in the order of the problem's columns, their normalized frames and slack columns; with
-// shape_parameters, also those of x' and α with respect to each shape's parameters (4 rows of
+// The derivatives of x', α and the normal direction g of a solved problem, from the adjoints of KKT;
+// with shape_parameters, also those of x' and α with respect to each shape's parameters (4 rows of
 // shape_parameter_count entries each).
-template <class Solver, class Program, class V = typename Program::V>
-void normalized_jacobian(const Solver& solver, const Program& prob, const Shape* shape[2], const V* const r[2],
-                         const Mat3T<V>* const Q[2], const Columns col[2], const ShapeRows rows[2], double len,
-                         bool with_normal, NormalizedJacobian<V>& out, V* const shape_parameters[2] = nullptr) {
+template <class Program, class KKT, class V = typename Program::V>
+void normalized_jacobian(const KKT& kkt, const SolvedProximity<Program>& sp, double len, bool with_normal,
+                         NormalizedJacobian<V>& out, V* const shape_parameters[2] = nullptr) {
   constexpr int NMax = Program::n_max, MMax = Program::m_max;
-  const int m = prob.m;
-  const PoseAdjoint<Solver, Program> adjoint(solver, prob, shape, r, Q, col, rows);
+  const int m = sp.prob.m;
+  const PoseAdjoint<Program, KKT> adjoint(kkt, sp);
   for (int i = 0; i < 3; ++i) out.g_value[i] = adjoint.g_z(0)[i] - adjoint.g_z(1)[i];
 
   V rows_x_alpha[4][12], v[4][NMax], omega[4][MMax];  // x'0, x'1, x'2, α
@@ -402,37 +430,31 @@ void normalized_jacobian(const Solver& solver, const Program& prob, const Shape*
     std::copy(rows_x_alpha[k], rows_x_alpha[k] + 12, k < 3 ? out.x[k] : out.alpha);
     if (shape_parameters)  // rows (x'0, x'1, x'2, α) of each shape's parameter block
       for (int s = 0; s < 2; ++s)
-        shape_parameter_row(*shape[s], rows[s], r[s], *Q[s], col[s], len, solver.x, solver.z, v[k], omega[k],
-                            shape_parameters[s] + k * shape_parameter_count(*shape[s]));
+        shape_parameter_row(*sp.shape[s], sp.rows[s], sp.r[s], *sp.Q[s], sp.col[s], len, sp.x, sp.z, v[k], omega[k],
+                            shape_parameters[s] + k * shape_parameter_count(*sp.shape[s]));
   }
   if (!with_normal) return;
   double sigma[MMax];  // +1 on a's rows, −1 on b's
   for (int s = 0; s < 2; ++s) {
-    for (int i = rows[s].lin_begin; i < rows[s].lin_end; ++i) sigma[i] = s == 0 ? 1.0 : -1.0;
-    if (rows[s].cone >= 0)
-      for (int i = rows[s].cone; i < rows[s].cone + rows[s].cone_dim; ++i) sigma[i] = s == 0 ? 1.0 : -1.0;
+    const ShapeRows& rows = sp.rows[s];
+    for (int i = rows.lin_begin; i < rows.lin_end; ++i) sigma[i] = s == 0 ? 1.0 : -1.0;
+    if (rows.cone >= 0)
+      for (int i = rows.cone; i < rows.cone + rows.cone_dim; ++i) sigma[i] = s == 0 ? 1.0 : -1.0;
   }
-  // g_c = a_cᵀz with a_c = σ∘G e_c. Its derivative is a_cᵀdz + σ zᵀdG e_c, and a_cᵀdz has the adjoint
-  // u = M⁻ᵀa_c, ψ = H⁻ᵀ Gᵀu, ω = M⁻ᵀ G ψ − u.
-  const LinearizedKKT<Solver, Program>& kkt = adjoint.kkt();
-  V u[3][MMax], t[3][MMax];
+  // g_c = a_cᵀz with a_c = σ∘G e_c. Its derivative is a_cᵀdz + σ zᵀdG e_c.
+  V a[3][MMax];
   for (int c = 0; c < 3; ++c)
-    for (int i = 0; i < m; ++i) t[c][i] = sigma[i] * prob.G[i][c];  // a_c
-  kkt.template apply_M_inverse_transposed<3>(t, u);
-  kkt.template G_transpose_times<3>(u, v);
-  kkt.template solve_transposed<3>(v);
-  kkt.template G_times<3>(v, t);
-  kkt.template apply_M_inverse_transposed<3>(t, omega);
+    for (int i = 0; i < m; ++i) a[c][i] = sigma[i] * sp.prob.G[i][c];
+  kkt.template adjoint<3>(nullptr, a, v, omega);
   for (int c = 0; c < 3; ++c) {
     V* row = out.g[c];
     std::fill(row, row + 12, V{});
-    for (int i = 0; i < m; ++i) omega[c][i] -= u[c][i];
     adjoint.accumulate(omega[c], v[c], row);
     V e_c[NMax] = {};
     e_c[c] = splat<V>(1.0);
     for (int s = 0; s < 2; ++s) {
       V lever_e[3], t3[3];
-      detail::lever_change(*shape[s], *Q[s], col[s], e_c, lever_e);
+      detail::lever_change(*sp.shape[s], *sp.Q[s], sp.col[s], e_c, lever_e);
       detail::cross(lever_e, adjoint.g_z(s), t3);
       const double sign = s == 0 ? 1.0 : -1.0;
       for (int i = 0; i < 3; ++i) row[6 * s + 3 + i] -= sign * t3[i];
@@ -442,13 +464,12 @@ void normalized_jacobian(const Solver& solver, const Program& prob, const Shape*
 
 // The α row alone from the Lagrangian α + zᵀ(G x − h) at the optimum (envelope theorem):
 // dα = −Σ_shapes dL(x, z), no solve. Agrees with normalized_jacobian's α row up to the duality gap.
-template <class Solver, class Program, class V = typename Program::V>
-void normalized_gradient(const Solver& solver, const Program& prob, const Shape* shape[2], const V* const r[2],
-                         const Mat3T<V>* const Q[2], const Columns col[2], const ShapeRows rows[2], V* alpha_row) {
+template <class Program, class V = typename Program::V>
+void normalized_gradient(const SolvedProximity<Program>& sp, V* alpha_row) {
   for (int s = 0; s < 2; ++s) {
     V g[3], lever_x[3], t[3];
-    detail::contract_rows(prob, rows[s], col[s], solver.z, g);
-    detail::lever(*shape[s], r[s], *Q[s], col[s], solver.x, lever_x);
+    detail::contract_rows(sp.prob, sp.rows[s], sp.col[s], sp.z, g);
+    detail::lever(*sp.shape[s], sp.r[s], *sp.Q[s], sp.col[s], sp.x, lever_x);
     detail::cross(lever_x, g, t);
     for (int i = 0; i < 3; ++i) {
       alpha_row[6 * s + i] = -g[i];
@@ -476,9 +497,12 @@ struct DerivativeOutput {
   DerivativeRequest request = DerivativeRequest::none;
   ProximityJacobian* jacobian = nullptr;
   double* shape_parameters[2] = {nullptr, nullptr};
+  // The exact problem's derivatives (ExactKKT) instead of the barrier-smoothed one's; one pose pair
+  // at a time (each problem has its own roles), so the lane kernels leave it to the one-pair kernel.
+  bool exact = false;
   DerivativeOutput at(int k) const {
     return {request, jacobian ? jacobian + k : nullptr,
-            {k == 0 ? shape_parameters[0] : nullptr, k == 0 ? shape_parameters[1] : nullptr}};
+            {k == 0 ? shape_parameters[0] : nullptr, k == 0 ? shape_parameters[1] : nullptr}, exact};
   }
 };
 
