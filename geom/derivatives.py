@@ -157,20 +157,17 @@ def as_single_pose(r_a, q_a, r_b, q_b):
 
 
 def _single(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings):
-    """One pose pair through the batch path, the leading axis removed on return."""
-    poses = as_single_pose(r_a, q_a, r_b, q_b)
-    out = _batch(a, poses[0], poses[1], b, poses[2], poses[3], request, parameterization, settings, 1)
-    return {key: value[0] for key, value in out.items()}
+    """One pose pair's derivatives: the fields of the request's result class, in order."""
+    return _native.proximity_derivatives(
+        a, r_a, q_a, b, r_b, q_b, checked_derivative_settings(settings), request,
+        checked_parameterization(parameterization),
+    )
 
 
 def _proximity_jacobian(out):
     """ProximityJacobian from the native arrays (the contact points' and distance's are dropped)."""
     jacobian = np.concatenate([out["d_x"], out["d_alpha"][..., None, :]], axis=-2)
     return ProximityJacobian(out["alpha"], out["x"], jacobian, out["status"], out["iterations"])
-
-
-def _contact_jacobian(out):
-    return ContactJacobian(**out)
 
 
 def proximity_jacobian(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion", settings=None):
@@ -187,14 +184,13 @@ def proximity_jacobian(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion
     -------
     ProximityJacobian: alpha float, x (3,), jacobian (4, P) rows (x0, x1, x2, α), status, iterations.
     """
-    return _proximity_jacobian(_single(a, r_a, q_a, b, r_b, q_b, _JACOBIAN, parameterization, settings))
+    return ProximityJacobian(*_single(a, r_a, q_a, b, r_b, q_b, _JACOBIAN, parameterization, settings))
 
 
 def proximity_gradient(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion", settings=None):
     """α and ∂α/∂(pose_a, pose_b) alone, from the gradient of the Lagrangian at the optimum (no linear
     solve). Parameters as :func:`proximity_jacobian`; returns ProximityGradient (gradient (P,))."""
-    out = _single(a, r_a, q_a, b, r_b, q_b, _GRADIENT, parameterization, settings)
-    return ProximityGradient(out["alpha"], out["d_alpha"], out["status"], out["iterations"])
+    return ProximityGradient(*_single(a, r_a, q_a, b, r_b, q_b, _GRADIENT, parameterization, settings))
 
 
 def contact_jacobian(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion", settings=None):
@@ -202,7 +198,7 @@ def contact_jacobian(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion",
 
     Parameters as :func:`proximity_jacobian`; returns ContactJacobian.
     """
-    return _contact_jacobian(_single(a, r_a, q_a, b, r_b, q_b, _CONTACT, parameterization, settings))
+    return ContactJacobian(*_single(a, r_a, q_a, b, r_b, q_b, _CONTACT, parameterization, settings))
 
 
 def proximity_jacobian_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion", settings=None, threads=None):
@@ -219,7 +215,7 @@ def proximity_gradient_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="quat
 
 def contact_jacobian_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion", settings=None, threads=None):
     """:func:`contact_jacobian` for N pose pairs in one native call; leading N axis on every field."""
-    return _contact_jacobian(_batch(a, r_a, q_a, b, r_b, q_b, _CONTACT, parameterization, settings, threads))
+    return ContactJacobian(**_batch(a, r_a, q_a, b, r_b, q_b, _CONTACT, parameterization, settings, threads))
 
 
 @dataclass(frozen=True)

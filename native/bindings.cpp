@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,15 +45,24 @@ ProximityResult proximity_single(py::handle a, py::handle r_a, py::handle q_a, p
   return out;
 }
 
+DerivativeRequest as_request(int code) {
+  if (code < 0 || code > static_cast<int>(DerivativeRequest::contact))
+    throw py::value_error(
+        "request must be 0 (values), 1 (gradient of α), 2 (Jacobian of x and α) or 3 (also the contact points, "
+        "distance and normal)");
+  return static_cast<DerivativeRequest>(code);
+}
+
+// Derivatives with barrier = 0 are the exact problem's (exact_kkt.hpp).
+bool exact_derivatives(DerivativeRequest request, const SolverSettings& settings) {
+  return request != DerivativeRequest::none && settings.barrier == 0.0;
+}
+
 // Proximity of N pose pairs, with derivatives when asked (request: DerivativeRequest).
 py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b,
                          const SolverSettings& settings, int threads, int request_code,
                          const std::string& parameterization_name) {
-  if (request_code < 0 || request_code > static_cast<int>(DerivativeRequest::contact))
-    throw py::value_error(
-        "request must be 0 (values), 1 (gradient of α), 2 (Jacobian of x and α) or 3 (also the contact points, "
-        "distance and normal)");
-  const auto request = static_cast<DerivativeRequest>(request_code);
+  const DerivativeRequest request = as_request(request_code);
   PairBatch batch(a, r_a, q_a, b, r_b, q_b, threads, parameterization_name, request != DerivativeRequest::none);
   const py::ssize_t n = batch.n, cols = batch.columns;
 
@@ -101,8 +111,8 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
       convert_row(jac.normal[r], param, Omega, d_normal_d + offset);
     }
   };
-  // Derivatives with barrier = 0 are the exact problem's, one pose pair at a time.
-  const bool exact = request != DerivativeRequest::none && settings.barrier == 0.0;
+  // Exact derivatives go one pose pair at a time.
+  const bool exact = exact_derivatives(request, settings);
   const bool lanes = batch.shapes_a.size() == 1 && batch.shapes_b.size() == 1 && !exact;
   const ProximityKernels& kernel = kernels();
   auto work = [&](py::ssize_t begin, py::ssize_t end) {
@@ -148,6 +158,53 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
     out["d_normal"] = d_normal;
   }
   return out;
+}
+
+// The derivatives of one pose pair (request ≥ gradient) without the batch's (N, …) arrays and dict,
+// whose allocations cost more than the solve: a tuple in the field order of dcol.geom.derivatives'
+// ProximityGradient, ProximityJacobian or ContactJacobian.
+py::tuple proximity_derivatives(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b,
+                                py::handle q_b, const SolverSettings& settings, int request_code,
+                                const std::string& parameterization_name) {
+  const DerivativeRequest request = as_request(request_code);
+  if (request == DerivativeRequest::none) throw py::value_error("request must ask for derivatives (1, 2 or 3)");
+  const Shape& sa = as_shape(a, "a");
+  const Shape& sb = as_shape(b, "b");
+  const Pose pa = as_pose(r_a, q_a, "r_a", "q_a"), pb = as_pose(r_b, q_b, "r_b", "q_b");
+  const Parameterization param = as_parameterization(parameterization_name);
+  const Array qa = as_array(q_a, "q_a"), qb = as_array(q_b, "q_b");
+  check_orientations_for(param, parameterization_name, qa.ndim() == 1, qb.ndim() == 1, "(4,)");
+  ProximityResult res;
+  ProximityJacobian jac;
+  const DerivativeOutput deriv{request, &jac, {nullptr, nullptr}, exact_derivatives(request, settings)};
+  kernels().run_one(sa, &pa, sb, &pb, settings, &res, deriv);
+
+  double Omega[2][3][4];
+  if (param != Parameterization::rigid) {
+    orientation_map(param, qa.data(), Omega[0]);
+    orientation_map(param, qb.data(), Omega[1]);
+  }
+  const py::ssize_t cols = 2 * (3 + orientation_columns(param));
+  // rows[0 … count) in the parameterization's columns, as a (count, cols) array, or (cols,) for one
+  auto converted = [&](std::initializer_list<const double*> rows) {
+    py::array_t<double> out = rows.size() == 1 ? py::array_t<double>(cols)
+                                               : py::array_t<double>({py::ssize_t(rows.size()), cols});
+    double* to = out.mutable_data();
+    for (const double* row : rows) {
+      convert_row(row, param, Omega, to);
+      to += cols;
+    }
+    return out;
+  };
+  const py::object status = py::cast(res.status);
+  if (request == DerivativeRequest::gradient) return py::make_tuple(res.alpha, converted({jac.alpha}), status, res.iterations);
+  if (request == DerivativeRequest::jacobian)
+    return py::make_tuple(res.alpha, copy3(res.x), converted({jac.x[0], jac.x[1], jac.x[2], jac.alpha}), status,
+                          res.iterations);
+  auto three = [&](const double (*rows)[12]) { return converted({rows[0], rows[1], rows[2]}); };
+  return py::make_tuple(res.alpha, copy3(res.x), copy3(res.p_a), copy3(res.p_b), res.distance, copy3(res.normal),
+                        converted({jac.alpha}), three(jac.x), three(jac.p_a), three(jac.p_b), converted({jac.distance}),
+                        three(jac.normal), status, res.iterations);
 }
 
 py::tuple solve_cone_program(const Array& c, const Array& G, const Array& h, int l, const std::vector<int>& soc_dims,
@@ -242,7 +299,7 @@ py::dict shape_parameter_jacobian(py::handle a, py::handle r_a, py::handle q_a, 
   ProximityResult res;
   ProximityJacobian pose_jacobian;
   const DerivativeOutput deriv{DerivativeRequest::jacobian, &pose_jacobian, {jac_a.mutable_data(), jac_b.mutable_data()},
-                               settings.barrier == 0.0};
+                               exact_derivatives(DerivativeRequest::jacobian, settings)};
   kernels().run_one(sa, &pa, sb, &pb, settings, &res, deriv);
   py::dict out;
   out["alpha"] = res.alpha;
@@ -400,6 +457,8 @@ PYBIND11_MODULE(_native, m) {
   m.def("proximity_batch", &proximity_batch, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"),
         py::arg("r_b"), py::arg("q_b"), py::arg("settings"), py::arg("threads"), py::arg("request") = 0,
         py::arg("parameterization") = "rigid");
+  m.def("proximity_derivatives", &proximity_derivatives, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"),
+        py::arg("r_b"), py::arg("q_b"), py::arg("settings"), py::arg("request"), py::arg("parameterization"));
   m.def("shape_parameter_jacobian", &shape_parameter_jacobian, py::arg("a"), py::arg("r_a"), py::arg("q_a"),
         py::arg("b"), py::arg("r_b"), py::arg("q_b"), py::arg("settings"));
   m.def("solve_cone_program", &solve_cone_program, py::arg("c"), py::arg("G"), py::arg("h"), py::arg("l"),

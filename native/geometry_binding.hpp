@@ -140,6 +140,14 @@ inline Parameterization as_parameterization(const std::string& name) {
 
 inline int orientation_columns(Parameterization p) { return p == Parameterization::quaternion ? 4 : 3; }
 
+// "quaternion" and "mrp" columns are derivatives along the given quaternions' coordinates.
+inline void check_orientations_for(Parameterization p, const std::string& name, bool quaternion_a, bool quaternion_b,
+                                   const char* quaternion_shape) {
+  if (p != Parameterization::rigid && !(quaternion_a && quaternion_b))
+    throw py::value_error("parameterization '" + name + "' needs q_a and q_b as quaternions " + quaternion_shape +
+                          "; use 'rigid' with rotation matrices");
+}
+
 // ω = Omega dθ: the world angular velocity of a change dθ of the orientation coordinates at q (raw
 // quaternion [w, x, y, z]). For a unit quaternion, ω = 2 [−v, w I + [v]×] dq.
 inline void orientation_map(Parameterization p, const double* q, double Omega[3][4]) {
@@ -220,9 +228,7 @@ struct PairBatch {
         columns(2 * (3 + orientation_columns(param))),
         first_bad(n) {
     if (threads < 1) throw py::value_error("threads must be at least 1");
-    if (with_derivatives && param != Parameterization::rigid && !(pa.quaternion && pb.quaternion))
-      throw py::value_error("parameterization '" + parameterization_name +
-                            "' needs q_a and q_b as quaternions (N, 4); use 'rigid' with rotation matrices");
+    if (with_derivatives) check_orientations_for(param, parameterization_name, pa.quaternion, pb.quaternion, "(N, 4)");
   }
 
   const Shape& a(py::ssize_t i) const { return *shapes_a[shapes_a.size() == 1 ? 0 : i]; }

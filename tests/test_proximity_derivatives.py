@@ -283,6 +283,29 @@ def test_batch_matches_single_calls(rng):
         np.testing.assert_allclose(gradients.gradient[i], single.d_alpha, rtol=0, atol=1e-4 * np.max(np.abs(single.d_alpha)))
 
 
+@pytest.mark.parametrize("parameterization", PARAMETERIZATIONS)
+def test_single_calls_equal_the_batch_path_of_one_pair_at_a_time(parameterization, rng):
+    # Single calls have their own native binding; a batch with a list of shapes solves one pair at a
+    # time with the same kernel, so the two agree exactly.
+    config = random_configuration("cylinder", "polygon", rng, "near", offsets=True)
+    a, r_a, q_a, b, r_b, q_b = config
+    if parameterization == "rigid":
+        q_a, q_b = rotation_matrix(q_a), rotation_matrix(q_b)
+    batch_args = ([a], r_a[None], q_a[None], [b], r_b[None], q_b[None])
+    for single_call, batch_call, fields in (
+        (proximity_gradient, proximity_gradient_batch, ("alpha", "gradient")),
+        (proximity_jacobian, proximity_jacobian_batch, ("alpha", "x", "jacobian")),
+        (contact_jacobian, contact_jacobian_batch, ("alpha", "x", "p_a", "p_b", "distance", "normal", "d_alpha",
+                                                    "d_x", "d_p_a", "d_p_b", "d_distance", "d_normal")),
+    ):
+        single = single_call(a, r_a, q_a, b, r_b, q_b, parameterization=parameterization)
+        batch = batch_call(*batch_args, parameterization=parameterization)
+        assert single.status == Status.SOLVED and isinstance(single.status, Status)
+        assert single.iterations == batch.iterations[0]
+        for field in fields:
+            np.testing.assert_array_equal(getattr(single, field), getattr(batch, field)[0], err_msg=field)
+
+
 def test_coincident_origins_give_finite_derivatives():
     result = contact_jacobian(Box([1.0, 0.5, 0.7]), np.zeros(3), [1, 0, 0, 0], Sphere(0.4), np.zeros(3), [1, 0, 0, 0])
     assert result.alpha == pytest.approx(0.0, abs=1e-6)
