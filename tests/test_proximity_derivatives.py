@@ -39,6 +39,17 @@ def relative_error(value, reference):
     return np.max(np.abs(value - reference)) / max(np.max(np.abs(reference)), 1e-12)
 
 
+def pose_batch(ka, kb, rng, count):
+    """Two shapes (with offsets) and `count` random pose pairs near contact, as batch arrays."""
+    a, _, _, b, _, _ = random_configuration(ka, kb, rng, "near", offsets=True)
+    poses = [random_configuration(ka, kb, rng, "near") for _ in range(count)]
+    r_a = np.array([p[1] for p in poses])
+    q_a = np.array([p[2] for p in poses])
+    r_b = r_a + 2.0 * rng.normal(size=(count, 3))
+    q_b = np.array([random_quaternion(rng) for _ in poses])
+    return a, r_a, q_a, b, r_b, q_b
+
+
 def generic_configurations(rng, count_per_pair=1):
     """(kinds, configuration, oracle values and Jacobians, complementarity margin) for every ordered
     pair, both regimes; the oracle refuses degenerate configurations (no derivative), which are skipped."""
@@ -177,12 +188,7 @@ def test_exact_mode_flags_contacts_without_a_derivative():
 def test_exact_gradient_batch_and_shape_parameters(rng):
     # The gradient is the exact Jacobian's α row; batches (one pair at a time) equal single calls; the
     # shape-parameter derivatives agree with diffcp's to 1e-8.
-    a, _, _, b, _, _ = random_configuration("polygon", "cone", rng, "near", offsets=True)
-    poses = [random_configuration("polygon", "cone", rng, "near") for _ in range(6)]
-    r_a = np.array([p[1] for p in poses])
-    q_a = np.array([p[2] for p in poses])
-    r_b = r_a + 2.0 * rng.normal(size=(6, 3))
-    q_b = np.array([random_quaternion(rng) for _ in poses])
+    a, r_a, q_a, b, r_b, q_b = pose_batch("polygon", "cone", rng, 6)
     batch = contact_jacobian_batch(a, r_a, q_a, b, r_b, q_b, settings=EXACT, threads=2)
     gradients = proximity_gradient_batch(a, r_a, q_a, b, r_b, q_b, settings=EXACT)
     for i in range(6):
@@ -263,12 +269,7 @@ def test_gradient_is_the_alpha_row_of_the_jacobian(parameterization, rng):
 
 
 def test_batch_matches_single_calls(rng):
-    a, _, _, b, _, _ = random_configuration("capsule", "ellipsoid", rng, "near", offsets=True)
-    poses = [random_configuration("capsule", "ellipsoid", rng, "near") for _ in range(11)]
-    r_a = np.array([p[1] for p in poses])
-    q_a = np.array([p[2] for p in poses])
-    r_b = r_a + 2.0 * rng.normal(size=(11, 3))
-    q_b = np.array([random_quaternion(rng) for _ in poses])
+    a, r_a, q_a, b, r_b, q_b = pose_batch("capsule", "ellipsoid", rng, 11)
     batch = contact_jacobian_batch(a, r_a, q_a, b, r_b, q_b, parameterization="mrp", threads=2)
     gradients = proximity_gradient_batch(a, r_a, q_a, b, r_b, q_b, parameterization="mrp")
     jacobians = proximity_jacobian_batch(a, r_a, q_a, b, r_b, q_b, parameterization="mrp")
