@@ -197,7 +197,8 @@ py::tuple proximity_derivatives(py::handle a, py::handle r_a, py::handle q_a, py
     return out;
   };
   const py::object status = py::cast(res.status);
-  if (request == DerivativeRequest::gradient) return py::make_tuple(res.alpha, converted({jac.alpha}), status, res.iterations);
+  if (request == DerivativeRequest::gradient)
+    return py::make_tuple(res.alpha, converted({jac.alpha}), status, res.iterations);
   if (request == DerivativeRequest::jacobian)
     return py::make_tuple(res.alpha, copy3(res.x), converted({jac.x[0], jac.x[1], jac.x[2], jac.alpha}), status,
                           res.iterations);
@@ -298,8 +299,9 @@ py::dict shape_parameter_jacobian(py::handle a, py::handle r_a, py::handle q_a, 
   py::array_t<double> jac_b({py::ssize_t(4), py::ssize_t(shape_parameter_count(sb))});
   ProximityResult res;
   ProximityJacobian pose_jacobian;
-  const DerivativeOutput deriv{DerivativeRequest::jacobian, &pose_jacobian, {jac_a.mutable_data(), jac_b.mutable_data()},
-                               exact_derivatives(DerivativeRequest::jacobian, settings)};
+  const DerivativeRequest request = DerivativeRequest::jacobian;
+  const DerivativeOutput deriv{request, &pose_jacobian, {jac_a.mutable_data(), jac_b.mutable_data()},
+                               exact_derivatives(request, settings)};
   kernels().run_one(sa, &pa, sb, &pb, settings, &res, deriv);
   py::dict out;
   out["alpha"] = res.alpha;
@@ -325,7 +327,9 @@ PYBIND11_MODULE(_native, m) {
   bind_contact(m);
   bind_simulation(m);
 
-  py::native_enum<SolveStatus>(m, "Status", "enum.IntEnum", "Outcome of an interior-point solve.")
+  py::native_enum<SolveStatus>(m, "Status", "enum.IntEnum",
+                               "Outcome of an interior-point solve; SMOOTHED: exact proximity derivatives were asked "
+                               "for where none exists, and the smoothed ones are given (dcol.geom.derivatives).")
       .value("SOLVED", SolveStatus::solved)
       .value("SOLVED_INACCURATE", SolveStatus::solved_inaccurate)
       .value("MAX_ITERATIONS", SolveStatus::max_iterations)

@@ -373,7 +373,6 @@ class PoseAdjoint {
     }
   }
 
-  const KKT& kkt() const { return kkt_; }
   // Σ z_i G_i,x over shape s's rows.
   const V* g_z(int s) const { return g_z_[s]; }
 

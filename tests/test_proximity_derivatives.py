@@ -197,7 +197,8 @@ def test_exact_gradient_batch_and_shape_parameters(rng):
         for key in ("d_alpha", "d_x", "d_p_a", "d_p_b", "d_distance", "d_normal"):
             np.testing.assert_array_equal(getattr(batch, key)[i], getattr(single, key))
         if single.status == Status.SOLVED:
-            np.testing.assert_allclose(gradients.gradient[i], single.d_alpha, rtol=0, atol=1e-12 * np.max(np.abs(single.d_alpha)))
+            scale = np.max(np.abs(single.d_alpha))
+            np.testing.assert_allclose(gradients.gradient[i], single.d_alpha, rtol=0, atol=1e-12 * scale)
     for ka, kb in (("polytope", "ellipsoid"), ("capsule", "cone"), ("sphere", "polygon")):
         config = random_configuration(ka, kb, rng, "separated", offsets=True)
         _, _, reference = shape_parameter_jacobian_oracle(*config)
