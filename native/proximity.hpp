@@ -13,6 +13,21 @@
 
 namespace dcol {
 
+// The results and exact derivatives of a solved problem (exact_kkt.hpp), or with status smoothed the
+// smoothed ones where it has none; proximity_sized's steps come as callables. Kept out of the flattened
+// kernels (batch_kernels.hpp): inlined there, this rarely used code made the plain one-pair solve
+// execute ~4% more instructions.
+template <class Program, class Solver, class WriteResults, class Differentiate, class SmoothedKKT>
+__attribute__((noinline)) void differentiate_exactly(Solver& solver, const Program& prob, ProximityResult& out,
+                                                     WriteResults&& write_results, Differentiate&& differentiate,
+                                                     SmoothedKKT&& smoothed_kkt) {
+  const ExactKKT<Program> kkt(solver, prob);  // refines the solution in place: before the results
+  write_results();
+  if (kkt.valid()) return differentiate([&]() -> const ExactKKT<Program>& { return kkt; });
+  out.status = SolveStatus::smoothed;
+  differentiate(smoothed_kkt);
+}
+
 // W pairs of the same two shapes at once, one per lane. fa, fb: the shapes' own frames (offsets
 // applied). N: variables (x, α, then 0–2 slack variables of a, then b's); NA: the columns a's rows
 // use (x, α and a's slack variables); NTail > 0: b's linear rows use the columns from NTail on
@@ -128,13 +143,8 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   auto smoothed_kkt = [&] { return LinearizedKKT<Solver, Program>(solver, prob); };
 
   if constexpr (W == 1) {
-    if (exact && info.status[0] == SolveStatus::solved) {
-      const ExactKKT<Program> kkt(solver, prob);  // refines the solution in place: before the results
-      write_results();
-      if (kkt.valid()) return differentiate([&]() -> const ExactKKT<Program>& { return kkt; });
-      out[0].status = SolveStatus::smoothed;
-      return differentiate(smoothed_kkt);
-    }
+    if (exact && info.status[0] == SolveStatus::solved)
+      return differentiate_exactly(solver, prob, out[0], write_results, differentiate, smoothed_kkt);
   }
   write_results();
   if (deriv.request != DerivativeRequest::none) differentiate(smoothed_kkt);
