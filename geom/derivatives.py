@@ -142,20 +142,6 @@ def _batch(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings, thread
     )
 
 
-def as_single_pose(r_a, q_a, r_b, q_b):
-    """One pose pair as arrays with a leading axis of 1, for the batch functions."""
-    poses = []
-    for value, name in ((r_a, "r_a"), (q_a, "q_a"), (r_b, "r_b"), (q_b, "q_b")):
-        try:
-            array = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError) as err:
-            raise TypeError(f"{name} must be an array of real numbers") from err
-        if array.ndim not in (1, 2):
-            raise ValueError(f"{name} must have shape (3,), (4,) or (3, 3), got {array.shape}")
-        poses.append(array[None])
-    return poses
-
-
 def _single(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings):
     """One pose pair's derivatives: the fields of the request's result class, in order."""
     return _native.proximity_derivatives(

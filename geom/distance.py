@@ -35,7 +35,7 @@ from dcol import _native
 
 from dcol.solvers import SolverSettings
 
-from .derivatives import as_single_pose, checked_derivative_settings, checked_parameterization
+from .derivatives import checked_derivative_settings, checked_parameterization
 from .proximity import checked_threads
 
 __all__ = ["DISTANCE_SETTINGS", "DistanceResult", "DistanceJacobian", "signed_distance", "signed_distance_batch",
@@ -78,6 +78,20 @@ class DistanceJacobian(DistanceResult):
     d_normal: np.ndarray
 
 
+def _single_pose(r_a, q_a, r_b, q_b):
+    """One pose pair as arrays with a leading axis of 1, for the batch functions."""
+    poses = []
+    for value, name in ((r_a, "r_a"), (q_a, "q_a"), (r_b, "r_b"), (q_b, "q_b")):
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{name} must be an array of real numbers") from err
+        if array.ndim not in (1, 2):
+            raise ValueError(f"{name} must have shape (3,), (4,) or (3, 3), got {array.shape}")
+        poses.append(array[None])
+    return poses
+
+
 def signed_distance_batch(a, r_a, q_a, b, r_b, q_b, *, settings=None, threads=None):
     """Signed distances of N pose pairs in one native call (the GIL is released).
 
@@ -95,7 +109,7 @@ def signed_distance_batch(a, r_a, q_a, b, r_b, q_b, *, settings=None, threads=No
 
 def signed_distance(a, r_a, q_a, b, r_b, q_b, *, settings=None):
     """Signed distance of shapes a and b at body poses (r, q): a DistanceResult (see the module)."""
-    poses = as_single_pose(r_a, q_a, r_b, q_b)
+    poses = _single_pose(r_a, q_a, r_b, q_b)
     out = signed_distance_batch(a, *poses[:2], b, *poses[2:], settings=settings)
     return DistanceResult(**{key: value[0] for key, value in vars(out).items()})
 
@@ -115,7 +129,7 @@ def distance_jacobian_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="rigid
 
 def distance_jacobian(a, r_a, q_a, b, r_b, q_b, *, parameterization="rigid", settings=None):
     """Signed distance of one pose pair and its derivatives: a DistanceJacobian."""
-    poses = as_single_pose(r_a, q_a, r_b, q_b)
+    poses = _single_pose(r_a, q_a, r_b, q_b)
     out = distance_jacobian_batch(a, *poses[:2], b, *poses[2:], parameterization=parameterization, settings=settings)
     return DistanceJacobian(**{key: value[0] for key, value in vars(out).items()})
 

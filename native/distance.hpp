@@ -107,8 +107,9 @@ void euclidean_distance(const Shape& a, const Pose& fa, const Shape& b, const Po
                                     {&fa.Q, &fb.Q},
                                     {ca, cb},
                                     {{lin_a, lin_b, cone_a, a.cone_dim()}, {lin_b, lin_end, cone_b, b.cone_dim()}}};
-  const LinearizedKKT<ConeSolver<Program, N>, Program> kkt(solver, prob);
-  const PoseAdjoint<Program, LinearizedKKT<ConeSolver<Program, N>, Program>> adjoint(kkt, sp);
+  using KKT = LinearizedKKT<ConeSolver<Program, N>, Program>;
+  const KKT kkt(solver, prob);
+  const PoseAdjoint<Program, KKT> adjoint(kkt, sp);
   V derivative_rows[7][12], v[7][N], omega[7][MMax];  // x'_a, x'_b, t'
   adjoint.template variable_rows<7>(derivative_rows, v, omega);
   for (int k = 0; k < 3; ++k) {

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "cone_solver.hpp"
 
@@ -62,14 +63,14 @@ class ExactKKT {
     for (int r = 0; r < K; ++r) {
       double b[kMaxSize], lambda[kMaxSize];
       for (int j = 0; j < n; ++j) b[j] = e_x ? e_x[r][j] : 0.0;
-      for_each_block_row([&](const Block&, int row, int eq) { b[eq] = e_z ? e_z[r][row] : 0.0; });
+      for_each_block_row([&](int row, int eq) { b[eq] = e_z ? e_z[r][row] : 0.0; });
       solve_transposed(b, lambda);
       std::copy(lambda, lambda + n, v[r]);
       std::fill(omega[r], omega[r] + p_.m, 0.0);
       for (int k = 0; k < num_blocks_; ++k) {
         const Block& blk = blocks_[k];
-        if (blk.boundary)
-          arrow_times(y_ + blk.eq, lambda + blk.eq, omega[r] + blk.row, blk.dim);
+        if (blk.boundary)  // arrow(z) λ = z∘λ
+          detail::soc_product(y_ + blk.eq, lambda + blk.eq, omega[r] + blk.row, blk.dim);
         else
           std::copy(lambda + blk.eq, lambda + blk.eq + blk.dim, omega[r] + blk.row);
         for (int i = 0; i < blk.dim; ++i) omega[r][blk.row + i] = -omega[r][blk.row + i];
@@ -85,10 +86,11 @@ class ExactKKT {
     bool boundary;
   };
 
+  // f(row, eq) for each program row of the blocks and its index in F.
   template <class F>
   void for_each_block_row(F&& f) const {
     for (int k = 0; k < num_blocks_; ++k)
-      for (int i = 0; i < blocks_[k].dim; ++i) f(blocks_[k], blocks_[k].row + i, blocks_[k].eq + i);
+      for (int i = 0; i < blocks_[k].dim; ++i) f(blocks_[k].row + i, blocks_[k].eq + i);
   }
 
   // +1 when s is the larger side of an eigenvalue pair by a clear margin, −1 when z is, 0 if unclear.
@@ -133,24 +135,21 @@ class ExactKKT {
     return true;
   }
 
-  // out = arrow(u) w in one cone: (uᵀw, u0 w1 + w0 u1), the Jordan product.
-  static void arrow_times(const double* u, const double* w, double* out, int dim) {
-    detail::soc_product(u, w, out, dim);
+  // s_i = h_i − G_i x.
+  double slack(const double* x, int row) const {
+    double acc = p_.h[row];
+    for (int j = 0; j < p_.n; ++j) acc -= p_.G[row][j] * x[j];
+    return acc;
   }
-
-  // s_b = h − G x over block rows.
+  // s_b over a block's rows.
   void block_slack(const double* x, const Block& blk, double* s) const {
-    for (int i = 0; i < blk.dim; ++i) {
-      double acc = p_.h[blk.row + i];
-      for (int j = 0; j < p_.n; ++j) acc -= p_.G[blk.row + i][j] * x[j];
-      s[i] = acc;
-    }
+    for (int i = 0; i < blk.dim; ++i) s[i] = slack(x, blk.row + i);
   }
 
   void residual(const double* y, double* F) const {
     const int n = p_.n;
     std::copy(p_.c, p_.c + n, F);
-    for_each_block_row([&](const Block&, int row, int eq) {
+    for_each_block_row([&](int row, int eq) {
       for (int j = 0; j < n; ++j) F[j] += p_.G[row][j] * y[eq];
     });
     for (int k = 0; k < num_blocks_; ++k) {
@@ -158,7 +157,7 @@ class ExactKKT {
       double s[MMax];
       block_slack(y, blk, s);
       if (blk.boundary)
-        arrow_times(s, y + blk.eq, F + blk.eq, blk.dim);
+        detail::soc_product(s, y + blk.eq, F + blk.eq, blk.dim);
       else
         std::copy(s, s + blk.dim, F + blk.eq);
     }
@@ -181,7 +180,7 @@ class ExactKKT {
       block_slack(y, blk, s);
       for (int j = 0; j < n; ++j) {  // −arrow(z) G e_j
         for (int i = 0; i < blk.dim; ++i) column[i] = p_.G[blk.row + i][j];
-        arrow_times(y + blk.eq, column, arrow_column, blk.dim);
+        detail::soc_product(y + blk.eq, column, arrow_column, blk.dim);
         for (int i = 0; i < blk.dim; ++i) lu_[blk.eq + i][j] = -arrow_column[i];
       }
       for (int i = 0; i < blk.dim; ++i) {  // arrow(s)
@@ -246,14 +245,14 @@ class ExactKKT {
   bool refine(Solver& solver) {
     const int n = p_.n, size = size_;
     std::copy(solver.x, solver.x + n, y_);
-    for_each_block_row([&](const Block&, int row, int eq) { y_[eq] = solver.z[row]; });
+    for_each_block_row([&](int row, int eq) { y_[eq] = solver.z[row]; });
     double start_norm = 0.0;
     for (int i = 0; i < size; ++i) start_norm = std::max(start_norm, std::abs(y_[i]));
     // Quadratic convergence from ~1e-9 away: two steps, then one that only shows the rounding floor.
     constexpr int kMaxSteps = 6;
     const double scale = 1.0 + start_norm;
     bool converged = false;
-    double moved = 0.0, last_step = INFINITY;
+    double moved = 0.0, last_step = std::numeric_limits<double>::infinity();
     for (int step = 0; step < kMaxSteps && !converged; ++step) {
       double F[kMaxSize], d[kMaxSize];
       residual(y_, F);
@@ -272,13 +271,9 @@ class ExactKKT {
     // The roles must hold at the root, which must be the solution next to the central point.
     if (!converged || !(moved <= 1e-4 * scale) || !factor(y_)) return false;
     double s[MMax];
-    for (int i = 0; i < p_.m; ++i) {
-      double acc = p_.h[i];
-      for (int j = 0; j < n; ++j) acc -= p_.G[i][j] * y_[j];
-      s[i] = acc;
-    }
+    for (int i = 0; i < p_.m; ++i) s[i] = slack(y_, i);
     bool in_R[MMax] = {};
-    for_each_block_row([&](const Block&, int row, int) { in_R[row] = true; });
+    for_each_block_row([&](int row, int) { in_R[row] = true; });
     for (int i = 0; i < p_.l; ++i)
       if (!in_R[i] && !(s[i] > 0.0)) return false;
     for (int k = 0, row = p_.l; k < p_.num_soc; row += p_.soc_dim[k], ++k)
@@ -294,7 +289,7 @@ class ExactKKT {
     std::copy(y_, y_ + n, solver.x);
     std::copy(s, s + p_.m, solver.s);
     std::fill(solver.z, solver.z + p_.m, 0.0);
-    for_each_block_row([&](const Block&, int row, int eq) { solver.z[row] = y_[eq]; });
+    for_each_block_row([&](int row, int eq) { solver.z[row] = y_[eq]; });
     return true;
   }
 

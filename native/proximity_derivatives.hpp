@@ -272,8 +272,8 @@ inline int shape_parameter_count(const Shape& sh) {
   }
 }
 
-// One output's derivatives (of x' or α, adjoint v and ω = M⁻ᵀ G v) with respect to one shape's own
-// parameters: Σ_i ω_i ∂f_i(x)/∂θ + z_i [∂f_i(v) − ∂f_i(0)]/∂θ over its rows f(u) = h − G u.
+// One output's derivatives (of x' or α, with its adjoint v, ω from a KKT's adjoint) with respect to one
+// shape's own parameters: Σ_i ω_i ∂f_i(x)/∂θ + z_i [∂f_i(v) − ∂f_i(0)]/∂θ over its rows f(u) = h − G u.
 // r, Q: the shape's normalized frame; len: the normalizing length (lengths enter divided by it).
 template <class V>
 void shape_parameter_row(const Shape& sh, const ShapeRows& rows, const V* r, const Mat3T<V>& Q, Columns col, double len,
