@@ -5,7 +5,8 @@
 // K = (nonnegative orthant of size l) × (second-order cones of sizes q_1 … q_k), in that row order.
 // Dual: z ∈ K with c + Gᵀz = 0. The method is the one of CVXOPT's conelp/coneqp as DCOL §II-A uses
 // it: Nesterov–Todd scaling, Mehrotra predictor–corrector, the Newton system reduced to the normal
-// equations Gᵀ W⁻² G Δx = r (n ≤ NMax is tiny), feasible-start-free initialization by least squares.
+// equations Gᵀ W⁻² G Δx = r (n ≤ NMax is tiny), initialization by least squares (CVXOPT's, for any
+// program) or on the central path along one variable (for DCOL's problems).
 //
 // All storage is inside the solver object, sized by template parameters, so a solve never touches
 // the heap. W problems of one structure (the same n, l and cone sizes) can be solved at once, one
@@ -228,7 +229,9 @@ class ConeSolver {
   SolveInfo<W> info;
 
   // Solves prob (with prob.n == NFixed when NFixed > 0); the result is in x, s, z and info.
-  const SolveInfo<W>& solve(const Program& prob, const SolverSettings& settings);
+  // With ray_column ≥ 0 the iterations start on the central path along that column (ray_start),
+  // otherwise at CVXOPT's least-squares point.
+  const SolveInfo<W>& solve(const Program& prob, const SolverSettings& settings, int ray_column = -1);
 
   // Nesterov–Todd scaling at the last iterate: orthant W = diag(w); cone k: W = η_k (2 v vᵀ − J)
   // with vᵀJv = 1, v stored in soc_v over the cone's rows. λ = W z = W⁻¹ s. L, D: factors
@@ -301,6 +304,8 @@ class ConeSolver {
       });
     }
   }
+  Mask least_squares_start();
+  bool ray_start(int column);
   Mask scale_and_assemble();
   Mask factor(const V (&H)[NMax][NMax]);
   void factor_solve(V* b) const;
@@ -527,8 +532,89 @@ typename ConeSolver<Program, NFixed, NNarrow, NTail>::V ConeSolver<Program, NFix
   return select(inv_t > 0.0, 1.0 / inv_t, splat<V>(std::numeric_limits<double>::infinity()));
 }
 
+// A start for programs in which raising one variable x_k moves every row into the cone: G_ik < 0
+// on the orthant rows and on each cone's first row, 0 on the cones' other rows, and c_k > 0, as
+// for DCOL's α (proximity.hpp). x is 0 but for x_k, 1.5 times the least value putting s = h − Gx
+// in K plus 0.01 (in units where x_k = 1 is about the solution's scale); z = μ s⁻¹ then puts
+// (s, z) on the central path at μ, and μ is the one for which column k of c + Gᵀz = 0 holds. No
+// factorization, and on proximity problems half an iteration fewer than the least-squares start.
+// False, with nothing usable set, when a lane does not meet the conditions.
 template <class Program, int NFixed, int NNarrow, int NTail>
-auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, const SolverSettings& settings) -> const SolveInfo<W>& {
+bool ConeSolver<Program, NFixed, NNarrow, NTail>::ray_start(int column) {
+  const Program& p = *p_;
+  V least{};  // the least x_k putting s in K, not below 0; at x_k = 0, s = h
+  Mask valid = p.c[column] > 0.0;
+  for (int i = 0; i < p.l; ++i) {
+    const V rise = -p.G[i][column];
+    valid = valid & (rise > 0.0);
+    least = lane_max(least, -p.h[i] / rise);
+  }
+  for_each_cone([&](int, int row, auto dim, auto) {
+    const V rise = -p.G[row][column];
+    valid = valid & (rise > 0.0);
+    for (int i = 1; i < dim; ++i) valid = valid & (p.G[row + i][column] == 0.0);
+    least = lane_max(least, (lane_sqrt(detail::dot(p.h + row + 1, p.h + row + 1, dim - 1)) - p.h[row]) / rise);
+  });
+  const V start = 1.5 * least + 0.01;
+  // z = s⁻¹: 1/s_i on the orthant, J s / (sᵀJs) in a cone; dual_k: its column-k sum −(Gᵀz)_k.
+  V dual_k{};
+  for (int i = 0; i < p.l; ++i) {
+    s[i] = p.h[i] - p.G[i][column] * start;
+    z[i] = 1.0 / s[i];
+    dual_k -= p.G[i][column] * z[i];
+  }
+  for_each_cone([&](int, int row, auto dim, auto) {
+    s[row] = p.h[row] - p.G[row][column] * start;
+    for (int i = 1; i < dim; ++i) s[row + i] = p.h[row + i];
+    const V inv_det = 1.0 / detail::soc_residual(s + row, dim);
+    z[row] = s[row] * inv_det;
+    for (int i = 1; i < dim; ++i) z[row + i] = -s[row + i] * inv_det;
+    dual_k -= p.G[row][column] * z[row];
+  });
+  const V mu = p.c[column] / dual_k;
+  valid = valid & (mu > 0.0) & lane_finite(mu);
+  if (!all_lanes(valid)) return false;
+  x[column] = start;
+  for (int i = 0; i < p.m; ++i) z[i] *= mu;
+  return true;
+}
+
+// CVXOPT's initialization: x minimizes ‖Gx − h‖, z minimizes ‖z‖ subject to Gᵀz + c = 0, both then
+// shifted into the cone interior; both use the factor of GᵀG. Returns the lanes without a factor
+// (they stop with numerical_error).
+template <class Program, int NFixed, int NNarrow, int NTail>
+auto ConeSolver<Program, NFixed, NNarrow, NTail>::least_squares_start() -> Mask {
+  const Program& p = *p_;
+  const int n = num_vars();
+  V H[NMax][NMax] = {};
+  for_each_row_block([&](int begin, int end, auto cols) {
+    for (int i = begin; i < end; ++i) {
+      const V* g = p.G[i];
+      for (int a = cols.lo; a < cols.hi; ++a) {
+        x[a] += g[a] * p.h[i];
+        for (int b = cols.lo; b <= a; ++b) H[a][b] += g[a] * g[b];
+      }
+    }
+  });
+  const Mask factored = factor(H);
+  factor_solve(x);
+  V y[NMax];
+  for (int j = 0; j < n; ++j) y[j] = -p.c[j];
+  factor_solve(y);
+  for_each_row_block([&](int begin, int end, auto cols) {
+    for (int i = begin; i < end; ++i) {
+      s[i] = p.h[i] - detail::dot(p.G[i] + cols.lo, x + cols.lo, cols.hi - cols.lo);
+      z[i] = detail::dot(p.G[i] + cols.lo, y + cols.lo, cols.hi - cols.lo);
+    }
+  });
+  shift_into_cone(s);
+  shift_into_cone(z);
+  return lane_not(factored);
+}
+
+template <class Program, int NFixed, int NNarrow, int NTail>
+auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, const SolverSettings& settings, int ray_column)
+    -> const SolveInfo<W>& {
   p_ = &prob;
   const int n = num_vars(), m = prob.m;
   info = SolveInfo<W>{};
@@ -539,31 +625,8 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, con
   h_scale_ = lane_max(splat<V>(1.0), lane_sqrt(detail::dot(prob.h, prob.h, m)));
   c_scale_ = lane_max(splat<V>(1.0), lane_sqrt(detail::dot(prob.c, prob.c, n)));
 
-  // Initialization: x minimizes ‖Gx − h‖, z minimizes ‖z‖ subject to Gᵀz + c = 0, both then
-  // shifted into the cone interior; both use the factor of GᵀG.
-  V H[NMax][NMax] = {};
-  for_each_row_block([&](int begin, int end, auto cols) {
-    for (int i = begin; i < end; ++i) {
-      const V* g = prob.G[i];
-      for (int a = cols.lo; a < cols.hi; ++a) {
-        x[a] += g[a] * prob.h[i];
-        for (int b = cols.lo; b <= a; ++b) H[a][b] += g[a] * g[b];
-      }
-    }
-  });
-  Mask done = lane_not(factor(H));  // a lane without a factor keeps numerical_error
-  factor_solve(x);
-  V y[NMax];
-  for (int j = 0; j < n; ++j) y[j] = -prob.c[j];
-  factor_solve(y);
-  for_each_row_block([&](int begin, int end, auto cols) {
-    for (int i = begin; i < end; ++i) {
-      s[i] = prob.h[i] - detail::dot(prob.G[i] + cols.lo, x + cols.lo, cols.hi - cols.lo);
-      z[i] = detail::dot(prob.G[i] + cols.lo, y + cols.lo, cols.hi - cols.lo);
-    }
-  });
-  shift_into_cone(s);
-  shift_into_cone(z);
+  Mask done = splat<V>(0.0) > 0.0;  // lanes that have stopped
+  if (ray_column < 0 || !ray_start(ray_column)) done = least_squares_start();
 
   // Lanes stop one by one: a stopped lane keeps its iterate (its steps are masked to zero).
   auto within = [&](double factor) {

@@ -73,7 +73,7 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   Solver solver;
   // Exact derivatives start from the central point at a small μ (exact_kkt.hpp).
   const bool exact = W == 1 && deriv.exact && deriv.request != DerivativeRequest::none;
-  const SolveInfo<W>& info = solver.solve(prob, exact ? exact_start_settings(settings) : settings);
+  const SolveInfo<W>& info = solver.solve(prob, exact ? exact_start_settings(settings) : settings, kAlphaColumn);
 
   auto write_results = [&] {
     // Stationarity gives G_aᵀ z_a = −G_bᵀ z_b on the x columns: the outward normal of scaled a at x.
