@@ -42,7 +42,8 @@ struct SolverSettings {
   // With barrier = μ > 0 the solve ends on the central path at μ: the solution of the problem with
   // μ times the cones' log barriers (−log s_i, −log(s0² − ‖s1‖²)/2) added to cᵀx, where the gap
   // tolerances do not apply. The iterations aim no lower than μ and stop when λ∘λ is within
-  // centrality_tol of μe (relative). proximity_derivatives.hpp differentiates this smoothed problem.
+  // centrality_tol of μe (relative), or within what rounding allows when that is more
+  // (ConeSolver::centrality_floor). proximity_derivatives.hpp differentiates this smoothed problem.
   double barrier = 0.0;
   double centrality_tol = 1e-2;
 };
@@ -245,6 +246,10 @@ class ConeSolver {
 
   // Largest relative deviation of λ∘λ from μe at the last iterate: 0 on the central path at μ.
   V centrality(double mu) const;
+  // The least deviation rounding lets Newton's steps reach: the steps carry errors of ε times the
+  // size of s and z, and λ∘λ = μe is met within ~ε‖s‖‖z‖/μ at best (ten times that here). Far-apart
+  // shapes (α ≫ 1) reach it above the usual centrality tolerances.
+  V centrality_floor(double mu) const;
 
   // Calls f(begin, end, cols) for blocks of rows covering all of them, for loops that treat every
   // row alike (rows of the program last solved; cols: the columns a row involves).
@@ -332,6 +337,16 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::centrality(double mu) const ->
     worst = lane_max(worst, lane_sqrt(deviation2));
   });
   return worst;
+}
+
+template <class Program, int NFixed, int NNarrow, int NTail>
+auto ConeSolver<Program, NFixed, NNarrow, NTail>::centrality_floor(double mu) const -> V {
+  V s_max{}, z_max{};
+  for (int i = 0; i < p_->m; ++i) {
+    s_max = lane_max(s_max, lane_abs(s[i]));
+    z_max = lane_max(z_max, lane_abs(z[i]));
+  }
+  return (10.0 * std::numeric_limits<double>::epsilon() / mu) * s_max * z_max;
 }
 
 // CVXOPT's initialization: v ← v + (1 + a) e when v is not strictly inside (a: how far outside).
@@ -650,7 +665,7 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, con
     const Mask valid = scale_and_assemble();
     if (barrier_mode) {
       stop(valid & (info.primal_residual <= settings.feastol) & (info.dual_residual <= settings.feastol) &
-               (centrality(settings.barrier) <= settings.centrality_tol),
+               (centrality(settings.barrier) <= lane_max(splat<V>(settings.centrality_tol), centrality_floor(settings.barrier))),
            SolveStatus::solved, SolveStatus::solved, iter);
     } else {
       stop(valid & within(1.0), SolveStatus::solved, SolveStatus::solved, iter);
