@@ -552,8 +552,8 @@ typename ConeSolver<Program, NFixed, NNarrow, NTail>::V ConeSolver<Program, NFix
 // for DCOL's α (proximity.hpp). x is 0 but for x_k, 1.5 times the least value putting s = h − Gx
 // in K plus 0.01 (in units where x_k = 1 is about the solution's scale); z = μ s⁻¹ then puts
 // (s, z) on the central path at μ, and μ is the one for which column k of c + Gᵀz = 0 holds. No
-// factorization, and on proximity problems half an iteration fewer than the least-squares start.
-// False, with nothing usable set, when a lane does not meet the conditions.
+// factorization, and on proximity problems about half an iteration fewer than the least-squares
+// start. False when a lane does not meet the conditions; x is then untouched (s and z are not).
 template <class Program, int NFixed, int NNarrow, int NTail>
 bool ConeSolver<Program, NFixed, NNarrow, NTail>::ray_start(int column) {
   const Program& p = *p_;
@@ -628,8 +628,8 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::least_squares_start() -> Mask 
 }
 
 template <class Program, int NFixed, int NNarrow, int NTail>
-auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, const SolverSettings& settings, int ray_column)
-    -> const SolveInfo<W>& {
+auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, const SolverSettings& settings,
+                                                        int ray_column) -> const SolveInfo<W>& {
   p_ = &prob;
   const int n = num_vars(), m = prob.m;
   info = SolveInfo<W>{};
@@ -664,8 +664,9 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, con
   for (int iter = 0;; ++iter) {
     const Mask valid = scale_and_assemble();
     if (barrier_mode) {
+      const V centrality_target = lane_max(splat<V>(settings.centrality_tol), centrality_floor(settings.barrier));
       stop(valid & (info.primal_residual <= settings.feastol) & (info.dual_residual <= settings.feastol) &
-               (centrality(settings.barrier) <= lane_max(splat<V>(settings.centrality_tol), centrality_floor(settings.barrier))),
+               (centrality(settings.barrier) <= centrality_target),
            SolveStatus::solved, SolveStatus::solved, iter);
     } else {
       stop(valid & within(1.0), SolveStatus::solved, SolveStatus::solved, iter);
