@@ -184,7 +184,8 @@ def test_exact_mode_flags_contacts_without_a_derivative():
             assert np.all(np.isfinite(getattr(exact, key))), key
             # The same derivatives up to rounding: the exact path is compiled apart from the AVX2 kernel,
             # and at these degenerate points the linearized KKT system is nearly singular (condition up to
-            # ~1/μ), which amplifies it (measured up to 3.3e-8 of the largest entry, in entries that are 0).
+            # ~1/μ), which amplifies it: measured 1.2e-10 of the largest entry, and 3.3e-8 from another
+            # starting point of the solver, in entries that are 0.
             scale = np.max(np.abs(getattr(smoothed, key)))
             np.testing.assert_allclose(getattr(exact, key), getattr(smoothed, key), rtol=0, atol=1e-6 * scale)
 
@@ -325,7 +326,7 @@ def test_far_apart_shapes_are_solved_and_agree_with_central_differences(ka, kb, 
     # above DERIVATIVE_SETTINGS' centrality 1e-5, so the solve stops at that floor (before, it ran to the
     # iteration limit and reported SOLVED_INACCURATE, with the same derivatives). Rounding also bounds
     # their accuracy, the error growing like α/μ (μ = 1e-10: ten times larger): measured against central
-    # differences 4e-6 (sphere–sphere, α = 356) to 3.4e-4 (ellipsoid–cone, α = 1351).
+    # differences 2.6e-6 (polytope–capsule, α = 502) to 1.7e-4 (ellipsoid–cone, α = 1351).
     a, r_a, q_a, b, r_b, q_b = random_configuration(ka, kb, rng, "separated")
     config = (a, r_a, q_a, b, r_a + 300.0 * (r_b - r_a), q_b)
     result = proximity_jacobian(*config, parameterization="rigid")
@@ -449,8 +450,8 @@ def central_differences(config, settings, parameterization, step=1e-5):
 def test_all_pairs_agree_with_central_differences(parameterization):
     # The derivatives at the default settings against central differences of the same barrier-smoothed
     # solution (μ = 1e-9), its values centred as closely as rounding allows so that they are smooth in
-    # the poses to the differences' accuracy. Measured over the 49 pairs: largest error 2.3e-6
-    # (quaternion), 3.8e-6 (MRP), 2.0e-6 (rigid); medians 3e-8.
+    # the poses to the differences' accuracy. Measured over the 49 pairs: largest error 1.3e-6
+    # (quaternion), 1.2e-6 (MRP), 1.7e-6 (rigid); medians 4e-8.
     rng = np.random.default_rng(11)
     values_settings = SolverSettings(barrier=DERIVATIVE_SETTINGS.barrier, centrality_tol=1e-8)
     errors = []
