@@ -320,7 +320,9 @@ def test_coincident_origins_give_finite_derivatives():
         assert np.all(np.isfinite(getattr(result, key))), key
 
 
-@pytest.mark.parametrize("ka, kb", [("sphere", "sphere"), ("ellipsoid", "cone"), ("polytope", "capsule"), ("polygon", "cylinder")])
+@pytest.mark.parametrize(
+    "ka, kb", [("sphere", "sphere"), ("ellipsoid", "cone"), ("polytope", "capsule"), ("polygon", "cylinder")]
+)
 def test_far_apart_shapes_are_solved_and_agree_with_central_differences(ka, kb, rng):
     # Origins ~300 sizes apart (α in the hundreds): rounding keeps λ∘λ from μe by ~1e-4 relative there,
     # above DERIVATIVE_SETTINGS' centrality 1e-5, so the solve stops at that floor (before, it ran to the
