@@ -170,9 +170,9 @@ py::tuple proximity_derivatives(py::handle a, py::handle r_a, py::handle q_a, py
   if (request == DerivativeRequest::none) throw py::value_error("request must ask for derivatives (1, 2 or 3)");
   const Shape& sa = as_shape(a, "a");
   const Shape& sb = as_shape(b, "b");
-  const Pose pa = as_pose(r_a, q_a, "r_a", "q_a"), pb = as_pose(r_b, q_b, "r_b", "q_b");
+  const Array qa = as_array(q_a, "q_a"), qb = as_array(q_b, "q_b");  // converted once, kept for Omega
+  const Pose pa = as_pose(r_a, qa, "r_a", "q_a"), pb = as_pose(r_b, qb, "r_b", "q_b");
   const Parameterization param = as_parameterization(parameterization_name);
-  const Array qa = as_array(q_a, "q_a"), qb = as_array(q_b, "q_b");
   check_orientations_for(param, parameterization_name, qa.ndim() == 1, qb.ndim() == 1, "(4,)");
   ProximityResult res;
   ProximityJacobian jac;

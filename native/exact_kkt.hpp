@@ -24,6 +24,7 @@
 #include <limits>
 
 #include "cone_solver.hpp"
+#include "dense_lu.hpp"
 
 namespace dcol {
 
@@ -163,7 +164,7 @@ class ExactKKT {
     }
   }
 
-  // J at y, factored as P J = L U with partial pivoting; false if singular.
+  // J at y, factored as P J = L U (dense_lu.hpp); false if singular.
   bool factor(const double* y) {
     const int n = p_.n, size = size_;
     for (int i = 0; i < size; ++i) std::fill(lu_[i], lu_[i] + size, 0.0);
@@ -191,54 +192,19 @@ class ExactKKT {
     double largest = 0.0;
     for (int i = 0; i < size; ++i)
       for (int j = 0; j < size; ++j) largest = std::max(largest, std::abs(lu_[i][j]));
-    for (int i = 0; i < size; ++i) perm_[i] = i;
-    for (int j = 0; j < size; ++j) {
-      int pivot = j;
-      for (int i = j + 1; i < size; ++i)
-        if (std::abs(lu_[i][j]) > std::abs(lu_[pivot][j])) pivot = i;
-      if (!(std::abs(lu_[pivot][j]) > 1e-13 * largest)) return false;
-      std::swap(lu_[pivot], lu_[j]);
-      std::swap(perm_[pivot], perm_[j]);
-      const double inv_pivot = 1.0 / lu_[j][j];
-      for (int i = j + 1; i < size; ++i) {
-        const double l = lu_[i][j] * inv_pivot;
-        lu_[i][j] = l;
-        for (int k = j + 1; k < size; ++k) lu_[i][k] -= l * lu_[j][k];
-      }
-    }
-    return true;
+    return lu_factor(size, lu_[0], kMaxSize, pivot_, 1e-13 * largest);
   }
 
   // J d = b.
   void solve(const double* b, double* d) const {
-    const int size = size_;
-    for (int i = 0; i < size; ++i) {
-      double acc = b[perm_[i]];
-      for (int k = 0; k < i; ++k) acc -= lu_[i][k] * d[k];
-      d[i] = acc;
-    }
-    for (int i = size - 1; i >= 0; --i) {
-      double acc = d[i];
-      for (int k = i + 1; k < size; ++k) acc -= lu_[i][k] * d[k];
-      d[i] = acc / lu_[i][i];
-    }
+    std::copy(b, b + size_, d);
+    lu_solve(size_, lu_[0], kMaxSize, pivot_, d);
   }
 
-  // Jᵀ λ = b: Uᵀ Lᵀ (P λ) = b.
+  // Jᵀ λ = b.
   void solve_transposed(const double* b, double* lambda) const {
-    const int size = size_;
-    double t[kMaxSize];
-    for (int i = 0; i < size; ++i) {
-      double acc = b[i];
-      for (int k = 0; k < i; ++k) acc -= lu_[k][i] * t[k];
-      t[i] = acc / lu_[i][i];
-    }
-    for (int i = size - 1; i >= 0; --i) {
-      double acc = t[i];
-      for (int k = i + 1; k < size; ++k) acc -= lu_[k][i] * t[k];
-      t[i] = acc;
-    }
-    for (int i = 0; i < size; ++i) lambda[perm_[i]] = t[i];
+    std::copy(b, b + size_, lambda);
+    lu_solve_transposed(size_, lu_[0], kMaxSize, pivot_, lambda);
   }
 
   template <class Solver>
@@ -300,7 +266,7 @@ class ExactKKT {
   int size_ = 0;             // n + the blocks' rows
   double y_[kMaxSize];       // (x, z_R) at the solution
   double lu_[kMaxSize][kMaxSize];
-  int perm_[kMaxSize];       // row i of L U is row perm_[i] of J
+  int pivot_[kMaxSize];
 };
 
 }  // namespace dcol

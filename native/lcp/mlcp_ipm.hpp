@@ -10,40 +10,10 @@
 #include <cmath>
 #include <vector>
 
+#include "../dense_lu.hpp"
 #include "lcp.hpp"
 
 namespace dcol::lcp {
-
-// In-place LU with partial pivoting of the N × N row-major matrix a; false when singular.
-inline bool lu_factor(int N, double* a, int* pivot) {
-  for (int k = 0; k < N; ++k) {
-    int p = k;
-    for (int i = k + 1; i < N; ++i)
-      if (std::abs(a[i * N + k]) > std::abs(a[p * N + k])) p = i;
-    pivot[k] = p;
-    if (a[p * N + k] == 0.0) return false;
-    if (p != k)
-      for (int j = 0; j < N; ++j) std::swap(a[k * N + j], a[p * N + j]);
-    const double inv = 1.0 / a[k * N + k];
-    for (int i = k + 1; i < N; ++i) {
-      const double factor = (a[i * N + k] *= inv);
-      if (factor == 0.0) continue;
-      for (int j = k + 1; j < N; ++j) a[i * N + j] -= factor * a[k * N + j];
-    }
-  }
-  return true;
-}
-
-inline void lu_solve(int N, const double* a, const int* pivot, double* x) {
-  // The row swaps first: lu_factor swapped whole rows, multipliers included.
-  for (int k = 0; k < N; ++k) std::swap(x[k], x[pivot[k]]);
-  for (int k = 0; k < N; ++k)
-    for (int i = k + 1; i < N; ++i) x[i] -= a[i * N + k] * x[k];
-  for (int k = N - 1; k >= 0; --k) {
-    for (int j = k + 1; j < N; ++j) x[k] -= a[k * N + j] * x[j];
-    x[k] /= a[k * N + k];
-  }
-}
 
 struct MlcpProblem {
   int n = 0, p = 0, m = 0;  // sizes of x, y (equalities), z and s (complementarity)
@@ -87,7 +57,7 @@ struct MlcpSolver {
       }
       for (int k = 0; k < p; ++k)
         for (int j = 0; j < n; ++j) K[(n + m + k) * N + j] = P.A[k * n + j];
-      return lu_factor(N, K.data(), pivot.data());
+      return lu_factor(N, K.data(), N, pivot.data());
     };
 
     LcpReport report;
@@ -102,7 +72,7 @@ struct MlcpSolver {
     for (int i = 0; i < n; ++i) rhs[i] = -P.q[i];
     for (int k = 0; k < m; ++k) rhs[n + k] = P.h[k];
     for (int k = 0; k < p; ++k) rhs[n + m + k] = 0.0;
-    lu_solve(N, K.data(), pivot.data(), rhs.data());
+    lu_solve(N, K.data(), N, pivot.data(), rhs.data());
     std::copy(rhs.begin(), rhs.begin() + n, x);
     std::copy(rhs.begin() + n + m, rhs.end(), y);
     double lowest_s = 0.0, lowest_z = 0.0;
@@ -147,7 +117,7 @@ struct MlcpSolver {
         for (int i = 0; i < n; ++i) rhs[i] = -rx[i];
         for (int k = 0; k < m; ++k) rhs[n + k] = -rz[k] - (target[k] - s[k] * z[k]) / z[k];
         for (int k = 0; k < p; ++k) rhs[n + m + k] = -ry[k];
-        lu_solve(N, K.data(), pivot.data(), rhs.data());
+        lu_solve(N, K.data(), N, pivot.data(), rhs.data());
         for (int i = 0; i < n; ++i) dx[i] = rhs[i];
         for (int k = 0; k < m; ++k) dz[k] = rhs[n + k], ds[k] = (target[k] - s[k] * z[k] - s[k] * dz[k]) / z[k];
         for (int k = 0; k < p; ++k) dy[k] = rhs[n + m + k];

@@ -1,0 +1,55 @@
+// Dense LU factorization with partial pivoting, P A = L U, in place on a row-major n × n matrix with
+// row stride `stride` (L unit lower triangular below the diagonal, U on and above it). pivot[k] is the
+// row swapped with row k at step k, whole rows with their multipliers, as LAPACK's getrf records it.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+namespace dcol {
+
+// False when a pivot's magnitude is at most min_pivot (0: exactly zero), the matrix then counting as
+// singular.
+inline bool lu_factor(int n, double* a, int stride, int* pivot, double min_pivot = 0.0) {
+  for (int k = 0; k < n; ++k) {
+    double* row_k = a + k * stride;
+    int p = k;
+    for (int i = k + 1; i < n; ++i)
+      if (std::abs(a[i * stride + k]) > std::abs(a[p * stride + k])) p = i;
+    pivot[k] = p;
+    if (std::abs(a[p * stride + k]) <= min_pivot) return false;
+    if (p != k) std::swap_ranges(row_k, row_k + n, a + p * stride);
+    const double inv = 1.0 / row_k[k];
+    for (int i = k + 1; i < n; ++i) {
+      double* row_i = a + i * stride;
+      const double factor = (row_i[k] *= inv);
+      if (factor == 0.0) continue;
+      for (int j = k + 1; j < n; ++j) row_i[j] -= factor * row_k[j];
+    }
+  }
+  return true;
+}
+
+// A x = b, x overwriting b.
+inline void lu_solve(int n, const double* a, int stride, const int* pivot, double* x) {
+  for (int k = 0; k < n; ++k) std::swap(x[k], x[pivot[k]]);
+  for (int k = 0; k < n; ++k)
+    for (int i = k + 1; i < n; ++i) x[i] -= a[i * stride + k] * x[k];
+  for (int k = n - 1; k >= 0; --k) {
+    for (int j = k + 1; j < n; ++j) x[k] -= a[k * stride + j] * x[j];
+    x[k] /= a[k * stride + k];
+  }
+}
+
+// Aᵀ x = b, x overwriting b: Uᵀ Lᵀ (P x) = b.
+inline void lu_solve_transposed(int n, const double* a, int stride, const int* pivot, double* x) {
+  for (int i = 0; i < n; ++i) {
+    for (int k = 0; k < i; ++k) x[i] -= a[k * stride + i] * x[k];
+    x[i] /= a[i * stride + i];
+  }
+  for (int i = n - 1; i >= 0; --i)
+    for (int k = i + 1; k < n; ++k) x[i] -= a[k * stride + i] * x[k];
+  for (int k = n - 1; k >= 0; --k) std::swap(x[k], x[pivot[k]]);
+}
+
+}  // namespace dcol
