@@ -2,6 +2,8 @@
 
 For every ordered pair of the seven primitives the same random pose pairs are solved by
 - dcol's native batch path (`proximity_batch`, one thread and two threads),
+- dcol's native one-pair solver, which single calls use (a batch given lists of shapes solves its
+  pairs one at a time: the time of a single call without Python's share),
 - one `proximity` call per pair from Python,
 - cvxpy + Clarabel on the same problem (9), the test oracle of tests/oracle.py: compiled once per
   shape pair with the poses as parameters (the fastest cvxpy route), solved at gap and feasibility
@@ -64,6 +66,14 @@ def time_batch(a, b, poses, threads):
     return elapsed / len(poses[0]), result.iterations.mean()
 
 
+def time_one_pair_solver(a, b, poses):
+    """Seconds per pair of a batch given as lists of shapes: the native loop calls the one-pair solver."""
+    n = len(poses[0])
+    start = time.perf_counter()
+    proximity_batch([a] * n, poses[0], poses[1], [b] * n, poses[2], poses[3])
+    return (time.perf_counter() - start) / n
+
+
 def time_python_calls(a, b, poses, count):
     args = [(poses[0][i], poses[1][i], poses[2][i], poses[3][i]) for i in range(count)]
     start = time.perf_counter()
@@ -97,27 +107,29 @@ def main():
         poses = random_poses(rng, args.poses)
         batch, iterations = time_batch(a, b, poses, threads=1)
         batch2, _ = time_batch(a, b, poses, threads=2)
+        one_pair = time_one_pair_solver(a, b, poses)
         single = time_python_calls(a, b, poses, args.python_calls)
         cvx_total, cvx_solver = time_cvxpy(a, b, poses, args.cvxpy_problems)
-        rows[name_a].append((batch, batch2, single, cvx_total, cvx_solver, iterations))
+        rows[name_a].append((batch, batch2, one_pair, single, cvx_total, cvx_solver, iterations))
 
     print(f"DCOL proximity, time per pair averaged over the 7 partners of each primitive ({os.cpu_count()} cores)")
-    header = (f"{'primitive':10s} {'batch 1 thr':>11s} {'batch 2 thr':>11s} {'python call':>11s} {'cvxpy':>9s} "
-              f"{'clarabel':>9s} {'cvxpy/batch':>11s} {'clarabel/batch':>14s} {'cvxpy/call':>10s} {'iters':>5s}")
+    header = (f"{'primitive':10s} {'batch 1 thr':>11s} {'batch 2 thr':>11s} {'one-pair':>9s} {'python call':>11s} "
+              f"{'cvxpy':>9s} {'clarabel':>9s} {'cvxpy/batch':>11s} {'clarabel/batch':>14s} {'cvxpy/call':>10s} "
+              f"{'iters':>5s}")
     print(header)
     print("-" * len(header))
-    means = []
-    for name, values in rows.items():
-        batch, batch2, single, cvx_total, cvx_solver, iterations = np.mean(values, axis=0)
-        means.append((batch, batch2, single, cvx_total, cvx_solver, iterations))
-        print(f"{name:10s} {batch * 1e6:9.2f}µs {batch2 * 1e6:9.2f}µs {single * 1e6:9.2f}µs {cvx_total * 1e3:7.2f}ms "
-              f"{cvx_solver * 1e6:7.0f}µs {cvx_total / batch:10.0f}x {cvx_solver / batch:13.1f}x "
-              f"{cvx_total / single:9.0f}x {iterations:5.1f}")
-    batch, batch2, single, cvx_total, cvx_solver, iterations = np.mean(means, axis=0)
+
+    def print_row(name, values):
+        batch, batch2, one_pair, single, cvx_total, cvx_solver, iterations = values
+        print(f"{name:10s} {batch * 1e6:9.2f}µs {batch2 * 1e6:9.2f}µs {one_pair * 1e6:7.2f}µs {single * 1e6:9.2f}µs "
+              f"{cvx_total * 1e3:7.2f}ms {cvx_solver * 1e6:7.0f}µs {cvx_total / batch:10.0f}x "
+              f"{cvx_solver / batch:13.1f}x {cvx_total / single:9.0f}x {iterations:5.1f}")
+
+    means = [np.mean(values, axis=0) for values in rows.values()]
+    for name, values in zip(rows, means):
+        print_row(name, values)
     print("-" * len(header))
-    print(f"{'mean':10s} {batch * 1e6:9.2f}µs {batch2 * 1e6:9.2f}µs {single * 1e6:9.2f}µs {cvx_total * 1e3:7.2f}ms "
-          f"{cvx_solver * 1e6:7.0f}µs {cvx_total / batch:10.0f}x {cvx_solver / batch:13.1f}x "
-          f"{cvx_total / single:9.0f}x {iterations:5.1f}")
+    print_row("mean", np.mean(means, axis=0))
 
 
 if __name__ == "__main__":

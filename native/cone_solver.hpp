@@ -191,6 +191,51 @@ inline void soc_divide(const V* u, const SocPoint<V>& pt, const V* v, V* out, in
   for (int i = 1; i < dim; ++i) out[i] = (v[i] - o0 * u[i]) * pt.inv_u0;
 }
 
+// Factor H = L D Lᵀ (L unit lower triangular; no square roots, which would lengthen the chain of
+// dependent operations that bounds the speed of these tiny solves); a tiny relative floor on the
+// pivots keeps the last iterations usable when the scaling has become extreme. False lanes: H is
+// not finite.
+template <class V, int NMax>
+inline auto ldl_factor(const V (&H)[NMax][NMax], int n, V (&L)[NMax][NMax], V* D, V* D_inv) {
+  V max_diag{};
+  for (int a = 0; a < n; ++a) max_diag = lane_max(max_diag, H[a][a]);
+  const V floor = 1e-15 * max_diag;
+  V LD[NMax][NMax];  // L[i][k] D[k]
+  for (int j = 0; j < n; ++j) {
+    V d = H[j][j];
+    for (int k = 0; k < j; ++k) d -= LD[j][k] * L[j][k];
+    d = select(d > floor, d, floor);
+    const V d_inv = 1.0 / d;
+    D[j] = d;
+    D_inv[j] = d_inv;
+    for (int i = j + 1; i < n; ++i) {
+      V v = H[i][j];
+      for (int k = 0; k < j; ++k) v -= LD[i][k] * L[j][k];
+      LD[i][j] = v;
+      L[i][j] = v * d_inv;
+    }
+  }
+  return (max_diag > 0.0) & lane_finite(max_diag);
+}
+
+// b ← (L D Lᵀ)⁻¹ b.
+template <class V, int NMax>
+inline void ldl_solve(const V (&L)[NMax][NMax], const V* D_inv, int n, V* b) {
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < i; ++k) b[i] -= L[i][k] * b[k];
+  for (int i = 0; i < n; ++i) b[i] *= D_inv[i];
+  for (int i = n - 1; i >= 0; --i)
+    for (int k = i + 1; k < n; ++k) b[i] -= L[k][i] * b[k];
+}
+
+// The lanes whose last iterate meets the tolerances, each relaxed by factor.
+template <int W>
+inline auto within_tolerances(const SolveInfo<W>& info, const SolverSettings& settings, double factor) {
+  const auto rel_gap = info.gap / lane_max(lane_abs(info.primal_objective), lane_abs(info.dual_objective));
+  return (info.primal_residual <= factor * settings.feastol) & (info.dual_residual <= factor * settings.feastol) &
+         ((info.gap <= factor * settings.abstol) | (rel_gap <= factor * settings.reltol));
+}
+
 }  // namespace detail
 
 // The solver proper. With NFixed > 0 the number of variables is a compile-time constant (the
@@ -469,42 +514,14 @@ typename ConeSolver<Program, NFixed, NNarrow, NTail>::Mask ConeSolver<Program, N
   return interior & factor(H);
 }
 
-// Factor H = L D Lᵀ (L unit lower triangular; no square roots, which would lengthen the chain of
-// dependent operations that bounds the speed of these tiny solves); a tiny relative floor on the
-// pivots keeps the last iterations usable when the scaling has become extreme. False lanes: H is
-// not finite.
 template <class Program, int NFixed, int NNarrow, int NTail>
 typename ConeSolver<Program, NFixed, NNarrow, NTail>::Mask ConeSolver<Program, NFixed, NNarrow, NTail>::factor(const V (&H)[NMax][NMax]) {
-  const int n = num_vars();
-  V max_diag{};
-  for (int a = 0; a < n; ++a) max_diag = lane_max(max_diag, H[a][a]);
-  const V floor = 1e-15 * max_diag;
-  V LD[NMax][NMax];  // L[i][k] D[k]
-  for (int j = 0; j < n; ++j) {
-    V d = H[j][j];
-    for (int k = 0; k < j; ++k) d -= LD[j][k] * L[j][k];
-    d = select(d > floor, d, floor);
-    const V d_inv = 1.0 / d;
-    D[j] = d;
-    D_inv_[j] = d_inv;
-    for (int i = j + 1; i < n; ++i) {
-      V v = H[i][j];
-      for (int k = 0; k < j; ++k) v -= LD[i][k] * L[j][k];
-      LD[i][j] = v;
-      L[i][j] = v * d_inv;
-    }
-  }
-  return (max_diag > 0.0) & lane_finite(max_diag);
+  return detail::ldl_factor(H, num_vars(), L, D, D_inv_);
 }
 
 template <class Program, int NFixed, int NNarrow, int NTail>
 void ConeSolver<Program, NFixed, NNarrow, NTail>::factor_solve(V* b) const {
-  const int n = num_vars();
-  for (int i = 0; i < n; ++i)
-    for (int k = 0; k < i; ++k) b[i] -= L[i][k] * b[k];
-  for (int i = 0; i < n; ++i) b[i] *= D_inv_[i];
-  for (int i = n - 1; i >= 0; --i)
-    for (int k = i + 1; k < n; ++k) b[i] -= L[k][i] * b[k];
+  detail::ldl_solve(L, D_inv_, num_vars(), b);
 }
 
 // Newton step for  Gᵀ dz = −r_x,  G dx + ds = −r_z,  W⁻¹ds + W dz = t1  (t1 = λ \ the
@@ -645,11 +662,7 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, con
   if (ray_column < 0 || !ray_start(ray_column)) done = least_squares_start();
 
   // Lanes stop one by one: a stopped lane keeps its iterate (its steps are masked to zero).
-  auto within = [&](double factor) {
-    const V rel_gap = info.gap / lane_max(lane_abs(info.primal_objective), lane_abs(info.dual_objective));
-    return (info.primal_residual <= factor * settings.feastol) & (info.dual_residual <= factor * settings.feastol) &
-           ((info.gap <= factor * settings.abstol) | (rel_gap <= factor * settings.reltol));
-  };
+  auto within = [&](double factor) { return detail::within_tolerances(info, settings, factor); };
   auto stop = [&](Mask lanes, SolveStatus status, SolveStatus if_inaccurate, int iter) {
     const Mask inaccurate = within(settings.inaccurate_factor);
     for (int i = 0; i < W; ++i)

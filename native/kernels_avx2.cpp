@@ -15,9 +15,10 @@ struct Avx2Sized {
   }
 };
 
-// One pose pair: its values are plain doubles, and the auto-vectorizer, packing the short loops over
-// a row's few columns into vectors, made these solves slower (a single call 4.8 → 4.3 µs on average
-// without it; the lanes need it).
+// One pose pair: the solves with derivatives run on plain doubles, and the auto-vectorizer, packing
+// the short loops over a row's few columns into vectors, made them slower (a single call 4.8 → 4.3 µs
+// on average without it, when values were solved so too; the lanes need it). The value solves
+// vectorize by hand (row_packet_solver.hpp).
 struct Avx2OneSized {
   template <int N, int NA, int NTail, int MMax, int W>
   __attribute__((target("avx2,fma"), optimize("no-tree-vectorize", "unroll-loops"), flatten)) static void run(

@@ -10,6 +10,7 @@
 #include "proximity_derivatives.hpp"
 #include "proximity_types.hpp"
 #include "rotations.hpp"
+#include "row_packet_solver.hpp"
 
 namespace dcol {
 
@@ -31,7 +32,7 @@ __attribute__((noinline)) void differentiate_exactly(Solver& solver, const Progr
 // W pairs of the same two shapes at once, one per lane. fa, fb: the shapes' own frames (offsets
 // applied). N: variables (x, α, then 0–2 slack variables of a, then b's); NA: the columns a's rows
 // use (x, α and a's slack variables); NTail > 0: b's linear rows use the columns from NTail on
-// (when they bound b's slack variables (14), (27) and a has none, they involve α and those only);
+// (when they bound b's slack variables (14), (27), they involve α and those only);
 // MMax: capacity in rows.
 template <int N, int NA, int NTail, int MMax, int W>
 void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose* fb, const SolverSettings& settings,
@@ -69,19 +70,14 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   prob.tail_orthant = NTail > 0;
   if (cone_a >= 0) prob.narrow_cone[0] = true;
 
-  using Solver = ConeSolver<Program, N, NA, NTail>;
-  Solver solver;
-  // Exact derivatives start from the central point at a small μ (exact_kkt.hpp).
-  const bool exact = W == 1 && deriv.exact && deriv.request != DerivativeRequest::none;
-  const SolveInfo<W>& info = solver.solve(prob, exact ? exact_start_settings(settings) : settings, kAlphaColumn);
-
-  auto write_results = [&] {
+  // The results from a solution (x, z) of the program.
+  auto write_results_of = [&](const V* x, const V* z, const SolveInfo<W>& info) {
     // Stationarity gives G_aᵀ z_a = −G_bᵀ z_b on the x columns: the outward normal of scaled a at x.
     // Using both halves keeps the result exactly antisymmetric under swapping a and b.
     V n[3] = {};
     auto accumulate = [&](int begin, int end, double sign) {
       for (int r = begin; r < end; ++r)
-        for (int i = 0; i < 3; ++i) n[i] += sign * prob.G[r][i] * solver.z[r];
+        for (int i = 0; i < 3; ++i) n[i] += sign * prob.G[r][i] * z[r];
     };
     accumulate(lin_a, lin_b, 1.0);
     accumulate(lin_b, lin_end, -1.0);
@@ -92,11 +88,11 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
       ProximityResult& o = out[k];
       o.status = info.status[k];
       o.iterations = info.iterations[k];
-      const double alpha = lane(solver.x[kAlphaColumn], k);
+      const double alpha = lane(x[kAlphaColumn], k);
       o.alpha = alpha;
       double normal[3], n_norm2 = 0.0, dist2 = 0.0;
       for (int i = 0; i < 3; ++i) {
-        o.x[i] = lane(center[i], k) + len * lane(solver.x[i], k);
+        o.x[i] = lane(center[i], k) + len * lane(x[i], k);
         normal[i] = lane(n[i], k);
         n_norm2 += normal[i] * normal[i];
       }
@@ -111,6 +107,23 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
       o.distance = std::sqrt(dist2);
     }
   };
+
+  // One pose pair without derivatives: its rows four to a vector (row_packet_solver.hpp).
+  if constexpr (W == 1) {
+    if (deriv.request == DerivativeRequest::none) {
+      RowPacketSolver<Program, N, NA, NTail> packed;
+      V s[MMax], z[MMax];
+      if (packed.solve(prob, settings, kAlphaColumn, s, z)) return write_results_of(packed.x, z, packed.info);
+    }
+  }
+
+  using Solver = ConeSolver<Program, N, NA, NTail>;
+  Solver solver;
+  // Exact derivatives start from the central point at a small μ (exact_kkt.hpp).
+  const bool exact = W == 1 && deriv.exact && deriv.request != DerivativeRequest::none;
+  const SolveInfo<W>& info = solver.solve(prob, exact ? exact_start_settings(settings) : settings, kAlphaColumn);
+
+  auto write_results = [&] { write_results_of(solver.x, solver.z, info); };
 
   const SolvedProximity<Program> sp{prob,
                                     solver.x,
@@ -172,9 +185,9 @@ void proximity_rows_class(const Shape& a, const Pose* fa, const Shape& b, const 
     case 0: return Sized::template run<4, 4, 0, MMax, W>(a, fa, b, fb, settings, out, deriv);
     case 1: return Sized::template run<5, 4, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
     case 2: return Sized::template run<6, 4, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
-    case 4: return Sized::template run<6, 5, 0, MMax, W>(a, fa, b, fb, settings, out, deriv);
-    case 5: return Sized::template run<7, 5, 0, MMax, W>(a, fa, b, fb, settings, out, deriv);
-    default: return Sized::template run<8, 6, 0, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    case 4: return Sized::template run<6, 5, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    case 5: return Sized::template run<7, 5, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    default: return Sized::template run<8, 6, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
   }
 }
 

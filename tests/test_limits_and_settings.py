@@ -6,6 +6,8 @@ import pytest
 from dcol.geom import MAX_FACES, Polygon, Polytope, Sphere, proximity, proximity_batch
 from dcol.solvers import SolverSettings
 
+from oracle import proximity_oracle
+
 IDENTITY = [1.0, 0.0, 0.0, 0.0]
 
 
@@ -30,6 +32,8 @@ def test_largest_polytope_still_solves():
     big = Polytope(normals / np.linalg.norm(normals, axis=1, keepdims=True), np.ones(MAX_FACES))
     res = proximity(big, np.zeros(3), IDENTITY, big, [2.5, 0.3, 0.1], IDENTITY)
     assert res.converged and 1.0 < res.alpha < 1.3
+    alpha_ref, _ = proximity_oracle(big, np.zeros(3), IDENTITY, big, [2.5, 0.3, 0.1], IDENTITY)
+    assert res.alpha == pytest.approx(alpha_ref, rel=1e-6)
 
 
 @pytest.mark.parametrize("field,value", [("feastol", 0.0), ("abstol", -1.0), ("reltol", 2.0), ("max_iter", -1)])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dcol.geom import proximity, proximity_batch
-from dcol.solvers import Status
+from dcol.solvers import SolverSettings, Status
 
 from conftest import KINDS, REGIMES, random_configuration
 from oracle import bounding_radii, gauge, proximity_oracle, rotation_matrix, shape_frame, support
@@ -110,6 +110,32 @@ def test_batch_of_one_pair_matches_single_calls(kind_a, kind_b, threads):
     for i in range(0, len(r_a), 6):
         alpha_ref, _ = proximity_oracle(a, r_a[i], q_a[i], b, r_b[i], q_b[i])
         assert by_quaternion.alpha[i] == pytest.approx(alpha_ref, rel=1e-6)
+
+
+@pytest.mark.parametrize("kind_a,kind_b", PAIRS)
+def test_single_calls_agree_with_the_lane_solver(kind_a, kind_b):
+    """A single call solves with the rows four to a vector (native/row_packet_solver.hpp), a batch of
+    one shape pair with four problems in the vector's lanes (native/cone_solver.hpp): two
+    implementations of the method, which must give the same solutions and iteration counts (±1)."""
+    configs = [config for _, config in pair_configurations(kind_a, kind_b, 12)]
+    a, b = configs[0][0], configs[0][3]
+    r_a, q_a, r_b, q_b = (np.array([config[i] for config in configs]) for i in (1, 2, 4, 5))
+    batch = proximity_batch(a, r_a, q_a, b, r_b, q_b)
+    singles = [proximity(a, r_a[i], q_a[i], b, r_b[i], q_b[i]) for i in range(len(r_a))]
+    assert np.all(batch.status == Status.SOLVED)
+    assert_batch_matches_singles(batch, singles)
+
+
+@pytest.mark.parametrize("kind_a,kind_b", [("polygon", "capsule"), ("cone", "polytope"), ("sphere", "ellipsoid")])
+def test_single_calls_in_barrier_mode_match_the_oracle(kind_a, kind_b):
+    """Value calls with barrier > 0 take the general solver; they end on the central path at μ, whose
+    α is within a few μ of the exact one."""
+    settings = SolverSettings(barrier=1e-9, centrality_tol=1e-5)
+    for _, (a, r_a, q_a, b, r_b, q_b) in pair_configurations(kind_a, kind_b, 6):
+        res = proximity(a, r_a, q_a, b, r_b, q_b, settings=settings)
+        alpha_ref, _ = proximity_oracle(a, r_a, q_a, b, r_b, q_b)
+        assert res.converged
+        assert abs(res.alpha - alpha_ref) <= 1e-6 * alpha_ref
 
 
 @pytest.mark.parametrize("threads", [1, 2])

@@ -1,0 +1,458 @@
+// One DCOL proximity problem solved with its rows four to a SIMD vector.
+//
+// ConeSolver vectorizes across problems: W problems of one structure in lock-step, one per lane,
+// which is what a batch needs. A single problem left it scalar, and there the work is a few short
+// loops over tiny cones whose loads, stores and loop control outnumbered the arithmetic. Here the
+// lanes run over a problem's rows instead: the orthant rows go four to a packet, and each
+// second-order cone, of 3 or 4 rows in every proximity problem, fills one packet (a 3-row cone gets a
+// zero row, which the cone's algebra keeps at zero, so the cone is exactly the 3-row one). The
+// method is ConeSolver's, step for step: the same ray start, Nesterov–Todd scaling, Mehrotra
+// predictor–corrector, step rule and stopping tests; only the order of some sums differs, so the
+// iterates agree up to rounding.
+//
+// Orthant packets are padded with rows 0ᵀx ≤ 1; they stay at s = 1, z = μ₀ and are masked out of
+// the gap, the objective and the search directions.
+#pragma once
+
+#include <cmath>
+#include <limits>
+
+#include "cone_solver.hpp"
+
+namespace dcol {
+
+namespace packet {
+
+using Packet = Lanes<4>;
+
+inline double hsum(Packet v) {
+  const Lanes<2> halves = __builtin_shufflevector(v, v, 0, 1) + __builtin_shufflevector(v, v, 2, 3);
+  return halves[0] + halves[1];
+}
+
+// The sums of Count packets' lanes, four at a time: (Σa, Σb, Σc, Σd) costs six vector operations.
+template <int Count>
+inline void hsums(const Packet* v, double* out) {
+  for (int i = 0; i < Count; i += 4) {
+    auto at = [&](int k) { return i + k < Count ? v[i + k] : Packet{}; };
+    const Packet ab = __builtin_shufflevector(at(0), at(1), 0, 4, 2, 6) + __builtin_shufflevector(at(0), at(1), 1, 5, 3, 7);
+    const Packet cd = __builtin_shufflevector(at(2), at(3), 0, 4, 2, 6) + __builtin_shufflevector(at(2), at(3), 1, 5, 3, 7);
+    const Packet sums = __builtin_shufflevector(ab, cd, 0, 1, 4, 5) + __builtin_shufflevector(ab, cd, 2, 3, 6, 7);
+    for (int k = 0; k < 4 && i + k < Count; ++k) out[i + k] = sums[k];
+  }
+}
+
+// Square roots lane by lane in two 128-bit halves where the processor has SSE2 (every x86-64):
+// the one-pair kernels are compiled without the auto-vectorizer (batch_kernels.hpp), which left
+// lane_sqrt's loop as four scalar roots.
+inline Packet sqrt(Packet v) {
+#if defined(__SSE2__)
+  const Lanes<2> lo = __builtin_ia32_sqrtpd(__builtin_shufflevector(v, v, 0, 1));
+  const Lanes<2> hi = __builtin_ia32_sqrtpd(__builtin_shufflevector(v, v, 2, 3));
+  return __builtin_shufflevector(lo, hi, 0, 1, 2, 3);
+#else
+  return lane_sqrt(v);
+#endif
+}
+
+inline double hmax(Packet v) {
+  const Lanes<2> lo = __builtin_shufflevector(v, v, 0, 1), hi = __builtin_shufflevector(v, v, 2, 3);
+  const Lanes<2> m = lane_max(lo, hi);
+  return std::max(m[0], m[1]);
+}
+
+inline Packet with_head(Packet v, double head) {
+  v[0] = head;
+  return v;
+}
+
+constexpr Packet kJ = {1.0, -1.0, -1.0, -1.0};   // the cone's J = diag(1, −1, −1, −1)
+constexpr Packet kTail = {0.0, 1.0, 1.0, 1.0};  // u1, the part of u = (u0, u1) after the head
+
+// The cone algebra of cone_solver.hpp's detail helpers, on a cone held in one packet.
+inline double soc_residual(Packet u) {
+  const double tail = std::sqrt(hsum(u * u * kTail));
+  return (u[0] - tail) * (u[0] + tail);
+}
+
+inline double soc_inverse_step(Packet u, const detail::SocPoint<double>& pt, Packet du) {
+  const double rho0_delta = pt.u0_bar * du[0] - pt.inv_delta * hsum(u * du * kTail);
+  const double coef = (rho0_delta + du[0]) * pt.inv_one_plus_u0_bar * pt.inv_delta;
+  const Packet rho_delta = (du - coef * u) * kTail;
+  return pt.inv_delta * (std::sqrt(hsum(rho_delta * rho_delta)) - rho0_delta);
+}
+
+// Nesterov–Todd scaling of a cone, W = η (k c cᵀ − J): the usual η (2 v vᵀ − J) with
+// 2 v vᵀ = k c cᵀ, c = s̄ + J z̄ + 2γ e and k = 1/(2γ c0) (s̄, z̄: s and z normalized to the
+// cone's unit hyperboloid, γ² = (1 + s̄ᵀz̄)/2), which needs no square root beyond γ's.
+struct SocScaling {
+  Packet c;
+  double k, eta, inv_eta;
+};
+
+inline Packet soc_apply_W(const SocScaling& w, Packet x) { return w.eta * ((w.k * hsum(w.c * x)) * w.c - kJ * x); }
+
+// W⁻¹ = (k J c cᵀ J − J)/η.
+inline Packet soc_apply_Winv(const SocScaling& w, Packet x) {
+  return w.inv_eta * kJ * ((w.k * hsum(kJ * w.c * x)) * w.c - x);
+}
+
+inline Packet soc_product(Packet u, Packet v) { return with_head(u[0] * v + v[0] * u, hsum(u * v)); }
+
+inline Packet soc_divide(Packet u, const detail::SocPoint<double>& pt, Packet v) {
+  const double o0 = hsum(kJ * u * v) * pt.inv_det;
+  return with_head((v - o0 * u) * pt.inv_u0, o0);
+}
+
+}  // namespace packet
+
+// Program: a ConeProgram with one lane, laid out as proximity_sized builds it (the orthant rows before
+// narrow_rows use columns [0, NNarrow), the others [NTail, N) with tail_orthant and [0, N) without;
+// narrow cones [0, NNarrow)). N: the variables.
+template <class Program, int N, int NNarrow, int NTail>
+class RowPacketSolver {
+  static_assert(Program::lanes == 1, "one problem at a time");
+  static_assert(Program::n_max == N, "the variables are a compile-time constant");
+  using Packet = packet::Packet;
+  static constexpr int kMaxCones = 2;
+  static constexpr int kMaxPackets = (Program::m_max + 3) / 4 + 2 + kMaxCones;
+
+ public:
+  double x[N];
+  SolveInfo<1> info;
+
+  // True when this solver takes the problem: at most two cones of at most four rows, barrier = 0
+  // and a ray start (ConeSolver::ray_start) on ray_column. The solution is then in x, s and z (the
+  // program's row order) and info.
+  bool solve(const Program& prob, const SolverSettings& settings, int ray_column, double* s, double* z);
+
+ private:
+  struct Group {
+    int first, end;  // packets
+  };
+
+  Group groups_[3];  // narrow orthant rows, the other orthant rows, the cones
+  int num_cones_ = 0;
+  int cone_first_row_[kMaxCones];
+  bool cone_narrow_[kMaxCones];
+  bool tail_orthant_ = false;
+  double h_scale_ = 1.0, c_scale_ = 1.0;
+  double c_[N];
+
+  Packet G_[kMaxPackets][N], h_[kMaxPackets];
+  Packet row_mask_[kMaxPackets];  // 1 on a real orthant row, 0 on padding
+  Packet s_[kMaxPackets], z_[kMaxPackets];
+  Packet w_[kMaxPackets], w_inv_[kMaxPackets];  // orthant: W = diag(w)
+  packet::SocScaling cone_w_[kMaxCones];
+  Packet lambda_[kMaxPackets], lambda_inv_[kMaxPackets];
+  Packet u_[kMaxPackets], Gs_[kMaxPackets][N];
+  detail::SocPoint<double> lambda_soc_[kMaxCones];
+  double rx_[N], L_[N][N], D_[N], D_inv_[N];
+
+  // Calls f(p, cols) for every orthant packet, then g(p, k, cols) for every cone packet (k: its cone).
+  template <class F, class G>
+  void for_each_packet(F&& f, G&& g) const {
+    for (int p = groups_[0].first; p < groups_[0].end; ++p) f(p, FixedColumns<0, NNarrow>{});
+    for (int p = groups_[1].first; p < groups_[1].end; ++p) {
+      if (tail_orthant_)
+        f(p, FixedColumns<NTail, N>{});
+      else
+        f(p, FixedColumns<0, N>{});
+    }
+    for (int k = 0; k < num_cones_; ++k) {
+      const int p = groups_[2].first + k;
+      if (cone_narrow_[k])
+        g(p, k, FixedColumns<0, NNarrow>{});
+      else
+        g(p, k, FixedColumns<0, N>{});
+    }
+  }
+
+  bool pack(const Program& prob);
+  bool ray_start(int column);
+  bool scale_and_assemble();
+  double newton_direction(const Packet* t1, double* dx, Packet* ds_scaled, Packet* dz_scaled);
+};
+
+// ---------------------------------------------------------------------------------------------
+
+template <class Program, int N, int NNarrow, int NTail>
+bool RowPacketSolver<Program, N, NNarrow, NTail>::pack(const Program& prob) {
+  if (prob.n != N || prob.num_soc > kMaxCones) return false;
+  int packets = 0;
+  auto pack_orthant = [&](int begin, int end) -> Group {
+    const Group group{packets, packets + (end - begin + 3) / 4};
+    for (int p = group.first; p < group.end; ++p) {
+      for (int j = 0; j < N; ++j) G_[p][j] = Packet{};
+      h_[p] = splat<Packet>(1.0);
+      row_mask_[p] = Packet{};
+      for (int lane_index = 0; lane_index < 4; ++lane_index) {
+        const int row = begin + 4 * (p - group.first) + lane_index;
+        if (row >= end) break;
+        for (int j = 0; j < N; ++j) G_[p][j][lane_index] = prob.G[row][j];
+        h_[p][lane_index] = prob.h[row];
+        row_mask_[p][lane_index] = 1.0;
+      }
+    }
+    packets = group.end;
+    return group;
+  };
+  groups_[0] = pack_orthant(0, prob.narrow_rows);
+  groups_[1] = pack_orthant(prob.narrow_rows, prob.l);
+  tail_orthant_ = prob.tail_orthant;
+  groups_[2] = {packets, packets + prob.num_soc};
+  num_cones_ = prob.num_soc;
+  for (int k = 0, row = prob.l; k < prob.num_soc; row += prob.soc_dim[k], ++k) {
+    if (prob.soc_dim[k] < 1 || prob.soc_dim[k] > 4) return false;
+    const int p = packets + k;
+    cone_first_row_[k] = row;
+    cone_narrow_[k] = prob.narrow_cone[k];
+    for (int j = 0; j < N; ++j) G_[p][j] = Packet{};
+    h_[p] = Packet{};
+    row_mask_[p] = Packet{};
+    for (int i = 0; i < prob.soc_dim[k]; ++i) {
+      for (int j = 0; j < N; ++j) G_[p][j][i] = prob.G[row + i][j];
+      h_[p][i] = prob.h[row + i];
+    }
+  }
+  for (int j = 0; j < N; ++j) c_[j] = prob.c[j];
+  h_scale_ = std::max(1.0, std::sqrt(detail::dot(prob.h, prob.h, prob.m)));
+  c_scale_ = std::max(1.0, std::sqrt(detail::dot(prob.c, prob.c, N)));
+  return true;
+}
+
+// ConeSolver::ray_start, packet by packet.
+template <class Program, int N, int NNarrow, int NTail>
+bool RowPacketSolver<Program, N, NNarrow, NTail>::ray_start(int column) {
+  bool valid = c_[column] > 0.0;
+  Packet least_orthant{};
+  for (int p = groups_[0].first; p < groups_[1].end; ++p) {
+    const Packet rise = -G_[p][column];
+    const auto real = row_mask_[p] > 0.0;
+    valid = valid && all_lanes((rise > 0.0) | lane_not(real));
+    least_orthant = lane_max(least_orthant, select(real, -h_[p] / rise, Packet{}));
+  }
+  double least = packet::hmax(least_orthant);
+  for (int p = groups_[2].first; p < groups_[2].end; ++p) {
+    const double rise = -G_[p][column][0];
+    valid = valid && rise > 0.0 && G_[p][column][1] == 0.0 && G_[p][column][2] == 0.0 && G_[p][column][3] == 0.0;
+    least = std::max(least, (std::sqrt(packet::hsum(h_[p] * h_[p] * packet::kTail)) - h_[p][0]) / rise);
+  }
+  const double start = 2.0 * least + 0.01;
+  double dual_k = 0.0;
+  for (int p = groups_[0].first; p < groups_[1].end; ++p) {
+    s_[p] = h_[p] - G_[p][column] * start;
+    z_[p] = 1.0 / s_[p];
+    dual_k -= packet::hsum(G_[p][column] * z_[p] * row_mask_[p]);
+  }
+  for (int p = groups_[2].first; p < groups_[2].end; ++p) {
+    s_[p] = h_[p] - G_[p][column] * start;
+    z_[p] = packet::kJ * s_[p] * (1.0 / packet::soc_residual(s_[p]));
+    dual_k -= packet::hsum(G_[p][column] * z_[p]);
+  }
+  const double mu = c_[column] / dual_k;
+  if (!(valid && mu > 0.0 && std::isfinite(mu))) return false;
+  for (int j = 0; j < N; ++j) x[j] = 0.0;
+  x[column] = start;
+  for (int p = groups_[0].first; p < groups_[2].end; ++p) z_[p] *= mu;
+  return true;
+}
+
+// ConeSolver::scale_and_assemble: the scaling, residuals, W⁻¹G and the factor of its normal matrix,
+// with the sums over rows kept in packets until the end.
+template <class Program, int N, int NNarrow, int NTail>
+bool RowPacketSolver<Program, N, NNarrow, NTail>::scale_and_assemble() {
+  // The lower triangle of the normal matrix row by row, entry (a, b) at a(a + 1)/2 + b.
+  constexpr int kTriangle = N * (N + 1) / 2;
+  Packet H_acc[kTriangle], rx_acc[N];
+  for (int a = 0; a < N; ++a) rx_acc[a] = Packet{};
+  for (int e = 0; e < kTriangle; ++e) H_acc[e] = Packet{};
+  Packet rz2{}, gap{}, hz{};
+  bool interior = true;
+  auto accumulate_rows = [&](int p, Packet z, Packet rz, Packet mask, const Packet* gs, auto cols) {
+    for (int a = cols.lo; a < cols.hi; ++a) {
+      rx_acc[a] += G_[p][a] * z;
+      Gs_[p][a] = gs[a];
+      for (int b = cols.lo; b <= a; ++b) H_acc[a * (a + 1) / 2 + b] += gs[a] * gs[b];
+    }
+    rz2 += rz * rz;
+    gap += s_[p] * z * mask;
+    hz += h_[p] * z * mask;
+  };
+  auto residual = [&](int p, auto cols) {  // G x + s − h
+    Packet gx = s_[p] - h_[p];
+    for (int j = cols.lo; j < cols.hi; ++j) gx += G_[p][j] * x[j];
+    return gx;
+  };
+  for_each_packet(
+      [&](int p, auto cols) {
+        const Packet s = s_[p], z = z_[p];
+        interior = interior && all_lanes((s > 0.0) & (z > 0.0));
+        const Packet rsqrt_sz = 1.0 / packet::sqrt(s * z);
+        const Packet wi_inv = z * rsqrt_sz;
+        w_[p] = s * rsqrt_sz;
+        w_inv_[p] = wi_inv;
+        lambda_[p] = s * z * rsqrt_sz;
+        lambda_inv_[p] = rsqrt_sz;
+        Packet gs[N];
+        for (int j = cols.lo; j < cols.hi; ++j) gs[j] = G_[p][j] * wi_inv;
+        const Packet rz = residual(p, cols);
+        u_[p] = rz * wi_inv;
+        accumulate_rows(p, z, rz, row_mask_[p], gs, cols);
+      },
+      [&](int p, int k, auto cols) {
+        const Packet s = s_[p], z = z_[p];
+        const double s_res = packet::soc_residual(s), z_res = packet::soc_residual(z);
+        interior = interior && s_res > 0.0 && z_res > 0.0 && s[0] > 0.0 && z[0] > 0.0;
+        const double s_norm = std::sqrt(s_res), z_norm = std::sqrt(z_res);
+        const double s_inv = s_norm * (1.0 / s_res), z_inv = z_norm * (1.0 / z_res);  // not after the root
+        const double gamma = std::sqrt(0.5 * (1.0 + packet::hsum(s * z) * s_inv * z_inv));
+        const double s0_bar = s[0] * s_inv, z0_bar = z[0] * z_inv;
+        const double c0 = s0_bar + z0_bar + 2.0 * gamma;
+        const double inv_c0 = 1.0 / c0, inv_gamma = 1.0 / gamma;
+        packet::SocScaling& scaling = cone_w_[k];
+        scaling.c = packet::with_head(s * s_inv - z * z_inv, c0);
+        scaling.k = 0.5 * inv_gamma * inv_c0;
+        scaling.eta = std::sqrt(s_norm * z_inv);
+        scaling.inv_eta = std::sqrt(z_norm * s_inv);
+        // λ = W z in closed form (CVXOPT's coneprog notes, §4), with λᵀJλ = ‖s‖_J ‖z‖_J.
+        const double inv_delta = std::sqrt(s_inv * z_inv), delta = s_norm * z_norm * inv_delta;
+        lambda_[p] = packet::with_head(((gamma + z0_bar) * s_inv * delta * inv_c0) * s +
+                                           ((gamma + s0_bar) * z_inv * delta * inv_c0) * z,
+                                       delta * gamma);
+        lambda_soc_[k] = {inv_delta, s_inv * z_inv, gamma, 1.0 / (1.0 + gamma), inv_delta * inv_gamma};
+        const Packet rz = residual(p, cols);
+        u_[p] = packet::soc_apply_Winv(scaling, rz);
+        // Columns of W⁻¹G: W⁻¹ g = −J (g − k (cᵀJg) c)/η.
+        const Packet minus_J_over_eta = packet::kJ * -scaling.inv_eta;
+        const Packet Jc = packet::kJ * scaling.c;
+        Packet gs[N];
+        for (int j = cols.lo; j < cols.hi; ++j)
+          gs[j] = minus_J_over_eta * (G_[p][j] - (scaling.k * packet::hsum(Jc * G_[p][j])) * scaling.c);
+        accumulate_rows(p, z, rz, splat<Packet>(1.0), gs, cols);
+      });
+  double H[N][N], triangle[kTriangle];
+  packet::hsums<kTriangle>(H_acc, triangle);
+  packet::hsums<N>(rx_acc, rx_);
+  for (int a = 0; a < N; ++a) {
+    rx_[a] += c_[a];
+    for (int b = 0; b <= a; ++b) H[a][b] = triangle[a * (a + 1) / 2 + b];
+  }
+  info.gap = packet::hsum(gap);
+  info.primal_objective = detail::dot(c_, x, N);
+  info.dual_objective = -packet::hsum(hz);
+  info.primal_residual = std::sqrt(packet::hsum(rz2)) / h_scale_;
+  info.dual_residual = std::sqrt(detail::dot(rx_, rx_, N)) / c_scale_;
+  return interior && detail::ldl_factor(H, N, L_, D_, D_inv_);
+}
+
+// ConeSolver::newton_direction.
+template <class Program, int N, int NNarrow, int NTail>
+double RowPacketSolver<Program, N, NNarrow, NTail>::newton_direction(const Packet* t1, double* dx, Packet* ds_scaled,
+                                                                     Packet* dz_scaled) {
+  Packet v[kMaxPackets], step_acc[N];
+  for (int j = 0; j < N; ++j) step_acc[j] = Packet{};
+  auto gather = [&](int p, auto cols) {
+    v[p] = u_[p] + t1[p];
+    for (int j = cols.lo; j < cols.hi; ++j) step_acc[j] += Gs_[p][j] * v[p];
+  };
+  for_each_packet(gather, [&](int p, int, auto cols) { gather(p, cols); });
+  double step[N];
+  packet::hsums<N>(step_acc, step);
+  for (int j = 0; j < N; ++j) step[j] = -rx_[j] - step[j];
+  detail::ldl_solve(L_, D_inv_, N, step);
+  auto scatter = [&](int p, auto cols) {
+    // Two chains of multiply-adds: these sums are on the iteration's critical path.
+    Packet even = v[p], odd{};
+    for (int j = cols.lo; j < cols.hi; j += 2) {
+      even += Gs_[p][j] * step[j];
+      if (j + 1 < cols.hi) odd += Gs_[p][j + 1] * step[j + 1];
+    }
+    const Packet wdz = even + odd;
+    dz_scaled[p] = wdz;
+    ds_scaled[p] = t1[p] - wdz;
+  };
+  for_each_packet(scatter, [&](int p, int, auto cols) { scatter(p, cols); });
+  Packet inv_t_orthant{};
+  for (int p = groups_[0].first; p < groups_[1].end; ++p)
+    inv_t_orthant = lane_max(inv_t_orthant, -lane_min(dz_scaled[p], ds_scaled[p]) * lambda_inv_[p]);
+  double inv_t = packet::hmax(inv_t_orthant);
+  for (int k = 0; k < num_cones_; ++k) {
+    const int p = groups_[2].first + k;
+    inv_t = std::max(inv_t, packet::soc_inverse_step(lambda_[p], lambda_soc_[k], ds_scaled[p]));
+    inv_t = std::max(inv_t, packet::soc_inverse_step(lambda_[p], lambda_soc_[k], dz_scaled[p]));
+  }
+  std::copy(step, step + N, dx);
+  return inv_t > 0.0 ? 1.0 / inv_t : std::numeric_limits<double>::infinity();
+}
+
+template <class Program, int N, int NNarrow, int NTail>
+bool RowPacketSolver<Program, N, NNarrow, NTail>::solve(const Program& prob, const SolverSettings& settings,
+                                                        int ray_column, double* s, double* z) {
+  if (settings.barrier > 0.0 || ray_column < 0 || !pack(prob) || !ray_start(ray_column)) return false;
+  info = SolveInfo<1>{};
+  const int degree = prob.l + prob.num_soc;
+  const int packets = groups_[2].end;
+  auto finish = [&](SolveStatus status, int iter) {
+    info.status[0] = status;
+    info.iterations[0] = iter;
+    for (int p = groups_[0].first; p < groups_[1].end; ++p) {
+      const int begin = p < groups_[1].first ? 4 * p : prob.narrow_rows + 4 * (p - groups_[1].first);
+      const int end = p < groups_[1].first ? prob.narrow_rows : prob.l;
+      for (int i = 0; i < 4 && begin + i < end; ++i) {
+        s[begin + i] = s_[p][i];
+        z[begin + i] = z_[p][i];
+      }
+    }
+    for (int k = 0; k < num_cones_; ++k)
+      for (int i = 0; i < prob.soc_dim[k]; ++i) {
+        s[cone_first_row_[k] + i] = s_[groups_[2].first + k][i];
+        z[cone_first_row_[k] + i] = z_[groups_[2].first + k][i];
+      }
+    return true;
+  };
+  auto stopped = [&](SolveStatus status) {
+    return detail::within_tolerances(info, settings, settings.inaccurate_factor) ? SolveStatus::solved_inaccurate
+                                                                                 : status;
+  };
+
+  Packet t1[kMaxPackets], ds_aff[kMaxPackets], dz_aff[kMaxPackets], ds_scaled[kMaxPackets], dz_scaled[kMaxPackets];
+  double dx[N];
+  for (int iter = 0;; ++iter) {
+    const bool valid = scale_and_assemble();
+    if (valid && detail::within_tolerances(info, settings, 1.0)) return finish(SolveStatus::solved, iter);
+    if (!valid) return finish(stopped(SolveStatus::numerical_error), iter);
+    if (iter == settings.max_iter) return finish(stopped(SolveStatus::max_iterations), iter);
+
+    // Predictor, then Mehrotra's corrector (ConeSolver::solve).
+    for (int p = groups_[0].first; p < groups_[1].end; ++p) t1[p] = -lambda_[p] * row_mask_[p];
+    for (int p = groups_[2].first; p < packets; ++p) t1[p] = -lambda_[p];
+    const double mean_gap = info.gap / degree;  // divided while the predictor runs
+    const double t_aff = std::min(1.0, newton_direction(t1, dx, ds_aff, dz_aff));
+    const double one_minus = 1.0 - t_aff;
+    const double sigma_mu = one_minus * one_minus * one_minus * mean_gap;
+    for (int p = groups_[0].first; p < groups_[1].end; ++p)
+      t1[p] = (-lambda_[p] + (sigma_mu - ds_aff[p] * dz_aff[p]) * lambda_inv_[p]) * row_mask_[p];
+    for (int k = 0; k < num_cones_; ++k) {
+      const int p = groups_[2].first + k;
+      Packet rhs = -packet::soc_product(ds_aff[p], dz_aff[p]);
+      rhs[0] += sigma_mu;
+      t1[p] = packet::soc_divide(lambda_[p], lambda_soc_[k], rhs) - lambda_[p];
+    }
+    const double t = std::min(1.0, 0.99 * newton_direction(t1, dx, ds_scaled, dz_scaled));
+    if (!(t > 1e-12 && std::isfinite(detail::dot(dx, dx, N)))) return finish(stopped(SolveStatus::numerical_error), iter);
+
+    for (int j = 0; j < N; ++j) x[j] += t * dx[j];
+    for (int p = groups_[0].first; p < groups_[1].end; ++p) {
+      s_[p] += t * w_[p] * ds_scaled[p];
+      z_[p] += t * w_inv_[p] * dz_scaled[p];
+    }
+    for (int k = 0; k < num_cones_; ++k) {
+      const int p = groups_[2].first + k;
+      s_[p] += t * packet::soc_apply_W(cone_w_[k], ds_scaled[p]);
+      z_[p] += t * packet::soc_apply_Winv(cone_w_[k], dz_scaled[p]);
+    }
+  }
+}
+
+}  // namespace dcol
