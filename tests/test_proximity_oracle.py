@@ -124,6 +124,7 @@ def test_single_calls_agree_with_the_lane_solver(kind_a, kind_b):
     singles = [proximity(a, r_a[i], q_a[i], b, r_b[i], q_b[i]) for i in range(len(r_a))]
     assert np.all(batch.status == Status.SOLVED)
     assert_batch_matches_singles(batch, singles)
+    assert np.all(np.abs(batch.iterations - [s.iterations for s in singles]) <= 1)
 
 
 @pytest.mark.parametrize("kind_a,kind_b", [("polygon", "capsule"), ("cone", "polytope"), ("sphere", "ellipsoid")])
