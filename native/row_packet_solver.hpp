@@ -7,13 +7,16 @@
 // second-order cone, of 3 or 4 rows in every proximity problem, fills one packet (a 3-row cone gets a
 // zero row, which the cone's algebra keeps at zero, so the cone is exactly the 3-row one). The
 // method is ConeSolver's, step for step: the same ray start, Nesterov–Todd scaling, Mehrotra
-// predictor–corrector, step rule and stopping tests; only the order of some sums differs, so the
-// iterates agree up to rounding.
+// predictor–corrector, step rule and stopping tests. The cone's scaling and λ come from equivalent
+// closed forms and the sums over rows stay in packets until the end of a pass, so the iterates agree
+// with ConeSolver's up to rounding. Such a solve is bound by the latency of its chain of dependent
+// square roots and divisions more than by its instruction count, which is why those forms are chosen.
 //
 // Orthant packets are padded with rows 0ᵀx ≤ 1; they stay at s = 1, z = μ₀ and are masked out of
 // the gap, the objective and the search directions.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -115,6 +118,7 @@ class RowPacketSolver {
   static_assert(Program::n_max == N, "the variables are a compile-time constant");
   using Packet = packet::Packet;
   static constexpr int kMaxCones = 2;
+  // The two groups of orthant rows may each end in a partly filled packet; a cone takes a packet.
   static constexpr int kMaxPackets = (Program::m_max + 3) / 4 + 2 + kMaxCones;
 
  public:
