@@ -112,8 +112,8 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   if constexpr (W == 1) {
     if (deriv.request == DerivativeRequest::none) {
       RowPacketSolver<Program, N, NA, NTail> packed;
-      V s[MMax], z[MMax];
-      if (packed.solve(prob, settings, kAlphaColumn, s, z)) return write_results_of(packed.x, z, packed.info);
+      V z[MMax];
+      if (packed.solve(prob, settings, kAlphaColumn, z)) return write_results_of(packed.x, z, packed.info);
     }
   }
 

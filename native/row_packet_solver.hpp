@@ -117,7 +117,7 @@ class RowPacketSolver {
   static_assert(Program::lanes == 1, "one problem at a time");
   static_assert(Program::n_max == N, "the variables are a compile-time constant");
   using Packet = packet::Packet;
-  static constexpr int kMaxCones = 2;
+  static constexpr int kMaxCones = Program::k_max;
   // The two groups of orthant rows may each end in a partly filled packet; a cone takes a packet.
   static constexpr int kMaxPackets = (Program::m_max + 3) / 4 + 2 + kMaxCones;
 
@@ -125,10 +125,10 @@ class RowPacketSolver {
   double x[N];
   SolveInfo<1> info;
 
-  // True when this solver takes the problem: at most two cones of at most four rows, barrier = 0
-  // and a ray start (ConeSolver::ray_start) on ray_column. The solution is then in x, s and z (the
-  // program's row order) and info.
-  bool solve(const Program& prob, const SolverSettings& settings, int ray_column, double* s, double* z);
+  // True when this solver takes the problem: cones of at most four rows, barrier = 0 and a ray start
+  // (ConeSolver::ray_start) on ray_column. The solution is then in x, z (the program's row order;
+  // the results need no s) and info.
+  bool solve(const Program& prob, const SolverSettings& settings, int ray_column, double* z);
 
  private:
   struct Group {
@@ -151,7 +151,7 @@ class RowPacketSolver {
   Packet lambda_[kMaxPackets], lambda_inv_[kMaxPackets];
   Packet u_[kMaxPackets], Gs_[kMaxPackets][N];
   detail::SocPoint<double> lambda_soc_[kMaxCones];
-  double rx_[N], L_[N][N], D_[N], D_inv_[N];
+  double rx_[N], L_[N][N], D_inv_[N];
 
   // Calls f(p, cols) for every orthant packet, then g(p, k, cols) for every cone packet (k: its cone).
   template <class F, class G>
@@ -182,7 +182,7 @@ class RowPacketSolver {
 
 template <class Program, int N, int NNarrow, int NTail>
 bool RowPacketSolver<Program, N, NNarrow, NTail>::pack(const Program& prob) {
-  if (prob.n != N || prob.num_soc > kMaxCones) return false;
+  if (prob.n != N) return false;
   int packets = 0;
   auto pack_orthant = [&](int begin, int end) -> Group {
     const Group group{packets, packets + (end - begin + 3) / 4};
@@ -347,7 +347,8 @@ bool RowPacketSolver<Program, N, NNarrow, NTail>::scale_and_assemble() {
   info.dual_objective = -packet::hsum(hz);
   info.primal_residual = std::sqrt(packet::hsum(rz2)) / h_scale_;
   info.dual_residual = std::sqrt(detail::dot(rx_, rx_, N)) / c_scale_;
-  return interior && detail::ldl_factor(H, N, L_, D_, D_inv_);
+  double D[N];
+  return interior && detail::ldl_factor(H, N, L_, D, D_inv_);
 }
 
 // ConeSolver::newton_direction.
@@ -392,7 +393,7 @@ double RowPacketSolver<Program, N, NNarrow, NTail>::newton_direction(const Packe
 
 template <class Program, int N, int NNarrow, int NTail>
 bool RowPacketSolver<Program, N, NNarrow, NTail>::solve(const Program& prob, const SolverSettings& settings,
-                                                        int ray_column, double* s, double* z) {
+                                                        int ray_column, double* z) {
   if (settings.barrier > 0.0 || ray_column < 0 || !pack(prob) || !ray_start(ray_column)) return false;
   info = SolveInfo<1>{};
   const int degree = prob.l + prob.num_soc;
@@ -403,16 +404,10 @@ bool RowPacketSolver<Program, N, NNarrow, NTail>::solve(const Program& prob, con
     for (int p = groups_[0].first; p < groups_[1].end; ++p) {
       const int begin = p < groups_[1].first ? 4 * p : prob.narrow_rows + 4 * (p - groups_[1].first);
       const int end = p < groups_[1].first ? prob.narrow_rows : prob.l;
-      for (int i = 0; i < 4 && begin + i < end; ++i) {
-        s[begin + i] = s_[p][i];
-        z[begin + i] = z_[p][i];
-      }
+      for (int i = 0; i < 4 && begin + i < end; ++i) z[begin + i] = z_[p][i];
     }
     for (int k = 0; k < num_cones_; ++k)
-      for (int i = 0; i < prob.soc_dim[k]; ++i) {
-        s[cone_first_row_[k] + i] = s_[groups_[2].first + k][i];
-        z[cone_first_row_[k] + i] = z_[groups_[2].first + k][i];
-      }
+      for (int i = 0; i < prob.soc_dim[k]; ++i) z[cone_first_row_[k] + i] = z_[groups_[2].first + k][i];
     return true;
   };
   auto stopped = [&](SolveStatus status) {
