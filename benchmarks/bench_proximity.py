@@ -8,9 +8,12 @@ For every ordered pair of the seven primitives the same random pose pairs are so
 - cvxpy + Clarabel on the same problem (9), the test oracle of tests/oracle.py: compiled once per
   shape pair with the poses as parameters (the fastest cvxpy route), solved at gap and feasibility
   1e-10 (dcol: 1e-9); the whole re-solve and Clarabel's own solve time.
-A primitive's row averages the pairs in which it is shape a. Needs the `[test]` extra (cvxpy).
+Every figure is the fastest of --repeats runs, as Python's timeit advises: a slower run measures
+other processes' interference, not the code (this matters on shared machines). A primitive's row
+averages the pairs in which it is shape a. Needs the `[test]` extra (cvxpy).
 
 Run: python benchmarks/bench_proximity.py [--poses 10000] [--python-calls 2000] [--cvxpy-problems 10]
+                                          [--repeats 3]
 """
 
 import argparse
@@ -82,6 +85,11 @@ def time_python_calls(a, b, poses, count):
     return (time.perf_counter() - start) / count
 
 
+def best_of(repeats, measure):
+    """The fastest of `repeats` runs of measure(), which returns a time or a tuple led by one."""
+    return min(measure() for _ in range(repeats))
+
+
 def time_cvxpy(a, b, poses, count):
     """Mean seconds per oracle re-solve and per Clarabel solve inside it."""
     proximity_oracle(a, poses[0][0], poses[1][0], b, poses[2][0], poses[3][0])  # compile once
@@ -99,17 +107,19 @@ def main():
     parser.add_argument("--poses", type=int, default=10_000, help="pose pairs per shape pair (batch path)")
     parser.add_argument("--python-calls", type=int, default=2_000, help="single calls per shape pair")
     parser.add_argument("--cvxpy-problems", type=int, default=10, help="cvxpy solves per shape pair")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each measurement; the fastest counts")
     args = parser.parse_args()
+    best = lambda measure: best_of(args.repeats, measure)  # noqa: E731
     rng = np.random.default_rng(0)
 
     rows = {name: [] for name in SHAPES}
     for (name_a, a), (name_b, b) in itertools.product(SHAPES.items(), SHAPES.items()):
         poses = random_poses(rng, args.poses)
-        batch, iterations = time_batch(a, b, poses, threads=1)
-        batch2, _ = time_batch(a, b, poses, threads=2)
-        one_pair = time_one_pair_solver(a, b, poses)
-        single = time_python_calls(a, b, poses, args.python_calls)
-        cvx_total, cvx_solver = time_cvxpy(a, b, poses, args.cvxpy_problems)
+        batch, iterations = best(lambda: time_batch(a, b, poses, threads=1))
+        batch2, _ = best(lambda: time_batch(a, b, poses, threads=2))
+        one_pair = best(lambda: time_one_pair_solver(a, b, poses))
+        single = best(lambda: time_python_calls(a, b, poses, args.python_calls))
+        cvx_total, cvx_solver = best(lambda: time_cvxpy(a, b, poses, args.cvxpy_problems))
         rows[name_a].append((batch, batch2, one_pair, single, cvx_total, cvx_solver, iterations))
 
     print(f"DCOL proximity, time per pair averaged over the 7 partners of each primitive ({os.cpu_count()} cores)")

@@ -160,20 +160,60 @@ inline V soc_inverse_step(const V* u, const SocPoint<V>& pt, const V* du, int di
   return pt.inv_delta * (lane_sqrt(rho1_delta2) - rho0_delta);
 }
 
-// One second-order cone block of W = η (2 v vᵀ − J) and W⁻¹ = (2 J v vᵀ J − J) / η.
+// Nesterov–Todd scaling of one second-order cone in closed form, W = η (k c cᵀ − J): the usual
+// η (2 v vᵀ − J) with 2 v vᵀ = k c cᵀ, c = s̄ + J z̄ + 2γ e and k = 1/(2γ c0) (s̄, z̄: s and z
+// normalized to the cone's unit hyperboloid, γ² = (1 + s̄ᵀz̄)/2). Unlike v it needs no square root
+// beyond γ's: a shorter chain of dependent roots and divisions, which bounds the speed of these
+// small solves. The vector c is kept over the cone's rows (`c`), the rest here.
 template <class V>
-inline void soc_apply_W(const V* sv, V eta, const V* x, V* out, int dim) {
-  const V t = 2.0 * dot(sv, x, dim);
-  out[0] = eta * (t * sv[0] - x[0]);
-  for (int i = 1; i < dim; ++i) out[i] = eta * (t * sv[i] + x[i]);
+struct SocScaling {
+  V k, eta, inv_eta;
+};
+
+// The scaling of a cone at s and z strictly inside it, from s_res = sᵀJs, z_res = zᵀJz, sᵀz and the
+// heads s0, z0; with λ = W z in closed form (CVXOPT's coneprog notes, §4), using
+// λᵀJλ = ‖s‖_J ‖z‖_J.
+template <class V>
+struct SocScalingPoint {
+  SocScaling<V> w;
+  V s_inv, z_inv;            // 1/‖s‖_J, 1/‖z‖_J: c's tail is s1 s_inv − z1 z_inv
+  V c0;                      // c's head
+  V lambda0, lambda_s, lambda_z;  // λ = (λ0, lambda_s s1 + lambda_z z1)
+  SocPoint<V> lambda_point;
+};
+
+template <class V>
+inline SocScalingPoint<V> soc_scaling(V s_res, V z_res, V s_dot_z, V s0, V z0) {
+  const V s_norm = lane_sqrt(s_res), z_norm = lane_sqrt(z_res);
+  const V s_inv = s_norm * (1.0 / s_res), z_inv = z_norm * (1.0 / z_res);  // not after the roots
+  const V gamma = lane_sqrt(0.5 * (1.0 + s_dot_z * s_inv * z_inv));
+  const V s0_bar = s0 * s_inv, z0_bar = z0 * z_inv;
+  const V c0 = s0_bar + z0_bar + 2.0 * gamma;
+  const V inv_c0 = 1.0 / c0, inv_gamma = 1.0 / gamma;
+  const V inv_delta = lane_sqrt(s_inv * z_inv), delta = s_norm * z_norm * inv_delta;
+  return {{0.5 * inv_gamma * inv_c0, lane_sqrt(s_norm * z_inv), lane_sqrt(z_norm * s_inv)},
+          s_inv,
+          z_inv,
+          c0,
+          delta * gamma,
+          (gamma + z0_bar) * s_inv * delta * inv_c0,
+          (gamma + s0_bar) * z_inv * delta * inv_c0,
+          {inv_delta, s_inv * z_inv, gamma, 1.0 / (1.0 + gamma), inv_delta * inv_gamma}};
+}
+
+// out = W x and out = W⁻¹ x = J (k (cᵀJx) c − x)/η in one cone.
+template <class V>
+inline void soc_apply_W(const V* c, const SocScaling<V>& w, const V* x, V* out, int dim) {
+  const V t = w.k * dot(c, x, dim);
+  out[0] = w.eta * (t * c[0] - x[0]);
+  for (int i = 1; i < dim; ++i) out[i] = w.eta * (t * c[i] + x[i]);
 }
 
 template <class V>
-inline void soc_apply_Winv(const V* sv, V eta, const V* x, V* out, int dim) {
-  const V t = 2.0 * (sv[0] * x[0] - dot(sv + 1, x + 1, dim - 1));
-  const V inv_eta = 1.0 / eta;
-  out[0] = inv_eta * (t * sv[0] - x[0]);
-  for (int i = 1; i < dim; ++i) out[i] = inv_eta * (x[i] - t * sv[i]);
+inline void soc_apply_Winv(const V* c, const SocScaling<V>& w, const V* x, V* out, int dim) {
+  const V t = w.k * (c[0] * x[0] - dot(c + 1, x + 1, dim - 1));
+  out[0] = w.inv_eta * (t * c[0] - x[0]);
+  for (int i = 1; i < dim; ++i) out[i] = w.inv_eta * (x[i] - t * c[i]);
 }
 
 // Jordan product in one cone: (uᵀv, u0 v1 + v0 u1).
@@ -279,13 +319,13 @@ class ConeSolver {
   // otherwise at CVXOPT's least-squares point.
   const SolveInfo<W>& solve(const Program& prob, const SolverSettings& settings, int ray_column = -1);
 
-  // Nesterov–Todd scaling at the last iterate: orthant W = diag(w); cone k: W = η_k (2 v vᵀ − J)
-  // with vᵀJv = 1, v stored in soc_v over the cone's rows. λ = W z = W⁻¹ s. L, D: factors
-  // L D Lᵀ of Gᵀ W⁻² G (L unit lower triangular). At a solved status they belong to the returned
-  // solution.
+  // Nesterov–Todd scaling at the last iterate: orthant W = diag(w); cone k: W = η_k (k c cᵀ − J)
+  // (detail::SocScaling) with c stored in soc_c over the cone's rows. λ = W z = W⁻¹ s. L, D:
+  // factors L D Lᵀ of Gᵀ W⁻² G (L unit lower triangular). At a solved status they belong to the
+  // returned solution.
   V w[MMax], w_inv[MMax];
-  V soc_v[MMax];
-  V eta[KMax];
+  V soc_c[MMax];
+  detail::SocScaling<V> soc_w[KMax];
   V lambda[MMax];
   V L[NMax][NMax], D[NMax];
 
@@ -459,20 +499,16 @@ typename ConeSolver<Program, NFixed, NNarrow, NTail>::Mask ConeSolver<Program, N
     const V s_res = detail::soc_residual(sk, dim);
     const V z_res = detail::soc_residual(zk, dim);
     interior = interior & (s_res > 0.0) & (z_res > 0.0) & (sk[0] > 0.0) & (zk[0] > 0.0);
-    const V s_norm = lane_sqrt(s_res), z_norm = lane_sqrt(z_res);
-    const V s_inv = 1.0 / s_norm, z_inv = 1.0 / z_norm;
-    const V gamma = lane_sqrt(0.5 * (1.0 + detail::dot(sk, zk, dim) * s_inv * z_inv));
-    // w̄ = (s̄ + J z̄) / 2γ, and the vector v = (w̄ + e) / √(2(w̄0 + 1)) of W = η (2 v vᵀ − J).
-    V* v = soc_v + row;
-    const V half_gamma_inv = 0.5 / gamma;
-    const V w0 = (sk[0] * s_inv + zk[0] * z_inv) * half_gamma_inv;
-    const V v_scale = 1.0 / lane_sqrt(2.0 * (w0 + 1.0));
-    v[0] = (w0 + 1.0) * v_scale;
-    const V tail_scale = half_gamma_inv * v_scale;
-    for (int i = 1; i < dim; ++i) v[i] = (sk[i] * s_inv - zk[i] * z_inv) * tail_scale;
-    eta[k] = lane_sqrt(s_norm * z_inv);
-    detail::soc_apply_W(v, eta[k], zk, lambda + row, dim);
-    lambda_soc_[k] = detail::soc_point(lambda + row, dim);
+    const detail::SocScalingPoint<V> sc = detail::soc_scaling(s_res, z_res, detail::dot(sk, zk, dim), sk[0], zk[0]);
+    const detail::SocScaling<V>& scaling = soc_w[k] = sc.w;
+    V* c = soc_c + row;
+    c[0] = sc.c0;
+    lambda[row] = sc.lambda0;
+    for (int i = 1; i < dim; ++i) {
+      c[i] = sk[i] * sc.s_inv - zk[i] * sc.z_inv;
+      lambda[row + i] = sc.lambda_s * sk[i] + sc.lambda_z * zk[i];
+    }
+    lambda_soc_[k] = sc.lambda_point;
 
     V rz[MMax];
     for (int i = 0; i < dim; ++i) {
@@ -487,18 +523,18 @@ typename ConeSolver<Program, NFixed, NNarrow, NTail>::Mask ConeSolver<Program, N
       gap += sk[i] * zk[i];
       hz += p.h[row + i] * zk[i];
     }
-    detail::soc_apply_Winv(v, eta[k], rz, u_ + row, dim);
-    // Rows of W⁻¹G: W⁻¹ = (2 J v vᵀ J − J)/η acts on each column of the block.
-    const V inv_eta = 1.0 / eta[k];
-    V t[NMax];  // 2 (Jv)ᵀ G_k
-    for (int j = cols.lo; j < cols.hi; ++j) t[j] = v[0] * p.G[row][j];
+    detail::soc_apply_Winv(c, scaling, rz, u_ + row, dim);
+    // Rows of W⁻¹G: W⁻¹ = J (k c cᵀJ − I)/η acts on each column of the block.
+    V t[NMax];  // k (Jc)ᵀ G_k
+    for (int j = cols.lo; j < cols.hi; ++j) t[j] = c[0] * p.G[row][j];
     for (int i = 1; i < dim; ++i)
-      for (int j = cols.lo; j < cols.hi; ++j) t[j] -= v[i] * p.G[row + i][j];
+      for (int j = cols.lo; j < cols.hi; ++j) t[j] -= c[i] * p.G[row + i][j];
+    for (int j = cols.lo; j < cols.hi; ++j) t[j] *= scaling.k;
     for (int i = 0; i < dim; ++i) {
       const V* g = p.G[row + i];
-      const double sign = i == 0 ? -1.0 : 1.0;
+      const V signed_inv_eta = i == 0 ? scaling.inv_eta : -scaling.inv_eta;
       V gs[NMax];
-      for (int j = cols.lo; j < cols.hi; ++j) gs[j] = inv_eta * (sign * g[j] - sign * 2.0 * t[j] * v[i]);
+      for (int j = cols.lo; j < cols.hi; ++j) gs[j] = signed_inv_eta * (t[j] * c[i] - g[j]);
       for (int a = cols.lo; a < cols.hi; ++a) {
         Gs_[row + i][a] = gs[a];
         for (int b = cols.lo; b <= a; ++b) H[a][b] += gs[a] * gs[b];
@@ -737,8 +773,8 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, con
     }
     for_each_cone([&](int k, int row, auto dim, auto) {
       V ds[MMax], dz[MMax];
-      detail::soc_apply_W(soc_v + row, eta[k], ds_scaled + row, ds, dim);
-      detail::soc_apply_Winv(soc_v + row, eta[k], dz_scaled + row, dz, dim);
+      detail::soc_apply_W(soc_c + row, soc_w[k], ds_scaled + row, ds, dim);
+      detail::soc_apply_Winv(soc_c + row, soc_w[k], dz_scaled + row, dz, dim);
       for (int i = 0; i < dim; ++i) {
         s[row + i] = select(moving, s[row + i] + t * ds[i], s[row + i]);
         z[row + i] = select(moving, z[row + i] + t * dz[i], z[row + i]);

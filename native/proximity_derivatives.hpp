@@ -144,8 +144,8 @@ class LinearizedKKT {
         for (int i = 0; i < dim; ++i) g[i] = p_.G[row + i][j];
         detail::soc_product(solver.z + row, g, t, dim);
         detail::soc_divide(solver.s + row, s_point_[k], t, m_inv, dim);
-        detail::soc_apply_Winv(solver.soc_v + row, solver.eta[k], g, t, dim);
-        detail::soc_apply_Winv(solver.soc_v + row, solver.eta[k], t, w_inv2, dim);
+        detail::soc_apply_Winv(solver.soc_c + row, solver.soc_w[k], g, t, dim);
+        detail::soc_apply_Winv(solver.soc_c + row, solver.soc_w[k], t, w_inv2, dim);
         for (int aa = 0; aa < num_used; ++aa) {
           const int a = used[aa];
           V acc{};

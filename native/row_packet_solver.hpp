@@ -7,10 +7,9 @@
 // second-order cone, of 3 or 4 rows in every proximity problem, fills one packet (a 3-row cone gets a
 // zero row, which the cone's algebra keeps at zero, so the cone is exactly the 3-row one). The
 // method is ConeSolver's, step for step: the same ray start, Nesterov–Todd scaling, Mehrotra
-// predictor–corrector, step rule and stopping tests. The cone's scaling and λ come from equivalent
-// closed forms and the sums over rows stay in packets until the end of a pass, so the iterates agree
-// with ConeSolver's up to rounding. Such a solve is bound by the latency of its chain of dependent
-// square roots and divisions more than by its instruction count, which is why those forms are chosen.
+// predictor–corrector, step rule, stopping tests and closed forms of a cone's scaling and λ
+// (detail::soc_scaling). The sums over rows stay in packets until the end of a pass, so the iterates
+// agree with ConeSolver's up to rounding.
 //
 // Orthant packets are padded with rows 0ᵀx ≤ 1; they stay at s = 1, z = μ₀ and are masked out of
 // the gap, the objective and the search directions.
@@ -85,19 +84,13 @@ inline double soc_inverse_step(Packet u, const detail::SocPoint<double>& pt, Pac
   return pt.inv_delta * (std::sqrt(hsum(rho_delta * rho_delta)) - rho0_delta);
 }
 
-// Nesterov–Todd scaling of a cone, W = η (k c cᵀ − J): the usual η (2 v vᵀ − J) with
-// 2 v vᵀ = k c cᵀ, c = s̄ + J z̄ + 2γ e and k = 1/(2γ c0) (s̄, z̄: s and z normalized to the
-// cone's unit hyperboloid, γ² = (1 + s̄ᵀz̄)/2), which needs no square root beyond γ's.
-struct SocScaling {
-  Packet c;
-  double k, eta, inv_eta;
-};
+// W x and W⁻¹ x of a cone's scaling (detail::SocScaling) with its vector c in a packet.
+inline Packet soc_apply_W(Packet c, const detail::SocScaling<double>& w, Packet x) {
+  return w.eta * ((w.k * hsum(c * x)) * c - kJ * x);
+}
 
-inline Packet soc_apply_W(const SocScaling& w, Packet x) { return w.eta * ((w.k * hsum(w.c * x)) * w.c - kJ * x); }
-
-// W⁻¹ = (k J c cᵀ J − J)/η.
-inline Packet soc_apply_Winv(const SocScaling& w, Packet x) {
-  return w.inv_eta * kJ * ((w.k * hsum(kJ * w.c * x)) * w.c - x);
+inline Packet soc_apply_Winv(Packet c, const detail::SocScaling<double>& w, Packet x) {
+  return w.inv_eta * kJ * ((w.k * hsum(kJ * c * x)) * c - x);
 }
 
 inline Packet soc_product(Packet u, Packet v) { return with_head(u[0] * v + v[0] * u, hsum(u * v)); }
@@ -147,7 +140,8 @@ class RowPacketSolver {
   Packet row_mask_[kMaxPackets];  // 1 on a real orthant row, 0 on padding
   Packet s_[kMaxPackets], z_[kMaxPackets];
   Packet w_[kMaxPackets], w_inv_[kMaxPackets];  // orthant: W = diag(w)
-  packet::SocScaling cone_w_[kMaxCones];
+  Packet cone_c_[kMaxCones];
+  detail::SocScaling<double> cone_w_[kMaxCones];
   Packet lambda_[kMaxPackets], lambda_inv_[kMaxPackets];
   Packet u_[kMaxPackets], Gs_[kMaxPackets][N];
   detail::SocPoint<double> lambda_soc_[kMaxCones];
@@ -308,31 +302,19 @@ bool RowPacketSolver<Program, N, NNarrow, NTail>::scale_and_assemble() {
         const Packet s = s_[p], z = z_[p];
         const double s_res = packet::soc_residual(s), z_res = packet::soc_residual(z);
         interior = interior && s_res > 0.0 && z_res > 0.0 && s[0] > 0.0 && z[0] > 0.0;
-        const double s_norm = std::sqrt(s_res), z_norm = std::sqrt(z_res);
-        const double s_inv = s_norm * (1.0 / s_res), z_inv = z_norm * (1.0 / z_res);  // not after the root
-        const double gamma = std::sqrt(0.5 * (1.0 + packet::hsum(s * z) * s_inv * z_inv));
-        const double s0_bar = s[0] * s_inv, z0_bar = z[0] * z_inv;
-        const double c0 = s0_bar + z0_bar + 2.0 * gamma;
-        const double inv_c0 = 1.0 / c0, inv_gamma = 1.0 / gamma;
-        packet::SocScaling& scaling = cone_w_[k];
-        scaling.c = packet::with_head(s * s_inv - z * z_inv, c0);
-        scaling.k = 0.5 * inv_gamma * inv_c0;
-        scaling.eta = std::sqrt(s_norm * z_inv);
-        scaling.inv_eta = std::sqrt(z_norm * s_inv);
-        // λ = W z in closed form (CVXOPT's coneprog notes, §4), with λᵀJλ = ‖s‖_J ‖z‖_J.
-        const double inv_delta = std::sqrt(s_inv * z_inv), delta = s_norm * z_norm * inv_delta;
-        lambda_[p] = packet::with_head(((gamma + z0_bar) * s_inv * delta * inv_c0) * s +
-                                           ((gamma + s0_bar) * z_inv * delta * inv_c0) * z,
-                                       delta * gamma);
-        lambda_soc_[k] = {inv_delta, s_inv * z_inv, gamma, 1.0 / (1.0 + gamma), inv_delta * inv_gamma};
+        const detail::SocScalingPoint<double> sc = detail::soc_scaling(s_res, z_res, packet::hsum(s * z), s[0], z[0]);
+        const detail::SocScaling<double>& scaling = cone_w_[k] = sc.w;
+        const Packet c = cone_c_[k] = packet::with_head(s * sc.s_inv - z * sc.z_inv, sc.c0);
+        lambda_[p] = packet::with_head(sc.lambda_s * s + sc.lambda_z * z, sc.lambda0);
+        lambda_soc_[k] = sc.lambda_point;
         const Packet rz = residual(p, cols);
-        u_[p] = packet::soc_apply_Winv(scaling, rz);
+        u_[p] = packet::soc_apply_Winv(c, scaling, rz);
         // Columns of W⁻¹G: W⁻¹ g = −J (g − k (cᵀJg) c)/η.
         const Packet minus_J_over_eta = packet::kJ * -scaling.inv_eta;
-        const Packet Jc = packet::kJ * scaling.c;
+        const Packet Jc = packet::kJ * c;
         Packet gs[N];
         for (int j = cols.lo; j < cols.hi; ++j)
-          gs[j] = minus_J_over_eta * (G_[p][j] - (scaling.k * packet::hsum(Jc * G_[p][j])) * scaling.c);
+          gs[j] = minus_J_over_eta * (G_[p][j] - (scaling.k * packet::hsum(Jc * G_[p][j])) * c);
         accumulate_rows(p, z, rz, splat<Packet>(1.0), gs, cols);
       });
   double H[N][N], triangle[kTriangle];
@@ -448,8 +430,8 @@ bool RowPacketSolver<Program, N, NNarrow, NTail>::solve(const Program& prob, con
     }
     for (int k = 0; k < num_cones_; ++k) {
       const int p = groups_[2].first + k;
-      s_[p] += t * packet::soc_apply_W(cone_w_[k], ds_scaled[p]);
-      z_[p] += t * packet::soc_apply_Winv(cone_w_[k], dz_scaled[p]);
+      s_[p] += t * packet::soc_apply_W(cone_c_[k], cone_w_[k], ds_scaled[p]);
+      z_[p] += t * packet::soc_apply_Winv(cone_c_[k], cone_w_[k], dz_scaled[p]);
     }
   }
 }
