@@ -17,6 +17,7 @@ Run: python benchmarks/bench_proximity.py [--poses 10000] [--python-calls 2000] 
 """
 
 import argparse
+import functools
 import itertools
 import os
 import sys
@@ -109,7 +110,7 @@ def main():
     parser.add_argument("--cvxpy-problems", type=int, default=10, help="cvxpy solves per shape pair")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each measurement; the fastest counts")
     args = parser.parse_args()
-    best = lambda measure: best_of(args.repeats, measure)  # noqa: E731
+    best = functools.partial(best_of, args.repeats)
     rng = np.random.default_rng(0)
 
     rows = {name: [] for name in SHAPES}

@@ -309,7 +309,8 @@ bool RowPacketSolver<Program, N, NNarrow, NTail>::scale_and_assemble() {
         lambda_soc_[k] = sc.lambda_point;
         const Packet rz = residual(p, cols);
         u_[p] = packet::soc_apply_Winv(c, scaling, rz);
-        // Columns of W⁻¹G: W⁻¹ g = −J (g − k (cᵀJg) c)/η.
+        // Columns of W⁻¹G: W⁻¹ g = −J (g − k (cᵀJg) c)/η, packet::soc_apply_Winv with its column-
+        // independent factors hoisted by hand (calling it per column measured 1–2% slower).
         const Packet minus_J_over_eta = packet::kJ * -scaling.inv_eta;
         const Packet Jc = packet::kJ * c;
         Packet gs[N];
