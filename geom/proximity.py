@@ -36,26 +36,9 @@ def checked_threads(threads):
     return int(threads)
 
 
-def proximity(a, r_a, q_a, b, r_b, q_b, *, settings=None):
-    """Minimum scaling α of shapes a and b at their body poses, with contact information.
-
-    Parameters
-    ----------
-    a, b : dcol.geom shapes.
-    r_a, r_b : (3,) body positions.
-    q_a, q_b : (4,) quaternions ``[w, x, y, z]`` (any nonzero norm) or (3, 3) rotation matrices.
-    settings : dcol.solvers.SolverSettings, optional tolerances and iteration limit.
-
-    Returns
-    -------
-    ProximityResult with ``alpha`` (float), ``x`` (3,), ``p_a`` (3,), ``p_b`` (3,),
-    ``distance`` (float, eq. 30: ‖p_a − p_b‖, measured along the line of the origins and positive
-    under penetration too, so not a signed distance: use α to tell penetration),
-    ``normal`` (3,) unit vector from a to b (zero when α = 0),
-    ``status`` (dcol.solvers.Status), ``iterations`` (int), ``converged`` (bool).
-    Outputs are always finite; a solve that did not converge says so in ``status``.
-    """
-    return _native.proximity(a, r_a, q_a, b, r_b, q_b, value_settings(settings))
+# The native function itself (native/bindings.cpp, docstring included): a Python wrapper took
+# 0.1 µs of a ~4 µs call.
+proximity = _native.proximity
 
 
 @dataclass(frozen=True)

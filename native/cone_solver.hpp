@@ -259,14 +259,56 @@ inline auto ldl_factor(const V (&H)[NMax][NMax], int n, V (&L)[NMax][NMax], V* D
   return (max_diag > 0.0) & lane_finite(max_diag);
 }
 
-// b ← (L D Lᵀ)⁻¹ b.
+// b ← (L D Lᵀ)⁻¹ b. Both substitutions subtract the entry solved last at the end of each sum, so
+// the chain of dependent operations is one multiply-add per entry, not a whole sum (the back
+// substitution in the other order made the one-pair solve of two polygons 12% slower).
 template <class V, int NMax>
 inline void ldl_solve(const V (&L)[NMax][NMax], const V* D_inv, int n, V* b) {
   for (int i = 0; i < n; ++i)
     for (int k = 0; k < i; ++k) b[i] -= L[i][k] * b[k];
   for (int i = 0; i < n; ++i) b[i] *= D_inv[i];
   for (int i = n - 1; i >= 0; --i)
-    for (int k = i + 1; k < n; ++k) b[i] -= L[k][i] * b[k];
+    for (int k = n - 1; k > i; --k) b[i] -= L[k][i] * b[k];
+}
+
+// How far a Newton direction may go: the largest t keeping λ + t W⁻¹Δs (primal) and λ + t WΔz
+// (dual) in the cone, +∞ where nothing bounds it.
+template <class V>
+struct StepBounds {
+  V primal, dual;
+  V both() const { return lane_min(primal, dual); }
+};
+
+// Sums over the rows of the scaled directions ds = W⁻¹Δs, dz = WΔz: with them the complementarity
+// after separate primal and dual steps is (s + t_p Δs)ᵀ(z + t_d Δz) = (λ + t_p ds)ᵀ(λ + t_d dz)
+// = sᵀz + t_p Σλᵀds + t_d Σλᵀdz + t_p t_d Σdsᵀdz (W is symmetric).
+template <class V>
+struct DirectionProducts {
+  V lambda_ds{}, lambda_dz{}, ds_dz{};
+};
+
+// Mehrotra's centering parameter σ = (μ_aff/μ)², μ_aff the complementarity after the predictor's
+// longest primal step and longest dual step, each taken on its own (as LP codes with separate
+// primal and dual step lengths compute it). In DCOL's problems one side of one cone alone often
+// blocks the predictor, and σ = (1 − t_aff)³ of the common step then asked for too much centring:
+// this takes 3% fewer iterations over the benchmark's 49 pairs (8.98 → 8.68 on average).
+// inv_gap: 1/sᵀz, divided before the predictor ends.
+template <class V>
+inline V centering_parameter(V inv_gap, const StepBounds<V>& affine, const DirectionProducts<V>& products) {
+  const V t_p = lane_min(splat<V>(1.0), affine.primal), t_d = lane_min(splat<V>(1.0), affine.dual);
+  const V ratio = 1.0 + (t_p * products.lambda_ds + t_d * products.lambda_dz + t_p * t_d * products.ds_dz) * inv_gap;
+  const V clamped = lane_min(splat<V>(1.0), lane_max(V{}, ratio));
+  return clamped * clamped;
+}
+
+// The fraction of the way to the boundary of the cone that a step goes. 0.99 keeps the iterates
+// central, but once the predictor reaches (almost) all the way the Newton direction is accurate
+// and that fraction alone would cut the gap no more than 100-fold per iteration (superlinear
+// convergence needs it to tend to 1). Going 0.999 of the way there ends the iterations sooner:
+// 12% fewer for two polytopes, 8.68 → 8.55 on average over the benchmark's pairs.
+template <class V>
+inline V step_fraction(V t_affine) {
+  return select(t_affine >= 0.99, splat<V>(0.999), splat<V>(0.99));
 }
 
 // The lanes whose last iterate meets the tolerances, each relaxed by factor.
@@ -400,7 +442,8 @@ class ConeSolver {
   Mask scale_and_assemble();
   Mask factor(const V (&H)[NMax][NMax]);
   void factor_solve(V* b) const;
-  V newton_direction(const V* t1, V* dx, V* ds_scaled, V* dz_scaled);
+  detail::StepBounds<V> newton_direction(const V* t1, V* dx, V* ds_scaled, V* dz_scaled,
+                                         detail::DirectionProducts<V>* products = nullptr);
   void shift_into_cone(V* v) const;
 };
 
@@ -564,10 +607,11 @@ void ConeSolver<Program, NFixed, NNarrow, NTail>::factor_solve(V* b) const {
 // Newton step for  Gᵀ dz = −r_x,  G dx + ds = −r_z,  W⁻¹ds + W dz = t1  (t1 = λ \ the
 // complementarity right-hand side). With v = W⁻¹ r_z + t1 (CVXOPT's elimination):
 // GsᵀGs dx = −r_x − Gsᵀv,  W dz = Gs dx + v,  W⁻¹ds = t1 − W dz.
-// Returns dx, the scaled directions and the largest step keeping λ + t·(both) in the cone.
+// Returns dx, the scaled directions, how far they may go and, if asked, their products.
 template <class Program, int NFixed, int NNarrow, int NTail>
-typename ConeSolver<Program, NFixed, NNarrow, NTail>::V ConeSolver<Program, NFixed, NNarrow, NTail>::newton_direction(const V* t1, V* dx,
-                                                                                    V* ds_scaled, V* dz_scaled) {
+auto ConeSolver<Program, NFixed, NNarrow, NTail>::newton_direction(const V* t1, V* dx, V* ds_scaled, V* dz_scaled,
+                                                                   detail::DirectionProducts<V>* products)
+    -> detail::StepBounds<V> {
   const Program& p = *p_;
   const int n = num_vars();
   V v[MMax], step[NMax];  // step: a local copy of dx the compiler can keep in registers
@@ -587,18 +631,26 @@ typename ConeSolver<Program, NFixed, NNarrow, NTail>::V ConeSolver<Program, NFix
       ds_scaled[i] = t1[i] - wdz;
     }
   });
-  // Step bound: 1/t_max is the largest inverse step of any row or cone, for either direction
-  // (on the orthant −d_i/λ_i), so one division remains and no branches on the signs, which are
-  // unpredictable.
-  V inv_t{};
-  for (int i = 0; i < p.l; ++i)
-    inv_t = lane_max(inv_t, -lane_min(dz_scaled[i], ds_scaled[i]) * lambda_inv_[i]);
+  // Step bounds: 1/t_max is the largest inverse step of any row or cone (on the orthant −d_i/λ_i),
+  // so no branches on the signs, which are unpredictable.
+  V inv_t_primal{}, inv_t_dual{};
+  for (int i = 0; i < p.l; ++i) {
+    inv_t_primal = lane_max(inv_t_primal, -ds_scaled[i] * lambda_inv_[i]);
+    inv_t_dual = lane_max(inv_t_dual, -dz_scaled[i] * lambda_inv_[i]);
+  }
   for_each_cone([&](int k, int row, auto dim, auto) {
-    inv_t = lane_max(inv_t, detail::soc_inverse_step(lambda + row, lambda_soc_[k], ds_scaled + row, dim));
-    inv_t = lane_max(inv_t, detail::soc_inverse_step(lambda + row, lambda_soc_[k], dz_scaled + row, dim));
+    inv_t_primal = lane_max(inv_t_primal, detail::soc_inverse_step(lambda + row, lambda_soc_[k], ds_scaled + row, dim));
+    inv_t_dual = lane_max(inv_t_dual, detail::soc_inverse_step(lambda + row, lambda_soc_[k], dz_scaled + row, dim));
   });
+  if (products) {
+    *products = {detail::dot(lambda, ds_scaled, p.m), detail::dot(lambda, dz_scaled, p.m),
+                 detail::dot(ds_scaled, dz_scaled, p.m)};
+  }
   std::copy(step, step + n, dx);
-  return select(inv_t > 0.0, 1.0 / inv_t, splat<V>(std::numeric_limits<double>::infinity()));
+  auto step_length = [](V inv_t) {
+    return select(inv_t > 0.0, 1.0 / inv_t, splat<V>(std::numeric_limits<double>::infinity()));
+  };
+  return {step_length(inv_t_primal), step_length(inv_t_dual)};
 }
 
 // A start for programs in which raising one variable x_k moves every row into the cone: G_ik < 0
@@ -735,14 +787,18 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, con
     // second-order term, which would keep the convergence to the central point linear.
     const Mask centering = (info.gap <= 2.0 * degree * settings.barrier) & (splat<V>(settings.barrier) > 0.0);
     V sigma_mu = splat<V>(settings.barrier);
+    V fraction = splat<V>(0.99);  // of the way to the cone's boundary (detail::step_fraction)
     if (all_lanes(centering)) {
       std::fill(ds_aff, ds_aff + m, V{});
       std::fill(dz_aff, dz_aff + m, V{});
     } else {
       for (int i = 0; i < m; ++i) t1[i] = -lambda[i];
-      const V t_aff = lane_min(splat<V>(1.0), newton_direction(t1, dx, ds_aff, dz_aff));
-      const V one_minus = 1.0 - t_aff;
-      sigma_mu = select(centering, sigma_mu, lane_max(one_minus * one_minus * one_minus * info.gap / degree, sigma_mu));
+      const V inv_gap = 1.0 / info.gap;
+      detail::DirectionProducts<V> products;
+      const detail::StepBounds<V> affine = newton_direction(t1, dx, ds_aff, dz_aff, &products);
+      if (!barrier_mode) fraction = detail::step_fraction(lane_min(splat<V>(1.0), affine.both()));
+      const V sigma = detail::centering_parameter(inv_gap, affine, products);
+      sigma_mu = select(centering, sigma_mu, lane_max(sigma * info.gap / degree, sigma_mu));
       for (int i = 0; i < m; ++i) {
         ds_aff[i] = select(centering, V{}, ds_aff[i]);
         dz_aff[i] = select(centering, V{}, dz_aff[i]);
@@ -759,7 +815,7 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, con
       detail::soc_divide(lambda + row, lambda_soc_[k], rhs, t1 + row, dim);  // λ \ (−λ∘λ + r) = −λ + λ \ r
       for (int i = 0; i < dim; ++i) t1[row + i] -= lambda[row + i];
     });
-    V t = lane_min(splat<V>(1.0), 0.99 * newton_direction(t1, dx, ds_scaled, dz_scaled));
+    V t = lane_min(splat<V>(1.0), fraction * newton_direction(t1, dx, ds_scaled, dz_scaled).both());
     // ds and dz are finite whenever dx is; a NaN fails these tests too.
     stop(lane_not((t > 1e-12) & lane_finite(detail::dot(dx, dx, n))), SolveStatus::numerical_error,
          SolveStatus::solved_inaccurate, iter);

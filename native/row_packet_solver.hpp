@@ -169,7 +169,8 @@ class RowPacketSolver {
   bool pack(const Program& prob);
   bool ray_start(int column);
   bool scale_and_assemble();
-  double newton_direction(const Packet* t1, double* dx, Packet* ds_scaled, Packet* dz_scaled);
+  detail::StepBounds<double> newton_direction(const Packet* t1, double* dx, Packet* ds_scaled, Packet* dz_scaled,
+                                              detail::DirectionProducts<double>* products = nullptr);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -336,8 +337,8 @@ bool RowPacketSolver<Program, N, NNarrow, NTail>::scale_and_assemble() {
 
 // ConeSolver::newton_direction.
 template <class Program, int N, int NNarrow, int NTail>
-double RowPacketSolver<Program, N, NNarrow, NTail>::newton_direction(const Packet* t1, double* dx, Packet* ds_scaled,
-                                                                     Packet* dz_scaled) {
+detail::StepBounds<double> RowPacketSolver<Program, N, NNarrow, NTail>::newton_direction(
+    const Packet* t1, double* dx, Packet* ds_scaled, Packet* dz_scaled, detail::DirectionProducts<double>* products) {
   Packet v[kMaxPackets], step_acc[N];
   for (int j = 0; j < N; ++j) step_acc[j] = Packet{};
   auto gather = [&](int p, auto cols) {
@@ -361,17 +362,29 @@ double RowPacketSolver<Program, N, NNarrow, NTail>::newton_direction(const Packe
     ds_scaled[p] = t1[p] - wdz;
   };
   for_each_packet(scatter, [&](int p, int, auto cols) { scatter(p, cols); });
-  Packet inv_t_orthant{};
-  for (int p = groups_[0].first; p < groups_[1].end; ++p)
-    inv_t_orthant = lane_max(inv_t_orthant, -lane_min(dz_scaled[p], ds_scaled[p]) * lambda_inv_[p]);
-  double inv_t = packet::hmax(inv_t_orthant);
+  Packet inv_t_primal{}, inv_t_dual{};
+  for (int p = groups_[0].first; p < groups_[1].end; ++p) {
+    inv_t_primal = lane_max(inv_t_primal, -ds_scaled[p] * lambda_inv_[p]);
+    inv_t_dual = lane_max(inv_t_dual, -dz_scaled[p] * lambda_inv_[p]);
+  }
+  double inv_tp = packet::hmax(inv_t_primal), inv_td = packet::hmax(inv_t_dual);
   for (int k = 0; k < num_cones_; ++k) {
     const int p = groups_[2].first + k;
-    inv_t = std::max(inv_t, packet::soc_inverse_step(lambda_[p], lambda_soc_[k], ds_scaled[p]));
-    inv_t = std::max(inv_t, packet::soc_inverse_step(lambda_[p], lambda_soc_[k], dz_scaled[p]));
+    inv_tp = std::max(inv_tp, packet::soc_inverse_step(lambda_[p], lambda_soc_[k], ds_scaled[p]));
+    inv_td = std::max(inv_td, packet::soc_inverse_step(lambda_[p], lambda_soc_[k], dz_scaled[p]));
+  }
+  if (products) {  // padding rows have ds = dz = 0
+    Packet lambda_ds{}, lambda_dz{}, ds_dz{};
+    for (int p = groups_[0].first; p < groups_[2].end; ++p) {
+      lambda_ds += lambda_[p] * ds_scaled[p];
+      lambda_dz += lambda_[p] * dz_scaled[p];
+      ds_dz += ds_scaled[p] * dz_scaled[p];
+    }
+    *products = {packet::hsum(lambda_ds), packet::hsum(lambda_dz), packet::hsum(ds_dz)};
   }
   std::copy(step, step + N, dx);
-  return inv_t > 0.0 ? 1.0 / inv_t : std::numeric_limits<double>::infinity();
+  auto step_length = [](double inv_t) { return inv_t > 0.0 ? 1.0 / inv_t : std::numeric_limits<double>::infinity(); };
+  return {step_length(inv_tp), step_length(inv_td)};
 }
 
 template <class Program, int N, int NNarrow, int NTail>
@@ -409,10 +422,11 @@ bool RowPacketSolver<Program, N, NNarrow, NTail>::solve(const Program& prob, con
     // Predictor, then Mehrotra's corrector (ConeSolver::solve).
     for (int p = groups_[0].first; p < groups_[1].end; ++p) t1[p] = -lambda_[p] * row_mask_[p];
     for (int p = groups_[2].first; p < packets; ++p) t1[p] = -lambda_[p];
-    const double mean_gap = info.gap / degree;  // divided while the predictor runs
-    const double t_aff = std::min(1.0, newton_direction(t1, dx, ds_aff, dz_aff));
-    const double one_minus = 1.0 - t_aff;
-    const double sigma_mu = one_minus * one_minus * one_minus * mean_gap;
+    const double mean_gap = info.gap / degree, inv_gap = 1.0 / info.gap;  // divided while the predictor runs
+    detail::DirectionProducts<double> products;
+    const detail::StepBounds<double> affine = newton_direction(t1, dx, ds_aff, dz_aff, &products);
+    const double fraction = detail::step_fraction(std::min(1.0, affine.both()));
+    const double sigma_mu = detail::centering_parameter(inv_gap, affine, products) * mean_gap;
     for (int p = groups_[0].first; p < groups_[1].end; ++p)
       t1[p] = (-lambda_[p] + (sigma_mu - ds_aff[p] * dz_aff[p]) * lambda_inv_[p]) * row_mask_[p];
     for (int k = 0; k < num_cones_; ++k) {
@@ -421,7 +435,7 @@ bool RowPacketSolver<Program, N, NNarrow, NTail>::solve(const Program& prob, con
       rhs[0] += sigma_mu;
       t1[p] = packet::soc_divide(lambda_[p], lambda_soc_[k], rhs) - lambda_[p];
     }
-    const double t = std::min(1.0, 0.99 * newton_direction(t1, dx, ds_scaled, dz_scaled));
+    const double t = std::min(1.0, fraction * newton_direction(t1, dx, ds_scaled, dz_scaled).both());
     if (!(t > 1e-12 && std::isfinite(detail::dot(dx, dx, N)))) return finish(stopped(SolveStatus::numerical_error), iter);
 
     for (int j = 0; j < N; ++j) x[j] += t * dx[j];

@@ -152,6 +152,36 @@ def test_wrong_pose_types_raise_type_error_naming_the_argument(argument, value):
         proximity(**{**POSE, argument: value})
 
 
+def test_proximity_takes_its_arguments_like_a_python_function():
+    """proximity parses its arguments itself (CPython's vectorcall): positional, keyword or mixed."""
+    positional = proximity(*POSE.values())
+    shuffled = dict(reversed(list(POSE.items())))
+    for result in (proximity(**shuffled), proximity(*list(POSE.values())[:3], **dict(list(POSE.items())[3:]))):
+        assert result.alpha == positional.alpha
+    assert proximity(*POSE.values(), settings=None).alpha == positional.alpha
+    # sphere–sphere closed form |r_a − r_b|/(R_a + R_b)
+    assert positional.alpha == pytest.approx(3.0 / 2.0, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "call,argument",
+    [
+        (lambda: proximity(*list(POSE.values())[:5]), "q_b"),
+        (lambda: proximity(*list(POSE.values())[1:], a=POSE["a"]), "a"),
+        (lambda: proximity(**POSE, setting=None), "setting"),
+        (lambda: proximity(**POSE, settings=1e-9), "settings"),
+    ],
+)
+def test_proximity_argument_errors_name_the_argument(call, argument):
+    with pytest.raises(TypeError, match=names(argument)):
+        call()
+
+
+def test_proximity_takes_settings_only_by_keyword():
+    with pytest.raises(TypeError, match="6 positional arguments"):
+        proximity(*POSE.values(), None)
+
+
 def batch_arguments(n=4):
     """Valid arguments of proximity_batch for n pose pairs of two unit spheres."""
     q = np.tile(IDENTITY_Q, (n, 1))
