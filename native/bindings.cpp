@@ -524,8 +524,11 @@ PYBIND11_MODULE(_native, m) {
         return out;
       },
       py::arg("q"), py::arg("name"));
-  static PyMethodDef proximity_method{"proximity", reinterpret_cast<PyCFunction>(+proximity_vectorcall),
-                                      METH_FASTCALL | METH_KEYWORDS, kProximityDoc};
+  // CPython calls a METH_FASTCALL | METH_KEYWORDS function with its own signature; void (*)() is
+  // the cast GCC accepts between function pointer types.
+  static PyMethodDef proximity_method{
+      "proximity", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(proximity_vectorcall)),
+      METH_FASTCALL | METH_KEYWORDS, kProximityDoc};
   PyObject* proximity = PyCFunction_NewEx(&proximity_method, nullptr, py::str("dcol.geom").ptr());
   if (!proximity) throw py::error_already_set();
   m.add_object("proximity", py::reinterpret_steal<py::object>(proximity));
