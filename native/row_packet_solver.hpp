@@ -119,9 +119,9 @@ class RowPacketSolver {
   SolveInfo<1> info;
 
   // True when this solver takes the problem: cones of at most four rows, barrier = 0 and a ray start
-  // (ConeSolver::ray_start) on ray_column. The solution is then in x, z (the program's row order;
-  // the results need no s) and info.
-  bool solve(const Program& prob, const SolverSettings& settings, int ray_column, double* z);
+  // (ConeSolver::ray_start) on ray_column from ray_base (nullptr: 0). The solution is then in x, z
+  // (the program's row order; the results need no s) and info.
+  bool solve(const Program& prob, const SolverSettings& settings, int ray_column, const double* ray_base, double* z);
 
  private:
   struct Group {
@@ -167,7 +167,7 @@ class RowPacketSolver {
   }
 
   bool pack(const Program& prob);
-  bool ray_start(int column);
+  bool ray_start(int column, const double* base);
   bool scale_and_assemble();
   detail::StepBounds<double> newton_direction(const Packet* t1, double* dx, Packet* ds_scaled, Packet* dz_scaled,
                                               detail::DirectionProducts<double>* products = nullptr);
@@ -222,37 +222,42 @@ bool RowPacketSolver<Program, N, NNarrow, NTail>::pack(const Program& prob) {
 
 // ConeSolver::ray_start, packet by packet.
 template <class Program, int N, int NNarrow, int NTail>
-bool RowPacketSolver<Program, N, NNarrow, NTail>::ray_start(int column) {
+bool RowPacketSolver<Program, N, NNarrow, NTail>::ray_start(int column, const double* base) {
+  // s = h − G base at x_k = 0, kept in s_ until s_ is set
+  for (int p = groups_[0].first; p < groups_[2].end; ++p) {
+    s_[p] = h_[p];
+    for (int j = 0; base && j < N; ++j) s_[p] -= G_[p][j] * base[j];
+  }
   bool valid = c_[column] > 0.0;
   Packet least_orthant{};
   for (int p = groups_[0].first; p < groups_[1].end; ++p) {
     const Packet rise = -G_[p][column];
     const auto real = row_mask_[p] > 0.0;
     valid = valid && all_lanes((rise > 0.0) | lane_not(real));
-    least_orthant = lane_max(least_orthant, select(real, -h_[p] / rise, Packet{}));
+    least_orthant = lane_max(least_orthant, select(real, -s_[p] / rise, Packet{}));
   }
   double least = packet::hmax(least_orthant);
   for (int p = groups_[2].first; p < groups_[2].end; ++p) {
     const double rise = -G_[p][column][0];
     valid = valid && rise > 0.0 && G_[p][column][1] == 0.0 && G_[p][column][2] == 0.0 && G_[p][column][3] == 0.0;
-    least = std::max(least, (std::sqrt(packet::hsum(h_[p] * h_[p] * packet::kTail)) - h_[p][0]) / rise);
+    least = std::max(least, (std::sqrt(packet::hsum(s_[p] * s_[p] * packet::kTail)) - s_[p][0]) / rise);
   }
-  const double start = 2.0 * least + 0.01;
+  const double start = detail::ray_start_value(least);
   double dual_k = 0.0;
   for (int p = groups_[0].first; p < groups_[1].end; ++p) {
-    s_[p] = h_[p] - G_[p][column] * start;
+    s_[p] -= G_[p][column] * start;
     z_[p] = 1.0 / s_[p];
     dual_k -= packet::hsum(G_[p][column] * z_[p] * row_mask_[p]);
   }
   for (int p = groups_[2].first; p < groups_[2].end; ++p) {
-    s_[p] = h_[p] - G_[p][column] * start;
+    s_[p] -= G_[p][column] * start;
     z_[p] = packet::kJ * s_[p] * (1.0 / packet::soc_residual(s_[p]));
     dual_k -= packet::hsum(G_[p][column] * z_[p]);
   }
   const double mu = c_[column] / dual_k;
   if (!(valid && mu > 0.0 && std::isfinite(mu))) return false;
-  for (int j = 0; j < N; ++j) x[j] = 0.0;
-  x[column] = start;
+  for (int j = 0; j < N; ++j) x[j] = base ? base[j] : 0.0;
+  x[column] += start;
   for (int p = groups_[0].first; p < groups_[2].end; ++p) z_[p] *= mu;
   return true;
 }
@@ -389,8 +394,8 @@ detail::StepBounds<double> RowPacketSolver<Program, N, NNarrow, NTail>::newton_d
 
 template <class Program, int N, int NNarrow, int NTail>
 bool RowPacketSolver<Program, N, NNarrow, NTail>::solve(const Program& prob, const SolverSettings& settings,
-                                                        int ray_column, double* z) {
-  if (settings.barrier > 0.0 || ray_column < 0 || !pack(prob) || !ray_start(ray_column)) return false;
+                                                        int ray_column, const double* ray_base, double* z) {
+  if (settings.barrier > 0.0 || ray_column < 0 || !pack(prob) || !ray_start(ray_column, ray_base)) return false;
   info = SolveInfo<1>{};
   const int degree = prob.l + prob.num_soc;
   const int packets = groups_[2].end;
