@@ -36,17 +36,12 @@ using GeneralProgram = ConeProgram<kConeMaxVars, kConeMaxRows, kConeMaxCones>;
 using GeneralSolver = ConeSolver<GeneralProgram>;
 
 ProximityResult proximity_single(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b,
-                                 py::handle q_b, py::handle settings) {
-  static const SolverSettings defaults;
-  if (!settings.is_none() && !py::isinstance<SolverSettings>(settings))
-    throw py::type_error("settings must be a dcol.solvers.SolverSettings or None, got " +
-                         std::string(py::str(py::type::of(settings))));
+                                 py::handle q_b, const SolverSettings& settings) {
   const Shape& sa = as_shape(a, "a");
   const Shape& sb = as_shape(b, "b");
   const Pose pa = as_pose(r_a, q_a, "r_a", "q_a"), pb = as_pose(r_b, q_b, "r_b", "q_b");
   ProximityResult out;
-  kernels().run_one(sa, &pa, sb, &pb, settings.is_none() ? defaults : settings.cast<const SolverSettings&>(), &out,
-                    DerivativeOutput{});
+  kernels().run_one(sa, &pa, sb, &pb, settings, &out, DerivativeOutput{});
   return out;
 }
 
@@ -75,8 +70,14 @@ PyObject* proximity_vectorcall(PyObject*, PyObject* const* args, Py_ssize_t narg
     }
     for (int i = 0; i < kPositional; ++i)
       if (!values[i]) throw py::type_error(std::string("proximity() missing required argument '") + names[i] + "'");
-    const py::handle settings = values[kPositional] ? values[kPositional] : py::none();
-    return py::cast(proximity_single(values[0], values[1], values[2], values[3], values[4], values[5], settings))
+    static const SolverSettings defaults;
+    const py::handle settings = values[kPositional];
+    const bool given = settings && !settings.is_none();
+    if (given && !py::isinstance<SolverSettings>(settings))
+      throw py::type_error("settings must be a dcol.solvers.SolverSettings or None, got " +
+                           std::string(py::str(py::type::of(settings))));
+    const SolverSettings& chosen = given ? settings.cast<const SolverSettings&>() : defaults;
+    return py::cast(proximity_single(values[0], values[1], values[2], values[3], values[4], values[5], chosen))
         .release()
         .ptr();
   } catch (py::error_already_set& e) {

@@ -276,6 +276,13 @@ inline void ldl_solve(const V (&L)[NMax][NMax], const V* D_inv, int n, V* b) {
 template <class V>
 struct StepBounds {
   V primal, dual;
+  // From the inverse steps 1/t (≤ 0: nothing bounds the step).
+  static StepBounds from_inverse(V inv_primal, V inv_dual) {
+    auto length = [](V inv_t) {
+      return select(inv_t > 0.0, 1.0 / inv_t, splat<V>(std::numeric_limits<double>::infinity()));
+    };
+    return {length(inv_primal), length(inv_dual)};
+  }
   V both() const { return lane_min(primal, dual); }
 };
 
@@ -670,10 +677,7 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::newton_direction(const V* t1, 
                  detail::dot(ds_scaled, dz_scaled, p.m)};
   }
   std::copy(step, step + n, dx);
-  auto step_length = [](V inv_t) {
-    return select(inv_t > 0.0, 1.0 / inv_t, splat<V>(std::numeric_limits<double>::infinity()));
-  };
-  return {step_length(inv_t_primal), step_length(inv_t_dual)};
+  return detail::StepBounds<V>::from_inverse(inv_t_primal, inv_t_dual);
 }
 
 // A start for programs in which raising one variable x_k moves every row into the cone: G_ik < 0

@@ -234,7 +234,7 @@ bool RowPacketSolver<Program, N, NNarrow, NTail>::ray_start(int column, const do
     const Packet rise = -G_[p][column];
     const auto real = row_mask_[p] > 0.0;
     valid = valid && all_lanes((rise > 0.0) | lane_not(real));
-    least_orthant = lane_max(least_orthant, select(real, -s_[p] / rise, Packet{}));
+    least_orthant = lane_max(least_orthant, select(real, detail::orthant_ray_bound(s_[p], rise), Packet{}));
   }
   double least = packet::hmax(least_orthant);
   for (int p = groups_[2].first; p < groups_[2].end; ++p) {
@@ -388,8 +388,7 @@ detail::StepBounds<double> RowPacketSolver<Program, N, NNarrow, NTail>::newton_d
     *products = {packet::hsum(lambda_ds), packet::hsum(lambda_dz), packet::hsum(ds_dz)};
   }
   std::copy(step, step + N, dx);
-  auto step_length = [](double inv_t) { return inv_t > 0.0 ? 1.0 / inv_t : std::numeric_limits<double>::infinity(); };
-  return {step_length(inv_tp), step_length(inv_td)};
+  return detail::StepBounds<double>::from_inverse(inv_tp, inv_td);
 }
 
 template <class Program, int N, int NNarrow, int NTail>
