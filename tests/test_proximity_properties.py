@@ -246,14 +246,21 @@ def test_offset_pose_equals_moving_the_body(kind, rng):
 def test_non_convergence_is_a_status_never_nan(max_iter, rng):
     limited = SolverSettings(max_iter=max_iter)
     configs = [random_configuration(ka, kb, rng, REGIMES[i % 3], offsets=True) for i, (ka, kb) in enumerate(PAIRS)]
+    stopped = (Status.MAX_ITERATIONS, Status.SOLVED_INACCURATE)
+    statuses = []
     for config in configs:
         res = proximity(*config, settings=limited)
-        assert res.status == Status.MAX_ITERATIONS and not res.converged
+        assert res.status in stopped and not res.converged
         assert res.iterations == max_iter
         assert_all_finite(res)
+        if res.status == Status.SOLVED_INACCURATE:  # within 1e4 times the tolerances already
+            assert res.alpha == pytest.approx(proximity_oracle(*config)[0], rel=1e-4)
+        statuses.append(res.status)
+    # An easy pair may stop that close after two iterations, most may not.
+    assert statuses.count(Status.MAX_ITERATIONS) > len(configs) // 2
     a, r_a, q_a, b, r_b, q_b = (list(column) for column in zip(*configs))
     r_a, q_a, r_b, q_b = (np.array(column) for column in (r_a, q_a, r_b, q_b))
     batch = proximity_batch(a, r_a, q_a, b, r_b, q_b, settings=limited, threads=2)
-    assert np.all(batch.status == int(Status.MAX_ITERATIONS))
+    assert np.all(np.isin(batch.status, [int(status) for status in stopped]))
     for field in OUTPUTS:
         assert np.all(np.isfinite(getattr(batch, field))), field
