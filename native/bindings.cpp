@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <array>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -45,6 +46,98 @@ ProximityResult proximity_single(py::handle a, py::handle r_a, py::handle q_a, p
   return out;
 }
 
+// Sets the Python error of the exception being handled, for the functions Python calls directly.
+void set_python_error() {
+  try {
+    throw;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
+  }
+}
+
+// dcol.geom.ProximityResult: a plain CPython type holding the struct. A pybind11 class took 0.18 µs
+// per result (its own allocation, and an entry in pybind11's registry of instances made and removed),
+// 5% of a call. Its arrays are made when read.
+struct ResultObject {
+  PyObject_HEAD
+  ProximityResult value;
+};
+
+PyTypeObject* result_type = nullptr;  // made when the module loads (bind_result_type)
+
+PyObject* new_result(const ProximityResult& value) {
+  ResultObject* object = PyObject_New(ResultObject, result_type);
+  if (object) new (&object->value) ProximityResult(value);
+  return reinterpret_cast<PyObject*>(object);
+}
+
+const ProximityResult& result_of(PyObject* self) { return reinterpret_cast<ResultObject*>(self)->value; }
+
+template <double (ProximityResult::*vector)[3]>
+PyObject* result_vector(PyObject* self, void*) {
+  try {
+    return copy3(result_of(self).*vector).release().ptr();
+  } catch (...) {
+    set_python_error();
+    return nullptr;
+  }
+}
+
+PyObject* result_status(PyObject* self, void*) {
+  try {
+    return py::cast(result_of(self).status).release().ptr();
+  } catch (...) {
+    set_python_error();
+    return nullptr;
+  }
+}
+
+PyObject* result_repr(PyObject* self) {
+  const ProximityResult& r = result_of(self);
+  const std::string text = "ProximityResult(alpha=" + std::to_string(r.alpha) + ", distance=" +
+                           std::to_string(r.distance) + ", status=" + std::to_string(static_cast<int>(r.status)) +
+                           ", iterations=" + std::to_string(r.iterations) + ")";
+  return PyUnicode_FromString(text.c_str());
+}
+
+PyGetSetDef result_fields[] = {
+    {"alpha", [](PyObject* self, void*) { return PyFloat_FromDouble(result_of(self).alpha); }, nullptr,
+     "minimum uniform scaling α (float)", nullptr},
+    {"x", result_vector<&ProximityResult::x>, nullptr, "(3,) intersection point of the scaled shapes, world frame",
+     nullptr},
+    {"p_a", result_vector<&ProximityResult::p_a>, nullptr, "(3,) contact point on shape a, eq. (29)", nullptr},
+    {"p_b", result_vector<&ProximityResult::p_b>, nullptr, "(3,) contact point on shape b, eq. (29)", nullptr},
+    {"distance", [](PyObject* self, void*) { return PyFloat_FromDouble(result_of(self).distance); }, nullptr,
+     "‖p_a − p_b‖, eq. (30)", nullptr},
+    {"normal", result_vector<&ProximityResult::normal>, nullptr,
+     "(3,) unit normal of the separating plane at x, from a to b (zero when α = 0)", nullptr},
+    {"status", result_status, nullptr, "dcol.solvers.Status of the solve", nullptr},
+    {"iterations", [](PyObject* self, void*) { return PyLong_FromLong(result_of(self).iterations); }, nullptr,
+     "interior-point iterations (int)", nullptr},
+    {"converged", [](PyObject* self, void*) { return PyBool_FromLong(result_of(self).status == SolveStatus::solved); },
+     nullptr, "status is SOLVED (bool)", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+void bind_result_type(py::module_& m) {
+  static PyType_Slot slots[] = {{Py_tp_doc, const_cast<char*>("Result of dcol.geom.proximity (DCOL §III).")},
+                                {Py_tp_getset, result_fields},
+                                {Py_tp_repr, reinterpret_cast<void*>(result_repr)},
+                                {0, nullptr}};
+  static PyType_Spec spec{"dcol.geom.ProximityResult", sizeof(ResultObject), 0,
+                          Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
+  result_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&spec));
+  if (!result_type) throw py::error_already_set();
+  m.add_object("ProximityResult", py::handle(reinterpret_cast<PyObject*>(result_type)));
+}
+
 // dcol.geom.proximity itself (geom/proximity.py re-exports it): called through CPython's vectorcall
 // protocol rather than pybind11's dispatcher, which took 0.1 µs of a call of ~4 µs, and 0.4 µs more
 // when settings came as a keyword. This is the function Python code calls once per pair.
@@ -57,14 +150,23 @@ PyObject* proximity_vectorcall(PyObject*, PyObject* const* args, Py_ssize_t narg
     py::handle values[kPositional + 1];
     std::copy(args, args + nargs, values);
     const Py_ssize_t keywords = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    // The names as interned strings: Python interns the keyword names in its code, so a keyword is
+    // usually one of these very objects (comparing the text name by name took ~0.05 µs for settings=).
+    static const std::array<PyObject*, kPositional + 1> interned = [] {
+      std::array<PyObject*, kPositional + 1> strings;
+      for (int i = 0; i <= kPositional; ++i) strings[i] = PyUnicode_InternFromString(names[i]);
+      return strings;
+    }();
     for (Py_ssize_t k = 0; k < keywords; ++k) {
       const py::handle name = PyTuple_GET_ITEM(kwnames, k);
-      const auto named = std::find_if(std::begin(names), std::end(names), [&](const char* candidate) {
-        return PyUnicode_CompareWithASCIIString(name.ptr(), candidate) == 0;
-      });
-      if (named == std::end(names))
+      auto index = std::find(interned.begin(), interned.end(), name.ptr()) - interned.begin();
+      if (index > kPositional)
+        index = std::find_if(std::begin(names), std::end(names), [&](const char* candidate) {
+                  return PyUnicode_CompareWithASCIIString(name.ptr(), candidate) == 0;
+                }) - std::begin(names);
+      if (index > kPositional)
         throw py::type_error("proximity() got an unexpected keyword argument " + std::string(py::repr(name)));
-      py::handle& value = values[named - std::begin(names)];
+      py::handle& value = values[index];
       if (value) throw py::type_error("proximity() got multiple values for argument " + std::string(py::repr(name)));
       value = args[nargs + k];
     }
@@ -72,24 +174,15 @@ PyObject* proximity_vectorcall(PyObject*, PyObject* const* args, Py_ssize_t narg
       if (!values[i]) throw py::type_error(std::string("proximity() missing required argument '") + names[i] + "'");
     static const SolverSettings defaults;
     const py::handle settings = values[kPositional];
-    const bool given = settings && !settings.is_none();
-    if (given && !py::isinstance<SolverSettings>(settings))
+    const SolverSettings* chosen = !settings || settings.is_none() ? &defaults : bound_object<SolverSettings>(settings);
+    if (!chosen)
       throw py::type_error("settings must be a dcol.solvers.SolverSettings or None, got " +
                            std::string(py::str(py::type::of(settings))));
-    const SolverSettings& chosen = given ? settings.cast<const SolverSettings&>() : defaults;
-    return py::cast(proximity_single(values[0], values[1], values[2], values[3], values[4], values[5], chosen))
-        .release()
-        .ptr();
-  } catch (py::error_already_set& e) {
-    e.restore();
-  } catch (const py::builtin_exception& e) {
-    e.set_error();
-  } catch (const std::bad_alloc&) {
-    PyErr_NoMemory();
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return new_result(proximity_single(values[0], values[1], values[2], values[3], values[4], values[5], *chosen));
+  } catch (...) {
+    set_python_error();
+    return nullptr;
   }
-  return nullptr;
 }
 
 // The first line is the signature Python's inspect reads (__text_signature__).
@@ -495,25 +588,7 @@ PYBIND11_MODULE(_native, m) {
              for (int i = 0; i < 3; ++i) s.has_offset |= s.offset_r[i] != 0.0;
            });
 
-  py::class_<ProximityResult>(m, "ProximityResult", "Result of dcol.geom.proximity (DCOL §III).")
-      .def_readonly("alpha", &ProximityResult::alpha, "minimum uniform scaling α (float)")
-      .def_property_readonly("x", [](const ProximityResult& r) { return copy3(r.x); },
-                             "(3,) intersection point of the scaled shapes, world frame")
-      .def_property_readonly("p_a", [](const ProximityResult& r) { return copy3(r.p_a); },
-                             "(3,) contact point on shape a, eq. (29)")
-      .def_property_readonly("p_b", [](const ProximityResult& r) { return copy3(r.p_b); },
-                             "(3,) contact point on shape b, eq. (29)")
-      .def_readonly("distance", &ProximityResult::distance, "‖p_a − p_b‖, eq. (30)")
-      .def_property_readonly("normal", [](const ProximityResult& r) { return copy3(r.normal); },
-                             "(3,) unit normal of the separating plane at x, from a to b (zero when α = 0)")
-      .def_readonly("status", &ProximityResult::status)
-      .def_readonly("iterations", &ProximityResult::iterations)
-      .def_property_readonly("converged", [](const ProximityResult& r) { return r.status == SolveStatus::solved; })
-      .def("__repr__", [](const ProximityResult& r) {
-        return "ProximityResult(alpha=" + std::to_string(r.alpha) + ", distance=" + std::to_string(r.distance) +
-               ", status=" + std::to_string(static_cast<int>(r.status)) + ", iterations=" +
-               std::to_string(r.iterations) + ")";
-      });
+  bind_result_type(m);
 
   m.def(
       "rotation_matrix",

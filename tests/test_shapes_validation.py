@@ -5,7 +5,20 @@ import re
 import numpy as np
 import pytest
 
-from dcol.geom import Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere, proximity, proximity_batch
+from dcol.geom import (
+    Box,
+    Capsule,
+    Cone,
+    Cylinder,
+    Ellipsoid,
+    Polygon,
+    Polytope,
+    ProximityResult,
+    Sphere,
+    proximity,
+    proximity_batch,
+)
+from dcol.solvers import Status
 
 IDENTITY_Q = [1.0, 0.0, 0.0, 0.0]
 CUBE_A = np.vstack([np.eye(3), -np.eye(3)])
@@ -159,6 +172,9 @@ def test_proximity_takes_its_arguments_like_a_python_function():
     for result in (proximity(**shuffled), proximity(*list(POSE.values())[:3], **dict(list(POSE.items())[3:]))):
         assert result.alpha == positional.alpha
     assert proximity(*POSE.values(), settings=None).alpha == positional.alpha
+    # Keyword names made at run time are not the interned ones: matched by their text.
+    built = {"".join(list(name)): value for name, value in POSE.items()}
+    assert proximity(**built, **{"".join(["sett", "ings"]): None}).alpha == positional.alpha
     # sphere–sphere closed form |r_a − r_b|/(R_a + R_b)
     assert positional.alpha == pytest.approx(3.0 / 2.0, rel=1e-9)
 
@@ -175,6 +191,23 @@ def test_proximity_takes_its_arguments_like_a_python_function():
 def test_proximity_argument_errors_name_the_argument(call, argument):
     with pytest.raises(TypeError, match=names(argument)):
         call()
+
+
+def test_proximity_result_is_read_only_and_its_arrays_are_copies():
+    result = proximity(*POSE.values())
+    assert isinstance(result, ProximityResult) and type(result).__module__ == "dcol.geom"
+    for field in ("alpha", "x", "p_a", "p_b", "distance", "normal", "status", "iterations", "converged"):
+        with pytest.raises(AttributeError):
+            setattr(result, field, 0)
+    # unit spheres at the origin and (3, 0, 0)
+    np.testing.assert_allclose(result.x, [1.5, 0.0, 0.0], atol=1e-8)
+    np.testing.assert_allclose(result.normal, [1.0, 0.0, 0.0], atol=1e-8)
+    result.x[0] = 7.0
+    assert result.x[0] == pytest.approx(1.5)
+    assert result.status == Status.SOLVED and result.converged and result.iterations > 0
+    assert repr(result).startswith("ProximityResult(alpha=1.5")
+    with pytest.raises(TypeError):
+        ProximityResult()
 
 
 def test_proximity_takes_settings_only_by_keyword():
