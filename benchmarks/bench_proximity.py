@@ -7,7 +7,8 @@ For every ordered pair of the seven primitives the same random pose pairs are so
 - one `proximity` call per pair from Python,
 - cvxpy + Clarabel on the same problem (9), the test oracle of tests/oracle.py: compiled once per
   shape pair with the poses as parameters (the fastest cvxpy route), solved at gap and feasibility
-  1e-10 (dcol: 1e-9); the whole re-solve and Clarabel's own solve time.
+  1e-10 (dcol's defaults: gap 1e-8, feasibility 1e-9); the whole re-solve and Clarabel's own solve
+  time.
 Every figure is the fastest of --repeats runs, as Python's timeit advises: a slower run measures
 other processes' interference, not the code (this matters on shared machines). A primitive's row
 averages the pairs in which it is shape a. Needs the `[test]` extra (cvxpy).

@@ -508,7 +508,7 @@ PYBIND11_MODULE(_native, m) {
              s.centrality_tol = checked_tolerance(centrality_tol, "centrality_tol");
              return s;
            }),
-           py::arg("feastol") = 1e-9, py::arg("abstol") = 1e-9, py::arg("reltol") = 1e-9, py::arg("max_iter") = 50,
+           py::arg("feastol") = 1e-9, py::arg("abstol") = 1e-8, py::arg("reltol") = 1e-8, py::arg("max_iter") = 50,
            py::arg("barrier") = 0.0, py::arg("centrality_tol") = 1e-2)
       .def_property("feastol", [](const SolverSettings& s) { return s.feastol; },
                     [](SolverSettings& s, double v) { s.feastol = checked_tolerance(v, "feastol"); })
