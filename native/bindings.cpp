@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cone_solver.hpp"
@@ -70,6 +71,7 @@ struct ResultObject {
   PyObject_HEAD
   ProximityResult value;
 };
+static_assert(std::is_trivially_destructible_v<ProximityResult>, "freed without its destructor");
 
 PyTypeObject* result_type = nullptr;  // made when the module loads (bind_result_type)
 
@@ -523,9 +525,11 @@ PYBIND11_MODULE(_native, m) {
       .def_property("max_iter", [](const SolverSettings& s) { return s.max_iter; },
                     [](SolverSettings& s, int v) { s.max_iter = checked_max_iter(v); })
       .def("__repr__", [](const SolverSettings& s) {
-        return "SolverSettings(feastol=" + std::to_string(s.feastol) + ", abstol=" + std::to_string(s.abstol) +
-               ", barrier=" + std::to_string(s.barrier) + ", centrality_tol=" + std::to_string(s.centrality_tol) +
-               ", reltol=" + std::to_string(s.reltol) + ", max_iter=" + std::to_string(s.max_iter) + ")";
+        // Python's float repr: std::to_string printed every tolerance as 0.000000.
+        auto number = [](double v) { return std::string(py::repr(py::float_(v))); };
+        return "SolverSettings(feastol=" + number(s.feastol) + ", abstol=" + number(s.abstol) +
+               ", reltol=" + number(s.reltol) + ", max_iter=" + std::to_string(s.max_iter) +
+               ", barrier=" + number(s.barrier) + ", centrality_tol=" + number(s.centrality_tol) + ")";
       });
 
   m.attr("MAX_FACES") = kMaxFaces;

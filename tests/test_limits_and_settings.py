@@ -43,3 +43,10 @@ def test_invalid_settings_raise(field, value):
     settings = SolverSettings()
     with pytest.raises(ValueError, match=field):
         setattr(settings, field, value)
+
+
+def test_settings_repr_rebuilds_the_settings():
+    settings = SolverSettings(feastol=3e-10, abstol=2e-8, reltol=5e-9, max_iter=17, barrier=1e-9, centrality_tol=1e-5)
+    rebuilt = eval(repr(settings), {"SolverSettings": SolverSettings})
+    for field in ("feastol", "abstol", "reltol", "max_iter", "barrier", "centrality_tol"):
+        assert getattr(rebuilt, field) == getattr(settings, field)
