@@ -33,7 +33,7 @@ enum class SolveStatus : int {
   smoothed = 4,
 };
 
-// The gap tolerances are ECOS's and Clarabel's defaults, 1e-8 (DCOL.jl's is 1e-6); 1e-9 took 8%
+// The gap tolerances are ECOS's and Clarabel's defaults, 1e-8 (DCOL.jl's is 1e-6); 1e-9 takes 10%
 // more iterations. The residuals, which the ray start makes small from the first iteration, are held
 // to 1e-9: solves with barrier > 0 (the derivative and distance functions) stop on them.
 struct SolverSettings {
