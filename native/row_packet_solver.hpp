@@ -145,6 +145,7 @@ class RowPacketSolver {
   Packet lambda_[kMaxPackets], lambda_inv_[kMaxPackets];
   Packet u_[kMaxPackets], Gs_[kMaxPackets][N];
   detail::SocPoint<double> lambda_soc_[kMaxCones];
+  double cone_s_residual_[kMaxCones], cone_z_residual_[kMaxCones];  // s0² − ‖s1‖², z0² − ‖z1‖² (measure)
   double rx_[N], L_[N][N], D_inv_[N];
 
   // Calls f(p, cols) for every orthant packet, then g(p, k, cols) for every cone packet (k: its cone).
@@ -291,10 +292,11 @@ bool RowPacketSolver<Program, N, NNarrow, NTail>::measure() {
         orthant_interior &= (s_[p] > 0.0) & (z_[p] > 0.0);
         accumulate(p, row_mask_[p], cols);
       },
-      [&](int p, int, auto cols) {
+      [&](int p, int k, auto cols) {
         const Packet s = s_[p], z = z_[p];
-        interior = interior && packet::soc_residual(s) > 0.0 && packet::soc_residual(z) > 0.0 && s[0] > 0.0 &&
-                   z[0] > 0.0;
+        const double s_res = cone_s_residual_[k] = packet::soc_residual(s);
+        const double z_res = cone_z_residual_[k] = packet::soc_residual(z);
+        interior = interior && s_res > 0.0 && z_res > 0.0 && s[0] > 0.0 && z[0] > 0.0;
         accumulate(p, splat<Packet>(1.0), cols);
       });
   packet::hsums<N>(rx_acc, rx_);
@@ -339,8 +341,8 @@ bool RowPacketSolver<Program, N, NNarrow, NTail>::scale_and_factor() {
       },
       [&](int p, int k, auto cols) {
         const Packet s = s_[p], z = z_[p];
-        const detail::SocScalingPoint<double> sc = detail::soc_scaling(
-            packet::soc_residual(s), packet::soc_residual(z), packet::hsum(s * z), s[0], z[0]);
+        const detail::SocScalingPoint<double> sc =
+            detail::soc_scaling(cone_s_residual_[k], cone_z_residual_[k], packet::hsum(s * z), s[0], z[0]);
         const detail::SocScaling<double>& scaling = cone_w_[k] = sc.w;
         const Packet c = cone_c_[k] = packet::with_head(s * sc.s_inv - z * sc.z_inv, sc.c0);
         lambda_[p] = packet::with_head(sc.lambda_s * s + sc.lambda_z * z, sc.lambda0);
