@@ -30,13 +30,60 @@ TILT = np.array([np.cos(0.3), np.sin(0.3), 0.0, 0.0])  # 0.6 rad about x
 # (name, shape a, pose a, shape b, pose b): touching within 0.01 so both libraries report contacts.
 RULES = [
     ("sphere-sphere (point-point)", Sphere(0.5), [0, 0, 0], IDENTITY, Sphere(0.4), [0.6, 0.5, 0.3], IDENTITY),
-    ("sphere on box face (face-point)", Box([0.5, 0.5, 0.5]), [0, 0, 0], IDENTITY, Sphere(0.3), [0.1, 0.2, 0.79], IDENTITY),
-    ("sphere on box edge (edge-point)", Box([0.5, 0.5, 0.5]), [0, 0, 0], IDENTITY, Sphere(0.3), [0.7, 0.1, 0.7], IDENTITY),
-    ("capsules crossing (edge-edge)", Capsule(0.2, 1.0), [0, 0, 0], IDENTITY, Capsule(0.2, 1.0), [0, 0, 0.39], [np.cos(0.6), 0, 0, np.sin(0.6)]),
-    ("capsule on box face (2 face-point)", Box([0.5, 0.5, 0.5]), [0, 0, 0], IDENTITY, Capsule(0.1, 0.6), [0, 0, 0.59], IDENTITY),
-    ("box on slab (4 face-point)", Box([1.0, 1.0, 0.2]), [0, 0, 0], IDENTITY, Box([0.3, 0.3, 0.3]), [0.1, 0, 0.49], IDENTITY),
-    ("box edges crossed (edge-edge)", Box([0.5, 0.5, 0.5]), [0, 0, 0], [np.cos(np.pi / 8), np.sin(np.pi / 8), 0, 0],
-     Box([0.5, 0.5, 0.5]), [0, 0, 1.35], [np.cos(np.pi / 8), 0, np.sin(np.pi / 8), 0]),
+    (
+        "sphere on box face (face-point)",
+        Box([0.5, 0.5, 0.5]),
+        [0, 0, 0],
+        IDENTITY,
+        Sphere(0.3),
+        [0.1, 0.2, 0.79],
+        IDENTITY,
+    ),
+    (
+        "sphere on box edge (edge-point)",
+        Box([0.5, 0.5, 0.5]),
+        [0, 0, 0],
+        IDENTITY,
+        Sphere(0.3),
+        [0.7, 0.1, 0.7],
+        IDENTITY,
+    ),
+    (
+        "capsules crossing (edge-edge)",
+        Capsule(0.2, 1.0),
+        [0, 0, 0],
+        IDENTITY,
+        Capsule(0.2, 1.0),
+        [0, 0, 0.39],
+        [np.cos(0.6), 0, 0, np.sin(0.6)],
+    ),
+    (
+        "capsule on box face (2 face-point)",
+        Box([0.5, 0.5, 0.5]),
+        [0, 0, 0],
+        IDENTITY,
+        Capsule(0.1, 0.6),
+        [0, 0, 0.59],
+        IDENTITY,
+    ),
+    (
+        "box on slab (4 face-point)",
+        Box([1.0, 1.0, 0.2]),
+        [0, 0, 0],
+        IDENTITY,
+        Box([0.3, 0.3, 0.3]),
+        [0.1, 0, 0.49],
+        IDENTITY,
+    ),
+    (
+        "box edges crossed (edge-edge)",
+        Box([0.5, 0.5, 0.5]),
+        [0, 0, 0],
+        [np.cos(np.pi / 8), np.sin(np.pi / 8), 0, 0],
+        Box([0.5, 0.5, 0.5]),
+        [0, 0, 1.35],
+        [np.cos(np.pi / 8), 0, np.sin(np.pi / 8), 0],
+    ),
     ("cylinder-sphere (distance rule)", Cylinder(0.4, 1.0), [0, 0, 0], IDENTITY, Sphere(0.3), [0, 0, 0.69], IDENTITY),
 ]
 
@@ -46,7 +93,9 @@ def coal_objects(shapes, r, q):
     objects = []
     for shape, position, orientation in zip(shapes, r, q):
         geometry, t, M = coal_geometry(shape)
-        objects.append((coal.CollisionObject(geometry, coal_transform(shape, position, orientation, t, M)), shape, t, M))
+        objects.append(
+            (coal.CollisionObject(geometry, coal_transform(shape, position, orientation, t, M)), shape, t, M)
+        )
     return objects
 
 
@@ -105,8 +154,10 @@ def per_rule(pairs, repeats):
         manager = coal_manager(objects)
         coal_time, coal_count = best_time(lambda: coal_collide(manager), repeats)
         scale = 1e6 / pairs
-        print(f"{name:38s} {len(found) // pairs:>4d}/{coal_count // pairs:<3d} {dcol_time * scale:8.2f} "
-              f"{deriv_time * scale:11.2f} {coal_time * scale:8.2f} {coal_time / dcol_time:10.2f}")
+        print(
+            f"{name:38s} {len(found) // pairs:>4d}/{coal_count // pairs:<3d} {dcol_time * scale:8.2f} "
+            f"{deriv_time * scale:11.2f} {coal_time * scale:8.2f} {coal_time / dcol_time:10.2f}"
+        )
 
 
 def random_polytope(rng):
@@ -135,8 +186,10 @@ def random_scene(count, rng):
 def scenes(repeats):
     print("\nWhole scenes: all contacts at new poses (setting the poses, broadphase, narrow phase), one thread (ms)")
     print("(coal's poses are set by a Python loop over the objects; coal collide alone in its own column)")
-    print(f"{'N':>6s} {'pairs':>7s} {'dcol':>9s} {'growth':>7s} {'coal':>9s} {'growth':>7s} {'coal/dcol':>10s} "
-          f"{'coal collide':>13s}")
+    print(
+        f"{'N':>6s} {'pairs':>7s} {'dcol':>9s} {'growth':>7s} {'coal':>9s} {'growth':>7s} {'coal/dcol':>10s} "
+        f"{'coal collide':>13s}"
+    )
     previous = None
     rng = np.random.default_rng(0)
     for count in (10, 100, 1000):
@@ -150,9 +203,13 @@ def scenes(repeats):
         coal_time, _ = best_time(lambda: (coal_set_poses(manager, objects, r, q), coal_collide(manager)), repeats)
         collide_time, _ = best_time(lambda: coal_collide(manager), repeats)
         pairs = len(set(zip(found.shape_a.tolist(), found.shape_b.tolist())))
-        growth = ("", "") if previous is None else (f"{dcol_time / previous[0]:7.1f}", f"{coal_time / previous[1]:7.1f}")
-        print(f"{count:6d} {pairs:7d} {dcol_time * 1e3:9.3f} {growth[0]:>7s} {coal_time * 1e3:9.3f} {growth[1]:>7s} "
-              f"{coal_time / dcol_time:10.2f} {collide_time * 1e3:13.3f}")
+        growth = (
+            ("", "") if previous is None else (f"{dcol_time / previous[0]:7.1f}", f"{coal_time / previous[1]:7.1f}")
+        )
+        print(
+            f"{count:6d} {pairs:7d} {dcol_time * 1e3:9.3f} {growth[0]:>7s} {coal_time * 1e3:9.3f} {growth[1]:>7s} "
+            f"{coal_time / dcol_time:10.2f} {collide_time * 1e3:13.3f}"
+        )
         previous = (dcol_time, coal_time)
 
 

@@ -95,8 +95,19 @@ def main():
                     pass
             t_diffcp = (time.perf_counter() - start) / max(done, 1)
             rows[name_a].append(
-                (t_default, t_eval, t_grad, t_jac, t_contact, t_fd, t_diffcp, t_exact,
-                 values.iterations.mean(), solved, np.mean(exact.status == Status.SOLVED))
+                (
+                    t_default,
+                    t_eval,
+                    t_grad,
+                    t_jac,
+                    t_contact,
+                    t_fd,
+                    t_diffcp,
+                    t_exact,
+                    values.iterations.mean(),
+                    solved,
+                    np.mean(exact.status == Status.SOLVED),
+                )
             )
     header = (
         f"{'shape a':10s} {'eval def':>9s} {'eval μ':>8s} {'grad':>7s} {'jac':>7s} {'contact':>8s} "

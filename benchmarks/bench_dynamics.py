@@ -41,9 +41,16 @@ def write_model(model, path):
     with open(path, "w") as f:
         f.write(f"{model.nbodies} {' '.join(repr(float(g)) for g in model.gravity)}\n")
         for b in range(model.nbodies):
-            fields = [model.parents[b], KIND_CODE[model.joint_kinds[b]], *model.joint_rotations[b].ravel(),
-                      *model.joint_positions[b], *model.joint_axes[b],
-                      model.masses[b], *model.coms[b], *model.rotational_inertias[b].ravel()]
+            fields = [
+                model.parents[b],
+                KIND_CODE[model.joint_kinds[b]],
+                *model.joint_rotations[b].ravel(),
+                *model.joint_positions[b],
+                *model.joint_axes[b],
+                model.masses[b],
+                *model.coms[b],
+                *model.rotational_inertias[b].ravel(),
+            ]
             f.write(" ".join(repr(float(x)) if not isinstance(x, (int, np.integer)) else str(x) for x in fields) + "\n")
 
 
@@ -58,13 +65,25 @@ def compile_native():
     if os.path.exists(binary):
         return binary
     command = [
-        "g++", "-std=c++17", "-O3", "-DNDEBUG", "-o", binary, source,
-        f"-I{os.path.join(HERE, '..', 'native')}", f"-I{os.path.join(PREFIX, 'include')}",
-        f"-I{os.path.join(PREFIX, 'include', 'eigen3')}", f"-L{os.path.join(PREFIX, 'lib')}",
-        f"-Wl,-rpath,{os.path.join(PREFIX, 'lib')}", "-lpinocchio_default",
-        "-Wno-deprecated-declarations", "-Wno-ignored-attributes",
+        "g++",
+        "-std=c++17",
+        "-O3",
+        "-DNDEBUG",
+        "-o",
+        binary,
+        source,
+        f"-I{os.path.join(HERE, '..', 'native')}",
+        f"-I{os.path.join(PREFIX, 'include')}",
+        f"-I{os.path.join(PREFIX, 'include', 'eigen3')}",
+        f"-L{os.path.join(PREFIX, 'lib')}",
+        f"-Wl,-rpath,{os.path.join(PREFIX, 'lib')}",
+        "-lpinocchio_default",
+        "-Wno-deprecated-declarations",
+        "-Wno-ignored-attributes",
         # Pinocchio's exported compile definitions (its joint variant outgrows Boost.MPL's defaults).
-        "-DBOOST_MPL_LIMIT_LIST_SIZE=30", "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30", "-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS",
+        "-DBOOST_MPL_LIMIT_LIST_SIZE=30",
+        "-DBOOST_MPL_LIMIT_VECTOR_SIZE=30",
+        "-DBOOST_MPL_CFG_NO_PREPROCESSED_HEADERS",
         "-DBOOST_FUSION_INVOKE_MAX_ARITY=12",
         # Pinocchio's algorithms as its library ships them (instantiated in libpinocchio_default).
         "-DPINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION",
@@ -82,12 +101,24 @@ def python_table(model, pin_model, batch):
     pv, pa = rng.normal(size=(2, pin_model.nv))
     pdata = pin_model.createData()
     cases = [
-        ("RNEA", lambda: dd.rnea(model, q[0], v[0], a[0]), lambda: pin.rnea(pin_model, pdata, pq, pv, pa),
-         lambda: dd.rnea(model, q, v, a)),
-        ("ABA", lambda: dd.aba(model, q[0], v[0], a[0]), lambda: pin.aba(pin_model, pdata, pq, pv, pa),
-         lambda: dd.aba(model, q, v, a)),
-        ("ABA derivatives", lambda: dd.aba_derivatives(model, q[0], v[0], a[0]),
-         lambda: pin.computeABADerivatives(pin_model, pdata, pq, pv, pa), lambda: dd.aba_derivatives(model, q, v, a)),
+        (
+            "RNEA",
+            lambda: dd.rnea(model, q[0], v[0], a[0]),
+            lambda: pin.rnea(pin_model, pdata, pq, pv, pa),
+            lambda: dd.rnea(model, q, v, a),
+        ),
+        (
+            "ABA",
+            lambda: dd.aba(model, q[0], v[0], a[0]),
+            lambda: pin.aba(pin_model, pdata, pq, pv, pa),
+            lambda: dd.aba(model, q, v, a),
+        ),
+        (
+            "ABA derivatives",
+            lambda: dd.aba_derivatives(model, q[0], v[0], a[0]),
+            lambda: pin.computeABADerivatives(pin_model, pdata, pq, pv, pa),
+            lambda: dd.aba_derivatives(model, q, v, a),
+        ),
     ]
     rows = []
     for name, ours, theirs, batched in cases:
@@ -109,13 +140,15 @@ def main():
         for name, relative, floating in ROBOTS:
             path = os.path.join(SHARE, "example-robot-data", "robots", relative)
             model = dd.load_urdf(path, floating_base=floating, package_dirs=[SHARE], geometry=False)
-            pin_model = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating
-                         else pin.buildModelFromUrdf(path))
+            pin_model = (
+                pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
+            )
             pin_model.gravity.linear = model.gravity
             model_file = os.path.join(workdir, f"{name}.txt")
             write_model(model, model_file)
-            output = subprocess.run([binary, model_file, str(args.iterations)],
-                                    check=True, capture_output=True, text=True).stdout
+            output = subprocess.run(
+                [binary, model_file, str(args.iterations)], check=True, capture_output=True, text=True
+            ).stdout
             print(f"\n{name} (nq={model.nq}, nv={model.nv})")
             print(f"  {'native C++':<22}{'dcol':>10}{'Pinocchio':>12}{'ratio':>8}")
             for line in output.strip().splitlines():

@@ -64,15 +64,23 @@ pinocchio::Model pinocchio_model(const dd::Model& ours) {
     if (ours.kind[i] == dd::JointKind::floating) {
       id = model.addJoint(parent, pinocchio::JointModelFreeFlyer(), placement, name);
     } else if (ours.kind[i] == dd::JointKind::revolute) {
-      if (axis == Eigen::Vector3d::UnitX()) id = model.addJoint(parent, pinocchio::JointModelRX(), placement, name);
-      else if (axis == Eigen::Vector3d::UnitY()) id = model.addJoint(parent, pinocchio::JointModelRY(), placement, name);
-      else if (axis == Eigen::Vector3d::UnitZ()) id = model.addJoint(parent, pinocchio::JointModelRZ(), placement, name);
-      else id = model.addJoint(parent, pinocchio::JointModelRevoluteUnaligned(axis), placement, name);
+      if (axis == Eigen::Vector3d::UnitX())
+        id = model.addJoint(parent, pinocchio::JointModelRX(), placement, name);
+      else if (axis == Eigen::Vector3d::UnitY())
+        id = model.addJoint(parent, pinocchio::JointModelRY(), placement, name);
+      else if (axis == Eigen::Vector3d::UnitZ())
+        id = model.addJoint(parent, pinocchio::JointModelRZ(), placement, name);
+      else
+        id = model.addJoint(parent, pinocchio::JointModelRevoluteUnaligned(axis), placement, name);
     } else {
-      if (axis == Eigen::Vector3d::UnitX()) id = model.addJoint(parent, pinocchio::JointModelPX(), placement, name);
-      else if (axis == Eigen::Vector3d::UnitY()) id = model.addJoint(parent, pinocchio::JointModelPY(), placement, name);
-      else if (axis == Eigen::Vector3d::UnitZ()) id = model.addJoint(parent, pinocchio::JointModelPZ(), placement, name);
-      else id = model.addJoint(parent, pinocchio::JointModelPrismaticUnaligned(axis), placement, name);
+      if (axis == Eigen::Vector3d::UnitX())
+        id = model.addJoint(parent, pinocchio::JointModelPX(), placement, name);
+      else if (axis == Eigen::Vector3d::UnitY())
+        id = model.addJoint(parent, pinocchio::JointModelPY(), placement, name);
+      else if (axis == Eigen::Vector3d::UnitZ())
+        id = model.addJoint(parent, pinocchio::JointModelPZ(), placement, name);
+      else
+        id = model.addJoint(parent, pinocchio::JointModelPrismaticUnaligned(axis), placement, name);
     }
     const dd::Inertia& I = ours.inertia[i];
     Eigen::Matrix3d rot;
@@ -140,25 +148,33 @@ int main(int argc, char** argv) {
     double ours, theirs;
   };
   const Row rows[] = {
-      {"forward kinematics", time_us(iterations, states, [&](int s) { dd::forward_kinematics(ours, data, q[s].data()); }),
+      {"forward kinematics",
+       time_us(iterations, states, [&](int s) { dd::forward_kinematics(ours, data, q[s].data()); }),
        time_us(iterations, states, [&](int s) { pinocchio::forwardKinematics(theirs, pdata, pq[s]); })},
       {"CRBA (M)", time_us(iterations, states, [&](int s) { dd::crba(ours, data, q[s].data()); }),
        time_us(iterations, states, [&](int s) { pinocchio::crba(theirs, pdata, pq[s]); })},
-      {"RNEA", time_us(iterations, states,
-                       [&](int s) { dd::rnea(ours, data, q[s].data(), v[s].data(), a[s].data(), out.data()); }),
+      {"RNEA",
+       time_us(iterations, states,
+               [&](int s) { dd::rnea(ours, data, q[s].data(), v[s].data(), a[s].data(), out.data()); }),
        time_us(iterations, states, [&](int s) { pinocchio::rnea(theirs, pdata, pq[s], pv[s], pa[s]); })},
-      {"ABA", time_us(iterations, states,
-                      [&](int s) { dd::aba(ours, data, q[s].data(), v[s].data(), a[s].data(), out.data()); }),
+      {"ABA",
+       time_us(iterations, states,
+               [&](int s) { dd::aba(ours, data, q[s].data(), v[s].data(), a[s].data(), out.data()); }),
        time_us(iterations, states, [&](int s) { pinocchio::aba(theirs, pdata, pq[s], pv[s], pa[s]); })},
-      {"RNEA derivatives", time_us(iterations, states, [&](int s) {
-         dd::rnea_derivatives(ours, data, q[s].data(), v[s].data(), a[s].data(), J1.data(), J2.data(), J3.data());
-       }),
+      {"RNEA derivatives",
+       time_us(iterations, states,
+               [&](int s) {
+                 dd::rnea_derivatives(ours, data, q[s].data(), v[s].data(), a[s].data(), J1.data(), J2.data(),
+                                      J3.data());
+               }),
        time_us(iterations, states,
                [&](int s) { pinocchio::computeRNEADerivatives(theirs, pdata, pq[s], pv[s], pa[s]); })},
-      {"ABA derivatives", time_us(iterations, states, [&](int s) {
-         dd::aba_derivatives(ours, data, q[s].data(), v[s].data(), a[s].data(), out.data(), J1.data(), J2.data(),
-                             J3.data());
-       }),
+      {"ABA derivatives",
+       time_us(iterations, states,
+               [&](int s) {
+                 dd::aba_derivatives(ours, data, q[s].data(), v[s].data(), a[s].data(), out.data(), J1.data(),
+                                     J2.data(), J3.data());
+               }),
        time_us(iterations, states,
                [&](int s) { pinocchio::computeABADerivatives(theirs, pdata, pq[s], pv[s], pa[s]); })},
   };

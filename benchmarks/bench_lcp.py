@@ -48,7 +48,7 @@ def cvxpy_ncp_route(G, g, mu, iterations=50, tol=1e-8):
     nc = mu.size
     s = cp.Parameter(g.size)
     lam = cp.Variable(g.size)
-    cones = [cp.SOC(mu[i] * lam[3 * i + 2], lam[3 * i:3 * i + 2]) for i in range(nc)]
+    cones = [cp.SOC(mu[i] * lam[3 * i + 2], lam[3 * i : 3 * i + 2]) for i in range(nc)]
     problem = cp.Problem(cp.Minimize(0.5 * cp.quad_form(lam, cp.psd_wrap(G)) + (g + s) @ lam), cones)
     s.value = np.zeros(g.size)
     for _ in range(iterations):
@@ -76,8 +76,10 @@ def ncp_table(rng, contact_counts):
         t_cvxpy = median_time(lambda: cvxpy_ncp_route(G, g, mu), 3)
         grad = rng.normal(size=g.size)
         t_vjp = median_time(lambda: ncp_vjp(solution, G, grad), 10)
-        print(f"{nc:>9}{t_admm * 1e3:>9.2f}{solution.iterations:>12}{t_cvxpy * 1e3:>19.2f}"
-              f"{t_cvxpy / t_admm:>8.1f}{t_vjp * 1e3:>9.3f}")
+        print(
+            f"{nc:>9}{t_admm * 1e3:>9.2f}{solution.iterations:>12}{t_cvxpy * 1e3:>19.2f}"
+            f"{t_cvxpy / t_admm:>8.1f}{t_vjp * 1e3:>9.3f}"
+        )
 
 
 def main():
@@ -85,8 +87,10 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[5, 20, 50, 100, 200])
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; times in ms per problem (median)")
-    print(f"{'n':>5}{'Lemke':>9}{'PGS':>9}{'IPM':>9}{'warm hit':>10}{'cvxpy QP':>10}{'QP/Lemke':>9}"
-          f"{'vjp (clamping)':>16}{'vjp (KKT)':>11}{'KKT/clamping':>14}")
+    print(
+        f"{'n':>5}{'Lemke':>9}{'PGS':>9}{'IPM':>9}{'warm hit':>10}{'cvxpy QP':>10}{'QP/Lemke':>9}"
+        f"{'vjp (clamping)':>16}{'vjp (KKT)':>11}{'KKT/clamping':>14}"
+    )
     rng = np.random.default_rng(0)
     for n in args.sizes:
         J = rng.normal(size=(n, n + 2))
@@ -109,8 +113,10 @@ def main():
         empty, G = np.zeros((0, 0)), np.zeros((n, 0))
         mlcp = solve_mlcp(empty, np.zeros(0), G, -A, b)
         t_kkt = median_time(lambda: mlcp_vjp(mlcp, empty, np.zeros(0), G, -A, b, grad_z=grad_f), repeats)
-        print(f"{n:>5}{t_lemke * 1e3:>9.3f}{t_pgs * 1e3:>9.3f}{t_ipm * 1e3:>9.3f}{t_warm * 1e3:>10.3f}"
-              f"{t_qp * 1e3:>10.3f}{t_qp / t_lemke:>9.1f}{t_vjp * 1e3:>16.3f}{t_kkt * 1e3:>11.3f}{t_kkt / t_vjp:>14.1f}")
+        print(
+            f"{n:>5}{t_lemke * 1e3:>9.3f}{t_pgs * 1e3:>9.3f}{t_ipm * 1e3:>9.3f}{t_warm * 1e3:>10.3f}"
+            f"{t_qp * 1e3:>10.3f}{t_qp / t_lemke:>9.1f}{t_vjp * 1e3:>16.3f}{t_kkt * 1e3:>11.3f}{t_kkt / t_vjp:>14.1f}"
+        )
     ncp_table(rng, [1, 4, 8])
 
 

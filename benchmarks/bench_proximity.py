@@ -43,7 +43,9 @@ from oracle import proximity_oracle, proximity_problem
 HEXAGON = np.linspace(0, 2 * np.pi, 7)[:-1]
 SHAPES = {
     "polytope": Polytope.from_vertices(
-        np.array([[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1], [0.6, 0.6, 0.6], [-0.6, 0.6, -0.6]])
+        np.array(
+            [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1], [0.6, 0.6, 0.6], [-0.6, 0.6, -0.6]]
+        )
     ),
     "capsule": Capsule(0.4, 1.5),
     "cylinder": Cylinder(0.5, 1.2),
@@ -125,17 +127,21 @@ def main():
         rows[name_a].append((batch, batch2, one_pair, single, cvx_total, cvx_solver, iterations))
 
     print(f"DCOL proximity, time per pair averaged over the 7 partners of each primitive ({os.cpu_count()} cores)")
-    header = (f"{'primitive':10s} {'batch 1 thr':>11s} {'batch 2 thr':>11s} {'one-pair':>9s} {'python call':>11s} "
-              f"{'cvxpy':>9s} {'clarabel':>9s} {'cvxpy/batch':>11s} {'clarabel/batch':>14s} {'cvxpy/call':>10s} "
-              f"{'iters':>5s}")
+    header = (
+        f"{'primitive':10s} {'batch 1 thr':>11s} {'batch 2 thr':>11s} {'one-pair':>9s} {'python call':>11s} "
+        f"{'cvxpy':>9s} {'clarabel':>9s} {'cvxpy/batch':>11s} {'clarabel/batch':>14s} {'cvxpy/call':>10s} "
+        f"{'iters':>5s}"
+    )
     print(header)
     print("-" * len(header))
 
     def print_row(name, values):
         batch, batch2, one_pair, single, cvx_total, cvx_solver, iterations = values
-        print(f"{name:10s} {batch * 1e6:9.2f}µs {batch2 * 1e6:9.2f}µs {one_pair * 1e6:7.2f}µs {single * 1e6:9.2f}µs "
-              f"{cvx_total * 1e3:7.2f}ms {cvx_solver * 1e6:7.0f}µs {cvx_total / batch:10.0f}x "
-              f"{cvx_solver / batch:13.1f}x {cvx_total / single:9.0f}x {iterations:5.1f}")
+        print(
+            f"{name:10s} {batch * 1e6:9.2f}µs {batch2 * 1e6:9.2f}µs {one_pair * 1e6:7.2f}µs {single * 1e6:9.2f}µs "
+            f"{cvx_total * 1e3:7.2f}ms {cvx_solver * 1e6:7.0f}µs {cvx_total / batch:10.0f}x "
+            f"{cvx_solver / batch:13.1f}x {cvx_total / single:9.0f}x {iterations:5.1f}"
+        )
 
     means = [np.mean(values, axis=0) for values in rows.values()]
     for name, values in zip(rows, means):

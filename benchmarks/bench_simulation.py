@@ -129,30 +129,43 @@ def measure_dcol(name, settle, repeats, batch):
     one = (q[None], v[None], tau[None])
     many = tuple(np.repeat(x, batch, axis=0) for x in one)
     result = {
-        "nv": model.nv, "contacts": len(previous.contacts), "world": world, "state": (q, v),
+        "nv": model.nv,
+        "contacts": len(previous.contacts),
+        "world": world,
+        "state": (q, v),
         "step": _median_time(lambda: world.step_batch(*one, threads=1), repeats),
-        "jacobian": _median_time(lambda: world.step_batch(*one, derivatives=True, parameters=False, threads=1),
-                                 repeats),
+        "jacobian": _median_time(
+            lambda: world.step_batch(*one, derivatives=True, parameters=False, threads=1), repeats
+        ),
         "jacobian_params": _median_time(lambda: world.step_batch(*one, derivatives=True, threads=1), repeats),
-        "batched": _median_time(lambda: world.step_batch(*many, derivatives=True, parameters=False, threads=1),
-                                max(3, repeats // 5)) / batch,
+        "batched": _median_time(
+            lambda: world.step_batch(*many, derivatives=True, parameters=False, threads=1), max(3, repeats // 5)
+        )
+        / batch,
         "central": _median_time(lambda: _central_differences(world, q, v, tau), max(3, repeats // 5)),
         "python_step": _median_time(lambda: world.step(q, v, tau, warm_start=previous), repeats),
         "python_jacobian": _median_time(
-            lambda: world.step(q, v, tau, warm_start=previous, derivatives=True).jacobians(), repeats),
+            lambda: world.step(q, v, tau, warm_start=previous, derivatives=True).jacobians(), repeats
+        ),
     }
     # Agreement on this configuration in the v and τ columns: a resting contact sits where its gap φ
     # is 0 to round-off (the speculative row lands it there), the kink of the stabilization term (rate
     # 1/Δt for φ > 0, β/Δt for φ < 0), so ∂/∂q is one-sided and central differences straddle it.
-    finite, analytic = (J[:, model.nv:] for J in (_central_differences(world, q, v, tau),
-                                                  _native_jacobian(world, q, v, tau, False)))
+    finite, analytic = (
+        J[:, model.nv :] for J in (_central_differences(world, q, v, tau), _native_jacobian(world, q, v, tau, False))
+    )
     result["error"] = float(np.abs(finite - analytic).max() / max(1.0, np.abs(finite).max()))
     # The same state without the ground: the scene of a Nimble model that finds no contacts.
     free = World(model, dt=1e-3, ground=False)
     result["jacobian_free"] = _median_time(
-        lambda: free.step_batch(*one, derivatives=True, parameters=False, threads=1), repeats)
-    result["batched_free"] = _median_time(
-        lambda: free.step_batch(*many, derivatives=True, parameters=False, threads=1), max(3, repeats // 5)) / batch
+        lambda: free.step_batch(*one, derivatives=True, parameters=False, threads=1), repeats
+    )
+    result["batched_free"] = (
+        _median_time(
+            lambda: free.step_batch(*many, derivatives=True, parameters=False, threads=1), max(3, repeats // 5)
+        )
+        / batch
+    )
     return result
 
 
@@ -166,8 +179,7 @@ def measure_rollouts(world, state, worlds, steps):
     taus = np.zeros((worlds, steps, nv))
     count = worlds * steps
     python = _median_time(lambda: [world.rollout(q0[n], v0[n], taus[n]) for n in range(worlds)], 1) / count
-    native = [_median_time(lambda: world.rollout_batch(q0, v0, taus, threads=threads), 3) / count
-              for threads in (1, 2)]
+    native = [_median_time(lambda: world.rollout_batch(q0, v0, taus, threads=threads), 3) / count for threads in (1, 2)]
     return python, native
 
 
@@ -214,8 +226,20 @@ def measure_nimble(name, settle, repeats, python):
     reason it could not run."""
     try:
         result = subprocess.run(
-            [python, "-c", _NIMBLE_WORKER, _urdf(name), str(dataset_robot_path("ground_plane")),
-             os.path.join(example_robot_data_dir(), "example-robot-data"), str(repeats), str(settle)], capture_output=True, text=True, timeout=600)
+            [
+                python,
+                "-c",
+                _NIMBLE_WORKER,
+                _urdf(name),
+                str(dataset_robot_path("ground_plane")),
+                os.path.join(example_robot_data_dir(), "example-robot-data"),
+                str(repeats),
+                str(settle),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     except subprocess.TimeoutExpired:
         return "timed out"
     if result.returncode != 0:
@@ -234,13 +258,18 @@ def main():
     parser.add_argument("--worlds", type=int, default=8)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--batch", type=int, default=32, help="states per step_batch call in the 'batched' column")
-    parser.add_argument("--nimble-python", default=sys.executable,
-                        help="interpreter with nimblephysics and numpy<2 (see the module docstring)")
+    parser.add_argument(
+        "--nimble-python",
+        default=sys.executable,
+        help="interpreter with nimblephysics and numpy<2 (see the module docstring)",
+    )
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, one used; dt = 1 ms; times are medians (ms)\n")
-    header = (f"{'robot':14s} {'nv':>3s} {'contacts':>8s} {'step':>7s} {'step+Jac':>8s} {'+θ':>7s} "
-              f"{'batched':>8s} {'central diff':>12s} {'speedup':>8s} {'FD err':>8s}  "
-              f"Nimble step+Jac (Nimble/dcol: one call, batched)")
+    header = (
+        f"{'robot':14s} {'nv':>3s} {'contacts':>8s} {'step':>7s} {'step+Jac':>8s} {'+θ':>7s} "
+        f"{'batched':>8s} {'central diff':>12s} {'speedup':>8s} {'FD err':>8s}  "
+        f"Nimble step+Jac (Nimble/dcol: one call, batched)"
+    )
     print(header)
     print("-" * len(header))
     rollouts, python_rows = [], []
@@ -248,20 +277,26 @@ def main():
         result = measure_dcol(name, args.settle, args.repeats, args.batch)
         nimble = measure_nimble(name, args.settle, args.repeats, args.nimble_python)
         if isinstance(nimble, dict):
-            nimble_text = (f"{1e3 * nimble['jacobian']:8.3f} ({nimble['jacobian'] / result['jacobian']:.1f}x, "
-                           f"{nimble['jacobian'] / result['batched']:.1f}x), nv {nimble['dofs']}, "
-                           f"{nimble['contacts']} contacts")
+            nimble_text = (
+                f"{1e3 * nimble['jacobian']:8.3f} ({nimble['jacobian'] / result['jacobian']:.1f}x, "
+                f"{nimble['jacobian'] / result['batched']:.1f}x), nv {nimble['dofs']}, "
+                f"{nimble['contacts']} contacts"
+            )
             if nimble["contacts"] == 0 and result["contacts"] > 0:  # the same, contact-free scene
-                nimble_text += (f"; dcol without ground {1e3 * result['jacobian_free']:.3f}, "
-                                f"{1e3 * result['batched_free']:.4f} "
-                                f"({nimble['jacobian'] / result['jacobian_free']:.1f}x, "
-                                f"{nimble['jacobian'] / result['batched_free']:.1f}x)")
+                nimble_text += (
+                    f"; dcol without ground {1e3 * result['jacobian_free']:.3f}, "
+                    f"{1e3 * result['batched_free']:.4f} "
+                    f"({nimble['jacobian'] / result['jacobian_free']:.1f}x, "
+                    f"{nimble['jacobian'] / result['batched_free']:.1f}x)"
+                )
         else:
             nimble_text = nimble
-        print(f"{name:14s} {result['nv']:3d} {result['contacts']:8d} {1e3 * result['step']:7.3f} "
-              f"{1e3 * result['jacobian']:8.3f} {1e3 * result['jacobian_params']:7.3f} "
-              f"{1e3 * result['batched']:8.4f} {1e3 * result['central']:12.3f} "
-              f"{result['central'] / result['jacobian']:7.1f}x {result['error']:8.1e}  {nimble_text}")
+        print(
+            f"{name:14s} {result['nv']:3d} {result['contacts']:8d} {1e3 * result['step']:7.3f} "
+            f"{1e3 * result['jacobian']:8.3f} {1e3 * result['jacobian_params']:7.3f} "
+            f"{1e3 * result['batched']:8.4f} {1e3 * result['central']:12.3f} "
+            f"{result['central'] / result['jacobian']:7.1f}x {result['error']:8.1e}  {nimble_text}"
+        )
         python_rows.append((name, result))
         rollouts.append((name, measure_rollouts(result["world"], result["state"], args.worlds, args.steps), nimble))
 
@@ -270,19 +305,25 @@ def main():
     print(header)
     print("-" * len(header))
     for name, result in python_rows:
-        print(f"{name:14s} {1e3 * result['python_step']:8.3f} {1e3 * result['python_jacobian']:18.3f} "
-              f"{result['python_jacobian'] / result['jacobian_params']:17.1f}x")
+        print(
+            f"{name:14s} {1e3 * result['python_step']:8.3f} {1e3 * result['python_jacobian']:18.3f} "
+            f"{result['python_jacobian'] / result['jacobian_params']:17.1f}x"
+        )
 
     print(f"\nrollouts: {args.worlds} worlds x {args.steps} steps, no derivatives; ms per world-step\n")
-    header = (f"{'robot':14s} {'World.rollout':>13s} {'batch 1 thr':>11s} {'batch 2 thr':>11s} {'speedup':>8s}"
-              f"  Nimble World.step (ratio to batch 1 thr)")
+    header = (
+        f"{'robot':14s} {'World.rollout':>13s} {'batch 1 thr':>11s} {'batch 2 thr':>11s} {'speedup':>8s}"
+        f"  Nimble World.step (ratio to batch 1 thr)"
+    )
     print(header)
     print("-" * len(header))
     for name, (python, (one, two)), nimble in rollouts:
-        nimble_text = (f"{1e3 * nimble['step']:9.3f} ({nimble['step'] / one:.2f}x)" if isinstance(nimble, dict)
-                       else nimble)
-        print(f"{name:14s} {1e3 * python:13.3f} {1e3 * one:11.3f} {1e3 * two:11.3f} {python / two:7.1f}x  "
-              f"{nimble_text}")
+        nimble_text = (
+            f"{1e3 * nimble['step']:9.3f} ({nimble['step'] / one:.2f}x)" if isinstance(nimble, dict) else nimble
+        )
+        print(
+            f"{name:14s} {1e3 * python:13.3f} {1e3 * one:11.3f} {1e3 * two:11.3f} {python / two:7.1f}x  {nimble_text}"
+        )
 
 
 if __name__ == "__main__":

@@ -16,11 +16,28 @@ from dcol import _native
 from dcol.geom.proximity import checked_threads
 
 __all__ = [
-    "neutral", "random_configuration", "integrate", "integrate_jacobians", "difference", "tangent_maps",
-    "frame_placement", "frame_jacobian", "frame_jacobian_derivative",
-    "rnea", "bias_forces", "gravity_forces", "crba", "aba", "minverse",
-    "rnea_derivatives", "aba_derivatives", "bias_force_derivatives", "minverse_derivative",
-    "inertial_parameters", "rnea_parameter_derivatives", "aba_parameter_derivatives",
+    "neutral",
+    "random_configuration",
+    "integrate",
+    "integrate_jacobians",
+    "difference",
+    "tangent_maps",
+    "frame_placement",
+    "frame_jacobian",
+    "frame_jacobian_derivative",
+    "rnea",
+    "bias_forces",
+    "gravity_forces",
+    "crba",
+    "aba",
+    "minverse",
+    "rnea_derivatives",
+    "aba_derivatives",
+    "bias_force_derivatives",
+    "minverse_derivative",
+    "inertial_parameters",
+    "rnea_parameter_derivatives",
+    "aba_parameter_derivatives",
 ]
 
 _native_dynamics = _native.dynamics
@@ -45,8 +62,9 @@ def _batch(value, name, width, count=None):
 
 def _floating_quaternions(model, q):
     """Views (N, 4) of the floating joints' quaternions in q (N, nq)."""
-    return [q[:, start + 3:start + 7] for start, kind in zip(model.joint_q_index, model.joint_kinds)
-            if kind == "floating"]
+    return [
+        q[:, start + 3 : start + 7] for start, kind in zip(model.joint_q_index, model.joint_kinds) if kind == "floating"
+    ]
 
 
 def _configuration(model, q, name="q"):
@@ -93,9 +111,9 @@ def random_configuration(model, rng, position_range=1.0):
     q = np.empty(model.nq)
     for body, (start, kind) in enumerate(zip(model.joint_q_index, model.joint_kinds)):
         if kind == "floating":
-            q[start:start + 3] = rng.uniform(-position_range, position_range, 3)
+            q[start : start + 3] = rng.uniform(-position_range, position_range, 3)
             quaternion = rng.normal(size=4)
-            q[start + 3:start + 7] = quaternion / np.linalg.norm(quaternion)
+            q[start + 3 : start + 7] = quaternion / np.linalg.norm(quaternion)
         else:
             lower = model.lower_limits[start] if np.isfinite(model.lower_limits[start]) else -np.pi
             upper = model.upper_limits[start] if np.isfinite(model.upper_limits[start]) else np.pi
@@ -106,11 +124,14 @@ def random_configuration(model, rng, position_range=1.0):
 def _skew(w):
     """(..., 3, 3) cross-product matrices of (..., 3) vectors."""
     zero = np.zeros(w.shape[:-1])
-    return np.stack([
-        np.stack([zero, -w[..., 2], w[..., 1]], -1),
-        np.stack([w[..., 2], zero, -w[..., 0]], -1),
-        np.stack([-w[..., 1], w[..., 0], zero], -1),
-    ], -2)
+    return np.stack(
+        [
+            np.stack([zero, -w[..., 2], w[..., 1]], -1),
+            np.stack([w[..., 2], zero, -w[..., 0]], -1),
+            np.stack([-w[..., 1], w[..., 0], zero], -1),
+        ],
+        -2,
+    )
 
 
 def _quaternion_product(a, b):
@@ -122,11 +143,14 @@ def _quaternion_product(a, b):
 def _quaternion_matrix(quaternion):
     quaternion = quaternion / np.linalg.norm(quaternion, axis=-1, keepdims=True)
     w, x, y, z = np.moveaxis(quaternion, -1, 0)
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-    ], -2)
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        -2,
+    )
 
 
 def _se3_left_jacobian_factors(theta):
@@ -143,7 +167,9 @@ def _log_pose(quaternion, translation):
     quaternion = quaternion * np.where(quaternion[:, :1] < 0.0, -1.0, 1.0)  # the shorter rotation
     sin_half = np.linalg.norm(quaternion[:, 1:], axis=1)
     theta = 2.0 * np.arctan2(sin_half, quaternion[:, 0])
-    scale = np.where(sin_half < 1e-12, 2.0 / np.maximum(quaternion[:, 0], 1e-300), theta / np.where(sin_half < 1e-12, 1.0, sin_half))
+    scale = np.where(
+        sin_half < 1e-12, 2.0 / np.maximum(quaternion[:, 0], 1e-300), theta / np.where(sin_half < 1e-12, 1.0, sin_half)
+    )
     w = scale[:, None] * quaternion[:, 1:]
     a, b = _se3_left_jacobian_factors(theta)
     W = _skew(w)
@@ -179,11 +205,13 @@ def difference(model, q0, q1):
     v = np.empty((q0.shape[0], model.nv))
     for start, vstart, kind in zip(model.joint_q_index, model.joint_v_index, model.joint_kinds):
         if kind == "floating":
-            a = q0[:, start + 3:start + 7] / np.linalg.norm(q0[:, start + 3:start + 7], axis=1, keepdims=True)
-            b = q1[:, start + 3:start + 7] / np.linalg.norm(q1[:, start + 3:start + 7], axis=1, keepdims=True)
+            a = q0[:, start + 3 : start + 7] / np.linalg.norm(q0[:, start + 3 : start + 7], axis=1, keepdims=True)
+            b = q1[:, start + 3 : start + 7] / np.linalg.norm(q1[:, start + 3 : start + 7], axis=1, keepdims=True)
             relative = _quaternion_product(a * np.array([1.0, -1.0, -1.0, -1.0]), b)
-            translation = np.einsum("nji,nj->ni", _quaternion_matrix(a), q1[:, start:start + 3] - q0[:, start:start + 3])
-            v[:, vstart:vstart + 6] = _log_pose(relative, translation)
+            translation = np.einsum(
+                "nji,nj->ni", _quaternion_matrix(a), q1[:, start : start + 3] - q0[:, start : start + 3]
+            )
+            v[:, vstart : vstart + 6] = _log_pose(relative, translation)
         else:
             v[:, vstart] = q1[:, start] - q0[:, start]
     return _unbatch(batched, v)
@@ -193,12 +221,15 @@ def _quaternion_tangent(quaternion):
     """(N, 4, 3) ∂(q ⊗ [1; δθ/2])/∂δθ = ½ L(q)[:, 1:] for unit quaternions q (N, 4), L(q) the matrix of
     q ⊗ ·; its columns are orthogonal to q and to each other, of norm ½."""
     w, x, y, z = np.moveaxis(quaternion, -1, 0)
-    return 0.5 * np.stack([
-        np.stack([-x, -y, -z], -1),
-        np.stack([w, -z, y], -1),
-        np.stack([z, w, -x], -1),
-        np.stack([-y, x, w], -1),
-    ], -2)
+    return 0.5 * np.stack(
+        [
+            np.stack([-x, -y, -z], -1),
+            np.stack([w, -z, y], -1),
+            np.stack([z, w, -x], -1),
+            np.stack([-y, x, w], -1),
+        ],
+        -2,
+    )
 
 
 def tangent_maps(model, q):
@@ -224,15 +255,17 @@ def tangent_maps(model, q):
     to_tangent = np.zeros((count, model.nv, model.nq))
     for start, vstart, kind in zip(model.joint_q_index, model.joint_v_index, model.joint_kinds):
         if kind == "floating":
-            norm = np.linalg.norm(q[:, start + 3:start + 7], axis=1)
-            quaternion = q[:, start + 3:start + 7] / norm[:, None]
+            norm = np.linalg.norm(q[:, start + 3 : start + 7], axis=1)
+            quaternion = q[:, start + 3 : start + 7] / norm[:, None]
             R = _quaternion_matrix(quaternion)
             G = _quaternion_tangent(quaternion)
-            to_configuration[:, start:start + 3, vstart:vstart + 3] = R
-            to_configuration[:, start + 3:start + 7, vstart + 3:vstart + 6] = G
-            to_tangent[:, vstart:vstart + 3, start:start + 3] = np.swapaxes(R, 1, 2)
+            to_configuration[:, start : start + 3, vstart : vstart + 3] = R
+            to_configuration[:, start + 3 : start + 7, vstart + 3 : vstart + 6] = G
+            to_tangent[:, vstart : vstart + 3, start : start + 3] = np.swapaxes(R, 1, 2)
             # 4 Gᵀ / ‖ρ‖ = (2 / ‖ρ‖) L[:, 1:]ᵀ: Gᵀ G = I / 4.
-            to_tangent[:, vstart + 3:vstart + 6, start + 3:start + 7] = 4.0 * np.swapaxes(G, 1, 2) / norm[:, None, None]
+            to_tangent[:, vstart + 3 : vstart + 6, start + 3 : start + 7] = (
+                4.0 * np.swapaxes(G, 1, 2) / norm[:, None, None]
+            )
         else:
             to_configuration[:, start, vstart] = to_tangent[:, vstart, start] = 1.0
     return _unbatch(batched, to_configuration, to_tangent)
@@ -246,8 +279,9 @@ def frame_placement(model, q, frame, *, threads=None):
 
     Returns (position (3,), quaternion (4,) [w, x, y, z]) — (N, 3), (N, 4) for a batch of q.
     """
-    position, quaternion = _native_dynamics.frame_poses(model._native, q, [model.frame_index(frame)],
-                                                        checked_threads(threads))
+    position, quaternion = _native_dynamics.frame_poses(
+        model._native, q, [model.frame_index(frame)], checked_threads(threads)
+    )
     return position[..., 0, :], quaternion[..., 0, :]
 
 
@@ -287,8 +321,9 @@ def frame_jacobian_derivative(model, q, frame, *, threads=None):
     """(6, nv, nv) array D with D[:, :, k] = ∂J/∂q_k for J = frame_jacobian (tangent direction k).
     For a force f (6,) [force; torque] applied at the frame origin, ∂(Jᵀf)/∂q = einsum("rik,r->ik", D, f).
     (N, 6, nv, nv) for a batch."""
-    return _native_dynamics.frame_jacobian_derivative(model._native, q, model.frame_index(frame),
-                                                      checked_threads(threads))
+    return _native_dynamics.frame_jacobian_derivative(
+        model._native, q, model.frame_index(frame), checked_threads(threads)
+    )
 
 
 # --- dynamics --------------------------------------------------------------------------------------
@@ -357,12 +392,21 @@ def inertial_parameters(model):
     body, c the centre of mass and I the rotational inertia about the body origin, in the body frame
     (Pinocchio's dynamic-parameter order). τ = rnea_parameter_derivatives(...) @ params.ravel()."""
     m, c, I_com = model.masses, model.coms, model.rotational_inertias
-    I_origin = I_com + m[:, None, None] * (np.einsum("bi,bi->b", c, c)[:, None, None] * np.eye(3)
-                                           - np.einsum("bi,bj->bij", c, c))
-    return np.column_stack([
-        m, m[:, None] * c,
-        I_origin[:, 0, 0], I_origin[:, 0, 1], I_origin[:, 1, 1], I_origin[:, 0, 2], I_origin[:, 1, 2], I_origin[:, 2, 2],
-    ])
+    I_origin = I_com + m[:, None, None] * (
+        np.einsum("bi,bi->b", c, c)[:, None, None] * np.eye(3) - np.einsum("bi,bj->bij", c, c)
+    )
+    return np.column_stack(
+        [
+            m,
+            m[:, None] * c,
+            I_origin[:, 0, 0],
+            I_origin[:, 0, 1],
+            I_origin[:, 1, 1],
+            I_origin[:, 0, 2],
+            I_origin[:, 1, 2],
+            I_origin[:, 2, 2],
+        ]
+    )
 
 
 def rnea_parameter_derivatives(model, q, v, a, *, threads=None):

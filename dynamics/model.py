@@ -136,12 +136,16 @@ class Model:
         self.nq = int(sum(_NQ[k] for k in self.joint_kinds))
         self.nv = int(sum(_NV[k] for k in self.joint_kinds))
         self.gravity = builder._gravity.copy()
-        self.joint_rotations = np.array([b["placement"][0] for b in bodies], dtype=np.float64).reshape(self.nbodies, 3, 3)
+        self.joint_rotations = np.array([b["placement"][0] for b in bodies], dtype=np.float64).reshape(
+            self.nbodies, 3, 3
+        )
         self.joint_positions = np.array([b["placement"][1] for b in bodies], dtype=np.float64).reshape(self.nbodies, 3)
         self.joint_axes = np.array([b["axis"] for b in bodies], dtype=np.float64).reshape(self.nbodies, 3)
         self.masses = np.array([b["mass"] for b in bodies], dtype=np.float64).reshape(self.nbodies)
         self.coms = np.array([b["com"] for b in bodies], dtype=np.float64).reshape(self.nbodies, 3)
-        self.rotational_inertias = np.array([b["inertia"] for b in bodies], dtype=np.float64).reshape(self.nbodies, 3, 3)
+        self.rotational_inertias = np.array([b["inertia"] for b in bodies], dtype=np.float64).reshape(
+            self.nbodies, 3, 3
+        )
         self.lower_limits = np.concatenate([b["lower"] for b in bodies]) if bodies else np.zeros(0)
         self.upper_limits = np.concatenate([b["upper"] for b in bodies]) if bodies else np.zeros(0)
         self.velocity_limits = np.concatenate([b["velocity_limit"] for b in bodies]) if bodies else np.zeros(0)
@@ -151,10 +155,23 @@ class Model:
         self._frame_index = {name: i for i, name in enumerate(self.frame_names)}
         self.collision_shapes = list(builder._collision)
         self.visual_shapes = list(builder._visual)
-        for array in (self.parents, self.joint_q_index, self.joint_v_index, self.gravity, self.joint_rotations,
-                      self.joint_positions, self.joint_axes, self.masses, self.coms,
-                      self.rotational_inertias, self.lower_limits, self.upper_limits, self.velocity_limits,
-                      self.effort_limits, self.damping):
+        for array in (
+            self.parents,
+            self.joint_q_index,
+            self.joint_v_index,
+            self.gravity,
+            self.joint_rotations,
+            self.joint_positions,
+            self.joint_axes,
+            self.masses,
+            self.coms,
+            self.rotational_inertias,
+            self.lower_limits,
+            self.upper_limits,
+            self.velocity_limits,
+            self.effort_limits,
+            self.damping,
+        ):
             array.setflags(write=False)
         self._frame_bodies = np.array([f["body"] for f in frames], dtype=np.int32)
         self._frame_rotations = np.array([f["placement"][0] for f in frames]).reshape(len(frames), 3, 3)
@@ -187,11 +204,14 @@ class Model:
         masses, coms, inertias = [], [], []
         for name, (m, *first_moment), (xx, xy, yy, xz, yz, zz) in zip(self.body_names, params[:, :4], params[:, 4:]):
             if not np.isfinite(m) or m < 0.0 or m == 0.0 and np.any(first_moment):
-                raise ValueError(f"params: body {name!r} mass must be finite and ≥ 0 (> 0 with a first moment), got {m}")
+                raise ValueError(
+                    f"params: body {name!r} mass must be finite and ≥ 0 (> 0 with a first moment), got {m}"
+                )
             c = np.asarray(first_moment) / m if m > 0.0 else np.zeros(3)
             I_origin = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-            mass, com, inertia = check_inertia(m, c, I_origin - m * (c @ c * np.eye(3) - np.outer(c, c)),
-                                               f"params: body {name!r}")
+            mass, com, inertia = check_inertia(
+                m, c, I_origin - m * (c @ c * np.eye(3) - np.outer(c, c)), f"params: body {name!r}"
+            )
             masses.append(mass)
             coms.append(com)
             inertias.append(inertia)
@@ -240,9 +260,24 @@ class ModelBuilder:
             raise ValueError(f"body {name!r} has not been added")
         return self._body_index[name]
 
-    def add_body(self, name, *, parent, joint, kind, placement=None, axis=(0.0, 0.0, 1.0), mass=0.0,
-                 com=(0.0, 0.0, 0.0), inertia=np.zeros((3, 3)), lower=None, upper=None, velocity_limit=None,
-                 effort_limit=None, damping=0.0):
+    def add_body(
+        self,
+        name,
+        *,
+        parent,
+        joint,
+        kind,
+        placement=None,
+        axis=(0.0, 0.0, 1.0),
+        mass=0.0,
+        com=(0.0, 0.0, 0.0),
+        inertia=np.zeros((3, 3)),
+        lower=None,
+        upper=None,
+        velocity_limit=None,
+        effort_limit=None,
+        damping=0.0,
+    ):
         """Adds a body moved by a joint from `parent` (a body name, or None for the world).
 
         placement : (position (3,), orientation) of the joint frame in the parent body's frame at
@@ -275,10 +310,17 @@ class ModelBuilder:
             return np.broadcast_to(np.asarray(value, dtype=np.float64), (size,)).copy()
 
         body = {
-            "name": name, "joint": joint, "kind": kind, "parent": parent_index,
-            "placement": _placement(placement, f"joint {joint!r} placement"), "axis": unit_axis,
-            "mass": mass, "com": com, "inertia": inertia,
-            "lower": per_dof(lower, nq, -np.inf, "lower"), "upper": per_dof(upper, nq, np.inf, "upper"),
+            "name": name,
+            "joint": joint,
+            "kind": kind,
+            "parent": parent_index,
+            "placement": _placement(placement, f"joint {joint!r} placement"),
+            "axis": unit_axis,
+            "mass": mass,
+            "com": com,
+            "inertia": inertia,
+            "lower": per_dof(lower, nq, -np.inf, "lower"),
+            "upper": per_dof(upper, nq, np.inf, "upper"),
             "velocity_limit": per_dof(velocity_limit, nv, np.inf, "velocity"),
             "effort_limit": per_dof(effort_limit, nv, np.inf, "effort"),
             "damping": per_dof(damping, nv, 0.0, "damping"),
@@ -296,8 +338,13 @@ class ModelBuilder:
         """Adds a named frame fixed in `body` (a body name, or None for the world) at `placement`."""
         if any(f["name"] == name for f in self._frames):
             raise ValueError(f"frame {name!r} is added twice")
-        self._frames.append({"name": name, "body": self.body_index(body),
-                             "placement": _placement(placement, f"frame {name!r} placement")})
+        self._frames.append(
+            {
+                "name": name,
+                "body": self.body_index(body),
+                "placement": _placement(placement, f"frame {name!r} placement"),
+            }
+        )
 
     def add_shape(self, body, shape, *, link=None, collision=True):
         """Attaches a shape (its offset is its pose in the body frame) to `body` (name or None)."""

@@ -6,15 +6,27 @@ import os
 
 from .urdf import load_urdf
 
-__all__ = ["DATASET_ROBOTS", "EXAMPLE_ROBOTS", "dataset_robot_path", "load_dataset_robot", "example_robot_data_dir",
-           "load_example_robot"]
+__all__ = [
+    "DATASET_ROBOTS",
+    "EXAMPLE_ROBOTS",
+    "dataset_robot_path",
+    "load_dataset_robot",
+    "example_robot_data_dir",
+    "load_example_robot",
+]
 
 _DATASET_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "datasets", "robots")
 
 # name → whether it is loaded with a floating base (see datasets/robots/README.md).
 DATASET_ROBOTS = {
-    "cartpole": False, "double_pendulum": False, "half_cheetah": False, "catapult": False, "jump_worm": False,
-    "quadrotor": True, "box": True, "ground_plane": False,
+    "cartpole": False,
+    "double_pendulum": False,
+    "half_cheetah": False,
+    "catapult": False,
+    "jump_worm": False,
+    "quadrotor": True,
+    "box": True,
+    "ground_plane": False,
 }
 
 # name → (URDF path under example-robot-data's robots folder, floating base).

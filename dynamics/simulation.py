@@ -219,8 +219,12 @@ def _finite_nonnegative(value, name):
 def _convex(geometry, max_vertices):
     """A dcol.geom shape for a model's collision geometry (meshes by their convex hull)."""
     if isinstance(geometry, MeshGeometry):
-        return ConvexMesh.from_mesh(geometry.path, scale=geometry.scale, max_vertices=max_vertices,
-                                    offset=(geometry.offset_position, geometry.offset_rotation))
+        return ConvexMesh.from_mesh(
+            geometry.path,
+            scale=geometry.scale,
+            max_vertices=max_vertices,
+            offset=(geometry.offset_position, geometry.offset_rotation),
+        )
     return geometry
 
 
@@ -249,9 +253,25 @@ class World:
     threads : narrow-phase threads.
     """
 
-    def __init__(self, model, *, dt=1e-3, ground=True, ground_height=0.0, friction=0.5, restitution=0.0,
-                 baumgarte=0.2, contact_margin=1e-2, restitution_threshold=0.2, limit_margin=0.05,
-                 mesh_vertices=64, feature_tolerance=1e-3, self_collision=False, contact_model="lcp", threads=None):
+    def __init__(
+        self,
+        model,
+        *,
+        dt=1e-3,
+        ground=True,
+        ground_height=0.0,
+        friction=0.5,
+        restitution=0.0,
+        baumgarte=0.2,
+        contact_margin=1e-2,
+        restitution_threshold=0.2,
+        limit_margin=0.05,
+        mesh_vertices=64,
+        feature_tolerance=1e-3,
+        self_collision=False,
+        contact_model="lcp",
+        threads=None,
+    ):
         self.model = model
         if contact_model not in ("lcp", "ncp"):
             raise ValueError(f"contact_model must be 'lcp' or 'ncp', got {contact_model!r}")
@@ -277,10 +297,17 @@ class World:
         self._build_scene(bool(self_collision), mesh_vertices)
         self._native_world = None  # built by rollout_batch
         self._body_frames = [model.frame_index(name) for name in model.body_names]
-        self._limited = np.array([i for i in range(model.nbodies) if model.joint_kinds[i] != "floating"
-                                  and np.isfinite([model.lower_limits[model.joint_q_index[i]],
-                                                   model.upper_limits[model.joint_q_index[i]]]).any()],
-                                 dtype=np.int64)
+        self._limited = np.array(
+            [
+                i
+                for i in range(model.nbodies)
+                if model.joint_kinds[i] != "floating"
+                and np.isfinite(
+                    [model.lower_limits[model.joint_q_index[i]], model.upper_limits[model.joint_q_index[i]]]
+                ).any()
+            ],
+            dtype=np.int64,
+        )
 
     def _build_scene(self, self_collision, mesh_vertices):
         """Scene bodies: the model's bodies with shapes, then the world's shapes, then the ground."""
@@ -314,7 +341,7 @@ class World:
         if not self_collision:
             moving = [body for body in scene_of if isinstance(body, int) and body >= 0]
             for i, body_i in enumerate(moving):
-                for body_j in moving[i + 1:]:
+                for body_j in moving[i + 1 :]:
                     if root[body_i] == root[body_j]:
                         self.scene.exclude(scene_of[body_i], scene_of[body_j])
                 # The world's shapes are the links fixed to it: a fixed-base tree's own base.
@@ -361,12 +388,14 @@ class World:
         rotations = np.tile(np.eye(3), (bodies.size, 1, 1))
         frames = [self._body_frames[b] for b in bodies[moving]]
         if frames:
-            positions[moving], rotations[moving] = _native_dynamics.frame_poses(model._native, q, frames, self.threads,
-                                                                                matrices=True)
+            positions[moving], rotations[moving] = _native_dynamics.frame_poses(
+                model._native, q, frames, self.threads, matrices=True
+            )
         jacobians = np.zeros((bodies.size, 6, nv))
         for index in np.flatnonzero(moving):
-            jacobians[index] = _native_dynamics.frame_jacobian(model._native, q, self._body_frames[bodies[index]],
-                                                               self.threads)
+            jacobians[index] = _native_dynamics.frame_jacobian(
+                model._native, q, self._body_frames[bodies[index]], self.threads
+            )
         return positions, rotations, jacobians
 
     def step(self, q, v, tau=None, *, warm_start=None, derivatives=False):
@@ -387,9 +416,14 @@ class World:
         positions, rotations, body_J = self._body_kinematics(q)
         # With derivatives the contacts are found as the native linearization finds them again (with
         # their derivatives: the fallback of a rule-less pair then solves to the central path).
-        contacts = self.scene.contacts(positions, rotations, margin=self.contact_margin,
-                                       feature_tolerance=self.feature_tolerance, derivatives=derivatives,
-                                       threads=self.threads)
+        contacts = self.scene.contacts(
+            positions,
+            rotations,
+            margin=self.contact_margin,
+            feature_tolerance=self.feature_tolerance,
+            derivatives=derivatives,
+            threads=self.threads,
+        )
         rows = _Rows(self, contacts, positions, body_J, q, v)
         J = rows.J
 
@@ -415,12 +449,17 @@ class World:
             f = solution.f
         if solution.status != LCPStatus.SOLVED:
             if solution.status != LCPStatus.ITERATION_LIMIT or not np.isfinite(solution.residual):
-                raise RuntimeError(f"the contact {self.contact_model.upper()} could not be solved "
-                                   f"({solution.status.name})")
+                raise RuntimeError(
+                    f"the contact {self.contact_model.upper()} could not be solved ({solution.status.name})"
+                )
             # The solver's last iterate is kept (Step.lcp says so): stopping a rollout over it would be
             # worse; its Jacobians hold on that iterate's sets or modes.
-            warnings.warn(f"contact {self.contact_model.upper()} stopped at the iteration limit, residual "
-                          f"{solution.residual:.1e}", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"contact {self.contact_model.upper()} stopped at the iteration limit, residual "
+                f"{solution.residual:.1e}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         v_next = v_free + MinvJT @ f
         q_next = integrate(model, q, dt * v_next)
 
@@ -430,8 +469,18 @@ class World:
         impulses = np.zeros(rows.total)
         impulses[rows.kept] = f
         K = len(contacts)
-        return Step(q_next, v_next, contacts, impulses[:3 * K].reshape(K, 3), rows.bouncing, rows.limit_joints,
-                    rows.limit_signs, impulses[3 * K:], solution, linearization)
+        return Step(
+            q_next,
+            v_next,
+            contacts,
+            impulses[: 3 * K].reshape(K, 3),
+            rows.bouncing,
+            rows.limit_joints,
+            rows.limit_signs,
+            impulses[3 * K :],
+            solution,
+            linearization,
+        )
 
     def _solve_ncp(self, A, b, K):
         """The contact NCP of the rows (all kept): per contact its rows [t1, t2, n], per joint limit a
@@ -530,8 +579,9 @@ class World:
         if not np.all(np.isfinite(taus)):
             raise ValueError("taus must be finite (no NaN or inf)")
         threads = self.threads if threads is None else checked_threads(threads)
-        out = self._native().rollout(q0, v0, np.ascontiguousarray(taus), bool(derivatives), bool(parameters),
-                                     bool(bounce), threads)
+        out = self._native().rollout(
+            q0, v0, np.ascontiguousarray(taus), bool(derivatives), bool(parameters), bool(bounce), threads
+        )
         if out["status"].any():
             self._check_batch_status(out["status"], "rollout", "rollouts", out["failed_step"])
         return BatchRollout(out["q"], out["v"], out["contacts"], _jacobian_blocks(out, derivatives, parameters))
@@ -542,27 +592,47 @@ class World:
         failed = np.flatnonzero(status == 2)
         if failed.size:
             where = "" if failed_step is None else f" at step {failed_step[failed[0]]}"
-            raise RuntimeError(f"{item} {failed[0]} failed{where}: the {problem} could not be solved or the state "
-                               f"stopped being finite ({failed.size} {items} failed)")
+            raise RuntimeError(
+                f"{item} {failed[0]} failed{where}: the {problem} could not be solved or the state "
+                f"stopped being finite ({failed.size} {items} failed)"
+            )
         limited = np.count_nonzero(status == 1)
         if limited:
-            warnings.warn(f"{limited} {items} had a {problem} stopped at the iteration limit", RuntimeWarning,
-                          stacklevel=3)
+            warnings.warn(
+                f"{limited} {items} had a {problem} stopped at the iteration limit", RuntimeWarning, stacklevel=3
+            )
 
     def _native(self):
         """The native world of rollout_batch, built once per set of parameters."""
         if self._native_world is None:
             model, scene = self.model, self.scene
-            frames = np.array([self._body_frames[b] if b >= 0 else -1 for b in self.scene_body_of_model],
-                              dtype=np.int32)
+            frames = np.array(
+                [self._body_frames[b] if b >= 0 else -1 for b in self.scene_body_of_model], dtype=np.int32
+            )
             limit_q = np.array([model.joint_q_index[b] for b in self._limited], dtype=np.int64)
             self._native_world = _native_dynamics.World(
-                model._native, scene.shapes, scene.body_of_shape.astype(np.int32), frames,
-                scene.collision_matrix().astype(np.uint8), np.asarray(model.damping, dtype=np.float64),
-                self._limited.astype(np.int32), np.asarray(model.lower_limits, dtype=np.float64)[limit_q],
-                np.asarray(model.upper_limits, dtype=np.float64)[limit_q], self.dt, self.friction, self.restitution,
-                self.baumgarte, self.contact_margin, self.restitution_threshold, self.limit_margin,
-                self.feature_tolerance, DISTANCE_SETTINGS, _SWEEPS, _LCP_TOLERANCE, self.contact_model == "ncp")
+                model._native,
+                scene.shapes,
+                scene.body_of_shape.astype(np.int32),
+                frames,
+                scene.collision_matrix().astype(np.uint8),
+                np.asarray(model.damping, dtype=np.float64),
+                self._limited.astype(np.int32),
+                np.asarray(model.lower_limits, dtype=np.float64)[limit_q],
+                np.asarray(model.upper_limits, dtype=np.float64)[limit_q],
+                self.dt,
+                self.friction,
+                self.restitution,
+                self.baumgarte,
+                self.contact_margin,
+                self.restitution_threshold,
+                self.limit_margin,
+                self.feature_tolerance,
+                DISTANCE_SETTINGS,
+                _SWEEPS,
+                _LCP_TOLERANCE,
+                self.contact_model == "ncp",
+            )
         return self._native_world
 
 
@@ -583,19 +653,27 @@ def _limit_matrix(joints, signs, nv):
 
 def _same_rows(previous, contacts, rows):
     """Whether the previous step's LCP rows are the same contacts and limits (for its warm start)."""
-    return (len(previous.contacts) == len(contacts)
-            and np.array_equal(previous.contacts.shape_a, contacts.shape_a)
-            and np.array_equal(previous.contacts.shape_b, contacts.shape_b)
-            and np.array_equal(previous.contacts.rule, contacts.rule)
-            and np.array_equal(previous.limit_joints, rows.limit_joints)
-            and np.array_equal(previous.limit_signs, rows.limit_signs)
-            and previous.lcp.f.size == rows.count)
+    return (
+        len(previous.contacts) == len(contacts)
+        and np.array_equal(previous.contacts.shape_a, contacts.shape_a)
+        and np.array_equal(previous.contacts.shape_b, contacts.shape_b)
+        and np.array_equal(previous.contacts.rule, contacts.rule)
+        and np.array_equal(previous.limit_joints, rows.limit_joints)
+        and np.array_equal(previous.limit_signs, rows.limit_signs)
+        and previous.lcp.f.size == rows.count
+    )
 
 
 def _cross(a, b):
     """a × b along axis 1, the other axes broadcast (np.cross moves the axes and copies: slower)."""
-    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
+    return np.stack(
+        [
+            a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
+            a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+            a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0],
+        ],
+        axis=1,
+    )
 
 
 class _ContactRows:
@@ -628,8 +706,11 @@ class _Rows:
         gap_rows = np.concatenate([normal_rows, np.arange(3 * K, J.shape[0])])
 
         normal_velocity = contact_rows.J[0::3] @ v
-        self.bouncing = ((world.restitution > 0.0) & (normal_velocity < -world.restitution_threshold)
-                         & (contacts.separation + dt * normal_velocity <= 0.0))
+        self.bouncing = (
+            (world.restitution > 0.0)
+            & (normal_velocity < -world.restitution_threshold)
+            & (contacts.separation + dt * normal_velocity <= 0.0)
+        )
         gap = np.concatenate([contacts.separation, limit_gaps])
         rate = np.where(gap > 0.0, 1.0, world.baumgarte) / dt
         rate[:K][self.bouncing] = 0.0
@@ -637,12 +718,12 @@ class _Rows:
         extra[normal_rows[self.bouncing]] = world.restitution * normal_velocity[self.bouncing]
         extra[gap_rows] += rate * gap
         friction_index = np.full(J.shape[0], -1, dtype=np.int64)
-        friction_index[1:3 * K:3] = friction_index[2:3 * K:3] = normal_rows
+        friction_index[1 : 3 * K : 3] = friction_index[2 : 3 * K : 3] = normal_rows
 
         norms = np.linalg.norm(J, axis=1)
         keep = norms > 1e-9 * max(norms.max(initial=0.0), 1e-300)
-        keep[1:3 * K:3] &= keep[normal_rows]
-        keep[2:3 * K:3] &= keep[normal_rows]
+        keep[1 : 3 * K : 3] &= keep[normal_rows]
+        keep[2 : 3 * K : 3] &= keep[normal_rows]
         keep |= world.contact_model == "ncp"  # the NCP's cones keep every row
         self.kept = np.flatnonzero(keep)
         self.count, self.total = self.kept.size, keep.size
@@ -686,8 +767,12 @@ class _StepLinearization:
 
         def backward(solution):
             jac = self.jacobians(bounce, solution)
-            return StepCotangents(*(getattr(jac, "q_" + X).T @ grad_q + getattr(jac, "v_" + X).T @ grad_v
-                                    for X in ("q", "v", "tau", "params")))
+            return StepCotangents(
+                *(
+                    getattr(jac, "q_" + X).T @ grad_q + getattr(jac, "v_" + X).T @ grad_v
+                    for X in ("q", "v", "tau", "params")
+                )
+            )
 
         exact = backward(None)
         if not aware:

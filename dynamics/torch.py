@@ -66,8 +66,13 @@ class _Step(torch.autograd.Function):
         _, to_tangent = tangent_maps(ctx.model, ctx.q)
         cot = ctx.result.vjp(to_configuration.T @ grad_q.numpy(), grad_v.numpy())
         wants_q, wants_v, wants_tau, wants_params, _ = ctx.needs_input_grad
-        return (_gradient(to_tangent.T @ cot.q, wants_q), _gradient(cot.v, wants_v),
-                _gradient(cot.tau, wants_tau), _gradient(cot.params, wants_params), None)
+        return (
+            _gradient(to_tangent.T @ cot.q, wants_q),
+            _gradient(cot.v, wants_v),
+            _gradient(cot.tau, wants_tau),
+            _gradient(cot.params, wants_params),
+            None,
+        )
 
 
 class _Rollout(torch.autograd.Function):
@@ -75,7 +80,8 @@ class _Rollout(torch.autograd.Function):
     def forward(ctx, q0, v0, taus, params, world):
         nq, nv = world.model.nq, world.model.nv
         world, (q0, v0, taus) = _world_and_arrays(
-            world, params, [(q0, "q0", (nq,)), (v0, "v0", (nv,)), (taus, "taus", (None, nv))])
+            world, params, [(q0, "q0", (nq,)), (v0, "v0", (nv,)), (taus, "taus", (None, nv))]
+        )
         result = world.rollout(q0, v0, taus, derivatives=any(ctx.needs_input_grad))
         ctx.model, ctx.num_params, ctx.result = world.model, world.num_params, result
         return torch.tensor(result.q), torch.tensor(result.v)
@@ -88,15 +94,19 @@ class _Rollout(torch.autograd.Function):
         to_configuration, _ = tangent_maps(model, result.q[1:])
         # Row 0 is q0 itself, the identity in coordinates: its gradient bypasses the tangent space
         # (T⁺ᵀ Tᵀ would drop its component along the quaternion).
-        grad_tangent = np.concatenate([np.zeros((1, model.nv)),
-                                       np.einsum("tcn,tc->tn", to_configuration, grad_qs[1:])])
+        grad_tangent = np.concatenate([np.zeros((1, model.nv)), np.einsum("tcn,tc->tn", to_configuration, grad_qs[1:])])
         cot = result.vjp(grad_tangent, grad_vs.numpy())
         _, to_tangent = tangent_maps(model, result.q[0])
         wants_q0, wants_v0, wants_taus, wants_params, _ = ctx.needs_input_grad
         # Rollout.vjp sums θ's cotangents over the steps: a scalar 0 for a rollout of no steps.
         grad_params = np.broadcast_to(cot.params, (ctx.num_params,))
-        return (_gradient(to_tangent.T @ cot.q + grad_qs[0], wants_q0), _gradient(cot.v, wants_v0),
-                _gradient(cot.tau, wants_taus), _gradient(grad_params, wants_params), None)
+        return (
+            _gradient(to_tangent.T @ cot.q + grad_qs[0], wants_q0),
+            _gradient(cot.v, wants_v0),
+            _gradient(cot.tau, wants_taus),
+            _gradient(grad_params, wants_params),
+            None,
+        )
 
 
 def step(world, q, v, tau=None, params=None):

@@ -63,11 +63,13 @@ def _numbers(text, count, where, default=None):
 def _rpy_matrix(rpy):
     """URDF fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
     (cr, cp, cy), (sr, sp, sy) = np.cos(rpy), np.sin(rpy)
-    return np.array([
-        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-        [-sp, cp * sr, cp * cr],
-    ])
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
 
 
 def _origin(element, where):
@@ -102,11 +104,13 @@ def _inertial(link, name):
             entries[key] = float(inertia.get(key, "0"))
         except ValueError as err:
             raise ValueError(f"{where}: <inertia {key}> must be a number") from err
-    I_frame = np.array([
-        [entries["ixx"], entries["ixy"], entries["ixz"]],
-        [entries["ixy"], entries["iyy"], entries["iyz"]],
-        [entries["ixz"], entries["iyz"], entries["izz"]],
-    ])
+    I_frame = np.array(
+        [
+            [entries["ixx"], entries["ixy"], entries["ixz"]],
+            [entries["ixy"], entries["iyy"], entries["iyz"]],
+            [entries["ixz"], entries["iyz"], entries["izz"]],
+        ]
+    )
     R, p = _origin(inertial, where)
     mass, com, I_com = check_inertia(mass.get("value"), p, R @ I_frame @ R.T, where)
     return mass, com, I_com
@@ -114,7 +118,7 @@ def _inertial(link, name):
 
 def _resolve(filename, where, base_dir, package_dirs):
     if filename.startswith("package://"):
-        relative = filename[len("package://"):]
+        relative = filename[len("package://") :]
         package, _, rest = relative.partition("/")
         candidates = []
         for directory in package_dirs:
@@ -122,7 +126,7 @@ def _resolve(filename, where, base_dir, package_dirs):
         if base_dir is not None:
             candidates.append(os.path.join(base_dir, rest))
     elif filename.startswith("file://"):
-        candidates = [filename[len("file://"):]]
+        candidates = [filename[len("file://") :]]
     elif os.path.isabs(filename):
         candidates = [filename]
     else:
@@ -148,8 +152,7 @@ def _geometry(element, where, to_body, base_dir, package_dirs):
         if shape.tag == "cylinder":
             # URDF cylinders lie along z, dcol's along x: turn x onto z.
             x_to_z = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
-            return Cylinder(float(shape.get("radius")), float(shape.get("length")),
-                            offset=(pose[1], pose[0] @ x_to_z))
+            return Cylinder(float(shape.get("radius")), float(shape.get("length")), offset=(pose[1], pose[0] @ x_to_z))
     except (TypeError, ValueError) as err:
         raise ValueError(f"{where} <{shape.tag}>: {err}") from err
     if shape.tag == "mesh":
@@ -170,15 +173,20 @@ def _joint_properties(joint, kind):
     """Axis, limits and damping of a movable joint as ModelBuilder.add_body keywords."""
     where = f"joint {joint.get('name')!r}"
     axis_element = joint.find("axis")
-    axis = _numbers(axis_element.get("xyz") if axis_element is not None else None, 3, f"{where} <axis xyz>",
-                    (1.0, 0.0, 0.0))
+    axis = _numbers(
+        axis_element.get("xyz") if axis_element is not None else None, 3, f"{where} <axis xyz>", (1.0, 0.0, 0.0)
+    )
     if not np.any(axis):
         raise ValueError(f"{where}: <axis xyz> must be nonzero")
     properties = {"axis": axis}
     limit = joint.find("limit")
     if limit is not None:
-        for key, attribute in (("lower", "lower"), ("upper", "upper"), ("velocity_limit", "velocity"),
-                               ("effort_limit", "effort")):
+        for key, attribute in (
+            ("lower", "lower"),
+            ("upper", "upper"),
+            ("velocity_limit", "velocity"),
+            ("effort_limit", "effort"),
+        ):
             if limit.get(attribute) is not None:
                 properties[key] = _numbers(limit.get(attribute), 1, f"{where} <limit {attribute}>")[0]
     elif kind != "continuous":
@@ -218,7 +226,9 @@ def load_urdf(source, *, floating_base=False, package_dirs=(), gravity=(0.0, 0.0
     root, base_dir = _parse(source)
     if root.tag != "robot":
         raise ValueError(f"URDF root element must be <robot>, got <{root.tag}>")
-    package_dirs = [str(d) for d in (package_dirs if not isinstance(package_dirs, (str, os.PathLike)) else [package_dirs])]
+    package_dirs = [
+        str(d) for d in (package_dirs if not isinstance(package_dirs, (str, os.PathLike)) else [package_dirs])
+    ]
 
     links = {}
     for link in root.findall("link"):
@@ -243,8 +253,7 @@ def load_urdf(source, *, floating_base=False, package_dirs=(), gravity=(0.0, 0.0
         joint_names.add(name)
         kind = joint.get("type")
         if kind not in _JOINT_KINDS:
-            raise ValueError(f"joint {name!r}: type {kind!r} is not supported "
-                             f"(revolute, continuous, prismatic, fixed)")
+            raise ValueError(f"joint {name!r}: type {kind!r} is not supported (revolute, continuous, prismatic, fixed)")
         parent, child = joint.find("parent"), joint.find("child")
         parent = parent.get("link") if parent is not None else None
         child = child.get("link") if child is not None else None
@@ -252,14 +261,17 @@ def load_urdf(source, *, floating_base=False, package_dirs=(), gravity=(0.0, 0.0
             if link not in links:
                 raise ValueError(f"joint {name!r}: {role} link {link!r} is not defined")
         if child in parent_joint:
-            raise ValueError(f"link {child!r} is the child of two joints ({parent_joint[child].get('name')!r}, {name!r})")
+            raise ValueError(
+                f"link {child!r} is the child of two joints ({parent_joint[child].get('name')!r}, {name!r})"
+            )
         parent_joint[child] = joint
         children[parent].append(joint)
 
     roots = [name for name in links if name not in parent_joint]
     if not roots:
-        raise ValueError(f"URDF has no root link: every link is some joint's child, so the joints "
-                         f"{sorted(joint_names)} form a cycle")
+        raise ValueError(
+            f"URDF has no root link: every link is some joint's child, so the joints {sorted(joint_names)} form a cycle"
+        )
     if len(roots) > 1:
         raise ValueError(f"URDF must have exactly one root link, found {roots}")
 
@@ -301,14 +313,22 @@ def load_urdf(source, *, floating_base=False, package_dirs=(), gravity=(0.0, 0.0
 
     builder = ModelBuilder(gravity=gravity)
     if floating_base:
-        builder.add_body(root_link, parent=None, joint="root_joint", kind="floating",
-                         **_combined(inertia_parts[root_link]))
+        builder.add_body(
+            root_link, parent=None, joint="root_joint", kind="floating", **_combined(inertia_parts[root_link])
+        )
     else:
         builder.add_frame(root_link, None)
     for link, joint, parent_body, placement in movable:
         name, kind = joint.get("name"), _JOINT_KINDS[joint.get("type")]
-        builder.add_body(link, parent=parent_body, joint=name, kind=kind, placement=(placement[1], placement[0]),
-                         **_joint_properties(joint, kind), **_combined(inertia_parts[link]))
+        builder.add_body(
+            link,
+            parent=parent_body,
+            joint=name,
+            kind=kind,
+            placement=(placement[1], placement[0]),
+            **_joint_properties(joint, kind),
+            **_combined(inertia_parts[link]),
+        )
     for link in order[1:]:
         joint = parent_joint[link]
         body, (R, p) = to_body[link]

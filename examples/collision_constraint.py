@@ -22,5 +22,7 @@ result = proximity_batch(
 colliding = result.alpha <= 1.0
 print(f"{colliding.sum()} of {steps} poses collide; min alpha {result.alpha.min():.3f}")
 first = np.argmax(colliding)
-print(f"first contact near x = {positions[first, 0]:.2f}: point on box {result.p_a[first].round(3)}, "
-      f"normal {result.normal[first].round(3)}")
+print(
+    f"first contact near x = {positions[first, 0]:.2f}: point on box {result.p_a[first].round(3)}, "
+    f"normal {result.normal[first].round(3)}"
+)

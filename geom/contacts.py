@@ -77,7 +77,15 @@ def contacts(a, r_a, q_a, b, r_b, q_b, *, margin=0.0, feature_tolerance=1e-3, de
     ContactSet (empty when the shapes are farther apart than margin).
     """
     out = _native.contacts(
-        a, r_a, q_a, b, r_b, q_b, checked_real(margin, "margin"), checked_real(feature_tolerance, "feature_tolerance"),
-        bool(derivatives), DISTANCE_SETTINGS if settings is None else settings,
+        a,
+        r_a,
+        q_a,
+        b,
+        r_b,
+        q_b,
+        checked_real(margin, "margin"),
+        checked_real(feature_tolerance, "feature_tolerance"),
+        bool(derivatives),
+        DISTANCE_SETTINGS if settings is None else settings,
     )
     return ContactSet(**out)

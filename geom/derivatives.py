@@ -137,7 +137,15 @@ def checked_parameterization(parameterization):
 
 def _batch(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings, threads):
     return _native.proximity_batch(
-        a, r_a, q_a, b, r_b, q_b, checked_derivative_settings(settings), checked_threads(threads), request,
+        a,
+        r_a,
+        q_a,
+        b,
+        r_b,
+        q_b,
+        checked_derivative_settings(settings),
+        checked_threads(threads),
+        request,
         checked_parameterization(parameterization),
     )
 
@@ -145,7 +153,14 @@ def _batch(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings, thread
 def _single(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings):
     """One pose pair's derivatives: the fields of the request's result class, in order."""
     return _native.proximity_derivatives(
-        a, r_a, q_a, b, r_b, q_b, checked_derivative_settings(settings), request,
+        a,
+        r_a,
+        q_a,
+        b,
+        r_b,
+        q_b,
+        checked_derivative_settings(settings),
+        request,
         checked_parameterization(parameterization),
     )
 

@@ -38,8 +38,16 @@ from dcol.solvers import SolverSettings
 from .derivatives import checked_derivative_settings, checked_parameterization
 from .proximity import checked_threads
 
-__all__ = ["DISTANCE_SETTINGS", "DistanceResult", "DistanceJacobian", "signed_distance", "signed_distance_batch",
-           "distance_jacobian", "distance_jacobian_batch", "support_point"]
+__all__ = [
+    "DISTANCE_SETTINGS",
+    "DistanceResult",
+    "DistanceJacobian",
+    "signed_distance",
+    "signed_distance_batch",
+    "distance_jacobian",
+    "distance_jacobian_batch",
+    "support_point",
+]
 
 DISTANCE_SETTINGS = SolverSettings(barrier=1e-10, centrality_tol=1e-4)
 """Default solver settings of the signed distance, contacts and scenes: the central path at μ = 1e-10,
@@ -101,8 +109,16 @@ def signed_distance_batch(a, r_a, q_a, b, r_b, q_b, *, settings=None, threads=No
     of arrays.
     """
     out = _native.distance_batch(
-        a, r_a, q_a, b, r_b, q_b, DISTANCE_SETTINGS if settings is None else settings, checked_threads(threads),
-        False, "rigid",
+        a,
+        r_a,
+        q_a,
+        b,
+        r_b,
+        q_b,
+        DISTANCE_SETTINGS if settings is None else settings,
+        checked_threads(threads),
+        False,
+        "rigid",
     )
     return DistanceResult(**out)
 
@@ -121,8 +137,16 @@ def distance_jacobian_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="rigid
     other arguments as :func:`signed_distance_batch`.
     """
     out = _native.distance_batch(
-        a, r_a, q_a, b, r_b, q_b, checked_derivative_settings(settings, DISTANCE_SETTINGS, exact_allowed=False),
-        checked_threads(threads), True, checked_parameterization(parameterization),
+        a,
+        r_a,
+        q_a,
+        b,
+        r_b,
+        q_b,
+        checked_derivative_settings(settings, DISTANCE_SETTINGS, exact_allowed=False),
+        checked_threads(threads),
+        True,
+        checked_parameterization(parameterization),
     )
     return DistanceJacobian(**out)
 

@@ -263,8 +263,9 @@ class ConvexMesh(Polytope):
 
 
 def _missing_backend(package):
-    return ImportError(f"convex decomposition needs the {package!r} package: pip install 'dcol[mesh]' "
-                       f"(or pip install {package})")
+    return ImportError(
+        f"convex decomposition needs the {package!r} package: pip install 'dcol[mesh]' (or pip install {package})"
+    )
 
 
 def _import_backend(package):
@@ -286,8 +287,13 @@ def _run_coacd(vertices, faces, threshold, max_hulls, max_hull_vertices, options
     """Hull vertex arrays from CoACD (Wei et al. 2022, collision-aware concavity)."""
     coacd = _import_backend("coacd")
     coacd.set_log_level("error")  # its default prints progress to stdout
-    settings = {"threshold": threshold, "max_convex_hull": -1 if max_hulls is None else max_hulls,
-                "decimate": True, "max_ch_vertex": max_hull_vertices, **options}
+    settings = {
+        "threshold": threshold,
+        "max_convex_hull": -1 if max_hulls is None else max_hulls,
+        "decimate": True,
+        "max_ch_vertex": max_hull_vertices,
+        **options,
+    }
     return [vertices for vertices, _ in coacd.run_coacd(coacd.Mesh(vertices, faces), **settings)]
 
 
@@ -296,8 +302,12 @@ def _run_vhacd(vertices, faces, threshold, max_hulls, max_hull_vertices, options
     vhacdx = _import_backend("vhacdx")
     # vhacdx takes VTK-style polygons: a vertex count before each face's indices.
     polygons = np.column_stack([np.full(len(faces), 3), faces]).ravel().astype(np.uint32)
-    settings = {"minimumVolumePercentErrorAllowed": 100.0 * threshold, "maxNumVerticesPerCH": max_hull_vertices,
-                **({} if max_hulls is None else {"maxConvexHulls": max_hulls}), **options}
+    settings = {
+        "minimumVolumePercentErrorAllowed": 100.0 * threshold,
+        "maxNumVerticesPerCH": max_hull_vertices,
+        **({} if max_hulls is None else {"maxConvexHulls": max_hulls}),
+        **options,
+    }
     return [vertices for vertices, _ in vhacdx.compute_vhacd(vertices, polygons, **settings)]
 
 
@@ -346,21 +356,29 @@ def _decomposition_settings(method, threshold, max_hulls, max_hull_vertices, opt
         raise TypeError(f"threshold must be a real number, got {threshold!r}") from err
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
-    if max_hulls is not None and (isinstance(max_hulls, bool) or not isinstance(max_hulls, (int, np.integer))
-                                  or max_hulls < 1):
+    if max_hulls is not None and (
+        isinstance(max_hulls, bool) or not isinstance(max_hulls, (int, np.integer)) or max_hulls < 1
+    ):
         raise ValueError(f"max_hulls must be None or an integer ≥ 1, got {max_hulls!r}")
     # A hull with k vertices has at most 2k − 4 triangles, which must fit in MAX_FACES.
     largest = (MAX_FACES + 4) // 2
-    if (isinstance(max_hull_vertices, bool) or not isinstance(max_hull_vertices, (int, np.integer))
-            or not 4 <= max_hull_vertices <= largest):
+    if (
+        isinstance(max_hull_vertices, bool)
+        or not isinstance(max_hull_vertices, (int, np.integer))
+        or not 4 <= max_hull_vertices <= largest
+    ):
         raise ValueError(f"max_hull_vertices must be an integer in [4, {largest}], got {max_hull_vertices!r}")
     options = {} if options is None else dict(options)
     try:
         json.dumps(options)
     except TypeError as err:
         raise TypeError("options must map names to numbers, strings or booleans") from err
-    return {"threshold": threshold, "max_hulls": None if max_hulls is None else int(max_hulls),
-            "max_hull_vertices": int(max_hull_vertices), "options": options}
+    return {
+        "threshold": threshold,
+        "max_hulls": None if max_hulls is None else int(max_hulls),
+        "max_hull_vertices": int(max_hull_vertices),
+        "options": options,
+    }
 
 
 def _closed_volume(vertices, faces, name):
@@ -377,8 +395,18 @@ def _closed_volume(vertices, faces, name):
     return abs(float(mesh.volume))  # inward winding gives a negative volume
 
 
-def convex_decomposition(mesh_or_path, *, method="coacd", threshold=0.05, max_hulls=None, max_hull_vertices=64,
-                         scale=None, offset=None, cache_dir=None, options=None):
+def convex_decomposition(
+    mesh_or_path,
+    *,
+    method="coacd",
+    threshold=0.05,
+    max_hulls=None,
+    max_hull_vertices=64,
+    scale=None,
+    offset=None,
+    cache_dir=None,
+    options=None,
+):
     """Approximate convex decomposition of a closed mesh into ConvexMesh parts of one body.
 
     Parameters
@@ -432,9 +460,19 @@ def convex_decomposition(mesh_or_path, *, method="coacd", threshold=0.05, max_hu
     path = os.path.join(os.fspath(cache_dir) if cache_dir is not None else _default_cache_dir(), f"{key}.npz")
     hulls = _load_cached(path)
     if hulls is None:
-        hulls = [np.asarray(h, dtype=np.float64) for h in decompose(
-            vertices, faces, settings["threshold"], settings["max_hulls"], settings["max_hull_vertices"],
-            settings["options"])]
+        hulls = [
+            np.asarray(h, dtype=np.float64)
+            for h in decompose(
+                vertices,
+                faces,
+                settings["threshold"],
+                settings["max_hulls"],
+                settings["max_hull_vertices"],
+                settings["options"],
+            )
+        ]
         _store_cached(path, hulls)
-    return [ConvexMesh._from_points(hull, offset, f"part {i} of the decomposition of {name}")
-            for i, hull in enumerate(hulls)]
+    return [
+        ConvexMesh._from_points(hull, offset, f"part {i} of the decomposition of {name}")
+        for i, hull in enumerate(hulls)
+    ]

@@ -74,7 +74,5 @@ def proximity_batch(a, r_a, q_a, b, r_b, q_b, *, settings=None, threads=None):
     -------
     ProximityBatchResult
     """
-    arrays = _native.proximity_batch(
-        a, r_a, q_a, b, r_b, q_b, value_settings(settings), checked_threads(threads)
-    )
+    arrays = _native.proximity_batch(a, r_a, q_a, b, r_b, q_b, value_settings(settings), checked_threads(threads))
     return ProximityBatchResult(**arrays)

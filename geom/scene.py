@@ -137,11 +137,19 @@ class Scene:
         """
         pairs = self.candidate_pairs(r, q, margin=margin)
         out = _native.scene_contacts(
-            self._shapes, self.body_of_shape, r, q, pairs, checked_real(margin, "margin"),
-            checked_real(feature_tolerance, "feature_tolerance"), bool(derivatives),
-            DISTANCE_SETTINGS if settings is None else settings, checked_threads(threads),
+            self._shapes,
+            self.body_of_shape,
+            r,
+            q,
+            pairs,
+            checked_real(margin, "margin"),
+            checked_real(feature_tolerance, "feature_tolerance"),
+            bool(derivatives),
+            DISTANCE_SETTINGS if settings is None else settings,
+            checked_threads(threads),
         )
         shape_pair = pairs[out.pop("pair")].reshape(-1, 2)
         body = self.body_of_shape[shape_pair]
-        return SceneContacts(**out, shape_a=shape_pair[:, 0], shape_b=shape_pair[:, 1], body_a=body[:, 0],
-                             body_b=body[:, 1])
+        return SceneContacts(
+            **out, shape_a=shape_pair[:, 0], shape_b=shape_pair[:, 1], body_a=body[:, 0], body_b=body[:, 1]
+        )

@@ -20,8 +20,10 @@ __all__ = ["proximity"]
 class _Proximity(torch.autograd.Function):
     @staticmethod
     def forward(ctx, r_a, q_a, r_b, q_b, a, b, settings, threads):
-        arrays = [checked_tensor(t, name, (None, width))
-                  for t, name, width in ((r_a, "r_a", 3), (q_a, "q_a", 4), (r_b, "r_b", 3), (q_b, "q_b", 4))]
+        arrays = [
+            checked_tensor(t, name, (None, width))
+            for t, name, width in ((r_a, "r_a", 3), (q_a, "q_a", 4), (r_b, "r_b", 3), (q_b, "q_b", 4))
+        ]
         result = proximity_jacobian_batch(
             a, *arrays[:2], b, *arrays[2:], parameterization="quaternion", settings=settings, threads=threads
         )

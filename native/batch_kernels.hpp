@@ -32,8 +32,8 @@ void proximity_one_baseline(const Shape& a, const Pose* pa, const Shape& b, cons
 #if defined(__x86_64__) || defined(__i386__)
 void proximity_lanes_avx2(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
                           const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv);
-void proximity_one_avx2(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
-                        const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv);
+void proximity_one_avx2(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb, const SolverSettings& settings,
+                        ProximityResult* out, const DerivativeOutput& deriv);
 #endif
 
 // The best kernels this processor runs.

@@ -13,10 +13,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "cone_solver.hpp"
-#include "parallel.hpp"
 #include "batch_kernels.hpp"
+#include "cone_solver.hpp"
 #include "geometry_binding.hpp"
+#include "parallel.hpp"
 #include "proximity.hpp"
 
 namespace py = pybind11;
@@ -104,9 +104,9 @@ PyObject* result_status(PyObject* self, void*) {
 
 PyObject* result_repr(PyObject* self) {
   const ProximityResult& r = result_of(self);
-  const std::string text = "ProximityResult(alpha=" + std::to_string(r.alpha) + ", distance=" +
-                           std::to_string(r.distance) + ", status=" + std::to_string(static_cast<int>(r.status)) +
-                           ", iterations=" + std::to_string(r.iterations) + ")";
+  const std::string text =
+      "ProximityResult(alpha=" + std::to_string(r.alpha) + ", distance=" + std::to_string(r.distance) +
+      ", status=" + std::to_string(static_cast<int>(r.status)) + ", iterations=" + std::to_string(r.iterations) + ")";
   return PyUnicode_FromString(text.c_str());
 }
 
@@ -163,9 +163,11 @@ PyObject* proximity_vectorcall(PyObject*, PyObject* const* args, Py_ssize_t narg
       const py::handle name = PyTuple_GET_ITEM(kwnames, k);
       auto index = std::find(interned.begin(), interned.end(), name.ptr()) - interned.begin();
       if (index > kPositional)
-        index = std::find_if(std::begin(names), std::end(names), [&](const char* candidate) {
-                  return PyUnicode_CompareWithASCIIString(name.ptr(), candidate) == 0;
-                }) - std::begin(names);
+        index = std::find_if(std::begin(names), std::end(names),
+                             [&](const char* candidate) {
+                               return PyUnicode_CompareWithASCIIString(name.ptr(), candidate) == 0;
+                             }) -
+                std::begin(names);
       if (index > kPositional)
         throw py::type_error("proximity() got an unexpected keyword argument " + std::string(py::repr(name)));
       py::handle& value = values[index];
@@ -351,8 +353,8 @@ py::tuple proximity_derivatives(py::handle a, py::handle r_a, py::handle q_a, py
   const py::ssize_t cols = 2 * (3 + orientation_columns(param));
   // rows[0 … count) in the parameterization's columns, as a (count, cols) array, or (cols,) for one
   auto converted = [&](std::initializer_list<const double*> rows) {
-    py::array_t<double> out = rows.size() == 1 ? py::array_t<double>(cols)
-                                               : py::array_t<double>({py::ssize_t(rows.size()), cols});
+    py::array_t<double> out =
+        rows.size() == 1 ? py::array_t<double>(cols) : py::array_t<double>({py::ssize_t(rows.size()), cols});
     double* to = out.mutable_data();
     for (const double* row : rows) {
       convert_row(row, param, Omega, to);
@@ -464,8 +466,8 @@ py::dict shape_parameter_jacobian(py::handle a, py::handle r_a, py::handle q_a, 
   ProximityResult res;
   ProximityJacobian pose_jacobian;
   const DerivativeRequest request = DerivativeRequest::jacobian;
-  const DerivativeOutput deriv{request, &pose_jacobian, {jac_a.mutable_data(), jac_b.mutable_data()},
-                               exact_derivatives(request, settings)};
+  const DerivativeOutput deriv{
+      request, &pose_jacobian, {jac_a.mutable_data(), jac_b.mutable_data()}, exact_derivatives(request, settings)};
   kernels().run_one(sa, &pa, sb, &pb, settings, &res, deriv);
   py::dict out;
   out["alpha"] = res.alpha;
@@ -479,9 +481,9 @@ py::dict shape_parameter_jacobian(py::handle a, py::handle r_a, py::handle q_a, 
 
 }  // namespace
 
-void bind_dynamics(py::module_& m);  // dynamics_bindings.cpp
-void bind_lcp(py::module_& m);       // lcp_bindings.cpp
-void bind_contact(py::module_& m);   // contact_bindings.cpp
+void bind_dynamics(py::module_& m);    // dynamics_bindings.cpp
+void bind_lcp(py::module_& m);         // lcp_bindings.cpp
+void bind_contact(py::module_& m);     // contact_bindings.cpp
 void bind_simulation(py::module_& m);  // simulation_bindings.cpp
 
 PYBIND11_MODULE(_native, m) {
@@ -502,28 +504,34 @@ PYBIND11_MODULE(_native, m) {
       .finalize();
 
   py::class_<SolverSettings>(m, "SolverSettings")
-      .def(py::init([](double feastol, double abstol, double reltol, int max_iter, double barrier,
-                       double centrality_tol) {
-             SolverSettings s{checked_tolerance(feastol, "feastol"), checked_tolerance(abstol, "abstol"),
-                              checked_tolerance(reltol, "reltol"), checked_max_iter(max_iter)};
-             s.barrier = checked_barrier(barrier);
-             s.centrality_tol = checked_tolerance(centrality_tol, "centrality_tol");
-             return s;
-           }),
+      .def(py::init(
+               [](double feastol, double abstol, double reltol, int max_iter, double barrier, double centrality_tol) {
+                 SolverSettings s{checked_tolerance(feastol, "feastol"), checked_tolerance(abstol, "abstol"),
+                                  checked_tolerance(reltol, "reltol"), checked_max_iter(max_iter)};
+                 s.barrier = checked_barrier(barrier);
+                 s.centrality_tol = checked_tolerance(centrality_tol, "centrality_tol");
+                 return s;
+               }),
            py::arg("feastol") = 1e-9, py::arg("abstol") = 1e-8, py::arg("reltol") = 1e-8, py::arg("max_iter") = 50,
            py::arg("barrier") = 0.0, py::arg("centrality_tol") = 1e-2)
-      .def_property("feastol", [](const SolverSettings& s) { return s.feastol; },
-                    [](SolverSettings& s, double v) { s.feastol = checked_tolerance(v, "feastol"); })
-      .def_property("abstol", [](const SolverSettings& s) { return s.abstol; },
-                    [](SolverSettings& s, double v) { s.abstol = checked_tolerance(v, "abstol"); })
-      .def_property("reltol", [](const SolverSettings& s) { return s.reltol; },
-                    [](SolverSettings& s, double v) { s.reltol = checked_tolerance(v, "reltol"); })
-      .def_property("barrier", [](const SolverSettings& s) { return s.barrier; },
-                    [](SolverSettings& s, double v) { s.barrier = checked_barrier(v); })
-      .def_property("centrality_tol", [](const SolverSettings& s) { return s.centrality_tol; },
-                    [](SolverSettings& s, double v) { s.centrality_tol = checked_tolerance(v, "centrality_tol"); })
-      .def_property("max_iter", [](const SolverSettings& s) { return s.max_iter; },
-                    [](SolverSettings& s, int v) { s.max_iter = checked_max_iter(v); })
+      .def_property(
+          "feastol", [](const SolverSettings& s) { return s.feastol; },
+          [](SolverSettings& s, double v) { s.feastol = checked_tolerance(v, "feastol"); })
+      .def_property(
+          "abstol", [](const SolverSettings& s) { return s.abstol; },
+          [](SolverSettings& s, double v) { s.abstol = checked_tolerance(v, "abstol"); })
+      .def_property(
+          "reltol", [](const SolverSettings& s) { return s.reltol; },
+          [](SolverSettings& s, double v) { s.reltol = checked_tolerance(v, "reltol"); })
+      .def_property(
+          "barrier", [](const SolverSettings& s) { return s.barrier; },
+          [](SolverSettings& s, double v) { s.barrier = checked_barrier(v); })
+      .def_property(
+          "centrality_tol", [](const SolverSettings& s) { return s.centrality_tol; },
+          [](SolverSettings& s, double v) { s.centrality_tol = checked_tolerance(v, "centrality_tol"); })
+      .def_property(
+          "max_iter", [](const SolverSettings& s) { return s.max_iter; },
+          [](SolverSettings& s, int v) { s.max_iter = checked_max_iter(v); })
       .def("__repr__", [](const SolverSettings& s) {
         // Python's float repr: std::to_string printed every tolerance as 0.000000.
         auto number = [](double v) { return std::string(py::repr(py::float_(v))); };
@@ -580,17 +588,16 @@ PYBIND11_MODULE(_native, m) {
                     set_vertices(s, corners, 2);
                     return s;
                   })
-      .def("set_frame",
-           [](Shape& s, double length_scale, const Array& offset_r, const Array& offset_Q) {
-             if (offset_r.size() != 3) throw py::value_error("offset_r must have 3 entries");
-             s.length_scale = length_scale;
-             std::copy(offset_r.data(), offset_r.data() + 3, s.offset_r);
-             copy_matrix3(offset_Q, s.offset_Q.m);
-             s.has_offset = false;
-             for (int i = 0; i < 3; ++i)
-               for (int j = 0; j < 3; ++j) s.has_offset |= s.offset_Q.m[i][j] != (i == j ? 1.0 : 0.0);
-             for (int i = 0; i < 3; ++i) s.has_offset |= s.offset_r[i] != 0.0;
-           });
+      .def("set_frame", [](Shape& s, double length_scale, const Array& offset_r, const Array& offset_Q) {
+        if (offset_r.size() != 3) throw py::value_error("offset_r must have 3 entries");
+        s.length_scale = length_scale;
+        std::copy(offset_r.data(), offset_r.data() + 3, s.offset_r);
+        copy_matrix3(offset_Q, s.offset_Q.m);
+        s.has_offset = false;
+        for (int i = 0; i < 3; ++i)
+          for (int j = 0; j < 3; ++j) s.has_offset |= s.offset_Q.m[i][j] != (i == j ? 1.0 : 0.0);
+        for (int i = 0; i < 3; ++i) s.has_offset |= s.offset_r[i] != 0.0;
+      });
 
   bind_result_type(m);
 
@@ -606,14 +613,14 @@ PYBIND11_MODULE(_native, m) {
       py::arg("q"), py::arg("name"));
   // CPython calls a METH_FASTCALL | METH_KEYWORDS function with its own signature; void (*)() is
   // the cast GCC accepts between function pointer types.
-  static PyMethodDef proximity_method{
-      "proximity", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(proximity_vectorcall)),
-      METH_FASTCALL | METH_KEYWORDS, kProximityDoc};
+  static PyMethodDef proximity_method{"proximity",
+                                      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(proximity_vectorcall)),
+                                      METH_FASTCALL | METH_KEYWORDS, kProximityDoc};
   PyObject* proximity = PyCFunction_NewEx(&proximity_method, nullptr, py::str("dcol.geom").ptr());
   if (!proximity) throw py::error_already_set();
   m.add_object("proximity", py::reinterpret_steal<py::object>(proximity));
-  m.def("proximity_batch", &proximity_batch, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"),
-        py::arg("r_b"), py::arg("q_b"), py::arg("settings"), py::arg("threads"), py::arg("request") = 0,
+  m.def("proximity_batch", &proximity_batch, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"), py::arg("r_b"),
+        py::arg("q_b"), py::arg("settings"), py::arg("threads"), py::arg("request") = 0,
         py::arg("parameterization") = "rigid");
   m.def("proximity_derivatives", &proximity_derivatives, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"),
         py::arg("r_b"), py::arg("q_b"), py::arg("settings"), py::arg("request"), py::arg("parameterization"));

@@ -156,7 +156,7 @@ inline SocPoint<V> soc_point(const V* u, int dim) {
 template <class V>
 inline V soc_inverse_step(const V* u, const SocPoint<V>& pt, const V* du, int dim) {
   const V rho0_delta = pt.u0_bar * du[0] - pt.inv_delta * dot(u + 1, du + 1, dim - 1);  // ρ0 δ
-  const V coef = (rho0_delta + du[0]) * pt.inv_one_plus_u0_bar * pt.inv_delta;         // of u1 in δ ρ1
+  const V coef = (rho0_delta + du[0]) * pt.inv_one_plus_u0_bar * pt.inv_delta;          // of u1 in δ ρ1
   V rho1_delta2{};
   for (int i = 1; i < dim; ++i) {
     const V rho_i_delta = du[i] - coef * u[i];
@@ -182,8 +182,8 @@ struct SocScaling {
 template <class V>
 struct SocScalingPoint {
   SocScaling<V> w;
-  V s_inv, z_inv;            // 1/‖s‖_J, 1/‖z‖_J: c's tail is s1 s_inv − z1 z_inv
-  V c0;                      // c's head
+  V s_inv, z_inv;                 // 1/‖s‖_J, 1/‖z‖_J: c's tail is s1 s_inv − z1 z_inv
+  V c0;                           // c's head
   V lambda0, lambda_s, lambda_z;  // λ = (λ0, lambda_s s1 + lambda_z z1)
   SocPoint<V> lambda_point;
 };
@@ -429,14 +429,14 @@ class ConeSolver {
   }
 
  private:
-  V lambda_inv_[MMax];  // 1/λ on the orthant (divisions are the slowest vector instructions)
+  V lambda_inv_[MMax];                    // 1/λ on the orthant (divisions are the slowest vector instructions)
   detail::SocPoint<V> lambda_soc_[KMax];  // λ in each cone
   V D_inv_[NMax];
   const Program* p_ = nullptr;
-  V Gs_[MMax][NMax];                   // W⁻¹ G
-  V rx_[NMax];                         // c + Gᵀz
-  V u_[MMax];                          // W⁻¹ (G x + s − h)
-  V h_scale_{}, c_scale_{};            // max(1, ‖h‖), max(1, ‖c‖)
+  V Gs_[MMax][NMax];         // W⁻¹ G
+  V rx_[NMax];               // c + Gᵀz
+  V u_[MMax];                // W⁻¹ (G x + s − h)
+  V h_scale_{}, c_scale_{};  // max(1, ‖h‖), max(1, ‖c‖)
 
   int num_vars() const { return NFixed > 0 ? NFixed : p_->n; }
   enum class RowKind { narrow, full, tail };
@@ -445,9 +445,15 @@ class ConeSolver {
   void with_columns(RowKind kind, F&& f) const {
     if constexpr (NFixed > 0) {
       switch (kind) {
-        case RowKind::narrow: f(FixedColumns<0, NNarrow>{}); break;
-        case RowKind::full: f(FixedColumns<0, NFixed>{}); break;
-        case RowKind::tail: f(FixedColumns<NTail, NFixed>{}); break;
+        case RowKind::narrow:
+          f(FixedColumns<0, NNarrow>{});
+          break;
+        case RowKind::full:
+          f(FixedColumns<0, NFixed>{});
+          break;
+        case RowKind::tail:
+          f(FixedColumns<NTail, NFixed>{});
+          break;
       }
     } else {
       f(RuntimeColumns{0, p_->n});
@@ -457,8 +463,7 @@ class ConeSolver {
   template <class F>
   void for_each_orthant_block(F&& f) const {
     with_columns(RowKind::narrow, [&](auto cols) { f(0, p_->narrow_rows, cols); });
-    with_columns(p_->tail_orthant ? RowKind::tail : RowKind::full,
-                 [&](auto cols) { f(p_->narrow_rows, p_->l, cols); });
+    with_columns(p_->tail_orthant ? RowKind::tail : RowKind::full, [&](auto cols) { f(p_->narrow_rows, p_->l, cols); });
   }
   RowKind cone_kind(int k) const { return p_->narrow_cone[k] ? RowKind::narrow : RowKind::full; }
   // Calls f(k, row, dim, cols) for each cone k with first row `row`. The sizes of the proximity
@@ -468,8 +473,12 @@ class ConeSolver {
     for (int k = 0, row = p_->l; k < p_->num_soc; row += p_->soc_dim[k], ++k) {
       with_columns(cone_kind(k), [&](auto cols) {
         switch (p_->soc_dim[k]) {
-          case 3: f(k, row, std::integral_constant<int, 3>{}, cols); break;
-          case 4: f(k, row, std::integral_constant<int, 4>{}, cols); break;
+          case 3:
+            f(k, row, std::integral_constant<int, 3>{}, cols);
+            break;
+          case 4:
+            f(k, row, std::integral_constant<int, 4>{}, cols);
+            break;
           default:
             if (p_->soc_dim[k] < 1) __builtin_unreachable();  // cones have a row at least
             f(k, row, p_->soc_dim[k], cols);
@@ -535,7 +544,8 @@ void ConeSolver<Program, NFixed, NNarrow, NTail>::shift_into_cone(V* v) const {
 // u = W⁻¹(Gx + s − h), the gap, objectives and residual norms in info, Gs = W⁻¹G and the factor of
 // GsᵀGs. The mask marks the lanes where s and z are inside the cone and the factorization worked.
 template <class Program, int NFixed, int NNarrow, int NTail>
-typename ConeSolver<Program, NFixed, NNarrow, NTail>::Mask ConeSolver<Program, NFixed, NNarrow, NTail>::scale_and_assemble() {
+typename ConeSolver<Program, NFixed, NNarrow, NTail>::Mask
+ConeSolver<Program, NFixed, NNarrow, NTail>::scale_and_assemble() {
   const Program& p = *p_;
   const int n = num_vars();
   // Accumulate in locals: the compiler cannot keep members in registers across the stores to Gs_.
@@ -635,7 +645,8 @@ typename ConeSolver<Program, NFixed, NNarrow, NTail>::Mask ConeSolver<Program, N
 }
 
 template <class Program, int NFixed, int NNarrow, int NTail>
-typename ConeSolver<Program, NFixed, NNarrow, NTail>::Mask ConeSolver<Program, NFixed, NNarrow, NTail>::factor(const V (&H)[NMax][NMax]) {
+typename ConeSolver<Program, NFixed, NNarrow, NTail>::Mask ConeSolver<Program, NFixed, NNarrow, NTail>::factor(
+    const V (&H)[NMax][NMax]) {
   return detail::ldl_factor(H, num_vars(), L, D, D_inv_);
 }
 

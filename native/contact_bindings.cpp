@@ -94,7 +94,8 @@ py::dict distance_batch(py::handle a, py::handle r_a, py::handle q_a, py::handle
 py::dict contact_arrays(const Contact* contacts, const ContactDerivatives* deriv, py::ssize_t count) {
   auto vectors = [&](auto member) {
     py::array_t<double> out({count, py::ssize_t(3)});
-    for (py::ssize_t k = 0; k < count; ++k) std::copy(contacts[k].*member, (contacts[k].*member) + 3, out.mutable_data(k, 0));
+    for (py::ssize_t k = 0; k < count; ++k)
+      std::copy(contacts[k].*member, (contacts[k].*member) + 3, out.mutable_data(k, 0));
     return out;
   };
   py::array_t<double> separation(count);
@@ -114,7 +115,8 @@ py::dict contact_arrays(const Contact* contacts, const ContactDerivatives* deriv
   auto jacobians = [&](auto member) {
     py::array_t<double> out_d({count, py::ssize_t(3), py::ssize_t(12)});
     for (py::ssize_t k = 0; k < count; ++k)
-      for (int i = 0; i < 3; ++i) std::copy((deriv[k].*member)[i], (deriv[k].*member)[i] + 12, out_d.mutable_data(k, i, 0));
+      for (int i = 0; i < 3; ++i)
+        std::copy((deriv[k].*member)[i], (deriv[k].*member)[i] + 12, out_d.mutable_data(k, i, 0));
     return out_d;
   };
   py::array_t<double> d_separation({count, py::ssize_t(12)});
@@ -210,7 +212,8 @@ py::tuple broadphase(py::handle shapes, const py::array_t<int64_t, py::array::c_
   std::vector<std::pair<int, int>> pairs;
   {
     py::gil_scoped_release release;
-    for (size_t i = 0; i < boxes.size(); ++i) boxes[i] = bounding_box(*scene.shapes[i], poses[scene.body[i]], 0.5 * margin);
+    for (size_t i = 0; i < boxes.size(); ++i)
+      boxes[i] = bounding_box(*scene.shapes[i], poses[scene.body[i]], 0.5 * margin);
     pairs = sweep_and_prune(boxes);
   }
   py::array_t<int64_t> out({py::ssize_t(pairs.size()), py::ssize_t(2)});
@@ -218,7 +221,8 @@ py::tuple broadphase(py::handle shapes, const py::array_t<int64_t, py::array::c_
     out.mutable_at(k, 0) = pairs[k].first;
     out.mutable_at(k, 1) = pairs[k].second;
   }
-  py::array_t<double> lower({py::ssize_t(boxes.size()), py::ssize_t(3)}), upper({py::ssize_t(boxes.size()), py::ssize_t(3)});
+  py::array_t<double> lower({py::ssize_t(boxes.size()), py::ssize_t(3)}),
+      upper({py::ssize_t(boxes.size()), py::ssize_t(3)});
   for (size_t i = 0; i < boxes.size(); ++i)
     for (int k = 0; k < 3; ++k) {
       lower.mutable_at(i, k) = boxes[i].lower[k];
@@ -249,9 +253,9 @@ py::dict scene_contacts(py::handle shapes, const py::array_t<int64_t, py::array:
     std::vector<ContactDerivatives> scratch_derivatives(derivatives ? kMaxPairContacts : 0);
     for (py::ssize_t i = begin; i < end; ++i) {
       const int sa = static_cast<int>(pairs.data()[2 * i]), sb = static_cast<int>(pairs.data()[2 * i + 1]);
-      const int count = pair_contacts(*scene.shapes[sa], poses[scene.body[sa]], *scene.shapes[sb],
-                                      poses[scene.body[sb]], cs, settings, scratch.data(),
-                                      derivatives ? scratch_derivatives.data() : nullptr);
+      const int count =
+          pair_contacts(*scene.shapes[sa], poses[scene.body[sa]], *scene.shapes[sb], poses[scene.body[sb]], cs,
+                        settings, scratch.data(), derivatives ? scratch_derivatives.data() : nullptr);
       found[i].assign(scratch.begin(), scratch.begin() + count);
       if (derivatives) found_derivatives[i].assign(scratch_derivatives.begin(), scratch_derivatives.begin() + count);
     }
@@ -266,7 +270,8 @@ py::dict scene_contacts(py::handle shapes, const py::array_t<int64_t, py::array:
   for (py::ssize_t i = 0; i < k; ++i) {
     all.insert(all.end(), found[i].begin(), found[i].end());
     pair_index.insert(pair_index.end(), found[i].size(), i);
-    if (derivatives) all_derivatives.insert(all_derivatives.end(), found_derivatives[i].begin(), found_derivatives[i].end());
+    if (derivatives)
+      all_derivatives.insert(all_derivatives.end(), found_derivatives[i].begin(), found_derivatives[i].end());
   }
   py::array_t<int64_t> pair_of(pair_index.size());
   std::copy(pair_index.begin(), pair_index.end(), pair_of.mutable_data());

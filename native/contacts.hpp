@@ -36,9 +36,9 @@ enum class ContactRule : int {
 };
 
 struct Contact {
-  double point[3], normal[3];  // world; the normal is unit, from a to b
+  double point[3], normal[3];       // world; the normal is unit, from a to b
   double tangent1[3], tangent2[3];  // with the normal, a right-handed orthonormal frame
-  double separation;                 // > 0 apart, < 0 penetrating, along the normal
+  double separation;                // > 0 apart, < 0 penetrating, along the normal
   ContactRule rule;
 };
 
@@ -52,8 +52,8 @@ constexpr int kMaxFeaturePoints = 64;  // a support polygon keeps at most this m
 constexpr int kMaxPairContacts = 64;
 
 struct ContactSettings {
-  double margin = 0.0;               // report contacts of pairs whose signed distance is ≤ margin
-  double feature_tolerance = 1e-3;   // relative to the shapes' size: points this close to the plane count
+  double margin = 0.0;              // report contacts of pairs whose signed distance is ≤ margin
+  double feature_tolerance = 1e-3;  // relative to the shapes' size: points this close to the plane count
 };
 
 namespace contact_detail {
@@ -210,7 +210,8 @@ inline void reduce_to_hull(Feature& f, const Plane2& plane, double tol) {
     plane.project(f.points[i], uv[i]);
     order[i] = i;
   }
-  std::sort(order, order + f.count, [&](int i, int j) { return uv[i][0] < uv[j][0] || (uv[i][0] == uv[j][0] && uv[i][1] < uv[j][1]); });
+  std::sort(order, order + f.count,
+            [&](int i, int j) { return uv[i][0] < uv[j][0] || (uv[i][0] == uv[j][0] && uv[i][1] < uv[j][1]); });
   int hull[2 * kMaxFeaturePoints], k = 0;
   const double area_tol = tol * tol;
   for (int pass = 0; pass < 2; ++pass) {
@@ -222,7 +223,8 @@ inline void reduce_to_hull(Feature& f, const Plane2& plane, double tol) {
     }
     --k;  // the last point starts the other chain
   }
-  const double span = std::hypot(uv[order[f.count - 1]][0] - uv[order[0]][0], uv[order[f.count - 1]][1] - uv[order[0]][1]);
+  const double span =
+      std::hypot(uv[order[f.count - 1]][0] - uv[order[0]][0], uv[order[f.count - 1]][1] - uv[order[0]][1]);
   Vec3 kept[kMaxFeaturePoints];
   if (span <= tol || f.count == 1) {  // one point: the farthest along the support direction is points[0]
     f.dim = 0;
@@ -290,7 +292,8 @@ inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec
       f.radius = sh.R;
       gather(sh.num_vertices, [&](int i) { return world(sh.vertices[2 * i], sh.vertices[2 * i + 1], 0.0); });
       break;
-    default: return f;  // no rule
+    default:
+      return f;  // no rule
   }
   reduce_to_hull(f, plane, tol);
   if (f.dim != 2) return f;
@@ -533,7 +536,8 @@ void evaluate(const Recipe& rc, const Feature& fa, const Feature& fb, const doub
       point_face(B(rc.b0), fb.radius, lift_direction<T>(fa.face_normal, 0), lift_point<T>(fa.face_point, ra, 0),
                  fa.radius, true, point, normal, separation);
       break;
-    case ContactRule::distance: break;  // not from features
+    case ContactRule::distance:
+      break;  // not from features
   }
 }
 
@@ -567,7 +571,8 @@ void write_contact(const Vec3T<T>& point, const Vec3T<T>& normal, const T& separ
 }
 
 // The DISTANCE rule: the midpoint of the witness points, the distance's normal and value.
-inline void distance_contact(const DistanceResult& d, const DistanceJacobian* jac, Contact& out, ContactDerivatives* deriv) {
+inline void distance_contact(const DistanceResult& d, const DistanceJacobian* jac, Contact& out,
+                             ContactDerivatives* deriv) {
   if (!jac) {
     Vec3 point, normal;
     for (int i = 0; i < 3; ++i) {
@@ -606,7 +611,8 @@ inline int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const P
   // which the plain interior-point stop is accurate enough and needs fewer iterations than centring.
   SolverSettings feature_settings = settings;
   feature_settings.barrier = 0.0;
-  signed_distance(a, pa, b, pb, has_rules ? feature_settings : settings, dist, distance_derivatives ? &dist_jac : nullptr);
+  signed_distance(a, pa, b, pb, has_rules ? feature_settings : settings, dist,
+                  distance_derivatives ? &dist_jac : nullptr);
   // Without centring the solve can stall on nearly touching flat faces with a normal tilted enough
   // (~1e-3) to turn a face into an edge; the centred solve settles those.
   if (has_rules && (dist.status == SolveStatus::max_iterations || dist.status == SolveStatus::numerical_error))

@@ -31,8 +31,8 @@ namespace dcol {
 struct DistanceResult {
   double distance = 0.0;  // > 0 apart (Euclidean); ≤ 0 overlapping: −(penetration depth along normal)
   double p_a[3] = {0, 0, 0}, p_b[3] = {0, 0, 0};  // witness points of a and b
-  double normal[3] = {0, 0, 0};                     // unit, from a to b
-  double alpha = 0.0;                               // DCOL's scaling, which chose the branch
+  double normal[3] = {0, 0, 0};                   // unit, from a to b
+  double alpha = 0.0;                             // DCOL's scaling, which chose the branch
   SolveStatus status = SolveStatus::numerical_error;
   int iterations = 0;  // of both solves
 };
@@ -52,8 +52,8 @@ inline SolveStatus worse(SolveStatus a, SolveStatus b) { return static_cast<int>
 // The Euclidean branch for shapes a, b with their own frames fa, fb. N: variables (x_a, x_b, t, the
 // slack variables); MMax: rows.
 template <int N, int MMax>
-void euclidean_distance(const Shape& a, const Pose& fa, const Shape& b, const Pose& fb,
-                        const SolverSettings& settings, DistanceResult& out, DistanceJacobian* jac) {
+void euclidean_distance(const Shape& a, const Pose& fa, const Shape& b, const Pose& fb, const SolverSettings& settings,
+                        DistanceResult& out, DistanceJacobian* jac) {
   using Program = ConeProgram<N, MMax, 3>;
   using V = typename Program::V;
   constexpr int t_column = 6;
@@ -99,14 +99,11 @@ void euclidean_distance(const Shape& a, const Pose& fa, const Shape& b, const Po
   out.distance = std::sqrt(d2);
   if (!jac) return;
 
-  const SolvedProximity<Program> sp{prob,
-                                    solver.x,
-                                    solver.z,
-                                    {&a, &b},
-                                    {ra, rb},
-                                    {&fa.Q, &fb.Q},
-                                    {ca, cb},
-                                    {{lin_a, lin_b, cone_a, a.cone_dim()}, {lin_b, lin_end, cone_b, b.cone_dim()}}};
+  const SolvedProximity<Program> sp{
+      prob,     solver.x,
+      solver.z, {&a, &b},
+      {ra, rb}, {&fa.Q, &fb.Q},
+      {ca, cb}, {{lin_a, lin_b, cone_a, a.cone_dim()}, {lin_b, lin_end, cone_b, b.cone_dim()}}};
   using KKT = LinearizedKKT<ConeSolver<Program, N>, Program>;
   const KKT kkt(solver, prob);
   const PoseAdjoint<Program, KKT> adjoint(kkt, sp);
@@ -136,11 +133,16 @@ inline void euclidean_distance_sized(const Shape& a, const Pose& fa, const Shape
   auto with_rows = [&](auto rows_class) {
     constexpr int MMax = decltype(rows_class)::value;
     switch (a.num_slack() + b.num_slack()) {
-      case 0: return euclidean_distance<7, MMax>(a, fa, b, fb, settings, out, jac);
-      case 1: return euclidean_distance<8, MMax>(a, fa, b, fb, settings, out, jac);
-      case 2: return euclidean_distance<9, MMax>(a, fa, b, fb, settings, out, jac);
-      case 3: return euclidean_distance<10, MMax>(a, fa, b, fb, settings, out, jac);
-      default: return euclidean_distance<11, MMax>(a, fa, b, fb, settings, out, jac);
+      case 0:
+        return euclidean_distance<7, MMax>(a, fa, b, fb, settings, out, jac);
+      case 1:
+        return euclidean_distance<8, MMax>(a, fa, b, fb, settings, out, jac);
+      case 2:
+        return euclidean_distance<9, MMax>(a, fa, b, fb, settings, out, jac);
+      case 3:
+        return euclidean_distance<10, MMax>(a, fa, b, fb, settings, out, jac);
+      default:
+        return euclidean_distance<11, MMax>(a, fa, b, fb, settings, out, jac);
     }
   };
   if (rows <= 32)

@@ -48,13 +48,21 @@ inline Dual<K> operator/(const Dual<K>& a, const Dual<K>& b) {
   return r;
 }
 template <int K>
-inline Dual<K> operator+(const Dual<K>& a, double b) { return a + Dual<K>(b); }
+inline Dual<K> operator+(const Dual<K>& a, double b) {
+  return a + Dual<K>(b);
+}
 template <int K>
-inline Dual<K> operator-(const Dual<K>& a, double b) { return a - Dual<K>(b); }
+inline Dual<K> operator-(const Dual<K>& a, double b) {
+  return a - Dual<K>(b);
+}
 template <int K>
-inline Dual<K> operator+(double a, const Dual<K>& b) { return Dual<K>(a) + b; }
+inline Dual<K> operator+(double a, const Dual<K>& b) {
+  return Dual<K>(a) + b;
+}
 template <int K>
-inline Dual<K> operator-(double a, const Dual<K>& b) { return Dual<K>(a) - b; }
+inline Dual<K> operator-(double a, const Dual<K>& b) {
+  return Dual<K>(a) - b;
+}
 template <int K>
 inline Dual<K> operator*(const Dual<K>& a, double b) {
   Dual<K> r(a.v * b);
@@ -62,11 +70,17 @@ inline Dual<K> operator*(const Dual<K>& a, double b) {
   return r;
 }
 template <int K>
-inline Dual<K> operator*(double a, const Dual<K>& b) { return b * a; }
+inline Dual<K> operator*(double a, const Dual<K>& b) {
+  return b * a;
+}
 template <int K>
-inline Dual<K> operator/(const Dual<K>& a, double b) { return a * (1.0 / b); }
+inline Dual<K> operator/(const Dual<K>& a, double b) {
+  return a * (1.0 / b);
+}
 template <int K>
-inline Dual<K> operator/(double a, const Dual<K>& b) { return Dual<K>(a) / b; }
+inline Dual<K> operator/(double a, const Dual<K>& b) {
+  return Dual<K>(a) / b;
+}
 template <int K>
 inline Dual<K> sqrt(const Dual<K>& a) {
   Dual<K> r(std::sqrt(a.v));

@@ -339,8 +339,7 @@ void bind_dynamics(py::module_& root) {
         Array qdd = output(q, {nv}), d = output(q, {nv, cols});
         double *out_a = qdd.mutable_data(), *out_d = d.mutable_data();
         for_each_state(bound, q, threads, [&](Data& data, py::ssize_t n) {
-          aba_parameter_derivatives(model, data, q.row(n), v.row(n), tau.row(n), out_a + n * nv,
-                                    out_d + n * nv * cols);
+          aba_parameter_derivatives(model, data, q.row(n), v.row(n), tau.row(n), out_a + n * nv, out_d + n * nv * cols);
         });
         return py::make_tuple(qdd, d);
       },

@@ -247,7 +247,7 @@ class ExactKKT {
     for (int k = 0; k < num_blocks_; ++k) {
       const Block& blk = blocks_[k];
       const double* z = y_ + blk.eq;
-      const bool ok = blk.dim == 1        ? z[0] > 0.0
+      const bool ok = blk.dim == 1   ? z[0] > 0.0
                       : blk.boundary ? z[0] > 0.0 && s[blk.row] > 0.0  // s∘z = 0 puts both on the boundary
                                      : detail::soc_residual(z, blk.dim) > 0.0 && z[0] > 0.0;
       if (!ok) return false;
@@ -263,8 +263,8 @@ class ExactKKT {
   bool valid_ = false;
   Block blocks_[kMaxSize];
   int num_blocks_ = 0;
-  int size_ = 0;             // n + the blocks' rows
-  double y_[kMaxSize];       // (x, z_R) at the solution
+  int size_ = 0;        // n + the blocks' rows
+  double y_[kMaxSize];  // (x, z_R) at the solution
   double lu_[kMaxSize][kMaxSize];
   int pivot_[kMaxSize];
 };

@@ -47,14 +47,15 @@ inline Array as_vector3(py::handle obj, const char* name) {
   return a;
 }
 
-inline const char* const kOrientationRule = " must be a quaternion [w, x, y, z] (finite, nonzero) or a 3x3 rotation matrix (orthonormal, det +1)";
+inline const char* const kOrientationRule =
+    " must be a quaternion [w, x, y, z] (finite, nonzero) or a 3x3 rotation matrix (orthonormal, det +1)";
 
 inline Mat3 as_orientation(py::handle obj, const char* name) {
   Array a = as_array(obj, name);
   Mat3 Q;
-  const bool ok = (a.ndim() == 1 && a.shape(0) == 4)                        ? quaternion_to_matrix(a.data(), Q)
+  const bool ok = (a.ndim() == 1 && a.shape(0) == 4)                      ? quaternion_to_matrix(a.data(), Q)
                   : (a.ndim() == 2 && a.shape(0) == 3 && a.shape(1) == 3) ? rotation_matrix(a.data(), Q)
-                                                                            : false;
+                                                                          : false;
   if (!ok) throw py::value_error(std::string(name) + kOrientationRule + ", got shape " + shape_string(a));
   return Q;
 }
@@ -74,7 +75,8 @@ inline const Shape& as_shape(py::handle obj, const char* name) {
   static const py::handle native_attribute = py::str("_native").release();
   const Shape* shape = bound_object<Shape>(py::getattr(obj, native_attribute, py::none()));
   if (!shape)
-    throw py::type_error(std::string(name) + " must be a dcol.geom shape, got " + std::string(py::str(py::type::of(obj))));
+    throw py::type_error(std::string(name) + " must be a dcol.geom shape, got " +
+                         std::string(py::str(py::type::of(obj))));
   return *shape;
 }
 
@@ -109,7 +111,7 @@ struct PoseArrays {
 
 // n: the number of poses, or −1 to take it from r.
 inline PoseArrays as_pose_arrays(py::handle r_obj, py::handle q_obj, const char* r_name, const char* q_name,
-                          py::ssize_t n = -1) {
+                                 py::ssize_t n = -1) {
   PoseArrays p{as_array(r_obj, r_name), as_array(q_obj, q_name), true};
   if (p.r.ndim() != 2 || p.r.shape(1) != 3)
     throw py::value_error(std::string(r_name) + " must have shape (N, 3), got " + shape_string(p.r));
@@ -203,7 +205,8 @@ inline void convert_row(const double* rigid, Parameterization p, const double (*
     for (int i = 0; i < 3; ++i) block[i] = rigid[6 * s + i];
     for (int j = 0; j < k; ++j) {
       double v = 0.0;
-      for (int i = 0; i < 3; ++i) v += rigid[6 * s + 3 + i] * (p == Parameterization::rigid ? (i == j) : Omega[s][i][j]);
+      for (int i = 0; i < 3; ++i)
+        v += rigid[6 * s + 3 + i] * (p == Parameterization::rigid ? (i == j) : Omega[s][i][j]);
       block[3 + j] = v;
     }
   }
@@ -223,7 +226,7 @@ struct PairBatch {
   PoseArrays pb;
   std::vector<const Shape*> shapes_a, shapes_b;
   Parameterization param;
-  py::ssize_t columns;  // of a derivative row: [position, orientation] of a, then of b
+  py::ssize_t columns;                 // of a derivative row: [position, orientation] of a, then of b
   std::atomic<py::ssize_t> first_bad;  // n while every pose loaded is valid
 
   PairBatch(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b, int threads,

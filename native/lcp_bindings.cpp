@@ -42,7 +42,9 @@ struct BoxedBounds {
   IndexArray friction;
   LcpBounds bounds;
   BoxedBounds(py::handle lo_in, py::handle hi_in, py::handle friction_in, py::handle mu_in, int n)
-      : lo(Array::ensure(lo_in)), hi(Array::ensure(hi_in)), mu(Array::ensure(mu_in)),
+      : lo(Array::ensure(lo_in)),
+        hi(Array::ensure(hi_in)),
+        mu(Array::ensure(mu_in)),
         friction(IndexArray::ensure(friction_in)) {
     check_length(lo, n, "lo");
     check_length(hi, n, "hi");
@@ -89,8 +91,8 @@ void bind_lcp(py::module_& root) {
       "(f, status code, pivots, residual) of the LCP w = A f + b by Lemke's method.");
   m.def(
       "pgs",
-      [](const Array& A, const Array& b, py::object lo_in, py::object hi_in, py::object friction_in,
-         py::object mu_in, const Array& f0, int max_iterations, double tol, bool polished) {
+      [](const Array& A, const Array& b, py::object lo_in, py::object hi_in, py::object friction_in, py::object mu_in,
+         const Array& f0, int max_iterations, double tol, bool polished) {
         const int n = square_size(A, b);
         check_length(f0, n, "f0");
         Array lo, hi, mu;
@@ -129,8 +131,8 @@ void bind_lcp(py::module_& root) {
         }
         return report_tuple(f, report);
       },
-      py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"),
-      py::arg("f0"), py::arg("max_iterations"), py::arg("tol"), py::arg("polished"),
+      py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"), py::arg("f0"),
+      py::arg("max_iterations"), py::arg("tol"), py::arg("polished"),
       "(f, status code, sweeps, residual) of the (boxed) LCP by projected Gauss–Seidel from f0; with polished, "
       "exact solves on the iterate's sets along the way (solve_pgs_polished).");
   m.def(
@@ -146,8 +148,7 @@ void bind_lcp(py::module_& root) {
         classify(n, A.data(), b.data(), f.data(), w.data(), boxed.bounds, tol,
                  reinterpret_cast<EntrySet*>(sets.mutable_data()));
         const double w_tol = tolerances(n, A.data(), b.data(), f.data(), tol).w;
-        for (int i = 0; i < n; ++i)
-          tied.mutable_data()[i] = sets.data()[i] != 0 && std::abs(w.data()[i]) <= w_tol;
+        for (int i = 0; i < n; ++i) tied.mutable_data()[i] = sets.data()[i] != 0 && std::abs(w.data()[i]) <= w_tol;
         return py::make_tuple(sets, tied);
       },
       py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"), py::arg("f"),
@@ -194,8 +195,7 @@ void bind_lcp(py::module_& root) {
         return py::make_tuple(f, ok);
       },
       py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"), py::arg("f"),
-      py::arg("tol"),
-      "(f, polished): f solved exactly on the sets of the approximate solution f when that verifies.");
+      py::arg("tol"), "(f, polished): f solved exactly on the sets of the approximate solution f when that verifies.");
   m.def(
       "project_onto_friction_cone",
       [](const Array& impulses, const Array& mu) {
@@ -220,12 +220,11 @@ void bind_lcp(py::module_& root) {
         {
           py::gil_scoped_release release;
           NcpWorkspace work;
-          report = solve_ncp_admm(n / 3, G.data(), g.data(), mu.data(), rho, tol, max_iterations,
-                                  lambda.mutable_data(), v.mutable_data(), work);
+          report = solve_ncp_admm(n / 3, G.data(), g.data(), mu.data(), rho, tol, max_iterations, lambda.mutable_data(),
+                                  v.mutable_data(), work);
           contact_modes(n / 3, lambda.data(), v.data(), mode_tolerance(tol), modes.mutable_data());
         }
-        return py::make_tuple(lambda, v, modes, static_cast<int>(report.status), report.iterations,
-                              report.residual);
+        return py::make_tuple(lambda, v, modes, static_cast<int>(report.status), report.iterations, report.residual);
       },
       py::arg("G"), py::arg("g"), py::arg("mu"), py::arg("rho"), py::arg("tol"), py::arg("max_iterations"),
       "(impulses, velocities, modes, status code, iterations, residual) of the contact NCP by ADMM with mode "

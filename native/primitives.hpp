@@ -41,27 +41,37 @@ struct Shape {
 
   int num_slack() const {
     switch (kind) {
-      case ShapeKind::capsule: return 1;  // γ, position along the axis (eq. 12)
-      case ShapeKind::polygon: return 2;   // y, point of the polygon (eq. 25)
-      default: return 0;
+      case ShapeKind::capsule:
+        return 1;  // γ, position along the axis (eq. 12)
+      case ShapeKind::polygon:
+        return 2;  // y, point of the polygon (eq. 25)
+      default:
+        return 0;
     }
   }
   int num_linear_rows() const {
     switch (kind) {
       case ShapeKind::polytope:
-      case ShapeKind::polygon: return num_faces;
+      case ShapeKind::polygon:
+        return num_faces;
       case ShapeKind::capsule:
-      case ShapeKind::cylinder: return 2;
-      case ShapeKind::cone: return 1;
-      default: return 0;
+      case ShapeKind::cylinder:
+        return 2;
+      case ShapeKind::cone:
+        return 1;
+      default:
+        return 0;
     }
   }
   int cone_dim() const {
     switch (kind) {
-      case ShapeKind::polytope: return 0;
+      case ShapeKind::polytope:
+        return 0;
       case ShapeKind::cone:
-      case ShapeKind::cylinder: return 3;
-      default: return 4;
+      case ShapeKind::cylinder:
+        return 3;
+      default:
+        return 4;
     }
   }
 };
@@ -71,8 +81,8 @@ constexpr int kAlphaColumn = 3;
 
 // Columns of the problem's variables that one shape's rows use.
 struct Columns {
-  int slack;                // first slack column of this shape
-  int x = 0;                // first of the point's three columns
+  int slack;                 // first slack column of this shape
+  int x = 0;                 // first of the point's three columns
   int alpha = kAlphaColumn;  // α's column, or −1 for α fixed at 1 (a distance problem): its terms go into h
 };
 
@@ -142,7 +152,8 @@ void add_linear_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q,
         row[col.slack + 1] = splat<V>(sh.normals[2 * f + 1]);
       }
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -212,7 +223,8 @@ int add_cone_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, do
       }
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return first;
 }

@@ -160,14 +160,8 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
 
   auto write_results = [&] { write_results_of(solver.x, solver.z, info); };
 
-  const SolvedProximity<Program> sp{prob,
-                                    solver.x,
-                                    solver.z,
-                                    {&a, &b},
-                                    {ra, rb},
-                                    {&Qa, &Qb},
-                                    {ca, cb},
-                                    {rows[0], rows[1]}};
+  const SolvedProximity<Program> sp{prob,     solver.x,   solver.z, {&a, &b},
+                                    {ra, rb}, {&Qa, &Qb}, {ca, cb}, {rows[0], rows[1]}};
   // The derivatives from the adjoints of make_kkt(), or for the gradient from the Lagrangian alone.
   auto differentiate = [&](auto make_kkt) {
     NormalizedJacobian<V> nj;
@@ -217,12 +211,18 @@ template <class Sized, int MMax, int W>
 void proximity_rows_class(const Shape& a, const Pose* fa, const Shape& b, const Pose* fb,
                           const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv) {
   switch (3 * a.num_slack() + b.num_slack()) {
-    case 0: return Sized::template run<4, 4, 0, MMax, W>(a, fa, b, fb, settings, out, deriv);
-    case 1: return Sized::template run<5, 4, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
-    case 2: return Sized::template run<6, 4, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
-    case 4: return Sized::template run<6, 5, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
-    case 5: return Sized::template run<7, 5, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
-    default: return Sized::template run<8, 6, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    case 0:
+      return Sized::template run<4, 4, 0, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    case 1:
+      return Sized::template run<5, 4, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    case 2:
+      return Sized::template run<6, 4, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    case 4:
+      return Sized::template run<6, 5, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    case 5:
+      return Sized::template run<7, 5, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    default:
+      return Sized::template run<8, 6, kAlphaColumn, MMax, W>(a, fa, b, fb, settings, out, deriv);
   }
 }
 
@@ -243,7 +243,8 @@ void proximity_lanes_ordered(const Shape& a, const Pose* pa, const Shape& b, con
   } else {
     // Large polytopes go one at a time: their work arrays are large and their rows alone keep the
     // processor busy.
-    for (int k = 0; k < W; ++k) proximity_rows_class<Sized, 2 * kMaxFaces + 8, 1>(a, fa + k, b, fb + k, settings, out + k, deriv.at(k));
+    for (int k = 0; k < W; ++k)
+      proximity_rows_class<Sized, 2 * kMaxFaces + 8, 1>(a, fa + k, b, fb + k, settings, out + k, deriv.at(k));
   }
 }
 

@@ -264,11 +264,16 @@ class LinearizedKKT {
 // entries zero); polygon C (m×2), d (m), R.
 inline int shape_parameter_count(const Shape& sh) {
   switch (sh.kind) {
-    case ShapeKind::polytope: return 4 * sh.num_faces;
-    case ShapeKind::polygon: return 3 * sh.num_faces + 1;
-    case ShapeKind::sphere: return 1;
-    case ShapeKind::ellipsoid: return 9;
-    default: return 2;
+    case ShapeKind::polytope:
+      return 4 * sh.num_faces;
+    case ShapeKind::polygon:
+      return 3 * sh.num_faces + 1;
+    case ShapeKind::sphere:
+      return 1;
+    case ShapeKind::ellipsoid:
+      return 9;
+    default:
+      return 2;
   }
 }
 
@@ -295,7 +300,9 @@ void shape_parameter_row(const Shape& sh, const ShapeRows& rows, const V* r, con
         out[3 * sh.num_faces + f] = alpha_term(i, 1.0 / len);
       }
       break;
-    case ShapeKind::sphere: out[0] = alpha_term(c0, 1.0 / len); break;
+    case ShapeKind::sphere:
+      out[0] = alpha_term(c0, 1.0 / len);
+      break;
     case ShapeKind::capsule:
     case ShapeKind::cylinder:
       // R in the cone's first row, L/2 in both linear rows (14), (18)
@@ -500,8 +507,10 @@ struct DerivativeOutput {
   // at a time (each problem has its own roles), so the lane kernels leave it to the one-pair kernel.
   bool exact = false;
   DerivativeOutput at(int k) const {
-    return {request, jacobian ? jacobian + k : nullptr,
-            {k == 0 ? shape_parameters[0] : nullptr, k == 0 ? shape_parameters[1] : nullptr}, exact};
+    return {request,
+            jacobian ? jacobian + k : nullptr,
+            {k == 0 ? shape_parameters[0] : nullptr, k == 0 ? shape_parameters[1] : nullptr},
+            exact};
   }
 };
 

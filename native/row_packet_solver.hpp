@@ -37,8 +37,10 @@ template <int Count>
 inline void hsums(const Packet* v, double* out) {
   for (int i = 0; i < Count; i += 4) {
     auto at = [&](int k) { return i + k < Count ? v[i + k] : Packet{}; };
-    const Packet ab = __builtin_shufflevector(at(0), at(1), 0, 4, 2, 6) + __builtin_shufflevector(at(0), at(1), 1, 5, 3, 7);
-    const Packet cd = __builtin_shufflevector(at(2), at(3), 0, 4, 2, 6) + __builtin_shufflevector(at(2), at(3), 1, 5, 3, 7);
+    const Packet ab =
+        __builtin_shufflevector(at(0), at(1), 0, 4, 2, 6) + __builtin_shufflevector(at(0), at(1), 1, 5, 3, 7);
+    const Packet cd =
+        __builtin_shufflevector(at(2), at(3), 0, 4, 2, 6) + __builtin_shufflevector(at(2), at(3), 1, 5, 3, 7);
     const Packet sums = __builtin_shufflevector(ab, cd, 0, 1, 4, 5) + __builtin_shufflevector(ab, cd, 2, 3, 6, 7);
     for (int k = 0; k < 4 && i + k < Count; ++k) out[i + k] = sums[k];
   }
@@ -68,7 +70,7 @@ inline Packet with_head(Packet v, double head) {
   return v;
 }
 
-constexpr Packet kJ = {1.0, -1.0, -1.0, -1.0};   // the cone's J = diag(1, −1, −1, −1)
+constexpr Packet kJ = {1.0, -1.0, -1.0, -1.0};  // the cone's J = diag(1, −1, −1, −1)
 constexpr Packet kTail = {0.0, 1.0, 1.0, 1.0};  // u1, the part of u = (u0, u1) after the head
 
 // The cone algebra of cone_solver.hpp's detail helpers, on a cone held in one packet.
@@ -466,7 +468,8 @@ bool RowPacketSolver<Program, N, NNarrow, NTail>::solve(const Program& prob, con
       t1[p] = packet::soc_divide(lambda_[p], lambda_soc_[k], rhs) - lambda_[p];
     }
     const double t = std::min(1.0, fraction * newton_direction(t1, dx, ds_scaled, dz_scaled).both());
-    if (!(t > 1e-12 && std::isfinite(detail::dot(dx, dx, N)))) return finish(stopped(SolveStatus::numerical_error), iter);
+    if (!(t > 1e-12 && std::isfinite(detail::dot(dx, dx, N))))
+      return finish(stopped(SolveStatus::numerical_error), iter);
 
     for (int j = 0; j < N; ++j) x[j] += t * dx[j];
     for (int p = groups_[0].first; p < groups_[1].end; ++p) {

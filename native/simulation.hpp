@@ -61,7 +61,7 @@ struct RowKey {
 
 struct StepWorkspace {
   dyn::Data data;
-  std::vector<Pose> poses;       // scene body → world pose
+  std::vector<Pose> poses;            // scene body → world pose
   std::vector<double> body_jacobian;  // scene body → 6 × nv, [velocity of its origin; angular velocity]
   std::vector<Box3> boxes;
   std::vector<int> order, open;
@@ -145,9 +145,9 @@ inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, bool deriva
   for (const auto& [a, b] : ws.pairs) {
     const int body_a = world.shape_body[a], body_b = world.shape_body[b];
     if (body_a == body_b || !world.collides[body_a * B + body_b]) continue;
-    const int count = pair_contacts(*world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b],
-                                    world.contact, world.solver, ws.pair_scratch.data(),
-                                    derivatives ? ws.pair_derivatives.data() : nullptr);
+    const int count =
+        pair_contacts(*world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b], world.contact,
+                      world.solver, ws.pair_scratch.data(), derivatives ? ws.pair_derivatives.data() : nullptr);
     for (int k = 0; k < count; ++k) {
       ws.contacts.push_back(ws.pair_scratch[k]);
       if (derivatives) ws.contact_derivatives.push_back(ws.pair_derivatives[k]);
@@ -287,8 +287,8 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
 
 // A step's problem from (q, v) under joint forces tau: the contacts (and with derivatives their
 // derivatives, for step_jacobians.hpp), the rows, v_free and the LCP's A and b. Returns the row count.
-inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v,
-                        const double* tau, bool derivatives) {
+inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v, const double* tau,
+                        bool derivatives) {
   const dyn::Model& model = *world.model;
   const int nv = model.nv;
   const double dt = world.dt;

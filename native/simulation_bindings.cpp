@@ -203,9 +203,9 @@ py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::hand
             blocks.linearize(spec, *workspaces, q_n + t * nq, v_n + t * nv, v_n + (t + 1) * nv, parameters, bounce,
                              n * T + t);
         };
-        status_d[n] = static_cast<int8_t>(sim::rollout(spec, workspaces->step, static_cast<int>(T), q0.row(n),
-                                                        v0.row(n), tau_n, q_n, v_n, contacts_d + n * T, failed_d + n,
-                                                        derivatives, linearize));
+        status_d[n] =
+            static_cast<int8_t>(sim::rollout(spec, workspaces->step, static_cast<int>(T), q0.row(n), v0.row(n), tau_n,
+                                             q_n, v_n, contacts_d + n * T, failed_d + n, derivatives, linearize));
       }
       world.workspaces->give(std::move(workspaces));
     });
@@ -274,8 +274,8 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
 // Step. By blocks as step_batch's without the N axis: "state_jacobian" (6, nv, nv) and with parameters
 // "params_jacobian" (2, nv, 10 nbodies + 2).
 py::dict linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in, const Array& f,
-                const py::array_t<int8_t, py::array::c_style | py::array::forcecast>& sets, bool parameters,
-                bool bounce) {
+                   const py::array_t<int8_t, py::array::c_style | py::array::forcecast>& sets, bool parameters,
+                   bool bounce) {
   const sim::WorldSpec& spec = world.spec;
   const dyn::Model& model = *spec.model;
   const Rows q = dyn::binding::configuration(model, q_in);
@@ -293,8 +293,8 @@ py::dict linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::hand
     std::unique_ptr<Workspaces> workspaces = world.workspaces->take(spec);
     std::vector<double>& jac = workspaces->jacobian;
     jac.resize(2 * nv * (3 * nv + P));
-    same_rows = sim::linearize_step(spec, workspaces->step, workspaces->linearization, q.row(0), v.row(0),
-                                    tau.row(0), n, f.data(), num_sets, sets.data(), parameters, bounce, jac.data());
+    same_rows = sim::linearize_step(spec, workspaces->step, workspaces->linearization, q.row(0), v.row(0), tau.row(0),
+                                    n, f.data(), num_sets, sets.data(), parameters, bounce, jac.data());
     if (same_rows) scatter_jacobian(jac.data(), nv, P, 1, 0, blocks.state.mutable_data(), blocks.params.mutable_data());
     world.workspaces->give(std::move(workspaces));
   }

@@ -27,12 +27,12 @@ namespace dcol::sim {
 
 struct LinearizationWorkspace {
   std::vector<double> Minv, dtau_dq, dtau_dv, mass, regressor;
-  std::vector<double> body_dJ;                 // scene body → 6 × nv × nv, [row][column][direction]
-  std::vector<uint8_t> has_body_dJ;            // scene body → whether body_dJ holds it this step
-  std::vector<int> active;                     // the dofs that move a contact's bodies
-  std::vector<int> non_breaking;               // the NCP's non-breaking contacts
+  std::vector<double> body_dJ;       // scene body → 6 × nv × nv, [row][column][direction]
+  std::vector<uint8_t> has_body_dJ;  // scene body → whether body_dJ holds it this step
+  std::vector<int> active;           // the dofs that move a contact's bodies
+  std::vector<int> non_breaking;     // the NCP's non-breaking contacts
   std::vector<uint8_t> is_active;
-  std::vector<double> dJ, d_gap;               // kept rows: n × nv × nv, n × nv
+  std::vector<double> dJ, d_gap;                     // kept rows: n × nv × nv, n × nv
   std::vector<double> d_free, db, df, v_jac, q_jac;  // (nv or n) × columns
   // The LCP's linearization: its own f, each bounded entry's sign (+1 upper, −1 lower) and change
   // with μ, K, right-hand sides (columns × |C|), z = K⁺ᵀ f_C and dA products.
@@ -87,10 +87,9 @@ inline void minv_JT_derivatives(const WorldSpec& world, const Columns& cols, Ste
                                 LinearizationWorkspace& lw, const double* q, const double* u, const double* y) {
   const dyn::Model& model = *world.model;
   const int nv = model.nv, n = static_cast<int>(ws.kept.size()), np = cols.np;
-  dyn::rnea_derivatives(model, ws.data, q, ws.zero.data(), y, lw.tau_q.data(), lw.tau_v.data(), lw.tau_m.data(),
-                        false);
+  dyn::rnea_derivatives(model, ws.data, q, ws.zero.data(), y, lw.tau_q.data(), lw.tau_v.data(), lw.tau_m.data(), false);
   for (int i = 0; i < nv * nv; ++i) lw.tau_q[i] = -lw.tau_q[i];  // −(δM) y
-  for (int r = 0; r < n; ++r) {  // + dJᵀ u
+  for (int r = 0; r < n; ++r) {                                  // + dJᵀ u
     if (u[r] == 0.0) continue;
     const double* dJr = lw.dJ.data() + static_cast<size_t>(r) * nv * nv;
     for (int i = 0; i < nv * nv; ++i) lw.tau_q[i] += u[r] * dJr[i];
@@ -164,7 +163,7 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
         for (int dof = model.v_index[b]; dof < model.v_index[b] + model.nv_of(b); ++dof)
           if (!lw.is_active[dof]) lw.is_active[dof] = 1, lw.active.push_back(dof);
     }
-    const double(*frame_derivatives[3])[12] = {dc.normal, dc.tangent1, dc.tangent2};
+    const double (*frame_derivatives[3])[12] = {dc.normal, dc.tangent1, dc.tangent2};
     multiply(3, 12, nv, 1.0, &dc.point[0][0], 12, lw.G.data(), nv, lw.d_point.data(), nv, false);
     for (int r = 0; r < 3; ++r)
       multiply(3, 12, nv, 1.0, &frame_derivatives[r][0][0], 12, lw.G.data(), nv, lw.d_frame.data() + 3 * r * nv, nv,
@@ -408,7 +407,7 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
     double* Bc = lw.mode_B.data() + static_cast<size_t>(col) * r;
     double* Tc = lw.mode_T.data() + static_cast<size_t>(col) * r;
     if (singular) lw.K_decomposition.project_null(Bc);  // P Q
-    lw.K_decomposition.solve(Tc);                        // L⁺ T
+    lw.K_decomposition.solve(Tc);                       // L⁺ T
     for (int i = 0; i < r; ++i) Bc[i] -= Tc[i];
   }
   if (singular) {
@@ -599,8 +598,8 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
 // The step's problem again (prepare_step), then step_jacobians at that solution. Returns false when
 // the step has other rows (or NCP contacts) than the solution.
 inline bool linearize_step(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw, const double* q,
-                           const double* v, const double* tau, int n, const double* f, int num_sets,
-                           const int8_t* sets, bool parameters, bool bounce, double* jacobian) {
+                           const double* v, const double* tau, int n, const double* f, int num_sets, const int8_t* sets,
+                           bool parameters, bool bounce, double* jacobian) {
   if (prepare_step(world, ws, q, v, tau, true) != n) return false;
   const int nv = world.model->nv;
   ws.f.assign(f, f + n);

@@ -32,8 +32,17 @@ import scipy.linalg
 
 from dcol import _native
 
-__all__ = ["LCPStatus", "LCPSolution", "LCPCotangents", "solve_lcp", "solve_boxed_lcp", "lcp_jvp", "lcp_vjp",
-           "lcp_jacobian", "complementarity_aware"]
+__all__ = [
+    "LCPStatus",
+    "LCPSolution",
+    "LCPCotangents",
+    "solve_lcp",
+    "solve_boxed_lcp",
+    "lcp_jvp",
+    "lcp_vjp",
+    "lcp_jacobian",
+    "complementarity_aware",
+]
 
 
 class LCPStatus(enum.IntEnum):
@@ -173,8 +182,9 @@ def _solution(A, b, bounds, f, status, iterations, tol, stabilize, warm_start_hi
     residual = float(np.abs(f - np.clip(f - w, low, high)).max(initial=0.0))
     for array in (f, w, clamping, at_lower, at_upper, tied):
         array.setflags(write=False)
-    return LCPSolution(f, w, clamping, at_lower, at_upper, tied, LCPStatus(status), iterations, residual,
-                       warm_start_hit, bounds)
+    return LCPSolution(
+        f, w, clamping, at_lower, at_upper, tied, LCPStatus(status), iterations, residual, warm_start_hit, bounds
+    )
 
 
 def _warm_start(A, b, bounds, warm_start, tol):
@@ -198,8 +208,10 @@ def _require_monotone(A, method, symmetric):
     if symmetric and not np.allclose(A, A.T, rtol=0.0, atol=1e-12 * scale):
         raise ValueError(f"A must be symmetric for method {method!r}")
     if A.size and np.linalg.eigvalsh(0.5 * (A + A.T)).min() < -1e-10 * scale:
-        raise ValueError(f"A must be positive semidefinite for method {method!r} "
-                         f"({'A' if symmetric else 'A + Aᵀ'} has a negative eigenvalue)")
+        raise ValueError(
+            f"A must be positive semidefinite for method {method!r} "
+            f"({'A' if symmetric else 'A + Aᵀ'} has a negative eigenvalue)"
+        )
 
 
 def _check_tol(tol):
@@ -246,14 +258,16 @@ def solve_lcp(A, b, *, method="lemke", warm_start=None, tol=1e-9, max_iterations
     else:
         limit = 100 if max_iterations is None else int(max_iterations)
         empty = np.zeros((0, 0))
-        _, _, f, _, status, iterations, _ = _native.lcp.mlcp_ipm(empty, np.zeros(0), empty, np.zeros((b.size, 0)),
-                                                                 -A, b, min(tol, 1e-10), limit)
+        _, _, f, _, status, iterations, _ = _native.lcp.mlcp_ipm(
+            empty, np.zeros(0), empty, np.zeros((b.size, 0)), -A, b, min(tol, 1e-10), limit
+        )
         f = np.maximum(f, 0.0)
     return _solution(A, b, bounds, f, status, iterations, tol, stabilize)
 
 
-def solve_boxed_lcp(A, b, lo, hi, *, friction_index=None, mu=None, warm_start=None, tol=1e-9,
-                    max_iterations=10000, stabilize=True):
+def solve_boxed_lcp(
+    A, b, lo, hi, *, friction_index=None, mu=None, warm_start=None, tol=1e-9, max_iterations=10000, stabilize=True
+):
     """Solve the boxed LCP ``w = A f + b`` with ``lo ≤ f ≤ hi`` (w ≥ 0 at lo, w ≤ 0 at hi, w = 0
     between) by projected Gauss–Seidel (Nimble App. A; ODE's boxed LCP).
 
@@ -286,8 +300,9 @@ def solve_boxed_lcp(A, b, lo, hi, *, friction_index=None, mu=None, warm_start=No
         if coefficients is None or np.any(coefficients < 0):
             raise ValueError("mu must be given with friction_index, finite and ≥ 0")
     _require_monotone(A, "boxed Gauss–Seidel", symmetric=True)
-    return _solve_boxed(A, b, _Bounds(lo, hi, index.astype(np.int64), coefficients), warm_start, tol,
-                        max_iterations, stabilize)
+    return _solve_boxed(
+        A, b, _Bounds(lo, hi, index.astype(np.int64), coefficients), warm_start, tol, max_iterations, stabilize
+    )
 
 
 def _solve_boxed(A, b, bounds, warm_start, tol, max_iterations, stabilize):
@@ -310,8 +325,7 @@ class _Linearization:
 
     def __init__(self, solution, A):
         A = np.asarray(A, dtype=np.float64)
-        self.sets = _bounded_map(solution.bounds, solution.f, solution.clamping, solution.at_lower,
-                                 solution.at_upper)
+        self.sets = _bounded_map(solution.bounds, solution.f, solution.clamping, solution.at_lower, solution.at_upper)
         C, B = self.sets.C, self.sets.B
         self.A_CB = A[np.ix_(C, B)]
         K = A[np.ix_(C, C)] + self.A_CB @ self.sets.E
@@ -352,8 +366,9 @@ def _bound_derivatives(sets, bounds, f, dlo, dhi, dmu):
     # ±mu f_j with f_j at its own (fixed) bound: both mu and that bound move it.
     on_bound = np.flatnonzero(friction & (sets.normal_column < 0))
     normal_rows = sets.normal_row[on_bound]
-    dc[:, on_bound] = sets.sign[on_bound] * (dmu[:, B[on_bound]] * f[sets.normal[on_bound]]
-                                             + bounds.mu[B][on_bound] * dc[:, normal_rows])
+    dc[:, on_bound] = sets.sign[on_bound] * (
+        dmu[:, B[on_bound]] * f[sets.normal[on_bound]] + bounds.mu[B][on_bound] * dc[:, normal_rows]
+    )
     return dE, dc
 
 
@@ -436,15 +451,18 @@ def lcp_vjp(solution, A, grad_f, *, low_rank_A=False):
     left, right = np.zeros((2, n)), np.zeros((2, n))
     left[0, C], right[0] = -y, _clamped_solution(sets, f_C, n)
     left[1, C], right[1, C], right[1, B] = z, projected, sets.E @ projected
-    out = LCPCotangents((left, right) if low_rank_A else left.T @ right, np.zeros(n), np.zeros(n), np.zeros(n),
-                        np.zeros(n))
+    out = LCPCotangents(
+        (left, right) if low_rank_A else left.T @ right, np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    )
     out.b[C] = grad_r
     # Back through _bound_derivatives: friction entries first (they feed their normals' bounds).
     on_clamping = np.flatnonzero(sets.normal_column >= 0)
     out.mu[B[on_clamping]] += sets.sign[on_clamping] * grad_E[on_clamping, sets.normal_column[on_clamping]]
     on_bound = np.flatnonzero((sets.normal >= 0) & (sets.normal_column < 0))
     out.mu[B[on_bound]] += sets.sign[on_bound] * solution.f[sets.normal[on_bound]] * grad_c[on_bound]
-    np.add.at(grad_c, sets.normal_row[on_bound], sets.sign[on_bound] * solution.bounds.mu[B[on_bound]] * grad_c[on_bound])
+    np.add.at(
+        grad_c, sets.normal_row[on_bound], sets.sign[on_bound] * solution.bounds.mu[B[on_bound]] * grad_c[on_bound]
+    )
     fixed = sets.normal < 0
     upper = sets.sign > 0
     out.hi[B[fixed & upper]] += grad_c[fixed & upper]

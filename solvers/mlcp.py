@@ -53,7 +53,11 @@ class MLCPCotangents(NamedTuple):
 
 
 def _matrix(value, name, shape):
-    array = np.asarray(value, dtype=np.float64).reshape(shape) if np.size(value) == 0 else np.asarray(value, dtype=np.float64)
+    array = (
+        np.asarray(value, dtype=np.float64).reshape(shape)
+        if np.size(value) == 0
+        else np.asarray(value, dtype=np.float64)
+    )
     if array.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got {array.shape}")
     if not np.all(np.isfinite(array)):
@@ -69,8 +73,14 @@ def _problem(M, q, G, F, h, A):
     p = np.shape(A)[0] if np.ndim(A) == 2 else -1
     if p < 0:
         raise ValueError(f"A must have shape (p, {n})")
-    return (_matrix(M, "M", (n, n)), _matrix(q, "q", (n,)), _matrix(A, "A", (p, n)), _matrix(G, "G", (m, n)),
-            _matrix(F, "F", (m, m)), _matrix(h, "h", (m,)))
+    return (
+        _matrix(M, "M", (n, n)),
+        _matrix(q, "q", (n,)),
+        _matrix(A, "A", (p, n)),
+        _matrix(G, "G", (m, n)),
+        _matrix(F, "F", (m, m)),
+        _matrix(h, "h", (m,)),
+    )
 
 
 def solve_mlcp(M, q, G, F, h, *, A=None, tol=1e-10, max_iterations=100):
@@ -95,15 +105,20 @@ def mlcp_vjp(solution, M, q, G, F, h, *, A=None, grad_x=None, grad_z=None, grad_
     x, y, z = solution.x, solution.y, solution.z
     K = np.zeros((n + m + p,) * 2)
     K[:n, :n] = M
-    K[:n, n:n + m] = G.T
-    K[:n, n + m:] = A.T
-    K[n:n + m, :n] = z[:, None] * G
-    K[n:n + m, n:n + m] = np.diag(G @ x + F @ z - h) + z[:, None] * F
-    K[n + m:, :n] = A
-    rhs = np.concatenate([np.zeros(n) if grad_x is None else grad_x, np.zeros(m) if grad_z is None else grad_z,
-                          np.zeros(p) if grad_y is None else grad_y])
+    K[:n, n : n + m] = G.T
+    K[:n, n + m :] = A.T
+    K[n : n + m, :n] = z[:, None] * G
+    K[n : n + m, n : n + m] = np.diag(G @ x + F @ z - h) + z[:, None] * F
+    K[n + m :, :n] = A
+    rhs = np.concatenate(
+        [
+            np.zeros(n) if grad_x is None else grad_x,
+            np.zeros(m) if grad_z is None else grad_z,
+            np.zeros(p) if grad_y is None else grad_y,
+        ]
+    )
     d = np.linalg.solve(K.T, rhs)
-    d_x, d_z, d_y = d[:n], d[n:n + m], d[n + m:]
+    d_x, d_z, d_y = d[:n], d[n : n + m], d[n + m :]
     z_d_z = z * d_z
     return MLCPCotangents(
         M=-0.5 * (np.outer(d_x, x) + np.outer(x, d_x)),

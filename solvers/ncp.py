@@ -35,8 +35,15 @@ from dcol import _native
 
 from .lcp import LCPStatus
 
-__all__ = ["ContactMode", "NCPSolution", "NCPCotangents", "solve_contact_ncp", "ncp_jvp", "ncp_vjp",
-           "project_onto_friction_cone"]
+__all__ = [
+    "ContactMode",
+    "NCPSolution",
+    "NCPCotangents",
+    "solve_contact_ncp",
+    "ncp_jvp",
+    "ncp_vjp",
+    "project_onto_friction_cone",
+]
 
 
 class ContactMode(enum.IntEnum):
@@ -110,8 +117,9 @@ def solve_contact_ncp(G, g, mu, *, tol=1e-10, max_iterations=5000, rho=None):
         largest = max(eigenvalues.max(), 1e-12)
         rho = np.sqrt(largest * max(eigenvalues.min(), 1e-2 * largest))
     # modes: ContactMode codes, native (lcp/ncp.hpp's contact_modes, shared with the simulation).
-    impulses, velocities, modes, status, iteration, residual = _native.lcp.ncp_admm(G, g, mu, float(rho), tol,
-                                                                                    int(max_iterations))
+    impulses, velocities, modes, status, iteration, residual = _native.lcp.ncp_admm(
+        G, g, mu, float(rho), tol, int(max_iterations)
+    )
     status = LCPStatus(status)
     for array in (impulses, velocities, modes, mu):
         array.setflags(write=False)
@@ -139,17 +147,17 @@ def _mode_system(solution, G):
     for k, i in enumerate(contacts):
         r = slice(3 * k, 3 * k + 3)
         if solution.modes[i] == ContactMode.STICKING:
-            W[r, 3 * i:3 * i + 3] = np.eye(3)  # v_i = 0
+            W[r, 3 * i : 3 * i + 3] = np.eye(3)  # v_i = 0
             continue
         # Sliding: v_n = 0 and λ_t + μ λ_n u = 0 with u = v_t / ‖v_t‖.
         mu = solution.mu[i]
         norm = np.linalg.norm(v[i, :2])
         u = v[i, :2] / norm
         W[3 * k + 2, 3 * i + 2] = 1.0
-        W[3 * k:3 * k + 2, 3 * i:3 * i + 2] = mu * lam[i, 2] * (np.eye(2) - np.outer(u, u)) / norm
-        D[3 * k:3 * k + 2, 3 * k:3 * k + 2] = np.eye(2)
-        D[3 * k:3 * k + 2, 3 * k + 2] = mu * u
-        dmu[3 * k:3 * k + 2, i] = lam[i, 2] * u
+        W[3 * k : 3 * k + 2, 3 * i : 3 * i + 2] = mu * lam[i, 2] * (np.eye(2) - np.outer(u, u)) / norm
+        D[3 * k : 3 * k + 2, 3 * k : 3 * k + 2] = np.eye(2)
+        D[3 * k : 3 * k + 2, 3 * k + 2] = mu * u
+        dmu[3 * k : 3 * k + 2, i] = lam[i, 2] * u
     return _ModeSystem(rows, D + W @ G[:, rows], W, dmu)
 
 

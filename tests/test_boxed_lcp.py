@@ -38,7 +38,7 @@ def contact_problem(rng, contacts, mu=0.6):
     lo, hi = np.zeros(n), np.full(n, np.inf)
     friction_index = np.full(n, -1)
     for k in normals:
-        friction_index[k + 1:k + 3] = k
+        friction_index[k + 1 : k + 3] = k
     return A, b, lo, hi, friction_index, np.full(n, mu)
 
 
@@ -60,8 +60,7 @@ def test_point_mass_friction_closed_form(v_tangent, sticking):
     m, mu, v_n = 2.0, 0.5, -1.0
     A = np.eye(3) / m
     b = np.array([v_n, *v_tangent])
-    solution = solve_boxed_lcp(A, b, [0, 0, 0], [np.inf] * 2 + [np.inf], friction_index=[-1, 0, 0],
-                               mu=[0, mu, mu])
+    solution = solve_boxed_lcp(A, b, [0, 0, 0], [np.inf] * 2 + [np.inf], friction_index=[-1, 0, 0], mu=[0, mu, mu])
     f_n = -m * v_n
     expected = np.r_[f_n, np.clip(-m * np.asarray(v_tangent), -mu * f_n, mu * f_n)]
     assert np.allclose(solution.f, expected, rtol=1e-12)
@@ -82,13 +81,16 @@ def strictly_differentiable_contacts(rng, contacts):
     while True:
         problem = contact_problem(rng, contacts)
         A, b, lo, hi, friction_index, mu = problem
-        solution = solve_boxed_lcp(A, b, lo, hi, friction_index=friction_index, mu=mu, tol=1e-13,
-                                   max_iterations=100000)
+        solution = solve_boxed_lcp(A, b, lo, hi, friction_index=friction_index, mu=mu, tol=1e-13, max_iterations=100000)
         low, high = solution.bounds.at(solution.f)
         margin = np.where(solution.clamping, np.minimum(solution.f - low, high - solution.f), np.abs(solution.w))
         bounded_friction = (solution.at_lower | solution.at_upper) & (friction_index >= 0)
-        if (solution.status == LCPStatus.SOLVED and margin.min() > 1e-3 and bounded_friction.any()
-                and (solution.clamping & (friction_index >= 0)).any()):
+        if (
+            solution.status == LCPStatus.SOLVED
+            and margin.min() > 1e-3
+            and bounded_friction.any()
+            and (solution.clamping & (friction_index >= 0)).any()
+        ):
             return problem, solution
 
 
@@ -103,8 +105,16 @@ def test_friction_gradients_match_central_differences(contacts):
     eps = 1e-6
 
     def solve(t):
-        return solve_boxed_lcp(A + t * dA, b + t * db, lo, hi, friction_index=friction_index, mu=mu + t * dmu,
-                               tol=1e-14, max_iterations=200000).f
+        return solve_boxed_lcp(
+            A + t * dA,
+            b + t * db,
+            lo,
+            hi,
+            friction_index=friction_index,
+            mu=mu + t * dmu,
+            tol=1e-14,
+            max_iterations=200000,
+        ).f
 
     expected = (solve(eps) - solve(-eps)) / (2 * eps)
     df = lcp_jvp(solution, A, dA, db, dmu=dmu)
@@ -124,8 +134,7 @@ def test_fixed_bound_gradients_match_central_differences():
     eps = 1e-6
 
     def solve(t):
-        return solve_boxed_lcp(A + t * dA, b + t * db, lo + t * dlo, hi + t * dhi, tol=1e-14,
-                               max_iterations=200000).f
+        return solve_boxed_lcp(A + t * dA, b + t * db, lo + t * dlo, hi + t * dhi, tol=1e-14, max_iterations=200000).f
 
     expected = (solve(eps) - solve(-eps)) / (2 * eps)
     assert np.allclose(lcp_jvp(solution, A, dA, db, dlo, dhi), expected, atol=1e-6 * max(1.0, np.abs(expected).max()))
@@ -142,8 +151,15 @@ def test_vjp_and_jacobian_are_the_transpose_of_jvp():
     pairing = np.sum(grad.A * dA) + grad.b @ db + grad.lo @ dlo + grad.hi @ dhi + grad.mu @ dmu
     assert np.isclose(grad_f @ df, pairing, rtol=1e-10)
     jacobian = lcp_jacobian(solution, A)
-    assert np.allclose(np.einsum("kij,ij->k", jacobian.A, dA) + jacobian.b @ db + jacobian.lo @ dlo
-                       + jacobian.hi @ dhi + jacobian.mu @ dmu, df, atol=1e-12)
+    assert np.allclose(
+        np.einsum("kij,ij->k", jacobian.A, dA)
+        + jacobian.b @ db
+        + jacobian.lo @ dlo
+        + jacobian.hi @ dhi
+        + jacobian.mu @ dmu,
+        df,
+        atol=1e-12,
+    )
 
 
 def test_warm_start_for_friction_problems():
@@ -181,8 +197,7 @@ def test_structured_directions_and_low_rank_cotangents_match_the_dense_forms():
         if rank is not None:
             J = rng.normal(size=(b.size, rank))
             A = J @ J.T
-        solution = solve_boxed_lcp(A, b, lo, hi, friction_index=friction_index, mu=mu, tol=1e-12,
-                                   max_iterations=200000)
+        solution = solve_boxed_lcp(A, b, lo, hi, friction_index=friction_index, mu=mu, tol=1e-12, max_iterations=200000)
         n, directions = b.size, 3
         dA = rng.normal(size=(directions, n, n))
         db, dmu = rng.normal(size=(directions, n)), rng.normal(size=(directions, n))
@@ -237,8 +252,9 @@ def test_statically_indeterminate_friction_is_solved_by_pivoting():
         q, v = previous.q, previous.v
     problems = []
     solve = simulation._solve_boxed
-    simulation._solve_boxed = lambda A, b, bounds, *rest, **options: problems.append((A, b, bounds)) or solve(
-        A, b, bounds, *rest, **options)
+    simulation._solve_boxed = lambda A, b, bounds, *rest, **options: (
+        problems.append((A, b, bounds)) or solve(A, b, bounds, *rest, **options)
+    )
     try:
         step = world.step(q, v)  # no warm start: Gauss–Seidel from zero
     finally:

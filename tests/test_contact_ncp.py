@@ -20,9 +20,12 @@ M, MU = 2.0, 0.5
 
 @pytest.mark.parametrize(
     "g, mode",
-    [([0.1, -0.05, -1.0], ContactMode.STICKING), ([2.0, 0.3, -1.0], ContactMode.SLIDING),
-     ([0.501, 0.0, -1.0], ContactMode.SLIDING),  # barely: it keeps 0.001 of its tangential velocity
-     ([0.3, 0.2, 0.5], ContactMode.BREAKING)],
+    [
+        ([0.1, -0.05, -1.0], ContactMode.STICKING),
+        ([2.0, 0.3, -1.0], ContactMode.SLIDING),
+        ([0.501, 0.0, -1.0], ContactMode.SLIDING),  # barely: it keeps 0.001 of its tangential velocity
+        ([0.3, 0.2, 0.5], ContactMode.BREAKING),
+    ],
 )
 def test_point_mass_closed_forms(g, mode):
     """A point mass m on the ground (G = I/m): separating, it feels nothing; sticking, the impulse
@@ -76,9 +79,10 @@ def test_solution_is_the_cone_qp_minimizer_at_its_de_saxce_term(seed):
     s = np.zeros_like(v)
     s[:, 2] = mu * np.linalg.norm(v[:, :2], axis=1)
     lam = cp.Variable(g.size)
-    cones = [cp.SOC(mu[i] * lam[3 * i + 2], lam[3 * i:3 * i + 2]) for i in range(mu.size)]
+    cones = [cp.SOC(mu[i] * lam[3 * i + 2], lam[3 * i : 3 * i + 2]) for i in range(mu.size)]
     cp.Problem(cp.Minimize(0.5 * cp.quad_form(lam, cp.psd_wrap(G)) + (g + s.ravel()) @ lam), cones).solve(
-        solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+        solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10
+    )
     assert np.allclose(solution.impulses, lam.value, atol=1e-6)
 
 
@@ -91,11 +95,19 @@ def problem_in_the_interior_of_its_modes(rng, contacts):
         v = solution.velocities.reshape(-1, 3)
         modes = solution.modes
         margins = np.where(
-            modes == ContactMode.BREAKING, v[:, 2],
-            np.where(modes == ContactMode.STICKING, mu * lam[:, 2] - np.linalg.norm(lam[:, :2], axis=1),
-                     np.minimum(np.linalg.norm(v[:, :2], axis=1), lam[:, 2])))
-        if (solution.status == LCPStatus.SOLVED and margins.min() > 2e-2
-                and {ContactMode.STICKING, ContactMode.SLIDING} <= set(modes.tolist())):
+            modes == ContactMode.BREAKING,
+            v[:, 2],
+            np.where(
+                modes == ContactMode.STICKING,
+                mu * lam[:, 2] - np.linalg.norm(lam[:, :2], axis=1),
+                np.minimum(np.linalg.norm(v[:, :2], axis=1), lam[:, 2]),
+            ),
+        )
+        if (
+            solution.status == LCPStatus.SOLVED
+            and margins.min() > 2e-2
+            and {ContactMode.STICKING, ContactMode.SLIDING} <= set(modes.tolist())
+        ):
             return (G, g, mu), solution
 
 
@@ -120,8 +132,9 @@ def test_vjp_is_the_transpose_of_jvp():
     dG, dg, dmu = rng.normal(size=G.shape), rng.normal(size=g.size), rng.normal(size=mu.size)
     grad = rng.normal(size=g.size)
     cot = ncp_vjp(solution, G, grad)
-    assert np.isclose(grad @ ncp_jvp(solution, G, dG, dg, dmu),
-                      np.sum(cot.G * dG) + cot.g @ dg + cot.mu @ dmu, rtol=1e-10)
+    assert np.isclose(
+        grad @ ncp_jvp(solution, G, dG, dg, dmu), np.sum(cot.G * dG) + cot.g @ dg + cot.mu @ dmu, rtol=1e-10
+    )
 
 
 def test_bad_input_is_named():
@@ -164,9 +177,10 @@ def test_many_contacts_on_a_rigid_body_rank_deficient_delassus():
     s = np.zeros_like(v)
     s[:, 2] = mu * slip
     x = cp.Variable(g.size)
-    cones = [cp.SOC(mu[i] * x[3 * i + 2], x[3 * i:3 * i + 2]) for i in range(mu.size)]
+    cones = [cp.SOC(mu[i] * x[3 * i + 2], x[3 * i : 3 * i + 2]) for i in range(mu.size)]
     cp.Problem(cp.Minimize(0.5 * cp.quad_form(x, cp.psd_wrap(G)) + (g + s.ravel()) @ x), cones).solve(
-        solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+        solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10
+    )
     assert np.allclose(G @ x.value + g, solution.velocities, atol=1e-6)
 
 
@@ -181,7 +195,7 @@ def test_a_problem_without_solution_is_reported_with_finite_impulses():
     G, mu = J @ J.T, rng.uniform(0.3, 0.9, 15)
     # A solution needs λ ∈ K with every normal velocity (Gλ + g)_n ≥ 0: Clarabel finds no such λ.
     lam = cp.Variable(g.size)
-    cones = [cp.SOC(mu[i] * lam[3 * i + 2], lam[3 * i:3 * i + 2]) for i in range(mu.size)]
+    cones = [cp.SOC(mu[i] * lam[3 * i + 2], lam[3 * i : 3 * i + 2]) for i in range(mu.size)]
     feasibility = cp.Problem(cp.Minimize(0), cones + [(G @ lam + g)[2::3] >= 0])
     feasibility.solve(solver=cp.CLARABEL)
     assert feasibility.status == cp.INFEASIBLE

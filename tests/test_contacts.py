@@ -155,15 +155,19 @@ TETRAHEDRON = np.array([[0.0, 0.0, -1.0], [1.0, 0.0, 0.5], [-0.5, 0.8, 0.5], [-0
 def sphere_sphere(gap):
     c_a, u = np.array([0.1, 0.2, 0.3]), np.array([2.0, -1.0, 2.0]) / 3
     c_b = c_a + (0.8 + gap) * u
-    return Case((Sphere(0.5), c_a, Q_ANY, Sphere(0.3), c_b, IDENTITY), [inflated_points(c_a, 0.5, c_b, 0.3)],
-                margin_for(gap))
+    return Case(
+        (Sphere(0.5), c_a, Q_ANY, Sphere(0.3), c_b, IDENTITY), [inflated_points(c_a, 0.5, c_b, 0.3)], margin_for(gap)
+    )
 
 
 def sphere_on_box_face(gap):
     # Sphere over the box's +z face (z = 0.5): normal +z, point = centre − R z.
     c = np.array([0.2, -0.1, 0.5 + 0.3 + gap])
-    return Case((Box([1.0, 0.7, 0.5]), np.zeros(3), IDENTITY, Sphere(0.3), c, Q_ANY),
-                [on_face(c, 0.3, EZ, np.array([0, 0, 0.5]), "a")], margin_for(gap))
+    return Case(
+        (Box([1.0, 0.7, 0.5]), np.zeros(3), IDENTITY, Sphere(0.3), c, Q_ANY),
+        [on_face(c, 0.3, EZ, np.array([0, 0, 0.5]), "a")],
+        margin_for(gap),
+    )
 
 
 def sphere_beside_rotated_box(gap):
@@ -172,8 +176,11 @@ def sphere_beside_rotated_box(gap):
     R = rotation_matrix(axis_angle(EZ, 0.4))
     r_b = np.array([0.2, 0.1, -0.3])
     c = r_b + R @ [0.6 + 0.3 + gap, 0.2, -0.1]
-    return Case((Sphere(0.3), c, Q_ANY, Box([0.6, 0.8, 0.4]), r_b, axis_angle(EZ, 0.4)),
-                [on_face(c, 0.3, R @ EX, r_b + R @ [0.6, 0, 0], "b")], margin_for(gap))
+    return Case(
+        (Sphere(0.3), c, Q_ANY, Box([0.6, 0.8, 0.4]), r_b, axis_angle(EZ, 0.4)),
+        [on_face(c, 0.3, R @ EX, r_b + R @ [0.6, 0, 0], "b")],
+        margin_for(gap),
+    )
 
 
 def sphere_over_box_edge(gap):
@@ -181,16 +188,22 @@ def sphere_over_box_edge(gap):
     direction = np.array([0.0, np.sin(0.6), np.cos(0.6)])
     c = np.array([0.3, 0.7, 0.5]) + (0.3 + gap) * direction
     on_edge = closest_on_line(c, np.array([0.0, 0.7, 0.5]), EX)
-    return Case((Box([1.0, 0.7, 0.5]), np.zeros(3), IDENTITY, Sphere(0.3), c, Q_ANY),
-                [inflated_points(on_edge, 0.0, c, 0.3, Rule.EDGE_POINT)], margin_for(gap))
+    return Case(
+        (Box([1.0, 0.7, 0.5]), np.zeros(3), IDENTITY, Sphere(0.3), c, Q_ANY),
+        [inflated_points(on_edge, 0.0, c, 0.3, Rule.EDGE_POINT)],
+        margin_for(gap),
+    )
 
 
 def sphere_over_box_corner(gap):
     # Centre in the corner's normal octant: point = the corner, normal from it to the centre.
     corner = np.array([1.0, 0.7, 0.5])
     c = corner + (0.3 + gap) * np.array([1.0, 2.0, 2.0]) / 3
-    return Case((Box([1.0, 0.7, 0.5]), np.zeros(3), IDENTITY, Sphere(0.3), c, Q_ANY),
-                [inflated_points(corner, 0.0, c, 0.3)], margin_for(gap))
+    return Case(
+        (Box([1.0, 0.7, 0.5]), np.zeros(3), IDENTITY, Sphere(0.3), c, Q_ANY),
+        [inflated_points(corner, 0.0, c, 0.3)],
+        margin_for(gap),
+    )
 
 
 def capsule_side_sphere(gap):
@@ -198,8 +211,11 @@ def capsule_side_sphere(gap):
     Q = rotation_matrix(Q_CAPSULE)
     c_b = R_CAPSULE + Q @ [0.4, 0.0, 0.0] + (0.5 + gap) * (Q @ [0.0, np.cos(0.4), np.sin(0.4)])
     c_a = closest_on_line(c_b, R_CAPSULE, Q @ EX)
-    return Case((Capsule(0.2, 2.0), R_CAPSULE, Q_CAPSULE, Sphere(0.3), c_b, Q_ANY),
-                [inflated_points(c_a, 0.2, c_b, 0.3, Rule.EDGE_POINT)], margin_for(gap))
+    return Case(
+        (Capsule(0.2, 2.0), R_CAPSULE, Q_CAPSULE, Sphere(0.3), c_b, Q_ANY),
+        [inflated_points(c_a, 0.2, c_b, 0.3, Rule.EDGE_POINT)],
+        margin_for(gap),
+    )
 
 
 def capsule_cap_sphere(gap):
@@ -208,8 +224,11 @@ def capsule_cap_sphere(gap):
     w = np.array([np.cos(0.7), np.sin(0.7) * np.cos(0.4), np.sin(0.7) * np.sin(0.4)])
     end = R_CAPSULE + Q @ [1.0, 0.0, 0.0]
     c_b = end + (0.5 + gap) * (Q @ w)
-    return Case((Capsule(0.2, 2.0), R_CAPSULE, Q_CAPSULE, Sphere(0.3), c_b, Q_ANY),
-                [inflated_points(end, 0.2, c_b, 0.3)], margin_for(gap))
+    return Case(
+        (Capsule(0.2, 2.0), R_CAPSULE, Q_CAPSULE, Sphere(0.3), c_b, Q_ANY),
+        [inflated_points(end, 0.2, c_b, 0.3)],
+        margin_for(gap),
+    )
 
 
 def capsule_cap_cap(gap):
@@ -217,8 +236,11 @@ def capsule_cap_cap(gap):
     # pair: (e_b − end)·(−x) ≤ 0 (w_x > 0) and (end − e_b)·d_b ≤ 0 (w·d_b = 0.48 > 0).
     w, d_b = np.array([0.8, 0.6, 0.0]), np.array([0.6, 0.0, 0.8])
     e_b = EX + (0.45 + gap) * w
-    return Case((Capsule(0.2, 2.0), np.zeros(3), IDENTITY, Capsule(0.25, 1.0), e_b + 0.5 * d_b, rotation_between(EX, d_b)),
-                [inflated_points(EX, 0.2, e_b, 0.25)], margin_for(gap))
+    return Case(
+        (Capsule(0.2, 2.0), np.zeros(3), IDENTITY, Capsule(0.25, 1.0), e_b + 0.5 * d_b, rotation_between(EX, d_b)),
+        [inflated_points(EX, 0.2, e_b, 0.25)],
+        margin_for(gap),
+    )
 
 
 def capsules_crossing(gap):
@@ -227,8 +249,11 @@ def capsules_crossing(gap):
     theta, x0, y0, h = 1.1, 0.2, -0.3, 0.45 + gap
     v = np.array([np.cos(theta), np.sin(theta), 0.0])
     x_star = x0 - y0 / np.tan(theta)
-    return Case((Capsule(0.2, 2.0), np.zeros(3), IDENTITY, Capsule(0.25, 2.4), np.array([x0, y0, h]), axis_angle(EZ, theta)),
-                [crossing_edges([x_star, 0, 0], EX, 0.2, [x_star, 0, h], v, 0.25, EZ)], margin_for(gap))
+    return Case(
+        (Capsule(0.2, 2.0), np.zeros(3), IDENTITY, Capsule(0.25, 2.4), np.array([x0, y0, h]), axis_angle(EZ, theta)),
+        [crossing_edges([x_star, 0, 0], EX, 0.2, [x_star, 0, h], v, 0.25, EZ)],
+        margin_for(gap),
+    )
 
 
 def capsules_parallel(height):
@@ -241,8 +266,11 @@ def capsules_parallel(height):
         inflated_points(a_end, 0.2, closest_on_line(a_end, r_b, EX), 0.3, Rule.POINT_EDGE),
     ]
     gap = np.hypot(0.1, height) - 0.5
-    return Case((Capsule(0.2, 2.0), np.zeros(3), IDENTITY, Capsule(0.3, 1.6), r_b, axis_angle(EX, 0.7)), expected,
-                margin_for(gap))
+    return Case(
+        (Capsule(0.2, 2.0), np.zeros(3), IDENTITY, Capsule(0.3, 1.6), r_b, axis_angle(EX, 0.7)),
+        expected,
+        margin_for(gap),
+    )
 
 
 def box_vertex_capsule_side(offset):
@@ -253,9 +281,11 @@ def box_vertex_capsule_side(offset):
     v = r_a + [0.0, 0.0, 0.4 * SQRT3]
     r_b = v + offset
     on_axis = closest_on_line(v, r_b, [np.cos(0.8), np.sin(0.8), 0.0])
-    return Case((Box([0.4, 0.4, 0.4]), r_a, Q_CORNER_UP, Capsule(0.15, 2.0), r_b, axis_angle(EZ, 0.8)),
-                [inflated_points(v, 0.0, on_axis, 0.15, Rule.POINT_EDGE)],
-                margin_for(np.linalg.norm(on_axis - v) - 0.15))
+    return Case(
+        (Box([0.4, 0.4, 0.4]), r_a, Q_CORNER_UP, Capsule(0.15, 2.0), r_b, axis_angle(EZ, 0.8)),
+        [inflated_points(v, 0.0, on_axis, 0.15, Rule.POINT_EDGE)],
+        margin_for(np.linalg.norm(on_axis - v) - 0.15),
+    )
 
 
 def box_edge_capsule(gap):
@@ -265,8 +295,18 @@ def box_edge_capsule(gap):
     top, z0 = 0.5 * SQRT2, 0.5 * SQRT2 + 0.2 + gap
     x_star = x0 - y0 / np.tan(theta)
     v = np.array([np.cos(theta), np.sin(theta), 0.0])
-    return Case((Box([1.0, 0.5, 0.5]), np.zeros(3), Q_EDGE_UP, Capsule(0.2, 2.0), np.array([x0, y0, z0]), axis_angle(EZ, theta)),
-                [crossing_edges([x_star, 0, top], EX, 0.0, [x_star, 0, z0], v, 0.2, EZ)], margin_for(gap))
+    return Case(
+        (
+            Box([1.0, 0.5, 0.5]),
+            np.zeros(3),
+            Q_EDGE_UP,
+            Capsule(0.2, 2.0),
+            np.array([x0, y0, z0]),
+            axis_angle(EZ, theta),
+        ),
+        [crossing_edges([x_star, 0, top], EX, 0.0, [x_star, 0, z0], v, 0.2, EZ)],
+        margin_for(gap),
+    )
 
 
 def capsule_on_box_face(gap):
@@ -274,8 +314,11 @@ def capsule_on_box_face(gap):
     centre = np.array([0.1, 0.2, 0.3 + 0.2 + gap])
     direction = np.array([np.cos(np.pi / 6), np.sin(np.pi / 6), 0.0])
     ends = [centre + 0.6 * direction, centre - 0.6 * direction]
-    return Case((Box([1.0, 0.8, 0.3]), np.zeros(3), IDENTITY, Capsule(0.2, 1.2), centre, axis_angle(EZ, np.pi / 6)),
-                [on_face(end, 0.2, EZ, np.array([0, 0, 0.3]), "a") for end in ends], margin_for(gap))
+    return Case(
+        (Box([1.0, 0.8, 0.3]), np.zeros(3), IDENTITY, Capsule(0.2, 1.2), centre, axis_angle(EZ, np.pi / 6)),
+        [on_face(end, 0.2, EZ, np.array([0, 0, 0.3]), "a") for end in ends],
+        margin_for(gap),
+    )
 
 
 def box_on_slab(yaw, gap):
@@ -283,8 +326,11 @@ def box_on_slab(yaw, gap):
     R = rotation_matrix(axis_angle(EZ, yaw))
     r_b = np.array([0.2, -0.3, 0.1 + 0.2 + gap])
     corners = [r_b + R @ [sx * 0.5, sy * 0.3, -0.2] for sx in (-1, 1) for sy in (-1, 1)]
-    return Case((Box([3.0, 3.0, 0.1]), np.zeros(3), IDENTITY, Box([0.5, 0.3, 0.2]), r_b, axis_angle(EZ, yaw)),
-                [on_face(c, 0.0, EZ, np.array([0, 0, 0.1]), "a") for c in corners], margin_for(gap))
+    return Case(
+        (Box([3.0, 3.0, 0.1]), np.zeros(3), IDENTITY, Box([0.5, 0.3, 0.2]), r_b, axis_angle(EZ, yaw)),
+        [on_face(c, 0.0, EZ, np.array([0, 0, 0.1]), "a") for c in corners],
+        margin_for(gap),
+    )
 
 
 def boxes_stacked(gap):
@@ -296,20 +342,31 @@ def boxes_stacked(gap):
     for sx in (-1, 1):
         for sy in (-1, 1):
             lower, upper = np.array([0.5 * sx, 0.5 * sy, 0.5]), np.array([0.5 * sx, 0.5 * sy, 0.5 + gap])
-            expected.append((on_face(upper, 0.0, EZ, np.array([0, 0, 0.5]), "a"),
-                             on_face(lower, 0.0, -EZ, r_b - [0, 0, 0.5], "b")))
-    return Case((Box([0.5, 0.5, 0.5]), np.zeros(3), IDENTITY, Box([0.5, 0.5, 0.5]), r_b, IDENTITY), expected,
-                margin_for(gap), smooth=False)
+            expected.append(
+                (on_face(upper, 0.0, EZ, np.array([0, 0, 0.5]), "a"), on_face(lower, 0.0, -EZ, r_b - [0, 0, 0.5], "b"))
+            )
+    return Case(
+        (Box([0.5, 0.5, 0.5]), np.zeros(3), IDENTITY, Box([0.5, 0.5, 0.5]), r_b, IDENTITY),
+        expected,
+        margin_for(gap),
+        smooth=False,
+    )
 
 
 def plus_sign(gap):
     # A (2 × 0.4 in x, y) under B (0.4 × 2): no corner of either lies inside the other's face; A's long
     # edges y = ±0.2 cross B's long edges x = ±0.2 at the 4 corners of the overlap square.
     top_a, bottom_b = 0.2, 0.2 + gap
-    expected = [crossing_edges([sx * 0.2, sy * 0.2, top_a], EX, 0.0, [sx * 0.2, sy * 0.2, bottom_b], EY, 0.0, EZ)
-                for sx in (-1, 1) for sy in (-1, 1)]
-    return Case((Box([1.0, 0.2, 0.2]), np.zeros(3), IDENTITY, Box([0.2, 1.0, 0.2]), np.array([0, 0, 0.4 + gap]), IDENTITY),
-                expected, margin_for(gap))
+    expected = [
+        crossing_edges([sx * 0.2, sy * 0.2, top_a], EX, 0.0, [sx * 0.2, sy * 0.2, bottom_b], EY, 0.0, EZ)
+        for sx in (-1, 1)
+        for sy in (-1, 1)
+    ]
+    return Case(
+        (Box([1.0, 0.2, 0.2]), np.zeros(3), IDENTITY, Box([0.2, 1.0, 0.2]), np.array([0, 0, 0.4 + gap]), IDENTITY),
+        expected,
+        margin_for(gap),
+    )
 
 
 def box_edges_crossed(theta, gap):
@@ -321,9 +378,11 @@ def box_edges_crossed(theta, gap):
     v = np.array([np.cos(theta), np.sin(theta), 0.0])
     x_star = x0 - y0 / np.tan(theta)
     q_b = quaternion_product(axis_angle(EZ, theta), axis_angle(EX, np.pi / 4))
-    return Case((Box([1.0, 0.3, 0.3]), np.zeros(3), Q_EDGE_UP, Box([1.0, 0.25, 0.25]), np.array([x0, y0, z0]), q_b),
-                [crossing_edges([x_star, 0, top_a], EX, 0.0, [x_star, 0, z0 - 0.25 * SQRT2], v, 0.0, EZ)],
-                margin_for(gap))
+    return Case(
+        (Box([1.0, 0.3, 0.3]), np.zeros(3), Q_EDGE_UP, Box([1.0, 0.25, 0.25]), np.array([x0, y0, z0]), q_b),
+        [crossing_edges([x_star, 0, top_a], EX, 0.0, [x_star, 0, z0 - 0.25 * SQRT2], v, 0.0, EZ)],
+        margin_for(gap),
+    )
 
 
 def tetrahedron_tip_on_box(gap):
@@ -331,8 +390,11 @@ def tetrahedron_tip_on_box(gap):
     q_b = quaternion_product(axis_angle(EZ, 0.7), axis_angle(EX, 0.2))
     tip_offset = rotation_matrix(q_b) @ [0.0, 0.0, -1.0]
     r_b = np.array([0.1, 0.2, 0.3 + gap]) - tip_offset
-    return Case((Box([2.0, 2.0, 0.3]), np.zeros(3), IDENTITY, Polytope.from_vertices(TETRAHEDRON), r_b, q_b),
-                [on_face(r_b + tip_offset, 0.0, EZ, np.array([0, 0, 0.3]), "a")], margin_for(gap))
+    return Case(
+        (Box([2.0, 2.0, 0.3]), np.zeros(3), IDENTITY, Polytope.from_vertices(TETRAHEDRON), r_b, q_b),
+        [on_face(r_b + tip_offset, 0.0, EZ, np.array([0, 0, 0.3]), "a")],
+        margin_for(gap),
+    )
 
 
 def box_corner_under_slab(gap):
@@ -340,8 +402,11 @@ def box_corner_under_slab(gap):
     r_a = np.array([0.1, 0.2, 0.0])
     v = r_a + [0.0, 0.0, 0.4 * SQRT3]
     r_b = np.array([-0.3, 0.4, v[2] + gap + 0.2])
-    return Case((Box([0.4, 0.4, 0.4]), r_a, Q_CORNER_UP, Box([2.0, 2.0, 0.2]), r_b, IDENTITY),
-                [on_face(v, 0.0, -EZ, r_b - [0, 0, 0.2], "b")], margin_for(gap))
+    return Case(
+        (Box([0.4, 0.4, 0.4]), r_a, Q_CORNER_UP, Box([2.0, 2.0, 0.2]), r_b, IDENTITY),
+        [on_face(v, 0.0, -EZ, r_b - [0, 0, 0.2], "b")],
+        margin_for(gap),
+    )
 
 
 def round_ellipsoid_sphere(gap):
@@ -349,8 +414,12 @@ def round_ellipsoid_sphere(gap):
     c_a, u = np.array([0.3, -0.1, 0.2]), np.array([1.0, 2.0, 2.0]) / 3
     c_b = c_a + (0.7 + gap) * u
     point = ((c_a + 0.4 * u) + (c_b - 0.3 * u)) / 2
-    return Case((Ellipsoid(np.eye(3) / 0.16), c_a, Q_ANY, Sphere(0.3), c_b, IDENTITY),
-                [Expected(point, u, gap, Rule.DISTANCE)], margin_for(gap), atol=1e-6)
+    return Case(
+        (Ellipsoid(np.eye(3) / 0.16), c_a, Q_ANY, Sphere(0.3), c_b, IDENTITY),
+        [Expected(point, u, gap, Rule.DISTANCE)],
+        margin_for(gap),
+        atol=1e-6,
+    )
 
 
 CASES = {
@@ -411,8 +480,14 @@ def moved(case, q_motion=Q_MOTION, t=T_MOTION, scale=1.7):
     of it, not equivariant). The quaternions come out with norm ``scale``: the API normalizes them."""
     R = rotation_matrix(q_motion)
     a, r_a, q_a, b, r_b, q_b = case.config
-    config = (a, R @ r_a + t, scale * quaternion_product(q_motion, q_a), b, R @ r_b + t,
-              scale * quaternion_product(q_motion, q_b))
+    config = (
+        a,
+        R @ r_a + t,
+        scale * quaternion_product(q_motion, q_a),
+        b,
+        R @ r_b + t,
+        scale * quaternion_product(q_motion, q_b),
+    )
 
     def move(e):
         return Expected(R @ e.point + t, R @ e.normal, e.separation, e.rule)
@@ -499,8 +574,16 @@ def test_rule_matches_its_closed_form(name, how):
     assert_contacts(contacts(*case.config, margin=case.margin), case.expected, case.atol)
 
 
-@pytest.mark.parametrize("kinds", [("cylinder", "polytope"), ("ellipsoid", "sphere"), ("cylinder", "ellipsoid"),
-                                   ("cone", "capsule"), ("polytope", "cone")])
+@pytest.mark.parametrize(
+    "kinds",
+    [
+        ("cylinder", "polytope"),
+        ("ellipsoid", "sphere"),
+        ("cylinder", "ellipsoid"),
+        ("cone", "capsule"),
+        ("polytope", "cone"),
+    ],
+)
 @pytest.mark.parametrize("regime", ["separated", "penetrating"])
 def test_shapes_without_a_rule_give_one_distance_contact(kinds, regime):
     # The DISTANCE rule is defined through signed_distance: normal, separation, midpoint of the witnesses.
@@ -549,8 +632,10 @@ def perturbed(config, column, step):
     """The configuration after a rigid perturbation along one of the 12 columns [δp_a, δθ_a, δp_b, δθ_b]:
     r ← r + step e_k, or Q ← exp(step [e_k]×) Q (world frame, about the body origin)."""
     a, r_a, q_a, b, r_b, q_b = config
-    poses = [[np.asarray(r_a, dtype=float), np.asarray(q_a, dtype=float)],
-             [np.asarray(r_b, dtype=float), np.asarray(q_b, dtype=float)]]
+    poses = [
+        [np.asarray(r_a, dtype=float), np.asarray(q_a, dtype=float)],
+        [np.asarray(r_b, dtype=float), np.asarray(q_b, dtype=float)],
+    ]
     body, k = divmod(column, 6)
     if k < 3:
         poses[body][0] = poses[body][0] + step * np.eye(3)[k]
@@ -673,8 +758,9 @@ def test_box_on_slab_manifold_is_stable_under_tiny_perturbations():
     rng = np.random.default_rng(17)
     for _ in range(25):
         jolt = [quaternion_product(np.r_[1.0, 0.5e-9 * rng.normal(size=3)], q) for q in (q_a, q_b)]
-        result = contacts(a, r_a + 1e-9 * rng.normal(size=3), jolt[0], b, r_b + 1e-9 * rng.normal(size=3), jolt[1],
-                          margin=case.margin)
+        result = contacts(
+            a, r_a + 1e-9 * rng.normal(size=3), jolt[0], b, r_b + 1e-9 * rng.normal(size=3), jolt[1], margin=case.margin
+        )
         assert len(result) == 4
         assert np.all(result.rule == Rule.FACE_POINT)
         for p in base.point:
@@ -724,12 +810,17 @@ def test_bad_arguments_are_refused():
 
     def call(margin=0.0, feature_tolerance=1e-3, **pose):
         p = {**good, **pose}
-        return contacts(box, p["r_a"], p["q_a"], sphere, p["r_b"], p["q_b"], margin=margin,
-                        feature_tolerance=feature_tolerance)
+        return contacts(
+            box, p["r_a"], p["q_a"], sphere, p["r_b"], p["q_b"], margin=margin, feature_tolerance=feature_tolerance
+        )
 
     assert len(call(margin=0.0, feature_tolerance=0.1)) == 1  # the upper end of (0, 0.1] is allowed
-    for name, bad in (("r_a", [np.nan, 0, 0]), ("q_a", [1.0, 0, np.inf, 0]), ("r_b", [0, np.inf, 1.4]),
-                      ("q_b", [np.nan, 0, 0, 1.0])):
+    for name, bad in (
+        ("r_a", [np.nan, 0, 0]),
+        ("q_a", [1.0, 0, np.inf, 0]),
+        ("r_b", [0, np.inf, 1.4]),
+        ("q_b", [np.nan, 0, 0, 1.0]),
+    ):
         with pytest.raises(ValueError, match=name):
             call(**{name: np.array(bad, dtype=float)})
     for margin in (-0.1, np.nan, np.inf):

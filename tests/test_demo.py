@@ -53,7 +53,6 @@ def test_simulation_demo(tmp_path):
     assert summary["gradient"][0, 0] > 0.0
 
 
-
 def test_missing_matplotlib_gives_install_hint(tmp_path, monkeypatch, capsys):
     from dcol.cli import main
 

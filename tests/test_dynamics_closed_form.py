@@ -31,7 +31,9 @@ def assert_close(actual, expected, what, rtol=1e-10):
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape}, expected {expected.shape}"
     scale = max(1.0, float(np.max(np.abs(expected)))) if expected.size else 1.0
     err = float(np.max(np.abs(actual - expected))) if expected.size else 0.0
-    assert err <= rtol * scale, f"{what}: max abs error {err:.3e} (scale {scale:.3e})\nactual\n{actual}\nexpected\n{expected}"
+    assert err <= rtol * scale, (
+        f"{what}: max abs error {err:.3e} (scale {scale:.3e})\nactual\n{actual}\nexpected\n{expected}"
+    )
 
 
 def Ry(t):
@@ -406,7 +408,9 @@ def test_error_unknown_joint_type():
 
 
 def test_error_missing_mass():
-    inertial = '<inertial><origin xyz="0 0 0"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>'
+    inertial = (
+        '<inertial><origin xyz="0 0 0"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>'
+    )
     with pytest.raises(ValueError, match=r"heavy_link"):
         dyn.load_urdf(_one_link(inertial=inertial, name="heavy_link"))
 
@@ -430,7 +434,8 @@ def test_error_negative_definite_inertia():
 
 
 @pytest.mark.parametrize(
-    "filename", ["/nonexistent_dir_dcol/meshes/missing_part.stl", "package://no_such_package_dcol/meshes/missing_part.stl"]
+    "filename",
+    ["/nonexistent_dir_dcol/meshes/missing_part.stl", "package://no_such_package_dcol/meshes/missing_part.stl"],
 )
 def test_error_missing_mesh(filename):
     geom = f'<collision><geometry><mesh filename="{filename}"/></geometry></collision>'
@@ -455,7 +460,20 @@ def tree():
     return dyn.load_urdf(spatial_tree_urdf())
 
 
-@pytest.mark.parametrize("fname", ["rnea", "aba", "rnea_derivatives", "aba_derivatives", "crba", "minverse", "frame_placement", "frame_jacobian", "bias_forces"])
+@pytest.mark.parametrize(
+    "fname",
+    [
+        "rnea",
+        "aba",
+        "rnea_derivatives",
+        "aba_derivatives",
+        "crba",
+        "minverse",
+        "frame_placement",
+        "frame_jacobian",
+        "bias_forces",
+    ],
+)
 def test_bad_q(tree, fname):
     m = tree
     q = np.asarray(dyn.neutral(m), dtype=float)

@@ -92,7 +92,14 @@ def make_urdf(name, links, joints):
 
 
 def _joint(name, jtype, parent, child, xyz, rpy, axis=(0, 0, 1), limit=None):
-    d = {"name": name, "type": jtype, "parent": parent, "child": child, "xyz": np.array(xyz, float), "rpy": np.array(rpy, float)}
+    d = {
+        "name": name,
+        "type": jtype,
+        "parent": parent,
+        "child": child,
+        "xyz": np.array(xyz, float),
+        "rpy": np.array(rpy, float),
+    }
     a = np.array(axis, float)
     d["axis"] = a / np.linalg.norm(a)
     if limit is not None:
@@ -301,6 +308,7 @@ def test_point_jacobian_fd(case):
     point = np.array([0.3, -0.2, 0.5])
     for q, _, _, _ in case.states:
         for f in _frames(case):
+
             def world_point(qq):
                 r, quaternion = dyn.frame_placement(m, qq, f)
                 return np.asarray(r) + rotation_from_quaternion(quaternion) @ point
@@ -385,7 +393,9 @@ def test_regressor_linearity(case):
         p = np.asarray(dyn.inertial_parameters(m)).ravel()
         assert_close(Y @ p, dyn.rnea(m, q, v, a), f"{case.key} Y p vs rnea", rtol=1e-10)
         for other in others:
-            assert_close(dyn.rnea_parameter_derivatives(other, q, v, a), Y, f"{case.key} Y independent of inertia", rtol=1e-10)
+            assert_close(
+                dyn.rnea_parameter_derivatives(other, q, v, a), Y, f"{case.key} Y independent of inertia", rtol=1e-10
+            )
             p2 = np.asarray(dyn.inertial_parameters(other)).ravel()
             assert_close(Y @ p2, dyn.rnea(other, q, v, a), f"{case.key} Y p' vs rnea of re-massed model", rtol=1e-10)
 
@@ -397,7 +407,12 @@ def _param_directions(case):
         for label, apply in (
             ("mass", lambda d, s: d.__setitem__("mass", d["mass"] + s)),
             ("com", lambda d, s: d.__setitem__("xyz", d["xyz"] + s * np.array([0.3, -0.5, 0.8]))),
-            ("inertia", lambda d, s: d.__setitem__("inertia", d["inertia"] + s * np.array([[1.0, 0.2, 0.0], [0.2, 0.5, -0.1], [0.0, -0.1, 0.7]]))),
+            (
+                "inertia",
+                lambda d, s: d.__setitem__(
+                    "inertia", d["inertia"] + s * np.array([[1.0, 0.2, 0.0], [0.2, 0.5, -0.1], [0.0, -0.1, 0.7]])
+                ),
+            ),
         ):
             lp, lm = copy.deepcopy(case.links), copy.deepcopy(case.links)
             apply(lp[lname], EPS)
@@ -433,4 +448,6 @@ def test_aba_parameter_derivatives_formula(case):
     for q, v, _, tau in case.states:
         qdd = np.asarray(dyn.aba(m, q, v, tau))
         ref = -np.asarray(dyn.minverse(m, q)) @ np.asarray(dyn.rnea_parameter_derivatives(m, q, v, qdd))
-        assert_close(dyn.aba_parameter_derivatives(m, q, v, tau), ref, f"{case.key} aba parameter derivatives", rtol=1e-10)
+        assert_close(
+            dyn.aba_parameter_derivatives(m, q, v, tau), ref, f"{case.key} aba parameter derivatives", rtol=1e-10
+        )

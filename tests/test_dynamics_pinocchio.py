@@ -55,8 +55,9 @@ def package_dirs():
 
 
 ERD_ROBOTS = [(name, relative, floating) for name, (relative, floating) in dyn.EXAMPLE_ROBOTS.items()]
-DATASET_ROBOTS = [(f"datasets/{name}", dyn.dataset_robot_path(name), floating)
-                  for name, floating in dyn.DATASET_ROBOTS.items()]
+DATASET_ROBOTS = [
+    (f"datasets/{name}", dyn.dataset_robot_path(name), floating) for name, floating in dyn.DATASET_ROBOTS.items()
+]
 ROBOT_IDS = [r[0] for r in ERD_ROBOTS] + [r[0] for r in DATASET_ROBOTS]
 
 

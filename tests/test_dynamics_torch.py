@@ -92,8 +92,9 @@ def test_gradcheck_cartpole_without_contacts(cartpole):
 
     params = world.parameters()
     assert torch.autograd.gradcheck(one_step, [tensor(q), tensor(v), tensor(params)], eps=EPS, atol=ATOL, rtol=RTOL)
-    assert torch.autograd.gradcheck(trajectory, [tensor(q), tensor(v), tensor(taus), tensor(params)],
-                                    eps=EPS, atol=ATOL, rtol=RTOL)
+    assert torch.autograd.gradcheck(
+        trajectory, [tensor(q), tensor(v), tensor(taus), tensor(params)], eps=EPS, atol=ATOL, rtol=RTOL
+    )
 
 
 def test_parameter_gradient_of_sliding_box_against_finite_differences(box_model):
@@ -103,8 +104,10 @@ def test_parameter_gradient_of_sliding_box_against_finite_differences(box_model)
     world = World(box_model, dt=1e-2, friction=0.3, restitution=0.3)
     q0, v0 = pose([0.0, 0.0, 0.0999]), np.array([0.5, 0.0, 0.0, 0.0, 0.0, 0.0])
     taus = np.tile([2.0, 0.0, 0.0, 0.0, 0.0, 0.0], (5, 1))
-    assert all(len(s.contacts) == 4 and (s.lcp.at_lower | s.lcp.at_upper)[1::3].all()
-               for s in world.rollout(q0, v0, taus).steps)
+    assert all(
+        len(s.contacts) == 4 and (s.lcp.at_lower | s.lcp.at_upper)[1::3].all()
+        for s in world.rollout(q0, v0, taus).steps
+    )
     rng = np.random.default_rng(0)
     weight_q, weight_v = torch.from_numpy(rng.normal(size=(6, 7))), torch.from_numpy(rng.normal(size=(6, 6)))
 
@@ -117,10 +120,14 @@ def test_parameter_gradient_of_sliding_box_against_finite_differences(box_model)
     finite = np.empty_like(theta)
     for k in range(theta.size):
         h = EPS * max(1.0, abs(theta[k]))
-        plus, minus = (world.with_parameters(theta + sign * h * np.eye(theta.size)[k]).rollout(q0, v0, taus)
-                       for sign in (1.0, -1.0))
-        finite[k] = (loss(torch.from_numpy(plus.q), torch.from_numpy(plus.v))
-                     - loss(torch.from_numpy(minus.q), torch.from_numpy(minus.v))).item() / (2 * h)
+        plus, minus = (
+            world.with_parameters(theta + sign * h * np.eye(theta.size)[k]).rollout(q0, v0, taus)
+            for sign in (1.0, -1.0)
+        )
+        finite[k] = (
+            loss(torch.from_numpy(plus.q), torch.from_numpy(plus.v))
+            - loss(torch.from_numpy(minus.q), torch.from_numpy(minus.v))
+        ).item() / (2 * h)
     np.testing.assert_allclose(params.grad.numpy(), finite, rtol=1e-5, atol=1e-7)
     # Mass (θ[0]) and μ (θ[-2]) both move the box: the comparison is not of two zeros.
     assert abs(finite[0]) > 1e-2 and abs(finite[-2]) > 1e-2
@@ -156,8 +163,7 @@ def test_forward_is_the_simulation_and_params_none_is_the_world(sticking_box):
     qs, vs = dynamics_torch.rollout(world, q_in, tensor(v), torch.tensor(np.tile(tau, (2, 1))))
     np.testing.assert_array_equal(qs.detach().numpy(), expected.q)
     np.testing.assert_array_equal(vs.detach().numpy(), expected.v)
-    q_next, v_next = dynamics_torch.step(world, q_in, tensor(v), torch.tensor(tau),
-                                         torch.tensor(world.parameters()))
+    q_next, v_next = dynamics_torch.step(world, q_in, tensor(v), torch.tensor(tau), torch.tensor(world.parameters()))
     np.testing.assert_array_equal(q_next.detach().numpy(), expected.q[1])
     np.testing.assert_array_equal(v_next.detach().numpy(), expected.v[1])
 
@@ -173,8 +179,12 @@ def test_rollout_of_no_steps_passes_gradients_straight_through(sticking_box):
 
 
 def _bad_step_inputs(world, q, v, tau):
-    good = {"q": torch.tensor(q), "v": torch.tensor(v), "tau": torch.tensor(tau),
-            "params": torch.tensor(world.parameters())}
+    good = {
+        "q": torch.tensor(q),
+        "v": torch.tensor(v),
+        "tau": torch.tensor(tau),
+        "params": torch.tensor(world.parameters()),
+    }
     negative_friction = world.parameters()
     negative_friction[-2] = -0.1
     return good, [

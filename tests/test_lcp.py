@@ -232,8 +232,9 @@ def test_pseudo_inverse_gradient_on_a_rank_deficient_clamping_set():
     eps = 1e-6
     (A_plus, b_plus), (A_minus, b_minus) = problem(eps), problem(-eps)
     # Warm-started from `solution`, all four stay clamping and the stabilized solve is differenced.
-    expected = (solve_lcp(A_plus, b_plus, warm_start=solution).f
-                - solve_lcp(A_minus, b_minus, warm_start=solution).f) / (2 * eps)
+    expected = (
+        solve_lcp(A_plus, b_plus, warm_start=solution).f - solve_lcp(A_minus, b_minus, warm_start=solution).f
+    ) / (2 * eps)
     dA, db = (A_plus - A_minus) / (2 * eps), (b_plus - b_minus) / (2 * eps)
     assert np.abs(expected).max() > 0.1
     assert np.allclose(lcp_jvp(solution, A, dA, db), expected, atol=1e-6)

@@ -22,8 +22,10 @@ from test_topology import check_closed_solid
 MESHES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "datasets", "meshes")
 L_BLOCK = os.path.join(MESHES, "l_block.obj")
 HALF = np.array([0.3, 0.2, 0.1])
-POINT_CLOUD_PLY = ("ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\n"
-                   "end_header\n0 0 0\n1 0 0\n0 1 0\n")
+POINT_CLOUD_PLY = (
+    "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\n"
+    "end_header\n0 0 0\n1 0 0\n0 1 0\n"
+)
 NAN_OBJ = "v 0 0 0\nv 1 0 0\nv 0 nan 0\nv 0 0 1\nf 1 2 3\nf 1 3 4\nf 1 2 4\nf 2 3 4\n"
 TETRAHEDRON = np.array([[1.0, 0.5, 0.2], [1.3, 0.5, 0.2], [1.0, 0.9, 0.2], [1.1, 0.6, 0.5]])  # tetrahedron.stl
 

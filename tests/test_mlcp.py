@@ -13,15 +13,22 @@ def contact_qp(rng, n, m, p):
     """M ≻ 0, q, equalities A x = 0, inequalities G x ≤ h (h > 0: x = 0 is feasible): F = 0 makes the
     MLCP this QP's KKT system."""
     L = rng.normal(size=(n, n))
-    return (L @ L.T + np.eye(n), 5.0 * rng.normal(size=n), rng.normal(size=(m, n)), np.zeros((m, m)),
-            rng.uniform(0.1, 1.0, m), rng.normal(size=(p, n)))
+    return (
+        L @ L.T + np.eye(n),
+        5.0 * rng.normal(size=n),
+        rng.normal(size=(m, n)),
+        np.zeros((m, m)),
+        rng.uniform(0.1, 1.0, m),
+        rng.normal(size=(p, n)),
+    )
 
 
 def qp_reference(M, q, G, h, A):
     x = cp.Variable(q.size)
     constraints = [G @ x <= h] + ([A @ x == 0] if A.shape[0] else [])
     cp.Problem(cp.Minimize(0.5 * cp.quad_form(x, cp.psd_wrap(M)) + q @ x), constraints).solve(
-        solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+        solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12
+    )
     return x.value, constraints[0].dual_value
 
 
@@ -54,8 +61,14 @@ def test_kkt_backward_matches_central_differences():
     cot = mlcp_vjp(solution, M, q, G, F, h, A=A, grad_x=grad_x, grad_z=grad_z)
     dM = rng.normal(size=(n, n))
     dM = dM + dM.T  # M stays symmetric: the cotangent is symmetrized (eq. 32)
-    directions = dict(M=dM, q=rng.normal(size=n), G=rng.normal(size=(m, n)), F=0.1 * rng.normal(size=(m, m)),
-                      h=rng.normal(size=m), A=rng.normal(size=(p, n)))
+    directions = dict(
+        M=dM,
+        q=rng.normal(size=n),
+        G=rng.normal(size=(m, n)),
+        F=0.1 * rng.normal(size=(m, m)),
+        h=rng.normal(size=m),
+        A=rng.normal(size=(p, n)),
+    )
     eps = 1e-6
 
     def loss(t, name):

@@ -289,7 +289,9 @@ def test_batch_matches_single_calls(rng):
             scale = np.max(np.abs(getattr(single, key)))
             np.testing.assert_allclose(getattr(batch, key)[i], getattr(single, key), rtol=0, atol=1e-4 * scale)
         np.testing.assert_allclose(jacobians.jacobian[i, 3], batch.d_alpha[i], rtol=0, atol=1e-12)
-        np.testing.assert_allclose(gradients.gradient[i], single.d_alpha, rtol=0, atol=1e-4 * np.max(np.abs(single.d_alpha)))
+        np.testing.assert_allclose(
+            gradients.gradient[i], single.d_alpha, rtol=0, atol=1e-4 * np.max(np.abs(single.d_alpha))
+        )
 
 
 @pytest.mark.parametrize("parameterization", PARAMETERIZATIONS)
@@ -304,8 +306,24 @@ def test_single_calls_equal_the_batch_path_of_one_pair_at_a_time(parameterizatio
     for single_call, batch_call, fields in (
         (proximity_gradient, proximity_gradient_batch, ("alpha", "gradient")),
         (proximity_jacobian, proximity_jacobian_batch, ("alpha", "x", "jacobian")),
-        (contact_jacobian, contact_jacobian_batch, ("alpha", "x", "p_a", "p_b", "distance", "normal", "d_alpha",
-                                                    "d_x", "d_p_a", "d_p_b", "d_distance", "d_normal")),
+        (
+            contact_jacobian,
+            contact_jacobian_batch,
+            (
+                "alpha",
+                "x",
+                "p_a",
+                "p_b",
+                "distance",
+                "normal",
+                "d_alpha",
+                "d_x",
+                "d_p_a",
+                "d_p_b",
+                "d_distance",
+                "d_normal",
+            ),
+        ),
     ):
         single = single_call(a, r_a, q_a, b, r_b, q_b, parameterization=parameterization)
         batch = batch_call(*batch_args, parameterization=parameterization)
@@ -356,7 +374,9 @@ def test_bad_arguments_are_refused():
     assert rigid.jacobian.shape == (4, 12)
 
 
-@pytest.mark.parametrize("ka,kb", [("polytope", "ellipsoid"), ("capsule", "cone"), ("polygon", "cylinder"), ("sphere", "polygon")])
+@pytest.mark.parametrize(
+    "ka,kb", [("polytope", "ellipsoid"), ("capsule", "cone"), ("polygon", "cylinder"), ("sphere", "polygon")]
+)
 def test_shape_parameter_jacobian_agrees_with_diffcp(ka, kb, rng):
     for _ in range(5):
         config = random_configuration(ka, kb, rng, "separated", offsets=True)

@@ -63,8 +63,9 @@ def test_scene_contacts_cover_exactly_the_pairs_within_the_margin():
     # Brute force: the signed distance of every pair of the scene.
     i, j = np.triu_indices(len(scene.shapes), k=1)
     shapes, body = scene.shapes, scene.body_of_shape
-    distances = signed_distance_batch([shapes[k] for k in i], r[body[i]], q[body[i]], [shapes[k] for k in j],
-                                      r[body[j]], q[body[j]], threads=2).distance
+    distances = signed_distance_batch(
+        [shapes[k] for k in i], r[body[i]], q[body[i]], [shapes[k] for k in j], r[body[j]], q[body[j]], threads=2
+    ).distance
     within = set(zip(i[distances <= margin].tolist(), j[distances <= margin].tolist()))
     assert len(within) > 20
     assert pairs_with_contacts == within
@@ -76,8 +77,9 @@ def test_scene_contacts_are_the_pairwise_contacts():
     found = scene.contacts(r, q, margin=0.02, derivatives=True)
     shapes, body = scene.shapes, scene.body_of_shape
     for a, b in sorted(set(zip(found.shape_a.tolist(), found.shape_b.tolist())))[:15]:
-        pair = contacts(shapes[a], r[body[a]], q[body[a]], shapes[b], r[body[b]], q[body[b]], margin=0.02,
-                        derivatives=True)
+        pair = contacts(
+            shapes[a], r[body[a]], q[body[a]], shapes[b], r[body[b]], q[body[b]], margin=0.02, derivatives=True
+        )
         rows = (found.shape_a == a) & (found.shape_b == b)
         assert np.all(found.body_a[rows] == body[a]) and np.all(found.body_b[rows] == body[b])
         for field in ("point", "normal", "separation", "rule", "d_point", "d_normal", "d_separation"):
@@ -88,8 +90,12 @@ def test_bodies_with_several_shapes_and_filters():
     q = np.tile([1.0, 0.0, 0.0, 0.0], (4, 1))
     scene = Scene()
     # Body 0: two overlapping boxes (never tested against each other); body 1 rests on both.
-    scene.add_body([Box([0.5, 0.5, 0.5], offset=([-0.4, 0, 0], [1, 0, 0, 0])),
-                    Box([0.5, 0.5, 0.5], offset=([0.4, 0, 0], [1, 0, 0, 0]))])
+    scene.add_body(
+        [
+            Box([0.5, 0.5, 0.5], offset=([-0.4, 0, 0], [1, 0, 0, 0])),
+            Box([0.5, 0.5, 0.5], offset=([0.4, 0, 0], [1, 0, 0, 0])),
+        ]
+    )
     scene.add_body(Box([1.0, 0.3, 0.1]))
     scene.add_body(Sphere(0.2), group=2, mask=2)  # collides only with group-2 bodies
     scene.add_body(Capsule(0.1, 0.5), group=2)

@@ -25,9 +25,12 @@ def test_box_pile_with_friction_matches_the_python_rollout():
     across steps and changes of the contact set. (A pile's LCP is degenerate: where round-off picks
     another of its solutions the two trajectories part, so the horizon ends before that happens.)"""
     world = World(box_pile_model(3), dt=1e-3, friction=0.5)
-    starts = [floating_state(([0.0, 0.0, 0.1], [0.0, 0.0, 0.0]), ([0.05, 0.0, 0.34], [0.0, 0.0, 0.0]),
-                             ([0.5, 0.0, 0.1], [vx, 0.0, 0.0]))
-              for vx in (0.8, 0.5)]
+    starts = [
+        floating_state(
+            ([0.0, 0.0, 0.1], [0.0, 0.0, 0.0]), ([0.05, 0.0, 0.34], [0.0, 0.0, 0.0]), ([0.5, 0.0, 0.1], [vx, 0.0, 0.0])
+        )
+        for vx in (0.8, 0.5)
+    ]
     q0, v0 = (np.array(x) for x in zip(*starts))
     taus = np.zeros((2, 150, world.model.nv))
     batch = assert_matches_python(world, q0, v0, taus)
@@ -44,8 +47,9 @@ def test_native_piles_of_ten_boxes_settle():
     for n in range(worlds):
         for i in range(count):
             yaw = rng.uniform(-0.1, 0.1)
-            q0[n, 7 * i:7 * i + 7] = np.r_[rng.uniform(-0.02, 0.02, 2), 0.1 + gap + (0.2 + gap) * i,
-                                           np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+            q0[n, 7 * i : 7 * i + 7] = np.r_[
+                rng.uniform(-0.02, 0.02, 2), 0.1 + gap + (0.2 + gap) * i, np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)
+            ]
     world = World(box_pile_model(count), dt=dt)
     batch = world.rollout_batch(q0, np.zeros((worlds, 6 * count)), np.zeros((steps, 6 * count)), threads=2)
     twists = batch.v.reshape(worlds, steps + 1, count, 6)
@@ -79,7 +83,7 @@ def test_robots_with_controls_and_joint_limits_match_the_python_rollout(robot):
 def _kinds_per_q(model):
     kinds = np.empty(model.nq, dtype=object)
     for start, kind in zip(model.joint_q_index, model.joint_kinds):
-        kinds[start:start + (7 if kind == "floating" else 1)] = kind
+        kinds[start : start + (7 if kind == "floating" else 1)] = kind
     return kinds
 
 
@@ -89,8 +93,9 @@ def test_threads_and_shared_controls():
     rng = np.random.default_rng(0)
     q0, v0 = [], []
     for _ in range(6):
-        q, v = floating_state(([0.0, 0.0, 0.1 + 0.05 * rng.random()], rng.normal(size=3) * 0.2),
-                              ([0.3, 0.0, 0.3], [0.0, 0.0, 0.0]))
+        q, v = floating_state(
+            ([0.0, 0.0, 0.1 + 0.05 * rng.random()], rng.normal(size=3) * 0.2), ([0.3, 0.0, 0.3], [0.0, 0.0, 0.0])
+        )
         q0.append(q)
         v0.append(v)
     q0, v0 = np.array(q0), np.array(v0)

@@ -39,7 +39,9 @@ def _finite_differences(world, q, v, tau, with_params=True):
     columns = {"q": [], "v": [], "tau": [], "params": []}
     for k in range(model.nv):
         e = np.eye(model.nv)[k] * EPS
-        columns["q"].append(column(world.step(integrate(model, q, e), v, tau), world.step(integrate(model, q, -e), v, tau), EPS))
+        columns["q"].append(
+            column(world.step(integrate(model, q, e), v, tau), world.step(integrate(model, q, -e), v, tau), EPS)
+        )
         columns["v"].append(column(world.step(q, v + e, tau), world.step(q, v - e, tau), EPS))
         columns["tau"].append(column(world.step(q, v, tau + e), world.step(q, v, tau - e), EPS))
     if with_params:
@@ -50,8 +52,13 @@ def _finite_differences(world, q, v, tau, with_params=True):
             # Restitution e = 0 is the end of its range: a forward difference there.
             one_sided = k == theta.size - 1 and theta[k] < h
             low = theta if one_sided else theta - e
-            columns["params"].append(column(world.with_parameters(theta + e).step(q, v, tau),
-                                            world.with_parameters(low).step(q, v, tau), h / 2 if one_sided else h))
+            columns["params"].append(
+                column(
+                    world.with_parameters(theta + e).step(q, v, tau),
+                    world.with_parameters(low).step(q, v, tau),
+                    h / 2 if one_sided else h,
+                )
+            )
     return {X: np.column_stack(c) for X, c in columns.items() if c}
 
 
@@ -84,8 +91,7 @@ def _assert_jacobians_match(world, q, v, tau, *, with_params=True, bounce=False,
 def _free_body_model(shapes_and_masses, gravity=(0.0, 0.0, -9.81)):
     builder = ModelBuilder(gravity=gravity)
     for i, (shape, mass, inertia) in enumerate(shapes_and_masses):
-        builder.add_body(f"body{i}", parent=None, joint=f"free{i}", kind="floating", mass=mass,
-                         inertia=inertia)
+        builder.add_body(f"body{i}", parent=None, joint=f"free{i}", kind="floating", mass=mass, inertia=inertia)
         builder.add_shape(f"body{i}", shape)
     return builder.build()
 
@@ -113,7 +119,9 @@ def test_box_resting_on_edge_with_torque():
     world = World(_box_model(), dt=1e-2, friction=0.3)
     angle = 0.3
     q = _pose([0.0, 0.0, 0.1 * np.cos(angle) + 0.1 * np.sin(angle) - 5e-4], (1, 0, 0), angle)
-    step = _assert_jacobians_match(world, q, np.array([0.2, 0.0, -0.1, 0.5, 0.1, 0.0]), np.array([0, 0, 0, 0.1, 0, 0.0]))
+    step = _assert_jacobians_match(
+        world, q, np.array([0.2, 0.0, -0.1, 0.5, 0.1, 0.0]), np.array([0, 0, 0, 0.1, 0, 0.0])
+    )
     assert len(step.contacts) == 2
 
 
@@ -121,7 +129,9 @@ def test_box_sticking():
     """Static friction: every contact clamps, normals and tangents."""
     world = World(_box_model(), dt=1e-2, friction=1.0)
     q = _pose([0.0, 0.0, 0.0998])
-    step = _assert_jacobians_match(world, q, np.array([0.02, 0.0, -0.01, 0.0, 0.0, 0.0]), np.array([1.0, 0.5, 0, 0, 0, 0.1]))
+    step = _assert_jacobians_match(
+        world, q, np.array([0.02, 0.0, -0.01, 0.0, 0.0, 0.0]), np.array([1.0, 0.5, 0, 0, 0, 0.1])
+    )
     assert step.lcp.clamping.all() and not step.lcp.tied.any()
 
 
@@ -147,8 +157,18 @@ def test_half_cheetah_cylinders_on_ground():
 def test_joint_limit_row():
     """A pendulum pressed against its lower limit by gravity and a torque: the limit row clamps."""
     builder = ModelBuilder()
-    builder.add_body("link", parent=None, joint="hinge", kind="revolute", axis=(0, 1, 0), mass=1.0,
-                     com=(0.5, 0.0, 0.0), inertia=np.diag([1e-3, 1e-2, 1e-2]), lower=-0.3, upper=0.3)
+    builder.add_body(
+        "link",
+        parent=None,
+        joint="hinge",
+        kind="revolute",
+        axis=(0, 1, 0),
+        mass=1.0,
+        com=(0.5, 0.0, 0.0),
+        inertia=np.diag([1e-3, 1e-2, 1e-2]),
+        lower=-0.3,
+        upper=0.3,
+    )
     model = builder.build()
     world = World(model, ground=False, dt=1e-2)
     q = np.array([-0.301])  # past the bound along y (gravity turns +x's tip down, q > 0)
@@ -159,8 +179,9 @@ def test_joint_limit_row():
 def test_two_moving_bodies_collide():
     """Two free spheres meeting off-centre: rows depend on both bodies' motion; bounce=False is the
     discrete step's own derivative."""
-    model = _free_body_model([(Sphere(0.1), 1.0, np.eye(3) * 4e-3), (Sphere(0.15), 2.5, np.eye(3) * 2.25e-2)],
-                             gravity=(0.0, 0.0, 0.0))
+    model = _free_body_model(
+        [(Sphere(0.1), 1.0, np.eye(3) * 4e-3), (Sphere(0.15), 2.5, np.eye(3) * 2.25e-2)], gravity=(0.0, 0.0, 0.0)
+    )
     world = World(model, ground=False, dt=1e-2, friction=0.4, restitution=0.5)
     q = np.r_[_pose([0.0, 0.0, 0.0], (0, 0, 1), 0.2), _pose([0.245, 0.03, 0.01], (0, 1, 0), 0.4)]
     v = np.r_[1.0, 0.1, 0.0, 0.0, 0.3, 0.0, -1.0, 0.0, 0.05, 0.2, 0.0, 0.0]
@@ -257,7 +278,9 @@ def test_integrate_jacobians_against_finite_differences():
         q_next = integrate(model, q, v)
         for k in range(model.nv):
             e = np.eye(model.nv)[k] * EPS
-            by_q = difference(model, integrate(model, integrate(model, q, -e), v), integrate(model, integrate(model, q, e), v))
+            by_q = difference(
+                model, integrate(model, integrate(model, q, -e), v), integrate(model, integrate(model, q, e), v)
+            )
             by_v = difference(model, integrate(model, q, v - e), integrate(model, q, v + e))
             np.testing.assert_allclose(d_q[:, k], by_q / (2 * EPS), atol=1e-8)
             np.testing.assert_allclose(d_v[:, k], by_v / (2 * EPS), atol=1e-8)
@@ -291,9 +314,15 @@ def test_convex_mesh_max_vertices_is_an_inner_approximation():
 
 @pytest.mark.parametrize(
     "kwargs, message",
-    [({"dt": 0.0}, "dt"), ({"restitution": 1.5}, "restitution"), ({"friction": -0.1}, "friction"),
-     ({"baumgarte": float("nan")}, "baumgarte"), ({"contact_margin": float("inf")}, "contact_margin"),
-     ({"dt": float("nan")}, "dt"), ({"ground_height": float("nan")}, "ground_height")],
+    [
+        ({"dt": 0.0}, "dt"),
+        ({"restitution": 1.5}, "restitution"),
+        ({"friction": -0.1}, "friction"),
+        ({"baumgarte": float("nan")}, "baumgarte"),
+        ({"contact_margin": float("inf")}, "contact_margin"),
+        ({"dt": float("nan")}, "dt"),
+        ({"ground_height": float("nan")}, "ground_height"),
+    ],
 )
 def test_world_arguments_are_checked(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -327,7 +356,9 @@ def test_ncp_box_sliding_on_an_edge():
     world = World(_box_model(), dt=1e-2, friction=0.3, contact_model="ncp")
     angle = 0.3
     q = _pose([0.0, 0.0, 0.1 * np.cos(angle) + 0.1 * np.sin(angle) - 5e-4], (1, 0, 0), angle)
-    step = _assert_jacobians_match(world, q, np.array([0.2, 0.1, -0.1, 0.5, 0.1, 0.3]), np.array([0, 0, 0, 0.1, 0, 0.0]))
+    step = _assert_jacobians_match(
+        world, q, np.array([0.2, 0.1, -0.1, 0.5, 0.1, 0.3]), np.array([0, 0, 0, 0.1, 0, 0.0])
+    )
     assert len(step.contacts) == 2 and (step.lcp.modes == 2).all()  # both SLIDING
 
 
@@ -346,8 +377,9 @@ def test_ncp_box_sticking_on_its_face():
     undetermined but the motion not."""
     world = World(_box_model(), dt=1e-2, friction=1.0, contact_model="ncp")
     q = _pose([0.0, 0.0, 0.0998])
-    step = _assert_jacobians_match(world, q, np.array([0.02, 0.0, -0.01, 0.0, 0.0, 0.0]),
-                                   np.array([1.0, 0.5, 0, 0, 0, 0.1]))
+    step = _assert_jacobians_match(
+        world, q, np.array([0.02, 0.0, -0.01, 0.0, 0.0, 0.0]), np.array([1.0, 0.5, 0, 0, 0, 0.1])
+    )
     assert (step.lcp.modes == 1).all()  # STICKING
 
 
@@ -365,8 +397,18 @@ def test_ncp_articulated_robot_and_joint_limit():
     checked = _assert_jacobians_match(world, q, v, np.random.default_rng(3).normal(size=model.nv), with_params=False)
     assert len(checked.contacts) >= 2
     builder = ModelBuilder()
-    builder.add_body("link", parent=None, joint="hinge", kind="revolute", axis=(0, 1, 0), mass=1.0,
-                     com=(0.5, 0.0, 0.0), inertia=np.diag([1e-3, 1e-2, 1e-2]), lower=-0.3, upper=0.3)
+    builder.add_body(
+        "link",
+        parent=None,
+        joint="hinge",
+        kind="revolute",
+        axis=(0, 1, 0),
+        mass=1.0,
+        com=(0.5, 0.0, 0.0),
+        inertia=np.diag([1e-3, 1e-2, 1e-2]),
+        lower=-0.3,
+        upper=0.3,
+    )
     world = World(builder.build(), ground=False, dt=1e-2, contact_model="ncp")
     step = _assert_jacobians_match(world, np.array([-0.301]), np.array([-0.2]), np.array([-3.0]))
     assert step.limit_impulses[0] > 0

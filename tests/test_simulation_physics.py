@@ -24,22 +24,25 @@ IDENTITY = [1.0, 0.0, 0.0, 0.0]
 def floating_bodies(builder, bodies):
     """Adds free bodies (name, mass, rotational inertia about the com, shape) to a ModelBuilder."""
     for name, mass, inertia, shape in bodies:
-        builder.add_body(name, parent=None, joint=f"{name}_free", kind="floating", mass=mass,
-                         inertia=inertia * np.eye(3))
+        builder.add_body(
+            name, parent=None, joint=f"{name}_free", kind="floating", mass=mass, inertia=inertia * np.eye(3)
+        )
         builder.add_shape(name, shape)
     return builder.build()
 
 
 def ball_model(radius=0.1, mass=1.0, gravity=G):
     """One free solid sphere (inertia 2/5 m R²)."""
-    return floating_bodies(ModelBuilder(gravity=(0.0, 0.0, -gravity)),
-                           [("ball", mass, 0.4 * mass * radius**2, Sphere(radius))])
+    return floating_bodies(
+        ModelBuilder(gravity=(0.0, 0.0, -gravity)), [("ball", mass, 0.4 * mass * radius**2, Sphere(radius))]
+    )
 
 
 def box_pile_model(count, half=0.1, mass=1.0):
     """`count` free cubes of side 2 half (inertia m (2 half)² / 6)."""
-    return floating_bodies(ModelBuilder(), [(f"box{i}", mass, mass * (2 * half) ** 2 / 6, Box([half] * 3))
-                                            for i in range(count)])
+    return floating_bodies(
+        ModelBuilder(), [(f"box{i}", mass, mass * (2 * half) ** 2 / 6, Box([half] * 3)) for i in range(count)]
+    )
 
 
 def floating_state(*bodies):
@@ -61,8 +64,7 @@ def final_state_jacobian(result, q_index, v_index, bounce=True):
     for which, index in [("q", i) for i in q_index] + [("v", i) for i in v_index]:
         grad = np.zeros((count, nv))
         grad[-1, index] = 1.0
-        cot = result.vjp(grad_q=grad if which == "q" else None, grad_v=grad if which == "v" else None,
-                         bounce=bounce)
+        cot = result.vjp(grad_q=grad if which == "q" else None, grad_v=grad if which == "v" else None, bounce=bounce)
         rows.append(np.r_[cot.q, cot.v])
     return np.array(rows)
 
@@ -165,8 +167,9 @@ def test_diagonal_sliding_on_the_friction_cone_is_isotropic(box_model):
     t = dt * np.arange(len(result.v))
     sliding = t < 0.9 * v0 / (mu * G)
     for axis in (0, 1):
-        np.testing.assert_allclose(result.v[sliding, axis], direction[axis] * (v0 - mu * G * t[sliding]),
-                                   rtol=0.0, atol=1e-7)
+        np.testing.assert_allclose(
+            result.v[sliding, axis], direction[axis] * (v0 - mu * G * t[sliding]), rtol=0.0, atol=1e-7
+        )
     travel = result.q[-1, :2] - result.q[0, :2]
     np.testing.assert_allclose(travel, direction * discrete_stopping_distance(v0, mu * G, dt), rtol=0.0, atol=1e-7)
     assert np.abs(result.v[-1]).max() < 1e-6
@@ -215,10 +218,10 @@ def test_ball_bounces_to_e_squared_h(restitution):
     speed = -result.v[k, 2]
     assert impact_speed - 1.5 * G * dt <= speed <= impact_speed
     assert result.v[k + 1, 2] == pytest.approx(restitution * speed, rel=1e-9)
-    apex = result.q[k + 1:, 2].max() - radius
+    apex = result.q[k + 1 :, 2].max() - radius
     assert 0.0 < apex - restitution**2 * h < speed * dt, (
-        f"apex {apex:.6f} m vs e² h = {restitution**2 * h:.6f} m "
-        f"(relative error {apex / (restitution**2 * h) - 1:.2%})")
+        f"apex {apex:.6f} m vs e² h = {restitution**2 * h:.6f} m (relative error {apex / (restitution**2 * h) - 1:.2%})"
+    )
 
 
 # --- 4. pendulum --------------------------------------------------------------------------------------
@@ -229,8 +232,16 @@ def pendulum_run(theta0, periods, length, mass=1.0, inertia=1e-6, dt=2e-3):
     θ̈ = −(m g l / (m l² + I)) sin θ, a simple pendulum of length L = (m l² + I) / (m l).
     Returns (times, θ, L, energy (m l² + I) θ̇² / 2 − m g l cos θ)."""
     builder = ModelBuilder()
-    builder.add_body("bob", parent=None, joint="hinge", kind="revolute", axis=(0.0, 1.0, 0.0), mass=mass,
-                     com=(0.0, 0.0, -length), inertia=inertia * np.eye(3))
+    builder.add_body(
+        "bob",
+        parent=None,
+        joint="hinge",
+        kind="revolute",
+        axis=(0.0, 1.0, 0.0),
+        mass=mass,
+        com=(0.0, 0.0, -length),
+        inertia=inertia * np.eye(3),
+    )
     world = World(builder.build(), ground=False, dt=dt)
     L = (mass * length**2 + inertia) / (mass * length)
     steps = int(periods * exact_period(theta0, L) / dt) + 1
@@ -289,8 +300,9 @@ def test_pile_of_ten_boxes_settles_without_sinking():
     q = np.zeros(7 * count)
     for i in range(count):
         yaw = rng.uniform(-0.1, 0.1)
-        q[7 * i:7 * i + 7] = np.r_[rng.uniform(-0.02, 0.02, 2), 0.1 + gap + (0.2 + gap) * i,
-                                   np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+        q[7 * i : 7 * i + 7] = np.r_[
+            rng.uniform(-0.02, 0.02, 2), 0.1 + gap + (0.2 + gap) * i, np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)
+        ]
     v = np.zeros(6 * count)
     world = World(box_pile_model(count), dt=dt)
     deepest, fastest, unsolved, previous = 0.0, 0.0, 0, None
@@ -370,8 +382,10 @@ def test_bounce_gradients_match_continuous_time_closed_form(g):
             assert z_sim == pytest.approx(z, abs=2 * impact_speed * step)  # bounce up to a step's travel early
             assert v_sim == pytest.approx(v, abs=2 * g * step + 1e-9)
             error = np.abs(dimensionless(J_sim - J, T)).max()
-            assert error < 0.03, (f"z0 = {z0}: simulator d(z_T, v_T)/d(z0, v0) = {J_sim.round(4).tolist()}, "
-                                  f"closed form {J.round(4).tolist()}")
+            assert error < 0.03, (
+                f"z0 = {z0}: simulator d(z_T, v_T)/d(z0, v0) = {J_sim.round(4).tolist()}, "
+                f"closed form {J.round(4).tolist()}"
+            )
             out.append(error)
         return np.mean(out)
 
@@ -416,10 +430,14 @@ def test_two_ball_collision_state_and_gradients():
     np.testing.assert_allclose(m1 * result.v[-1, 0] + m2 * result.v[-1, 6], m1 * u1 + m2 * u2, atol=1e-12)
 
     # Rows x1(T), x2(T), v1(T), v2(T); columns x1, x2, u1, u2 (tangent indices 0, 6 of q and of v).
-    expected = np.array([[1 - mu2, mu2, (1 - mu2) * T, mu2 * T],
-                         [mu1, 1 - mu1, mu1 * T, (1 - mu1) * T],
-                         [0.0, 0.0, 1 - mu2, mu2],
-                         [0.0, 0.0, mu1, 1 - mu1]])
+    expected = np.array(
+        [
+            [1 - mu2, mu2, (1 - mu2) * T, mu2 * T],
+            [mu1, 1 - mu1, mu1 * T, (1 - mu1) * T],
+            [0.0, 0.0, 1 - mu2, mu2],
+            [0.0, 0.0, mu1, 1 - mu1],
+        ]
+    )
     J = final_state_jacobian(result, [0, 6], [0, 6])[:, [0, 6, 12, 18]]
     np.testing.assert_allclose(J * [1, 1, 1 / T, 1 / T], expected * [1, 1, 1 / T, 1 / T], rtol=0.0, atol=1e-6)
 
@@ -457,8 +475,9 @@ def test_sliding_box_friction_and_mass_gradients(box_model):
     tangent = np.zeros((12, 2))
     for step in result.steps:
         J = step.jacobians()
-        tangent = (np.block([[J.q_q, J.q_v], [J.v_q, J.v_v]]) @ tangent
-                   + np.vstack([J.q_params[:, [0, -2]], J.v_params[:, [0, -2]]]))
+        tangent = np.block([[J.q_q, J.q_v], [J.v_q, J.v_v]]) @ tangent + np.vstack(
+            [J.q_params[:, [0, -2]], J.v_params[:, [0, -2]]]
+        )
     np.testing.assert_allclose(tangent[[0, 6], 1], [discrete_dx_dmu, -G * T], rtol=1e-6)
     np.testing.assert_allclose(tangent[[0, 6], 0], 0.0, atol=1e-9)
 
@@ -470,13 +489,29 @@ def test_a_fixed_base_tree_owns_the_worlds_shapes_free_bodies_hit_them():
     above the base's top at z = 0.4."""
     builder = ModelBuilder(gravity=(0.0, 0.0, -G))
     builder.add_shape(None, Box([0.2, 0.2, 0.2], offset=([0.0, 0.0, 0.2], IDENTITY)))  # base, top at 0.4
-    builder.add_body("upper", parent=None, joint="shoulder", kind="revolute", axis=(0, 1, 0),
-                     placement=(np.array([0.0, 0.0, 0.4]), np.eye(3)), mass=1.0, com=(0.0, 0.0, 0.25),
-                     inertia=np.eye(3) * 1e-2)
+    builder.add_body(
+        "upper",
+        parent=None,
+        joint="shoulder",
+        kind="revolute",
+        axis=(0, 1, 0),
+        placement=(np.array([0.0, 0.0, 0.4]), np.eye(3)),
+        mass=1.0,
+        com=(0.0, 0.0, 0.25),
+        inertia=np.eye(3) * 1e-2,
+    )
     builder.add_shape("upper", Box([0.05, 0.05, 0.3], offset=([0.0, 0.0, 0.25], IDENTITY)))  # into the base
-    builder.add_body("lower", parent="upper", joint="elbow", kind="revolute", axis=(0, 1, 0),
-                     placement=(np.array([0.0, 0.0, 0.5]), np.eye(3)), mass=1.0, com=(0.0, 0.0, 0.25),
-                     inertia=np.eye(3) * 1e-2)
+    builder.add_body(
+        "lower",
+        parent="upper",
+        joint="elbow",
+        kind="revolute",
+        axis=(0, 1, 0),
+        placement=(np.array([0.0, 0.0, 0.5]), np.eye(3)),
+        mass=1.0,
+        com=(0.0, 0.0, 0.25),
+        inertia=np.eye(3) * 1e-2,
+    )
     builder.add_shape("lower", Box([0.05, 0.05, 0.3], offset=([0.0, 0.0, -0.1], IDENTITY)))
     builder.add_body("cube", parent=None, joint="cube_free", kind="floating", mass=1.0, inertia=np.eye(3) / 600)
     builder.add_shape("cube", Box([0.05, 0.05, 0.05]))
@@ -493,7 +528,7 @@ def test_a_fixed_base_tree_owns_the_worlds_shapes_free_bodies_hit_them():
     world = World(model, dt=1e-3, ground=False)
     q = np.zeros(model.nq)
     cube = model.joint_q_index[bodies["cube"]]
-    q[cube:cube + 7] = [0.12, 0.12, 0.55, *IDENTITY]  # over the base's corner, beside the upright arm
+    q[cube : cube + 7] = [0.12, 0.12, 0.55, *IDENTITY]  # over the base's corner, beside the upright arm
     rollout = world.rollout(q, np.zeros(model.nv), np.zeros((600, model.nv)))
     assert rollout.q[-1, cube + 2] == pytest.approx(0.45, abs=1e-3)
-    assert np.abs(rollout.v[-1, model.joint_v_index[bodies["cube"]]:][:6]).max() < 1e-3
+    assert np.abs(rollout.v[-1, model.joint_v_index[bodies["cube"]] :][:6]).max() < 1e-3

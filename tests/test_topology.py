@@ -109,8 +109,10 @@ def test_rotated_scaled_degenerate_solids(seed):
     """Round-off of a rotation spreads the four-plane corners apart: they must still merge."""
     rng = np.random.default_rng(seed)
     R = Rotation.random(random_state=seed).as_matrix()
-    for A, b, vertices, count in [(PYRAMID_A, PYRAMID_B, PYRAMID_VERTICES, 5),
-                                  (SIGNS, np.full(8, 0.7), 0.7 * np.vstack([np.eye(3), -np.eye(3)]), 6)]:
+    for A, b, vertices, count in [
+        (PYRAMID_A, PYRAMID_B, PYRAMID_VERTICES, 5),
+        (SIGNS, np.full(8, 0.7), 0.7 * np.vstack([np.eye(3), -np.eye(3)]), 6),
+    ]:
         scale = 10.0 ** rng.uniform(-3, 3)
         A_rotated = (A @ R.T) * rng.uniform(0.5, 2.0, size=(len(A), 1))  # rows of any length
         b_scaled = scale * b * np.linalg.norm(A_rotated, axis=1) / np.linalg.norm(A, axis=1)

@@ -21,10 +21,12 @@ def prism(outline, triangles, height):
     bottom = np.column_stack([outline, np.zeros(n)])
     top = np.column_stack([outline, np.full(n, height)])
     following = np.roll(np.arange(n), -1)
-    walls = np.vstack([
-        np.column_stack([np.arange(n), following, following + n]),
-        np.column_stack([np.arange(n), following + n, np.arange(n) + n]),
-    ])
+    walls = np.vstack(
+        [
+            np.column_stack([np.arange(n), following, following + n]),
+            np.column_stack([np.arange(n), following + n, np.arange(n) + n]),
+        ]
+    )
     faces = np.vstack([np.asarray(triangles)[:, ::-1], np.asarray(triangles) + n, walls])
     return trimesh.Trimesh(np.vstack([bottom, top]), faces, process=False)
 
@@ -45,8 +47,7 @@ def l_block():
 
 def u_block():
     """U-shaped block: 0.3 wide, 0.2 high, a 0.1 × 0.1 notch in the top middle, 0.1 deep."""
-    outline = np.array([[0.0, 0.0], [0.3, 0.0], [0.3, 0.2], [0.2, 0.2], [0.2, 0.1], [0.1, 0.1], [0.1, 0.2],
-                        [0.0, 0.2]])
+    outline = np.array([[0.0, 0.0], [0.3, 0.0], [0.3, 0.2], [0.2, 0.2], [0.2, 0.1], [0.1, 0.1], [0.1, 0.2], [0.0, 0.2]])
     triangles = [[0, 1, 4], [1, 2, 4], [2, 3, 4], [0, 4, 5], [0, 5, 7], [5, 6, 7]]
     return prism(outline, triangles, 0.1), shoelace_area(outline) * 0.1
 

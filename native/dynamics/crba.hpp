@@ -18,7 +18,8 @@ inline void composite_inertias(const Model& model, Data& data) {
 // M into data.mass_matrix (full, symmetric) after forward_kinematics.
 inline void crba(const Model& model, Data& data, const double* q) {
   forward_kinematics(model, data, q);
-  for (int i = 0; i < model.nbodies(); ++i) data.world_inertia[i] = spatial_inertia(model.inertia[i], data.body_pose[i]);
+  for (int i = 0; i < model.nbodies(); ++i)
+    data.world_inertia[i] = spatial_inertia(model.inertia[i], data.body_pose[i]);
   composite_inertias(model, data);
   const int nv = model.nv;
   double* M = data.mass_matrix.data();

@@ -19,17 +19,17 @@ inline int joint_nv(JointKind k) { return k == JointKind::floating ? 6 : 1; }
 struct Model {
   int nq = 0, nv = 0;
   Vec3 gravity{0.0, 0.0, -9.81};
-  std::vector<int> parent;              // body → parent body, −1 for the world
-  std::vector<JointKind> kind;          // body → joint kind
-  std::vector<Transform> placement;     // body → joint frame in the parent body's frame at q = 0
-  std::vector<Vec3> axis;               // body → unit joint axis in the joint frame (revolute, prismatic)
-  std::vector<Inertia> inertia;         // body → inertia in the body frame
-  std::vector<int> q_index, v_index;    // body → first index in q and in v
-  std::vector<int> dof_body;            // dof → body
-  std::vector<int> dof_parent;          // dof → previous dof on the path to the root, −1 at the root
-  std::vector<int> frame_body;          // frame → body (−1: the world)
+  std::vector<int> parent;                 // body → parent body, −1 for the world
+  std::vector<JointKind> kind;             // body → joint kind
+  std::vector<Transform> placement;        // body → joint frame in the parent body's frame at q = 0
+  std::vector<Vec3> axis;                  // body → unit joint axis in the joint frame (revolute, prismatic)
+  std::vector<Inertia> inertia;            // body → inertia in the body frame
+  std::vector<int> q_index, v_index;       // body → first index in q and in v
+  std::vector<int> dof_body;               // dof → body
+  std::vector<int> dof_parent;             // dof → previous dof on the path to the root, −1 at the root
+  std::vector<int> frame_body;             // frame → body (−1: the world)
   std::vector<Transform> frame_placement;  // frame → pose in its body's frame
-  int reference_body = -1;              // the first body with mass: the recursions' origin (see Data)
+  int reference_body = -1;                 // the first body with mass: the recursions' origin (see Data)
 
   int nbodies() const { return static_cast<int>(parent.size()); }
   int nv_of(int body) const { return joint_nv(kind[body]); }
@@ -68,23 +68,23 @@ struct Data {
   std::vector<Vec6> velocity;        // body → spatial velocity ν
   std::vector<Vec6> acceleration;    // body → spatial acceleration (gravity as a base acceleration)
   std::vector<SpatialInertia> world_inertia;
-  std::vector<Vec6> force;           // body → net force of the subtree rooted at the body
+  std::vector<Vec6> force;                // body → net force of the subtree rooted at the body
   std::vector<SpatialInertia> composite;  // body → composite inertia of its subtree
   // Derivative recursions.
-  std::vector<Mat6> composite_rate;  // body → Σ over the subtree of (ν ×* I − I ν×)
-  std::vector<Vec6> momentum;        // body → Σ over the subtree of I ν
+  std::vector<Mat6> composite_rate;       // body → Σ over the subtree of (ν ×* I − I ν×)
+  std::vector<Vec6> momentum;             // body → Σ over the subtree of I ν
   std::vector<Vec6> dv_dq, da_dq, da_dv;  // dof → columns of the chain-rule terms (see rnea_derivatives.hpp)
   // Articulated-body recursion.
-  std::vector<Mat6> articulated;     // body → articulated inertia Iᴬ
-  std::vector<Vec6> bias;            // body → articulated bias force pᴬ
+  std::vector<Mat6> articulated;       // body → articulated inertia Iᴬ
+  std::vector<Vec6> bias;              // body → articulated bias force pᴬ
   std::vector<Vec6> velocity_product;  // body → c = ν × S q̇
-  std::vector<Vec6> U;               // dof → Iᴬ S
-  std::vector<double> D_inverse;     // body → (Sᵀ Iᴬ S)⁻¹, nv_i × nv_i row-major at 36·body
-  std::vector<double> u;             // dof → τ − Sᵀ pᴬ
+  std::vector<Vec6> U;                 // dof → Iᴬ S
+  std::vector<double> D_inverse;       // body → (Sᵀ Iᴬ S)⁻¹, nv_i × nv_i row-major at 36·body
+  std::vector<double> u;               // dof → τ − Sᵀ pᴬ
   // Joint-space matrices, nv × nv row-major.
-  std::vector<double> mass_matrix;   // M, then its tree-sparse LᵀDL factor in place
-  std::vector<double> work;          // nv scratch
-  std::vector<double> square_work;   // 2 · nv × nv scratch
+  std::vector<double> mass_matrix;  // M, then its tree-sparse LᵀDL factor in place
+  std::vector<double> work;         // nv scratch
+  std::vector<double> square_work;  // 2 · nv × nv scratch
 
   explicit Data(const Model& model) {
     const int nb = model.nbodies(), nv = model.nv;

@@ -21,8 +21,7 @@ inline Vec6 joint_motion(const Model& model, const Data& data, int body, const d
 
 // After forward_kinematics: velocities, accelerations and world inertias of every body, and the
 // body's own force f_i in data.force.
-inline void rnea_forward_pass(const Model& model, Data& data, const double* v, const double* a,
-                              bool gravity = true) {
+inline void rnea_forward_pass(const Model& model, Data& data, const double* v, const double* a, bool gravity = true) {
   for (int i = 0; i < model.nbodies(); ++i) {
     const int p = model.parent[i];
     const Vec6 joint_velocity = joint_motion(model, data, i, v);

@@ -79,8 +79,8 @@ inline void rnea_derivatives(const Model& model, Data& data, const double* q, co
     for (int k = first; k < last; ++k) {
       // Columns of dof k for the joints strictly above it.
       const Vec6& s = data.S[k];
-      const Vec6 dF_dq = cross_force(s, data.force[b]) + Ic.apply(data.da_dq[k]) +
-                         cross_force(data.dv_dq[k], H) + C.apply(data.dv_dq[k]);
+      const Vec6 dF_dq = cross_force(s, data.force[b]) + Ic.apply(data.da_dq[k]) + cross_force(data.dv_dq[k], H) +
+                         C.apply(data.dv_dq[k]);
       const Vec6 dF_dv = Ic.apply(data.da_dv[k]) + C.apply(s) + cross_force(s, H);
       const Vec6 Ic_s = Ic.apply(s);
       for (int j = model.dof_parent[first]; j >= 0; j = model.dof_parent[j]) {

@@ -32,8 +32,8 @@ inline Tolerances tolerances(int n, const double* A, const double* b, const doub
 }
 
 // The sets of an (approximate) solution: of each complementary pair the smaller one is the zero one.
-inline void classify(int n, const double* A, const double* b, const double* f, const double* w,
-                     const LcpBounds& bounds, double tol, EntrySet* sets) {
+inline void classify(int n, const double* A, const double* b, const double* f, const double* w, const LcpBounds& bounds,
+                     double tol, EntrySet* sets) {
   const Tolerances t = tolerances(n, A, b, f, tol);
   for (int i = 0; i < n; ++i) {
     double low, high;
@@ -48,8 +48,8 @@ inline void classify(int n, const double* A, const double* b, const double* f, c
 }
 
 // Whether (f, w) solves the problem with these sets, within the tolerances.
-inline bool verified(int n, const double* A, const double* b, const double* f, const double* w,
-                     const LcpBounds& bounds, const EntrySet* sets, double tol) {
+inline bool verified(int n, const double* A, const double* b, const double* f, const double* w, const LcpBounds& bounds,
+                     const EntrySet* sets, double tol) {
   const Tolerances t = tolerances(n, A, b, f, tol);
   for (int i = 0; i < n; ++i) {
     double low, high;

@@ -103,8 +103,7 @@ inline LcpReport solve_pgs(int n, const double* A, const double* b, const LcpBou
 // Lemke's method with the covering vector 1 (Cottle, Pang & Stone, "The Linear Complementarity
 // Problem", §4.4) on the tableau of w − A f − z0·1 = b, with the lexicographic ratio test against
 // cycling. Returns f in `f`; unsolvable on ray termination.
-inline LcpReport solve_lemke(int n, const double* A, const double* b, double* f, LcpWorkspace& work,
-                             int max_pivots) {
+inline LcpReport solve_lemke(int n, const double* A, const double* b, double* f, LcpWorkspace& work, int max_pivots) {
   LcpReport report;
   std::fill(f, f + n, 0.0);
   const int r = static_cast<int>(std::min_element(b, b + n) - b);

@@ -16,11 +16,11 @@
 namespace dcol::lcp {
 
 struct MlcpProblem {
-  int n = 0, p = 0, m = 0;  // sizes of x, y (equalities), z and s (complementarity)
+  int n = 0, p = 0, m = 0;                  // sizes of x, y (equalities), z and s (complementarity)
   const double *M = nullptr, *q = nullptr;  // n × n, n
-  const double *A = nullptr;                // p × n
+  const double* A = nullptr;                // p × n
   const double *G = nullptr, *F = nullptr;  // m × n, m × m
-  const double *h = nullptr;                // m
+  const double* h = nullptr;                // m
 };
 
 struct MlcpSettings {

@@ -37,7 +37,7 @@ inline void contact_modes(int nc, const double* lambda, const double* v, double 
     const ContactMode mode = std::sqrt(l[0] * l[0] + l[1] * l[1] + l[2] * l[2]) <= tol * lambda_scale
                                  ? ContactMode::breaking
                              : std::hypot(v[3 * c], v[3 * c + 1]) > tol * v_scale ? ContactMode::sliding
-                                                                                 : ContactMode::sticking;
+                                                                                  : ContactMode::sticking;
     modes[c] = static_cast<int8_t>(mode);
   }
 }

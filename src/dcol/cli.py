@@ -8,8 +8,9 @@ def _parser():
     parser = argparse.ArgumentParser(prog="dcol", description="Differentiable collision detection (DCOL).")
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
     demo = commands.add_parser(
-        "demo", help="DCOL proximity between one of each primitive (table and picture), then a simulation with "
-        "contact and its gradient (table and plot)"
+        "demo",
+        help="DCOL proximity between one of each primitive (table and picture), then a simulation with "
+        "contact and its gradient (table and plot)",
     )
     demo.add_argument("--output", default="dcol-demo.png", metavar="PATH", help="PNG to write (default: %(default)s)")
     return parser

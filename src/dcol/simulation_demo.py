@@ -32,8 +32,14 @@ def demo_model():
     for name in placements:
         builder.add_body(name, parent=None, joint=f"{name}_free", kind="floating", mass=BOX_MASS, inertia=box_inertia)
         builder.add_shape(name, Box([HALF, HALF, HALF]))
-    builder.add_body("ball", parent=None, joint="ball_free", kind="floating", mass=BALL_MASS,
-                     inertia=0.4 * BALL_MASS * BALL_RADIUS**2 * np.eye(3))
+    builder.add_body(
+        "ball",
+        parent=None,
+        joint="ball_free",
+        kind="floating",
+        mass=BALL_MASS,
+        inertia=0.4 * BALL_MASS * BALL_RADIUS**2 * np.eye(3),
+    )
     builder.add_shape("ball", Sphere(BALL_RADIUS))
     model = builder.build()
     identity = [1.0, 0.0, 0.0, 0.0]
@@ -86,8 +92,14 @@ def run_simulation_demo(output_path="dcol-demo-simulation.png"):
         print(f"  {name}: " + " ".join(f"{value:9.4f}" for value in row))
     _plot(rollout, energy, contacts, output)
     print(f"plot written to {output}")
-    return {"q": rollout.q, "v": rollout.v, "contacts": contacts, "energy": energy, "gradient": gradient,
-            "output": output}
+    return {
+        "q": rollout.q,
+        "v": rollout.v,
+        "contacts": contacts,
+        "energy": energy,
+        "gradient": gradient,
+        "output": output,
+    }
 
 
 def _plot(rollout, energy, contacts, output):
