@@ -19,6 +19,7 @@ import time
 
 import coal
 import numpy as np
+
 from dcol.geom import Box, Capsule, Cylinder, Ellipsoid, Polytope, Scene, Sphere
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))

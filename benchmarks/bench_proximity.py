@@ -25,6 +25,7 @@ import sys
 import time
 
 import numpy as np
+
 from dcol.geom import (
     Capsule,
     Cone,
@@ -117,7 +118,7 @@ def main():
     rng = np.random.default_rng(0)
 
     rows = {name: [] for name in SHAPES}
-    for (name_a, a), (name_b, b) in itertools.product(SHAPES.items(), SHAPES.items()):
+    for (name_a, a), (_, b) in itertools.product(SHAPES.items(), SHAPES.items()):
         poses = random_poses(rng, args.poses)
         batch, iterations = best(lambda: time_batch(a, b, poses, threads=1))
         batch2, _ = best(lambda: time_batch(a, b, poses, threads=2))

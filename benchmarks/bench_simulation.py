@@ -43,6 +43,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
 import numpy as np
+
 from dcol.dynamics import (
     World,
     dataset_robot_path,

@@ -109,7 +109,7 @@ def random_configuration(model, rng, position_range=1.0):
     limit is infinite), floating bases at a uniform position in ±position_range and a uniform
     random orientation. rng: numpy Generator."""
     q = np.empty(model.nq)
-    for body, (start, kind) in enumerate(zip(model.joint_q_index, model.joint_kinds)):
+    for start, kind in zip(model.joint_q_index, model.joint_kinds):
         if kind == "floating":
             q[start : start + 3] = rng.uniform(-position_range, position_range, 3)
             quaternion = rng.normal(size=4)

@@ -271,7 +271,7 @@ class ModelBuilder:
         axis=(0.0, 0.0, 1.0),
         mass=0.0,
         com=(0.0, 0.0, 0.0),
-        inertia=np.zeros((3, 3)),
+        inertia=((0.0, 0.0, 0.0),) * 3,
         lower=None,
         upper=None,
         velocity_limit=None,
@@ -355,7 +355,7 @@ class ModelBuilder:
         """The immutable Model. ValueError when some joint moves no inertia (M would be singular)."""
         model = Model(self)
         if model.nv:
-            from .algorithms import crba, neutral  # noqa: PLC0415 (algorithms import this module)
+            from .algorithms import crba, neutral  # algorithms import this module
 
             M = crba(model, neutral(model))
             scale = max(1.0, float(np.abs(M).max()))

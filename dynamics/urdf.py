@@ -37,7 +37,7 @@ class MeshGeometry:
 
     def load(self):
         """The scaled mesh as a trimesh.Trimesh in the mesh frame (scenes loaded as one mesh)."""
-        import trimesh  # noqa: PLC0415 (only needed for meshes)
+        import trimesh  # only needed for meshes
 
         mesh = trimesh.load(self.path, force="mesh")
         if mesh.is_empty:

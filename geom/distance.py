@@ -32,7 +32,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from dcol import _native
-
 from dcol.solvers import SolverSettings
 
 from .derivatives import checked_derivative_settings, checked_parameterization

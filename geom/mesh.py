@@ -58,7 +58,7 @@ def load_mesh(path):
     FileNotFoundError if there is no such file; ValueError if it is not a readable mesh, holds no
     triangles or has non-finite coordinates; ImportError if its format needs a missing package.
     """
-    import trimesh  # noqa: PLC0415 (on first use: it would add ~0.2 s to importing dcol.geom)
+    import trimesh  # on first use: it would add ~0.2 s to importing dcol.geom
 
     path = os.fspath(path)
     if not os.path.isfile(path):
@@ -81,7 +81,7 @@ def load_mesh(path):
 
 def _mesh_argument(mesh_or_path, name):
     """(trimesh.Trimesh, description for messages) from a mesh or a file path."""
-    import trimesh  # noqa: PLC0415 (on first use: it would add ~0.2 s to importing dcol.geom)
+    import trimesh  # on first use: it would add ~0.2 s to importing dcol.geom
 
     if isinstance(mesh_or_path, trimesh.Trimesh):
         if len(mesh_or_path.faces) == 0:
@@ -253,7 +253,7 @@ class ConvexMesh(Polytope):
     @property
     def mesh(self):
         """trimesh.Trimesh of the hull in the body frame, triangles wound outward (a new copy each time)."""
-        import trimesh  # noqa: PLC0415 (on first use: it would add ~0.2 s to importing dcol.geom)
+        import trimesh  # on first use: it would add ~0.2 s to importing dcol.geom
 
         vertices = self.vertices @ self.offset_rotation.T + self.offset_position
         return trimesh.Trimesh(vertices, _fan_triangles(self.faces), process=False)
@@ -384,7 +384,7 @@ def _decomposition_settings(method, threshold, max_hulls, max_hull_vertices, opt
 def _closed_volume(vertices, faces, name):
     """float, volume enclosed by the triangles faces (F, 3) int64 of vertices (V, 3) float64, which
     must form a closed, consistently wound surface."""
-    import trimesh  # noqa: PLC0415 (on first use: it would add ~0.2 s to importing dcol.geom)
+    import trimesh  # on first use: it would add ~0.2 s to importing dcol.geom
 
     mesh = trimesh.Trimesh(vertices, faces, process=False)
     if not (mesh.is_watertight and mesh.is_winding_consistent):

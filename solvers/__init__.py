@@ -1,16 +1,6 @@
 """Conic and complementarity solvers of dcol, with native hot paths."""
 
 from .cone import ConeSolution, SolverSettings, Status, solve_cone_program
-from .ncp import (
-    ContactMode,
-    NCPCotangents,
-    NCPSolution,
-    ncp_jvp,
-    ncp_vjp,
-    project_onto_friction_cone,
-    solve_contact_ncp,
-)
-from .mlcp import MLCPCotangents, MLCPSolution, mlcp_vjp, solve_mlcp
 from .lcp import (
     LCPCotangents,
     LCPSolution,
@@ -21,6 +11,16 @@ from .lcp import (
     lcp_vjp,
     solve_boxed_lcp,
     solve_lcp,
+)
+from .mlcp import MLCPCotangents, MLCPSolution, mlcp_vjp, solve_mlcp
+from .ncp import (
+    ContactMode,
+    NCPCotangents,
+    NCPSolution,
+    ncp_jvp,
+    ncp_vjp,
+    project_onto_friction_cone,
+    solve_contact_ncp,
 )
 
 __all__ = [

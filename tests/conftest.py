@@ -2,10 +2,9 @@
 
 import numpy as np
 import pytest
+from oracle import bounding_radii, rotation_matrix
 
 from dcol.geom import Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere
-
-from oracle import bounding_radii, rotation_matrix
 
 KINDS = ["polytope", "capsule", "cylinder", "cone", "sphere", "ellipsoid", "polygon"]
 REGIMES = ["penetrating", "near", "separated"]

@@ -55,7 +55,6 @@ from dataclasses import dataclass
 import diffcp
 import numpy as np
 import scipy.sparse as sparse
-
 from oracle import TOLERANCES, rotation_matrix, shape_frame, shape_kind
 
 PARAMETERIZATIONS = ("quaternion", "mrp", "rigid")

@@ -33,15 +33,14 @@ import functools
 import coal
 import cvxpy as cp
 import numpy as np
+from oracle import face_count, membership, shape_frame, shape_kind, solve, support, vertices
 from scipy.optimize import minimize
 from scipy.spatial import ConvexHull
-
-from oracle import face_count, membership, shape_frame, shape_kind, solve, support, vertices
 
 # --- cvxpy ---------------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _distance_problem(kind_a, faces_a, kind_b, faces_b):
     p_a, p_b = cp.Variable(3), cp.Variable(3)
     constraints_a, load_a = membership(kind_a, faces_a, p_a, 1.0)

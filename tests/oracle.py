@@ -179,7 +179,7 @@ def solve(problem):
     raise RuntimeError(f"oracle: Clarabel ended with status {problem.status}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _proximity_problem(kind_a, faces_a, kind_b, faces_b):
     x, alpha = cp.Variable(3), cp.Variable()
     constraints_a, load_a = membership(kind_a, faces_a, x, alpha)
@@ -204,7 +204,7 @@ def proximity_oracle(a, r_a, q_a, b, r_b, q_b):
     return float(alpha.value), np.array(x.value)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _polygon_gauge_problem(m):
     w, C, d, R = cp.Parameter(3), cp.Parameter((m, 2)), cp.Parameter(m), cp.Parameter(nonneg=True)
     y, alpha = cp.Variable(2), cp.Variable()
@@ -251,7 +251,7 @@ def gauge(shape, r, q, point):
     return _polygon_gauge(shape, w)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def vertices(shape):
     """Vertices of a polytope (k, 3) or of the polygon inside a padded polygon (k, 2)."""
     normals, offsets = (shape.A, shape.b) if shape_kind(shape) == "polytope" else (shape.C, shape.d)

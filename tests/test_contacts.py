@@ -15,6 +15,8 @@ from collections import namedtuple
 import numpy as np
 import pytest
 import trimesh
+from conftest import random_configuration, random_quaternion
+from oracle import rotation_matrix
 
 from dcol.geom import (
     Box,
@@ -28,9 +30,6 @@ from dcol.geom import (
     signed_distance,
 )
 from dcol.solvers import SolverSettings
-
-from conftest import random_configuration, random_quaternion
-from oracle import rotation_matrix
 
 EX, EY, EZ = np.eye(3)
 IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])

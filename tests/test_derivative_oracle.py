@@ -14,10 +14,6 @@ clear of changes of active constraints a few 1e-3 away.
 
 import numpy as np
 import pytest
-from scipy.linalg import expm
-
-from dcol.geom import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere
-
 from conftest import body_position, random_quaternion, random_shape
 from derivative_oracle import (
     SHAPE_PARAMETERS,
@@ -29,6 +25,9 @@ from derivative_oracle import (
     shape_parameter_jacobian_oracle,
 )
 from oracle import bounding_radii, gauge, proximity_oracle, rotation_matrix, shape_frame, shape_kind, support
+from scipy.linalg import expm
+
+from dcol.geom import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere
 
 ORACLE_STEP, EXACT_STEP = 1e-3, 1e-4
 ALPHA_RTOL = 1e-6  # α rows and the distance, against proximity_oracle

@@ -4,6 +4,10 @@ differences of the values, and the geometric rules the result must obey."""
 
 import numpy as np
 import pytest
+from conftest import KINDS, random_configuration, random_quaternion
+from distance_oracle import coal_distance, euclidean_distance
+from distance_oracle import signed_distance as oracle_signed_distance
+from oracle import gauge, rotation_matrix
 
 from dcol.geom import (
     DISTANCE_SETTINGS,
@@ -18,11 +22,6 @@ from dcol.geom import (
     support_point,
 )
 from dcol.solvers import Status
-
-from conftest import KINDS, random_configuration, random_quaternion
-from distance_oracle import coal_distance, euclidean_distance
-from distance_oracle import signed_distance as oracle_signed_distance
-from oracle import gauge, rotation_matrix
 
 PAIRS = [(ka, kb) for ka in KINDS for kb in KINDS]
 

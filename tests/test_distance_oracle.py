@@ -7,9 +7,6 @@ import itertools
 import coal
 import numpy as np
 import pytest
-
-from dcol.geom import Box, Capsule, Cone, Cylinder, Polytope, Sphere
-
 from conftest import KINDS, body_position, random_configuration, random_offset, random_quaternion, random_shape
 from distance_oracle import (
     closed_form_distance,
@@ -20,6 +17,8 @@ from distance_oracle import (
     signed_distance,
 )
 from oracle import bounding_radii, gauge, rotation_matrix, shape_frame, shape_kind, vertices
+
+from dcol.geom import Box, Capsule, Cone, Cylinder, Polytope, Sphere
 
 IDENTITY = (np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]))
 STRICTLY_CONVEX = {"sphere", "ellipsoid"}  # a pair with one of these has a unique closest pair

@@ -45,7 +45,8 @@ def inertial_xml(mass, xyz, ixx, iyy, izz, ixy=0.0, ixz=0.0, iyz=0.0):
     return (
         f'<inertial><origin xyz="{xyz[0]:.17g} {xyz[1]:.17g} {xyz[2]:.17g}" rpy="0 0 0"/>'
         f'<mass value="{mass:.17g}"/>'
-        f'<inertia ixx="{ixx:.17g}" ixy="{ixy:.17g}" ixz="{ixz:.17g}" iyy="{iyy:.17g}" iyz="{iyz:.17g}" izz="{izz:.17g}"/></inertial>'
+        f'<inertia ixx="{ixx:.17g}" ixy="{ixy:.17g}" ixz="{ixz:.17g}"'
+        f' iyy="{iyy:.17g}" iyz="{iyz:.17g}" izz="{izz:.17g}"/></inertial>'
     )
 
 
@@ -539,7 +540,8 @@ def test_unknown_frame_name(tree):
 
 
 def test_floating_quaternion_normalized_or_rejected():
-    """A floating-base q with a non-unit quaternion is normalized (the DESIGN convention) or rejected; zero is rejected."""
+    """A floating-base q with a non-unit quaternion is normalized (docs/conventions.md) or rejected;
+    zero is rejected."""
     m = dyn.load_urdf(spatial_tree_urdf(), floating_base=True)
     rng = np.random.default_rng(9)
     q = np.asarray(dyn.random_configuration(m, rng), dtype=float)

@@ -333,7 +333,7 @@ def test_frame_jacobian_derivative_fd(case):
 
 
 # --------------------------------------------------------------------------- inertial parameters
-def _spatial_params(inertial, X_rot=np.eye(3), X_pos=np.zeros(3)):
+def _spatial_params(inertial, X_rot, X_pos):
     """[m, m c, I about origin] of a URDF inertial expressed in a frame where the link frame is (X_rot, X_pos)."""
     m = inertial["mass"]
     R_in = X_rot @ rpy_matrix(inertial["rpy"])

@@ -118,7 +118,7 @@ class Robot:
 _ROBOT_SPECS = {r[0]: r for r in ERD_ROBOTS + DATASET_ROBOTS}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load(name):
     rid, rel, floating = _ROBOT_SPECS[name]
     path = rel if os.path.isabs(rel) else os.path.join(erd_model_dir(), rel)
@@ -158,7 +158,7 @@ def test_model_dimensions(robot):
 def test_integrate_difference_match_pinocchio(robot):
     m, orc = robot.model, robot.oracle
     rng = np.random.default_rng(7)
-    for q, v, _, _ in robot.states:
+    for q, _, _, _ in robot.states:
         dv = 0.3 * rng.normal(size=m.nv)
         q1 = np.asarray(dyn.integrate(m, q, dv))
         q1_pin = pin.integrate(orc.pmodel, orc.q_to_pin(q), orc.v_to_pin(dv))
@@ -358,7 +358,7 @@ def test_batched_against_pinocchio(robot):
 
 def test_zero_dof_dataset_robots():
     """Robots without movable joints load with nv = 0 and empty dynamics (e.g. a static ground plane)."""
-    for rid, path, floating in DATASET_ROBOTS:
+    for _, path, floating in DATASET_ROBOTS:
         if floating:
             continue
         m = dyn.load_urdf(path, floating_base=False, package_dirs=package_dirs())

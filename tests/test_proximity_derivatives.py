@@ -3,25 +3,6 @@ against their own symmetries."""
 
 import numpy as np
 import pytest
-
-from dcol.geom import (
-    DERIVATIVE_SETTINGS,
-    Box,
-    Capsule,
-    Polytope,
-    Sphere,
-    contact_jacobian,
-    distance_jacobian,
-    contact_jacobian_batch,
-    proximity_batch,
-    proximity_gradient,
-    proximity_gradient_batch,
-    proximity_jacobian,
-    proximity_jacobian_batch,
-    shape_parameter_jacobian,
-)
-from dcol.solvers import SolverSettings, Status
-
 from conftest import KINDS, random_configuration, random_quaternion
 from derivative_oracle import (
     PARAMETERIZATIONS,
@@ -31,6 +12,24 @@ from derivative_oracle import (
     shape_parameter_jacobian_oracle,
 )
 from oracle import rotation_matrix
+
+from dcol.geom import (
+    DERIVATIVE_SETTINGS,
+    Box,
+    Capsule,
+    Polytope,
+    Sphere,
+    contact_jacobian,
+    contact_jacobian_batch,
+    distance_jacobian,
+    proximity_batch,
+    proximity_gradient,
+    proximity_gradient_batch,
+    proximity_jacobian,
+    proximity_jacobian_batch,
+    shape_parameter_jacobian,
+)
+from dcol.solvers import SolverSettings, Status
 
 PAIRS = [(ka, kb) for ka in KINDS for kb in KINDS]
 

@@ -4,12 +4,11 @@ import itertools
 
 import numpy as np
 import pytest
+from conftest import KINDS, REGIMES, random_configuration
+from oracle import bounding_radii, gauge, proximity_oracle, rotation_matrix, shape_frame, support
 
 from dcol.geom import proximity, proximity_batch
 from dcol.solvers import SolverSettings, Status
-
-from conftest import KINDS, REGIMES, random_configuration
-from oracle import bounding_radii, gauge, proximity_oracle, rotation_matrix, shape_frame, support
 
 PAIRS = list(itertools.product(KINDS, KINDS))
 CONFIGS_PER_PAIR = 21  # 49 × 21 = 1029 configurations, a third in each regime, half with offset poses

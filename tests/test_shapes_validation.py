@@ -5,8 +5,19 @@ import re
 import numpy as np
 import pytest
 
-from dcol.geom import Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere, proximity, proximity_batch
-from dcol.geom import ProximityResult
+from dcol.geom import (
+    Box,
+    Capsule,
+    Cone,
+    Cylinder,
+    Ellipsoid,
+    Polygon,
+    Polytope,
+    ProximityResult,
+    Sphere,
+    proximity,
+    proximity_batch,
+)
 from dcol.solvers import Status
 
 IDENTITY_Q = [1.0, 0.0, 0.0, 0.0]

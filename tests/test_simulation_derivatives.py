@@ -8,6 +8,7 @@ finite-difference step), where the step is differentiable.
 
 import numpy as np
 import pytest
+
 from dcol.dynamics import (
     ModelBuilder,
     World,
@@ -269,9 +270,9 @@ def test_warm_start_gives_the_cold_solution():
 
 
 def test_integrate_jacobians_against_finite_differences():
-    model = _free_body_model([(Sphere(0.1), 1.0, np.eye(3) * 4e-3)])
+    free_body = _free_body_model([(Sphere(0.1), 1.0, np.eye(3) * 4e-3)])
     rng = np.random.default_rng(2)
-    for model, scale in ((model, 1.0), (model, 20.0), (load_dataset_robot("half_cheetah"), 1.0)):
+    for model, scale in ((free_body, 1.0), (free_body, 20.0), (load_dataset_robot("half_cheetah"), 1.0)):
         q = random_configuration(model, rng)
         v = scale * rng.normal(size=model.nv)  # 20: turns of several radians (the series' squarings)
         d_q, d_v = integrate_jacobians(model, q, v)

@@ -64,7 +64,7 @@ def run_simulation_demo(output_path="dcol-demo-simulation.png"):
     ``energy`` (STEPS + 1,), ``gradient`` (3, 3) ∂(far box final position)/∂(ball initial linear
     velocity), and ``output`` (pathlib.Path).
     """
-    from .demo import _require_matplotlib  # noqa: PLC0415 (one shared hint for the viz extra)
+    from .demo import _require_matplotlib  # one shared hint for the viz extra
 
     _require_matplotlib()
     output = Path(output_path)
