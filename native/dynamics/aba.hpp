@@ -2,7 +2,7 @@
 // the articulated inertias and bias forces of children add to their parents without transforms.
 #pragma once
 
-#include "rnea.hpp"
+#include "dynamics/rnea.hpp"
 
 namespace dcol::dyn {
 

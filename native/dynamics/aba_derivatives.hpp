@@ -6,10 +6,10 @@
 
 #include <algorithm>
 
-#include "aba.hpp"
-#include "crba.hpp"
-#include "regressor.hpp"
-#include "rnea_derivatives.hpp"
+#include "dynamics/aba.hpp"
+#include "dynamics/crba.hpp"
+#include "dynamics/regressor.hpp"
+#include "dynamics/rnea_derivatives.hpp"
 
 namespace dcol::dyn {
 

@@ -4,7 +4,7 @@
 // whose fill-in stays on the dof → parent-dof paths, and solves and M⁻¹ from it.
 #pragma once
 
-#include "kinematics.hpp"
+#include "dynamics/kinematics.hpp"
 
 namespace dcol::dyn {
 

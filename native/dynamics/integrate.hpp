@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "model.hpp"
+#include "dynamics/model.hpp"
 
 namespace dcol::dyn {
 

@@ -2,7 +2,7 @@
 // Jacobians and their derivatives with respect to q.
 #pragma once
 
-#include "model.hpp"
+#include "dynamics/model.hpp"
 
 namespace dcol::dyn {
 

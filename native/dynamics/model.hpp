@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "spatial.hpp"
+#include "dynamics/spatial.hpp"
 
 namespace dcol::dyn {
 

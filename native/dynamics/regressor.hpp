@@ -8,7 +8,7 @@
 // its projection on a motion s = [s_l; s_a] (τ's share) has the coefficients written below.
 #pragma once
 
-#include "rnea.hpp"
+#include "dynamics/rnea.hpp"
 
 namespace dcol::dyn {
 

@@ -3,7 +3,7 @@
 // the base acceleration a_0 = [−g; 0]; f_i = I_i a_i + ν_i ×* I_i ν_i; τ_i = S_iᵀ Σ_{subtree} f.
 #pragma once
 
-#include "kinematics.hpp"
+#include "dynamics/kinematics.hpp"
 
 namespace dcol::dyn {
 

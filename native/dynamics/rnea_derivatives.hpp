@@ -17,8 +17,8 @@
 // the S_k ×* F_j term cancels against ∂S_j/∂q_k = S_k × S_j; if k is below j, the subtree is k's.
 #pragma once
 
-#include "crba.hpp"
-#include "rnea.hpp"
+#include "dynamics/crba.hpp"
+#include "dynamics/rnea.hpp"
 
 namespace dcol::dyn {
 

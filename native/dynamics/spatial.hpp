@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "../rotations.hpp"
+#include "core/rotations.hpp"
 
 namespace dcol::dyn {
 

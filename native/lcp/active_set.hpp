@@ -12,7 +12,7 @@
 #include <limits>
 #include <vector>
 
-#include "lcp.hpp"
+#include "lcp/lcp.hpp"
 
 namespace dcol::lcp {
 

@@ -10,8 +10,8 @@
 #include <cmath>
 #include <vector>
 
-#include "../dense_lu.hpp"
-#include "lcp.hpp"
+#include "core/dense_lu.hpp"
+#include "lcp/lcp.hpp"
 
 namespace dcol::lcp {
 

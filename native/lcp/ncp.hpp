@@ -10,8 +10,8 @@
 #include <cmath>
 #include <vector>
 
-#include "active_set.hpp"
-#include "lcp.hpp"
+#include "lcp/active_set.hpp"
+#include "lcp/lcp.hpp"
 
 namespace dcol::lcp {
 

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "broadphase.hpp"
-#include "contacts.hpp"
+#include "contact/broadphase.hpp"
+#include "contact/contacts.hpp"
 #include "dynamics/crba.hpp"
 #include "dynamics/integrate.hpp"
 #include "dynamics/rnea.hpp"

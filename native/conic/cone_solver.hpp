@@ -18,7 +18,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "lanes.hpp"
+#include "core/lanes.hpp"
 
 namespace dcol {
 

@@ -1,6 +1,6 @@
 // Proximity kernels for x86-64 processors with AVX2 and FMA (batch_kernels.hpp). Each solver size
 // class is flattened on its own: one function holding all of them took the compiler ten minutes.
-#include "batch_kernels.hpp"
+#include "kernels/proximity_kernels.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 namespace dcol {

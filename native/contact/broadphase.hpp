@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "support.hpp"
+#include "geometry/support.hpp"
 
 namespace dcol {
 

@@ -23,8 +23,8 @@
 
 #include <cmath>
 
-#include "proximity.hpp"
-#include "support.hpp"
+#include "geometry/proximity.hpp"
+#include "geometry/support.hpp"
 
 namespace dcol {
 

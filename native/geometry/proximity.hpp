@@ -5,12 +5,12 @@
 #include <cmath>
 #include <utility>
 
-#include "cone_solver.hpp"
-#include "primitives.hpp"
-#include "proximity_derivatives.hpp"
-#include "proximity_types.hpp"
-#include "rotations.hpp"
-#include "row_packet_solver.hpp"
+#include "conic/cone_solver.hpp"
+#include "geometry/primitives.hpp"
+#include "geometry/proximity_derivatives.hpp"
+#include "geometry/proximity_types.hpp"
+#include "core/rotations.hpp"
+#include "conic/row_packet_solver.hpp"
 
 namespace dcol {
 

@@ -21,7 +21,7 @@
 #include "dynamics/kinematics.hpp"
 #include "dynamics/regressor.hpp"
 #include "dynamics/rnea_derivatives.hpp"
-#include "simulation.hpp"
+#include "simulation/simulation.hpp"
 
 namespace dcol::sim {
 

@@ -1,6 +1,6 @@
 // Proximity kernels for every processor: two lanes fill the 128-bit vectors every x86-64 (SSE2) and
 // ARM64 (NEON) processor has.
-#include "batch_kernels.hpp"
+#include "kernels/proximity_kernels.hpp"
 
 namespace dcol {
 

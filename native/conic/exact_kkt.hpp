@@ -23,8 +23,8 @@
 #include <cmath>
 #include <limits>
 
-#include "cone_solver.hpp"
-#include "dense_lu.hpp"
+#include "conic/cone_solver.hpp"
+#include "core/dense_lu.hpp"
 
 namespace dcol {
 

@@ -26,10 +26,10 @@
 #include <cmath>
 #include <utility>
 
-#include "cone_solver.hpp"
-#include "exact_kkt.hpp"
-#include "primitives.hpp"
-#include "proximity_types.hpp"
+#include "conic/cone_solver.hpp"
+#include "conic/exact_kkt.hpp"
+#include "geometry/primitives.hpp"
+#include "geometry/proximity_types.hpp"
 
 namespace dcol {
 

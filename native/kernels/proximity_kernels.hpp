@@ -8,7 +8,7 @@
 // a lane agrees with the same pair solved alone up to rounding, not bit for bit.
 #pragma once
 
-#include "proximity.hpp"
+#include "geometry/proximity.hpp"
 
 namespace dcol {
 

@@ -19,7 +19,7 @@
 #include <cmath>
 #include <limits>
 
-#include "cone_solver.hpp"
+#include "conic/cone_solver.hpp"
 
 namespace dcol {
 

@@ -1,9 +1,9 @@
 // Poses, shape frames and proximity results, shared by the proximity, distance and contact headers.
 #pragma once
 
-#include "cone_solver.hpp"
-#include "primitives.hpp"
-#include "rotations.hpp"
+#include "conic/cone_solver.hpp"
+#include "geometry/primitives.hpp"
+#include "core/rotations.hpp"
 
 namespace dcol {
 

@@ -20,8 +20,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "distance.hpp"
-#include "dual.hpp"
+#include "geometry/distance.hpp"
+#include "core/dual.hpp"
 
 namespace dcol {
 

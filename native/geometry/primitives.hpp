@@ -10,7 +10,8 @@
 #include <cmath>
 #include <vector>
 
-#include "lanes.hpp"
+#include "core/lanes.hpp"
+#include "core/small_matrix.hpp"
 
 namespace dcol {
 
@@ -18,12 +19,6 @@ enum class ShapeKind : int { polytope = 0, capsule, cylinder, cone, sphere, elli
 
 // Most faces a polytope or polygon may have; the largest solver size class holds two of them.
 constexpr int kMaxFaces = 500;
-
-template <class V>
-struct Mat3T {
-  V m[3][3];  // column j is the body axis j in the world
-};
-using Mat3 = Mat3T<double>;
 
 struct Shape {
   ShapeKind kind = ShapeKind::sphere;

@@ -13,11 +13,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "batch_kernels.hpp"
-#include "cone_solver.hpp"
-#include "geometry_binding.hpp"
-#include "parallel.hpp"
-#include "proximity.hpp"
+#include "kernels/proximity_kernels.hpp"
+#include "conic/cone_solver.hpp"
+#include "python/geometry_arguments.hpp"
+#include "core/parallel.hpp"
+#include "geometry/proximity.hpp"
 
 namespace py = pybind11;
 using namespace dcol;

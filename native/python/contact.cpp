@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "broadphase.hpp"
-#include "contacts.hpp"
-#include "distance.hpp"
-#include "geometry_binding.hpp"
-#include "parallel.hpp"
+#include "contact/broadphase.hpp"
+#include "contact/contacts.hpp"
+#include "geometry/distance.hpp"
+#include "python/geometry_arguments.hpp"
+#include "core/parallel.hpp"
 
 namespace py = pybind11;
 using namespace dcol;

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "dynamics_binding.hpp"
-#include "geometry_binding.hpp"
-#include "parallel.hpp"
-#include "simulation.hpp"
-#include "step_jacobians.hpp"
+#include "python/dynamics_arguments.hpp"
+#include "python/geometry_arguments.hpp"
+#include "core/parallel.hpp"
+#include "simulation/simulation.hpp"
+#include "simulation/step_jacobians.hpp"
 
 namespace py = pybind11;
 using namespace dcol;

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "primitives.hpp"
-#include "proximity_types.hpp"
-#include "rotations.hpp"
+#include "geometry/primitives.hpp"
+#include "geometry/proximity_types.hpp"
+#include "core/rotations.hpp"
 
 namespace dcol::binding {
 

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "primitives.hpp"
-#include "proximity_types.hpp"
+#include "geometry/primitives.hpp"
+#include "geometry/proximity_types.hpp"
 
 namespace dcol {
 

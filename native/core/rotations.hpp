@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "primitives.hpp"
+#include "core/small_matrix.hpp"
 
 namespace dcol {
 

@@ -16,8 +16,8 @@
 #include "dynamics/aba_derivatives.hpp"
 #include "dynamics/integrate.hpp"
 #include "dynamics/kinematics.hpp"
-#include "dynamics_binding.hpp"
-#include "parallel.hpp"
+#include "python/dynamics_arguments.hpp"
+#include "core/parallel.hpp"
 
 namespace py = pybind11;
 using namespace dcol;
