@@ -3,7 +3,7 @@
 Sources that share no code with dcol and little with each other:
 
 - ``euclidean_distance``: ``min ‖p_a − p_b‖`` over p_a ∈ a, p_b ∈ b as a cone program in cvxpy, solved by
-  Clarabel at tight tolerances, with tests/oracle.py's membership constraints (the DCOL paper's §III
+  Clarabel at tight tolerances, with tests/support/oracle.py's membership constraints (the DCOL paper's §III
   constraints with the scaling α fixed to 1). Overlapping shapes give 0: it cannot see penetration.
 - ``signed_distance``: the signed distance is ``max over unit n of separation(n)``, the gap between the
   shapes' supporting planes of normal n (closed-form support functions), for separated and penetrating
@@ -13,11 +13,11 @@ Sources that share no code with dcol and little with each other:
 - ``closed_form_distance``: sphere–sphere, sphere–capsule, capsule–capsule (segment–segment closest
   points), box–sphere and cylinder–sphere (point–box, point–cylinder), signed.
 
-Conventions (coal's as well, verified in tests/test_distance_oracle.py): a signed distance is negative
+Conventions (coal's as well, verified in tests/geom/test_distance_oracle.py): a signed distance is negative
 under penetration (penetration depth = −distance); the normal n is a unit vector pointing from a to b; the
 witness points satisfy ``p_b − p_a = distance · n`` (under penetration p_a is the point of a deepest inside
 b and p_b the point of b deepest inside a). Poses are (r (3,), q (4,) [w, x, y, z] or (3, 3)) of the bodies;
-a shape's frame is its body pose composed with its offset, as in tests/oracle.py.
+a shape's frame is its body pose composed with its offset, as in tests/support/oracle.py.
 
 Accuracy: distances to about 1e-10 (absolute) from cvxpy, the closed forms and the search, and from coal
 for separated shapes. Witness points on curved surfaces only to about 1e-6 (coal) and 1e-5 (cvxpy): both
@@ -25,7 +25,7 @@ stop at a gap of ~1e-11 in the distance (or its square), which grows only quadra
 along the surface. The closed forms give exact points. To test witness points beyond that, check that they
 lie in the shapes (``oracle.gauge`` ≤ 1) and are the oracle's distance apart, as the tests do for coal's.
 
-Only the shapes' public attributes are read, as in tests/oracle.py; nothing of dcol is imported.
+Only the shapes' public attributes are read, as in tests/support/oracle.py; nothing of dcol is imported.
 """
 
 import functools
@@ -33,9 +33,10 @@ import functools
 import coal
 import cvxpy as cp
 import numpy as np
-from oracle import face_count, membership, shape_frame, shape_kind, solve, support, vertices
 from scipy.optimize import minimize
 from scipy.spatial import ConvexHull
+
+from tests.support.oracle import face_count, membership, shape_frame, shape_kind, solve, support, vertices
 
 # --- cvxpy ---------------------------------------------------------------------------------------------------
 

@@ -15,7 +15,8 @@ Convention differences handled here (see the dynamics API notes):
 * crba / computeMinverse / derivative outputs that pinocchio fills only in the upper triangle are
   symmetrized.
 
-Pinocchio is imported lazily so that test modules can ``pytest.importorskip("pinocchio")`` first.
+Pinocchio is imported lazily, on first use: the pure numpy helpers here (rotation_from_quaternion) serve
+tests that do not need it.
 """
 
 from __future__ import annotations

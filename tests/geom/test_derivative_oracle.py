@@ -1,8 +1,8 @@
-"""Self-tests of the derivative oracle (tests/derivative_oracle.py) against finite differences.
+"""Self-tests of the derivative oracle (tests/support/derivative_oracle.py) against finite differences.
 
-References: α from tests/oracle.py's proximity_oracle (cvxpy + Clarabel); x, the contact points and the
+References: α from tests/support/oracle.py's proximity_oracle (cvxpy + Clarabel); x, the contact points and the
 normal from the derivative oracle's own refined solve (contact_oracle), whose values are checked here
-against proximity_oracle and the closed-form gauges and support functions of tests/oracle.py. x from
+against proximity_oracle and the closed-form gauges and support functions of tests/support/oracle.py. x from
 proximity_oracle is only good to ~1e-5 (an interior-point solve at a 1e-10 gap; see _refine in
 derivative_oracle.py), too coarse to difference finely, so it gets a loose check only.
 
@@ -14,8 +14,10 @@ clear of changes of active constraints a few 1e-3 away.
 
 import numpy as np
 import pytest
-from conftest import body_position, random_quaternion, random_shape
-from derivative_oracle import (
+from scipy.linalg import expm
+
+from dcol.geom import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere
+from tests.support.derivative_oracle import (
     SHAPE_PARAMETERS,
     complementarity_margin,
     contact_jacobian_oracle,
@@ -24,10 +26,16 @@ from derivative_oracle import (
     proximity_jacobian_oracle,
     shape_parameter_jacobian_oracle,
 )
-from oracle import bounding_radii, gauge, proximity_oracle, rotation_matrix, shape_frame, shape_kind, support
-from scipy.linalg import expm
-
-from dcol.geom import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere
+from tests.support.oracle import (
+    bounding_radii,
+    gauge,
+    proximity_oracle,
+    rotation_matrix,
+    shape_frame,
+    shape_kind,
+    support,
+)
+from tests.support.shapes import body_position, random_quaternion, random_shape
 
 ORACLE_STEP, EXACT_STEP = 1e-3, 1e-4
 ALPHA_RTOL = 1e-6  # α rows and the distance, against proximity_oracle

@@ -3,10 +3,10 @@ functions."""
 
 import numpy as np
 import pytest
-from conftest import KINDS, random_quaternion, random_shape
 
 from dcol.geom import Box, Capsule, Scene, Sphere, contacts, signed_distance_batch, support_point
 from dcol.geom.tessellate import surface_mesh
+from tests.support.shapes import KINDS, random_quaternion, random_shape
 
 
 def random_scene(count, rng, density=1.0):

@@ -49,7 +49,6 @@ def test_shapes_collide_where_the_links_are():
 
 
 def test_meshes_of_an_example_robot_resolve_and_load():
-    pytest.importorskip("trimesh")
     try:
         model = dd.load_example_robot("ur5")
     except ValueError as err:

@@ -18,9 +18,8 @@ import re
 import numpy as np
 import pytest
 
-dyn = pytest.importorskip("dcol.dynamics")
-
-from pinocchio_oracle import rotation_from_quaternion  # noqa: E402  (pure numpy helper)
+import dcol.dynamics as dyn
+from tests.support.pinocchio_oracle import rotation_from_quaternion
 
 G = 9.81
 

@@ -1,13 +1,9 @@
 """Signed distance, witness points and normal (dcol.geom.distance) against independent routes: the
-cvxpy distance program and coal (tests/distance_oracle.py), closed forms, central finite
+cvxpy distance program and coal (tests/support/distance_oracle.py), closed forms, central finite
 differences of the values, and the geometric rules the result must obey."""
 
 import numpy as np
 import pytest
-from conftest import KINDS, random_configuration, random_quaternion
-from distance_oracle import coal_distance, euclidean_distance
-from distance_oracle import signed_distance as oracle_signed_distance
-from oracle import gauge, rotation_matrix
 
 from dcol.geom import (
     DISTANCE_SETTINGS,
@@ -22,6 +18,10 @@ from dcol.geom import (
     support_point,
 )
 from dcol.solvers import Status
+from tests.support.distance_oracle import coal_distance, euclidean_distance
+from tests.support.distance_oracle import signed_distance as oracle_signed_distance
+from tests.support.oracle import gauge, rotation_matrix
+from tests.support.shapes import KINDS, random_configuration, random_quaternion
 
 PAIRS = [(ka, kb) for ka in KINDS for kb in KINDS]
 

@@ -16,40 +16,7 @@ from scipy.special import ellipk
 
 from dcol.dynamics import ModelBuilder, World, load_dataset_robot
 from dcol.geom import Box, Sphere
-
-G = 9.81
-IDENTITY = [1.0, 0.0, 0.0, 0.0]
-
-
-def floating_bodies(builder, bodies):
-    """Adds free bodies (name, mass, rotational inertia about the com, shape) to a ModelBuilder."""
-    for name, mass, inertia, shape in bodies:
-        builder.add_body(
-            name, parent=None, joint=f"{name}_free", kind="floating", mass=mass, inertia=inertia * np.eye(3)
-        )
-        builder.add_shape(name, shape)
-    return builder.build()
-
-
-def ball_model(radius=0.1, mass=1.0, gravity=G):
-    """One free solid sphere (inertia 2/5 m R²)."""
-    return floating_bodies(
-        ModelBuilder(gravity=(0.0, 0.0, -gravity)), [("ball", mass, 0.4 * mass * radius**2, Sphere(radius))]
-    )
-
-
-def box_pile_model(count, half=0.1, mass=1.0):
-    """`count` free cubes of side 2 half (inertia m (2 half)² / 6)."""
-    return floating_bodies(
-        ModelBuilder(), [(f"box{i}", mass, mass * (2 * half) ** 2 / 6, Box([half] * 3)) for i in range(count)]
-    )
-
-
-def floating_state(*bodies):
-    """(q, v) of free bodies with identity orientation from (position (3,), velocity (3,)) pairs."""
-    q = np.concatenate([np.r_[position, IDENTITY] for position, _ in bodies])
-    v = np.concatenate([np.r_[velocity, 0.0, 0.0, 0.0] for _, velocity in bodies])
-    return q, v
+from tests.support.bodies import IDENTITY, G, ball_model, box_pile_model, floating_bodies, floating_state
 
 
 def rollout(world, q0, v0, steps, derivatives=False):

@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from oracle import proximity_oracle
 
 from dcol.geom import MAX_FACES, Polygon, Polytope, Sphere, proximity, proximity_batch
 from dcol.solvers import SolverSettings
+from tests.support.oracle import proximity_oracle
 
 IDENTITY = [1.0, 0.0, 0.0, 0.0]
 

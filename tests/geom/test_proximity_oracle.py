@@ -1,14 +1,14 @@
-"""DCOL proximity against the independent cvxpy + Clarabel oracle (tests/oracle.py), all 49 ordered pairs."""
+"""DCOL proximity against the independent cvxpy + Clarabel oracle (tests/support/oracle.py), all 49 ordered pairs."""
 
 import itertools
 
 import numpy as np
 import pytest
-from conftest import KINDS, REGIMES, random_configuration
-from oracle import bounding_radii, gauge, proximity_oracle, rotation_matrix, shape_frame, support
 
 from dcol.geom import proximity, proximity_batch
 from dcol.solvers import SolverSettings, Status
+from tests.support.oracle import bounding_radii, gauge, proximity_oracle, rotation_matrix, shape_frame, support
+from tests.support.shapes import KINDS, REGIMES, random_configuration
 
 PAIRS = list(itertools.product(KINDS, KINDS))
 CONFIGS_PER_PAIR = 21  # 49 × 21 = 1029 configurations, a third in each regime, half with offset poses

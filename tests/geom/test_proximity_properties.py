@@ -4,13 +4,13 @@ import itertools
 
 import numpy as np
 import pytest
-from conftest import KINDS, REGIMES, body_position, random_configuration, random_quaternion, random_shape
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracle import bounding_radii, gauge, proximity_oracle, rotation_matrix, shape_frame, shape_kind
 
 from dcol.geom import Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere, proximity, proximity_batch
 from dcol.solvers import SolverSettings, Status
+from tests.support.oracle import bounding_radii, gauge, proximity_oracle, rotation_matrix, shape_frame, shape_kind
+from tests.support.shapes import KINDS, REGIMES, body_position, random_configuration, random_quaternion, random_shape
 
 PAIRS = list(itertools.product(KINDS, KINDS))
 SQUARE = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])

@@ -4,9 +4,9 @@ the contact sets agree."""
 
 import numpy as np
 import pytest
-from test_simulation_physics import ball_model, box_pile_model, floating_state
 
 from dcol.dynamics import World, load_dataset_robot, neutral
+from tests.support.bodies import ball_model, box_pile_model, floating_state
 
 
 def assert_matches_python(world, q0, v0, taus, atol=1e-8):

@@ -13,13 +13,13 @@ import pytest
 import trimesh
 from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
-from test_topology import check_closed_solid
 
 import dcol.geom.mesh as mesh_module
 from dcol.geom import MAX_FACES, Box, Sphere, proximity
 from dcol.geom.mesh import ConvexMesh, convex_decomposition, load_mesh
+from tests.support.topology import check_closed_solid
 
-MESHES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "datasets", "meshes")
+MESHES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "datasets", "meshes")
 L_BLOCK = os.path.join(MESHES, "l_block.obj")
 HALF = np.array([0.3, 0.2, 0.1])
 POINT_CLOUD_PLY = (

@@ -15,8 +15,6 @@ from collections import namedtuple
 import numpy as np
 import pytest
 import trimesh
-from conftest import random_configuration, random_quaternion
-from oracle import rotation_matrix
 
 from dcol.geom import (
     Box,
@@ -30,6 +28,8 @@ from dcol.geom import (
     signed_distance,
 )
 from dcol.solvers import SolverSettings
+from tests.support.oracle import rotation_matrix
+from tests.support.shapes import random_configuration, random_quaternion
 
 EX, EY, EZ = np.eye(3)
 IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])

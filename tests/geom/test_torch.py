@@ -5,10 +5,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from conftest import random_quaternion  # noqa: E402
-
 from dcol.geom import Capsule, Ellipsoid, Polytope  # noqa: E402
 from dcol.geom import torch as dcol_torch  # noqa: E402
+from tests.support.shapes import random_quaternion  # noqa: E402
 
 
 def poses(rng, n):

@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-dyn = pytest.importorskip("dcol.dynamics")
-
-from pinocchio_oracle import rotation_from_quaternion  # noqa: E402  (pure numpy helper)
+import dcol.dynamics as dyn
+from tests.support.pinocchio_oracle import rotation_from_quaternion
 
 EPS = 1e-6
 RTOL = 1e-6

@@ -1,6 +1,6 @@
 """dcol.dynamics against Pinocchio (`pin`) on real robots from example-robot-data and on datasets/robots.
 
-Every quantity is compared in OUR conventions through tests/pinocchio_oracle.py (continuous joints
+Every quantity is compared in OUR conventions through tests/support/pinocchio_oracle.py (continuous joints
 nq = 1, scalar-first quaternions, our joint order mapped by name).  Tolerance: 1e-9 relative to
 max(1, max |reference|) in the max norm.
 """
@@ -11,12 +11,11 @@ import functools
 import os
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
-pin = pytest.importorskip("pinocchio")
-dyn = pytest.importorskip("dcol.dynamics")
-
-from pinocchio_oracle import PinocchioOracle, rotation_from_quaternion  # noqa: E402
+import dcol.dynamics as dyn
+from tests.support.pinocchio_oracle import PinocchioOracle, rotation_from_quaternion
 
 RTOL = 1e-9
 N_STATES = 3

@@ -1,4 +1,4 @@
-"""Checks that make tests/distance_oracle.py trustworthy: coal behaves as distance_oracle assumes (frames,
+"""Checks that make tests/support/distance_oracle.py trustworthy: coal behaves as distance_oracle assumes (frames,
 signs, normals), and the oracle's sources (cvxpy, coal, closed forms, the support-function search) agree
 with each other where each is meant to hold."""
 
@@ -7,8 +7,9 @@ import itertools
 import coal
 import numpy as np
 import pytest
-from conftest import KINDS, body_position, random_configuration, random_offset, random_quaternion, random_shape
-from distance_oracle import (
+
+from dcol.geom import Box, Capsule, Cone, Cylinder, Polytope, Sphere
+from tests.support.distance_oracle import (
     closed_form_distance,
     coal_distance,
     euclidean_distance,
@@ -16,9 +17,15 @@ from distance_oracle import (
     separation,
     signed_distance,
 )
-from oracle import bounding_radii, gauge, rotation_matrix, shape_frame, shape_kind, vertices
-
-from dcol.geom import Box, Capsule, Cone, Cylinder, Polytope, Sphere
+from tests.support.oracle import bounding_radii, gauge, rotation_matrix, shape_frame, shape_kind, vertices
+from tests.support.shapes import (
+    KINDS,
+    body_position,
+    random_configuration,
+    random_offset,
+    random_quaternion,
+    random_shape,
+)
 
 IDENTITY = (np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]))
 STRICTLY_CONVEX = {"sphere", "ellipsoid"}  # a pair with one of these has a unique closest pair
@@ -207,7 +214,7 @@ def random_box(rng):
     return Box(rng.uniform(0.2, 1.5, size=3), offset=random_offset(rng))
 
 
-# (shape a, shape b) makers for each closed-form pair; boxes are built here since conftest's polytopes are general.
+# (shape a, shape b) makers for each closed-form pair; boxes are built here since support.shapes' polytopes are general.
 CLOSED_FORM_PAIRS = {
     "sphere-sphere": lambda rng: (random_shape("sphere", rng, True), random_shape("sphere", rng, True)),
     "sphere-capsule": lambda rng: (random_shape("sphere", rng, True), random_shape("capsule", rng, True)),

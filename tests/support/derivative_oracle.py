@@ -8,7 +8,7 @@ differentiated by diffcp (``solve_and_derivative``, dense mode) at the refined s
 a Jacobian is diffcp's derivative applied to the derivative of the data (G, h) along one pose or
 shape-parameter coordinate. No cone solve is finite-differenced.
 
-Why not cvxpy's ``Problem.derivative()`` on tests/oracle.py's DPP problem: it differentiates at the
+Why not cvxpy's ``Problem.derivative()`` on tests/support/oracle.py's DPP problem: it differentiates at the
 interior-point solution, whose x is only good to ~1e-5 (see _refine); measured against this oracle on
 the seven shape pairs of the self-test, its Jacobians were off by up to 1e-5 relative in x and 3e-6 in α
 (cvxpy 1.9.3, diffcp 1.1.9, Clarabel at 1e-10). Its canonicalization also adds epigraph variables
@@ -38,7 +38,7 @@ Conventions (/work/shared/DESIGN.md):
   not strictly complementary: parallel faces in contact, a contact at a polytope vertex where more
   than three faces meet, as in the convex hull of random points), raise RuntimeError.
 
-Accuracy, measured over 70 configurations (the seven shape pairs of tests/test_derivative_oracle.py,
+Accuracy, measured over 70 configurations (the seven shape pairs of tests/geom/test_derivative_oracle.py,
 ten seeds each, both regimes, with and without offsets, all three parameterizations and the shape
 parameters): the α rows agree with fourth-order central differences (step 1e-3) of proximity_oracle to
 ≤ 5e-7 relative, which is the noise of its α (~1e-11 absolute), and x, the contact points and the
@@ -55,7 +55,8 @@ from dataclasses import dataclass
 import diffcp
 import numpy as np
 import scipy.sparse as sparse
-from oracle import TOLERANCES, rotation_matrix, shape_frame, shape_kind
+
+from tests.support.oracle import TOLERANCES, rotation_matrix, shape_frame, shape_kind
 
 PARAMETERIZATIONS = ("quaternion", "mrp", "rigid")
 
@@ -448,7 +449,7 @@ def proximity_jacobian_oracle(a, r_a, q_a, b, r_b, q_b, parameterization="quater
 
     Parameters
     ----------
-    a, b : shapes (public attributes read as in tests/oracle.py).
+    a, b : shapes (public attributes read as in tests/support/oracle.py).
     r_a, r_b : (3,) body positions; q_a, q_b : (4,) quaternions [w, x, y, z], any nonzero norm.
     parameterization : "quaternion", "mrp" or "rigid" (module docstring).
 

@@ -1,17 +1,8 @@
-"""Derivatives of DCOL proximity against the independent diffcp oracle (tests/derivative_oracle.py) and
+"""Derivatives of DCOL proximity against the independent diffcp oracle (tests/support/derivative_oracle.py) and
 against their own symmetries."""
 
 import numpy as np
 import pytest
-from conftest import KINDS, random_configuration, random_quaternion
-from derivative_oracle import (
-    PARAMETERIZATIONS,
-    complementarity_margin,
-    contact_jacobian_oracle,
-    mrp_of_quaternion,
-    shape_parameter_jacobian_oracle,
-)
-from oracle import rotation_matrix
 
 from dcol.geom import (
     DERIVATIVE_SETTINGS,
@@ -30,6 +21,15 @@ from dcol.geom import (
     shape_parameter_jacobian,
 )
 from dcol.solvers import SolverSettings, Status
+from tests.support.derivative_oracle import (
+    PARAMETERIZATIONS,
+    complementarity_margin,
+    contact_jacobian_oracle,
+    mrp_of_quaternion,
+    shape_parameter_jacobian_oracle,
+)
+from tests.support.oracle import rotation_matrix
+from tests.support.shapes import KINDS, random_configuration, random_quaternion
 
 PAIRS = [(ka, kb) for ka in KINDS for kb in KINDS]
 

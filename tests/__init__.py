@@ -1,0 +1,1 @@
+"""dcol test suite: the folders mirror the packages (see README.md)."""

@@ -1,0 +1,1 @@
+"""Oracles and helpers shared by the tests: import them as ``from tests.support.<module> import …``."""
