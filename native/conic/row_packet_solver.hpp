@@ -47,7 +47,7 @@ inline void hsums(const Packet* v, double* out) {
 }
 
 // Square roots lane by lane in two 128-bit halves where the processor has SSE2 (every x86-64):
-// the one-pair kernels are compiled without the auto-vectorizer (batch_kernels.hpp), which left
+// the one-pair kernels are compiled without the auto-vectorizer (kernels/), which left
 // lane_sqrt's loop as four scalar roots.
 inline Packet sqrt(Packet v) {
 #if defined(__SSE2__)

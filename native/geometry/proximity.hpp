@@ -6,17 +6,17 @@
 #include <utility>
 
 #include "conic/cone_solver.hpp"
+#include "conic/row_packet_solver.hpp"
+#include "core/rotations.hpp"
 #include "geometry/primitives.hpp"
 #include "geometry/proximity_derivatives.hpp"
 #include "geometry/proximity_types.hpp"
-#include "core/rotations.hpp"
-#include "conic/row_packet_solver.hpp"
 
 namespace dcol {
 
 // The results and exact derivatives of a solved problem (exact_kkt.hpp), or with status smoothed the
 // smoothed ones where it has none; proximity_sized's steps come as callables. Kept out of the flattened
-// kernels (batch_kernels.hpp): inlined there, this rarely used code made the plain one-pair solve
+// kernels (kernels/): inlined there, this rarely used code made the plain one-pair solve
 // execute ~4% more instructions.
 template <class Program, class Solver, class WriteResults, class Differentiate, class SmoothedKKT>
 __attribute__((noinline)) void differentiate_exactly(Solver& solver, const Program& prob, ProximityResult& out,
@@ -197,7 +197,7 @@ inline int proximity_rows(const Shape& a, const Shape& b) {
   return a.num_linear_rows() + b.num_linear_rows() + a.cone_dim() + b.cone_dim();
 }
 
-// Calls proximity_sized; kernels compiled for other instruction sets pass their own (batch_kernels.hpp).
+// Calls proximity_sized; the kernels compiled for an instruction set pass their own (kernels/).
 struct PlainSized {
   template <int N, int NA, int NTail, int MMax, int W>
   static void run(const Shape& a, const Pose* fa, const Shape& b, const Pose* fb, const SolverSettings& settings,

@@ -33,15 +33,6 @@
 
 namespace dcol {
 
-// Which derivatives a proximity call computes.
-enum class DerivativeRequest : int {
-  none = 0,
-  gradient = 1,  // ∂α only: the gradient of the Lagrangian, no linear solve
-  jacobian = 2,  // x and α
-  contact = 3,   // and the contact points and distance (from x and α), and the normal, which takes
-                 // three more adjoint solves
-};
-
 // Rows of problem (9) that belong to each shape: its orthant rows [lin_begin, lin_end) and its cone
 // (first row cone, or −1).
 struct ShapeRows {
@@ -483,36 +474,6 @@ void normalized_gradient(const SolvedProximity<Program>& sp, V* alpha_row) {
     }
   }
 }
-
-// Derivatives of one proximity result with respect to rigid motions δ = [δp; δθ] (r ← r + δp,
-// Q ← exp(δθ^) Q, world frame) of body a, then body b: 12 columns. proximity_lanes fills them for the
-// shapes' own frames first and then moves them to the bodies (apply_offsets).
-struct ProximityJacobian {
-  double alpha[12];
-  double x[3][12];
-  double p_a[3][12], p_b[3][12];
-  double distance[12];
-  double normal[3][12];
-};
-
-// What a proximity call should differentiate, and where the results go (one per pose pair).
-// shape_parameters: the (4, shape_parameter_count) derivatives of (x, α) with respect to each shape's
-// parameters (world units), or null; for one pose pair only, so callers set it with the one-pair
-// kernel, and it stays with the first pair.
-struct DerivativeOutput {
-  DerivativeRequest request = DerivativeRequest::none;
-  ProximityJacobian* jacobian = nullptr;
-  double* shape_parameters[2] = {nullptr, nullptr};
-  // The exact problem's derivatives (ExactKKT) instead of the barrier-smoothed one's; one pose pair
-  // at a time (each problem has its own roles), so the lane kernels leave it to the one-pair kernel.
-  bool exact = false;
-  DerivativeOutput at(int k) const {
-    return {request,
-            jacobian ? jacobian + k : nullptr,
-            {k == 0 ? shape_parameters[0] : nullptr, k == 0 ? shape_parameters[1] : nullptr},
-            exact};
-  }
-};
 
 // One output's derivative row with respect to rigid motions of the two frames, from the normalized
 // problem's row of lane k. Positions enter that problem as r'_a = −r'_b = (r_a − r_b)/2ℓ; the output

@@ -1,5 +1,5 @@
-// Argument conversion shared by the bindings of the rigid-body algorithms (dynamics_bindings.cpp)
-// and of the simulation (simulation_bindings.cpp): the model a Python Model holds, and states.
+// Argument conversion shared by the bindings of the rigid-body algorithms (python/dynamics.cpp)
+// and of the simulation (python/simulation.cpp): the model a Python Model holds, and states.
 #pragma once
 
 #include <pybind11/numpy.h>

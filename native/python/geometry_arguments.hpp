@@ -1,4 +1,4 @@
-// Argument conversion shared by the geometry bindings (bindings.cpp, contact_bindings.cpp): arrays,
+// Argument conversion shared by the geometry bindings (python/module.cpp, python/contact.cpp): arrays,
 // poses, shapes, and the parameterizations of pose derivatives.
 #pragma once
 
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "core/rotations.hpp"
 #include "geometry/primitives.hpp"
 #include "geometry/proximity_types.hpp"
-#include "core/rotations.hpp"
 
 namespace dcol::binding {
 

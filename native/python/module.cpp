@@ -13,22 +13,17 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/proximity_kernels.hpp"
 #include "conic/cone_solver.hpp"
-#include "python/geometry_arguments.hpp"
 #include "core/parallel.hpp"
 #include "geometry/proximity.hpp"
+#include "geometry/proximity_kernels.hpp"
+#include "python/geometry_arguments.hpp"
 
 namespace py = pybind11;
 using namespace dcol;
 using namespace dcol::binding;
 
 namespace {
-
-const ProximityKernels& kernels() {
-  static const ProximityKernels chosen = best_proximity_kernels();
-  return chosen;
-}
 
 // Limits of solve_cone_program's size class.
 constexpr int kConeMaxVars = 32;
@@ -43,7 +38,7 @@ ProximityResult proximity_single(py::handle a, py::handle r_a, py::handle q_a, p
   const Shape& sb = as_shape(b, "b");
   const Pose pa = as_pose(r_a, q_a, "r_a", "q_a"), pb = as_pose(r_b, q_b, "r_b", "q_b");
   ProximityResult out;
-  kernels().run_one(sa, &pa, sb, &pb, settings, &out, DerivativeOutput{});
+  proximity_kernels().run_one(sa, &pa, sb, &pb, settings, &out, DerivativeOutput{});
   return out;
 }
 
@@ -280,7 +275,7 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
   // Exact derivatives go one pose pair at a time.
   const bool exact = exact_derivatives(request, settings);
   const bool lanes = batch.shapes_a.size() == 1 && batch.shapes_b.size() == 1 && !exact;
-  const ProximityKernels& kernel = kernels();
+  const ProximityKernels& kernel = proximity_kernels();
   auto work = [&](py::ssize_t begin, py::ssize_t end) {
     Pose posea[kMaxKernelLanes], poseb[kMaxKernelLanes];
     ProximityResult res[kMaxKernelLanes];
@@ -343,7 +338,7 @@ py::tuple proximity_derivatives(py::handle a, py::handle r_a, py::handle q_a, py
   ProximityResult res;
   ProximityJacobian jac;
   const DerivativeOutput deriv{request, &jac, {nullptr, nullptr}, exact_derivatives(request, settings)};
-  kernels().run_one(sa, &pa, sb, &pb, settings, &res, deriv);
+  proximity_kernels().run_one(sa, &pa, sb, &pb, settings, &res, deriv);
 
   double Omega[2][3][4];
   if (param != Parameterization::rigid) {
@@ -468,7 +463,7 @@ py::dict shape_parameter_jacobian(py::handle a, py::handle r_a, py::handle q_a, 
   const DerivativeRequest request = DerivativeRequest::jacobian;
   const DerivativeOutput deriv{
       request, &pose_jacobian, {jac_a.mutable_data(), jac_b.mutable_data()}, exact_derivatives(request, settings)};
-  kernels().run_one(sa, &pa, sb, &pb, settings, &res, deriv);
+  proximity_kernels().run_one(sa, &pa, sb, &pb, settings, &res, deriv);
   py::dict out;
   out["alpha"] = res.alpha;
   out["x"] = copy3(res.x);
@@ -481,10 +476,10 @@ py::dict shape_parameter_jacobian(py::handle a, py::handle r_a, py::handle q_a, 
 
 }  // namespace
 
-void bind_dynamics(py::module_& m);    // dynamics_bindings.cpp
-void bind_lcp(py::module_& m);         // lcp_bindings.cpp
-void bind_contact(py::module_& m);     // contact_bindings.cpp
-void bind_simulation(py::module_& m);  // simulation_bindings.cpp
+void bind_dynamics(py::module_& m);    // python/dynamics.cpp
+void bind_lcp(py::module_& m);         // python/solvers.cpp
+void bind_contact(py::module_& m);     // python/contact.cpp
+void bind_simulation(py::module_& m);  // python/simulation.cpp
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "Native core of dcol: cone solver, DCOL proximity, rigid-body dynamics, LCP solvers.";

@@ -8,7 +8,7 @@
 // a lane agrees with the same pair solved alone up to rounding, not bit for bit.
 #pragma once
 
-#include "geometry/proximity.hpp"
+#include "geometry/proximity_types.hpp"
 
 namespace dcol {
 
@@ -23,8 +23,8 @@ struct ProximityKernels {
 
 constexpr int kMaxKernelLanes = 4;
 
-// Defined in kernels_baseline.cpp and kernels_avx2.cpp, one translation unit per instruction set, so
-// that the build compiles them in parallel.
+// Defined in kernels/, one translation unit per instruction set and kernel, so that the build
+// compiles them in parallel and a change to one recompiles only its own.
 void proximity_lanes_baseline(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
                               const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv);
 void proximity_one_baseline(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
@@ -36,14 +36,8 @@ void proximity_one_avx2(const Shape& a, const Pose* pa, const Shape& b, const Po
                         ProximityResult* out, const DerivativeOutput& deriv);
 #endif
 
-// The best kernels this processor runs.
-inline ProximityKernels best_proximity_kernels() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {4, proximity_lanes_avx2, proximity_one_avx2};
-#endif
-  return {2, proximity_lanes_baseline, proximity_one_baseline};
-}
+// The best kernels this processor runs, chosen once (kernels/dispatch.cpp). Every proximity solve
+// of the library goes through them.
+const ProximityKernels& proximity_kernels();
 
 }  // namespace dcol

@@ -1,0 +1,605 @@
+// The contact rules of contacts.hpp: support features, witness hulls and the formulas of each
+// contact over a scalar type.
+#include "contact/contacts.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/dual.hpp"
+#include "geometry/distance.hpp"
+
+namespace dcol {
+
+namespace {
+
+using Vec3 = Vec3T<double>;
+using D = Dual<12>;
+using DVec3 = Vec3T<D>;
+
+// A shape's support feature: world points, inflated by radius. A
+// polygon (dim 2) is counterclockwise in the witness plane's coordinates; its face has the outward
+// unit normal face_normal and passes through face_point (both moving with the body).
+struct Feature {
+  int dim = -1;  // −1: the shape has no contact rule
+  int count = 0;
+  Vec3 points[kMaxFeaturePoints];
+  double radius = 0.0;
+  Vec3 face_normal{}, face_point{};
+};
+
+// (e_j × v)_i: column j of the cross-product map δθ ↦ δθ × v.
+inline double cross_column(const Vec3& v, int i, int j) {
+  const int k = (i + 2) % 3, l = (i + 1) % 3;
+  return (j == l ? v[k] : 0.0) - (j == k ? v[l] : 0.0);
+}
+
+// The world point w moving with body `body` whose origin is r: δw = δp + δθ × (w − r).
+inline DVec3 seed_point(const Vec3& w, const double* r, int body) {
+  const Vec3 lever{{w[0] - r[0], w[1] - r[1], w[2] - r[2]}};
+  DVec3 out;
+  for (int i = 0; i < 3; ++i) {
+    out[i] = D(w[i]);
+    out[i].d[6 * body + i] = 1.0;
+    for (int j = 0; j < 3; ++j) out[i].d[6 * body + 3 + j] = cross_column(lever, i, j);
+  }
+  return out;
+}
+
+// A world direction m turning with body `body`: δm = δθ × m.
+inline DVec3 seed_direction(const Vec3& m, int body) {
+  DVec3 out;
+  for (int i = 0; i < 3; ++i) {
+    out[i] = D(m[i]);
+    for (int j = 0; j < 3; ++j) out[i].d[6 * body + 3 + j] = cross_column(m, i, j);
+  }
+  return out;
+}
+
+inline Vec3 to_vec(const double* v) { return {{v[0], v[1], v[2]}}; }
+
+// Orthonormal tangents (t1, t2) with (t1, t2, n) right-handed: the minimal rotation taking world z
+// to n applied to x and y. Continuous in n except at n = −z, where (x, −y) is taken.
+template <class T>
+void tangents(const Vec3T<T>& n, Vec3T<T>& t1, Vec3T<T>& t2) {
+  const double nz = value_of(n[2]);
+  if (nz <= -1.0 + 1e-12) {
+    t1 = {{T(1.0), T(0.0), T(0.0)}};
+    t2 = {{T(0.0), T(-1.0), T(0.0)}};
+    return;
+  }
+  const T inv = 1.0 / (n[2] + 1.0);
+  t1 = {{1.0 - n[0] * n[0] * inv, -(n[0] * n[1] * inv), -n[0]}};
+  t2 = {{-(n[0] * n[1] * inv), 1.0 - n[1] * n[1] * inv, -n[1]}};
+}
+
+// +1 if v points along the witness normal (from a to b), else −1.
+template <class T>
+double witness_sign(const Vec3T<T>& v, const Vec3& witness) {
+  return value_of(v[0]) * witness[0] + value_of(v[1]) * witness[1] + value_of(v[2]) * witness[2] < 0.0 ? -1.0 : 1.0;
+}
+
+// The contact point between c_a and c_b weighted by the radii: on the surfaces' common tangent
+// plane when they touch (Nimble App. C2, C4); the midpoint of two bare points.
+template <class T>
+Vec3T<T> weighted_point(const Vec3T<T>& ca, double ra, const Vec3T<T>& cb, double rb) {
+  return ra + rb > 0.0 ? (1.0 / (ra + rb)) * (rb * ca + ra * cb) : 0.5 * (ca + cb);
+}
+
+// The contact of two points c_a, c_b with radii (sphere–sphere, and with a point moving along a line
+// the point–edge rules): normal along c_b − c_a (oriented by the witness normal, which also stands in
+// when the points coincide), point weighted by the radii (the midpoint for two bare points).
+template <class T>
+void point_point(const Vec3T<T>& ca, double ra, const Vec3T<T>& cb, double rb, const Vec3& witness, Vec3T<T>& point,
+                 Vec3T<T>& normal, T& separation) {
+  const Vec3T<T> d = cb - ca;
+  const T length = norm(d);
+  if (value_of(length) <= 1e-14) {
+    for (int i = 0; i < 3; ++i) normal[i] = T(witness[i]);
+    separation = T(-(ra + rb));
+  } else {
+    const double sign = witness_sign(d, witness);
+    normal = (sign / length) * d;
+    separation = sign * length - (ra + rb);
+  }
+  point = weighted_point(ca, ra, cb, rb);
+}
+
+// The point of the line through q0, q1 closest to p.
+template <class T>
+Vec3T<T> closest_on_line(const Vec3T<T>& p, const Vec3T<T>& q0, const Vec3T<T>& q1) {
+  const Vec3T<T> u = q1 - q0;
+  return q0 + (dot(p - q0, u) / dot(u, u)) * u;
+}
+
+// Two segments' lines: their closest points, normal ±(u × v) oriented by the witness normal.
+template <class T>
+void edge_edge(const Vec3T<T>& p0, const Vec3T<T>& p1, double ra, const Vec3T<T>& q0, const Vec3T<T>& q1, double rb,
+               const Vec3& witness, Vec3T<T>& point, Vec3T<T>& normal, T& separation) {
+  const Vec3T<T> u = p1 - p0, v = q1 - q0, w = p0 - q0;
+  const T uu = dot(u, u), uv = dot(u, v), vv = dot(v, v), uw = dot(u, w), vw = dot(v, w);
+  const T det = uu * vv - uv * uv;
+  const T s = (uv * vw - vv * uw) / det, t = (uu * vw - uv * uw) / det;
+  const Vec3T<T> ca = p0 + s * u, cb = q0 + t * v;
+  const Vec3T<T> axis = cross(u, v);
+  normal = (witness_sign(axis, witness) / norm(axis)) * axis;
+  separation = dot(normal, cb - ca) - (ra + rb);
+  point = weighted_point(ca, ra, cb, rb);
+}
+
+// A point c with radius rc over a face with outward unit normal m through f0, inflated by rf.
+// face_on_a: the face belongs to a (the normal from a to b is then m, else −m).
+template <class T>
+void point_face(const Vec3T<T>& c, double rc, const Vec3T<T>& m, const Vec3T<T>& f0, double rf, bool face_on_a,
+                Vec3T<T>& point, Vec3T<T>& normal, T& separation) {
+  separation = dot(m, c - f0) - (rc + rf);
+  point = c - rc * m;
+  normal = face_on_a ? m : T(-1.0) * m;
+}
+
+// Which features define a contact: indices into the two features' points (−1: unused).
+struct Recipe {
+  ContactRule rule;
+  int a0, a1, b0, b1;
+};
+
+// 2-D coordinates of a world point in the witness plane spanned by (e1, e2).
+struct Plane2 {
+  Vec3 e1, e2;
+  void project(const Vec3& p, double* out) const {
+    out[0] = dot(p, e1);
+    out[1] = dot(p, e2);
+  }
+};
+
+inline double cross2(const double* o, const double* a, const double* b) {
+  return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
+}
+
+// Keeps the points of f that are corners of their 2-D convex hull, counterclockwise (Andrew's
+// monotone chain); reports dim 0, 1 or 2 by the hull's extent relative to tol.
+inline void reduce_to_hull(Feature& f, const Plane2& plane, double tol) {
+  double uv[kMaxFeaturePoints][2];
+  int order[kMaxFeaturePoints];
+  for (int i = 0; i < f.count; ++i) {
+    plane.project(f.points[i], uv[i]);
+    order[i] = i;
+  }
+  std::sort(order, order + f.count,
+            [&](int i, int j) { return uv[i][0] < uv[j][0] || (uv[i][0] == uv[j][0] && uv[i][1] < uv[j][1]); });
+  int hull[2 * kMaxFeaturePoints], k = 0;
+  const double area_tol = tol * tol;
+  for (int pass = 0; pass < 2; ++pass) {
+    const int start = k;
+    for (int ii = 0; ii < f.count; ++ii) {
+      const int i = order[pass == 0 ? ii : f.count - 1 - ii];
+      while (k >= start + 2 && cross2(uv[hull[k - 2]], uv[hull[k - 1]], uv[i]) <= area_tol) --k;
+      hull[k++] = i;
+    }
+    --k;  // the last point starts the other chain
+  }
+  const double span =
+      std::hypot(uv[order[f.count - 1]][0] - uv[order[0]][0], uv[order[f.count - 1]][1] - uv[order[0]][1]);
+  Vec3 kept[kMaxFeaturePoints];
+  if (span <= tol || f.count == 1) {  // one point: the farthest along the support direction is points[0]
+    f.dim = 0;
+    f.count = 1;
+    return;
+  }
+  if (k <= 2) {  // collinear: the two ends
+    kept[0] = f.points[order[0]];
+    kept[1] = f.points[order[f.count - 1]];
+    f.points[0] = kept[0];
+    f.points[1] = kept[1];
+    f.dim = 1;
+    f.count = 2;
+    return;
+  }
+  for (int i = 0; i < k; ++i) kept[i] = f.points[hull[i]];
+  for (int i = 0; i < k; ++i) f.points[i] = kept[i];
+  f.count = k;
+  f.dim = 2;
+}
+
+// The support feature of shape sh (body pose body_pose) along the world direction u (unit); tol:
+// the absolute feature tolerance.
+inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec3& u, double tol, const Plane2& plane) {
+  Feature f;
+  const Pose frame = shape_frame(sh, body_pose);
+  auto world = [&](double y0, double y1, double y2) {
+    Vec3 w;
+    for (int i = 0; i < 3; ++i) w[i] = frame.r[i] + frame.Q.m[i][0] * y0 + frame.Q.m[i][1] * y1 + frame.Q.m[i][2] * y2;
+    return w;
+  };
+  // Candidates near the top along u, the farthest first.
+  auto gather = [&](int count, auto&& point_of) {
+    double best = -INFINITY;
+    for (int i = 0; i < count; ++i) best = std::max(best, dot(point_of(i), u));
+    f.count = 0;
+    int top = 0;
+    for (int i = 0; i < count && f.count < kMaxFeaturePoints; ++i) {
+      const Vec3 p = point_of(i);
+      const double h = dot(p, u);
+      if (h < best - tol) continue;
+      if (f.count == 0 || h > dot(f.points[top], u)) top = f.count;
+      f.points[f.count++] = p;
+    }
+    std::swap(f.points[0], f.points[top]);
+  };
+  switch (sh.kind) {
+    case ShapeKind::sphere:
+      f.radius = sh.R;
+      f.points[0] = world(0.0, 0.0, 0.0);
+      f.count = 1;
+      f.dim = 0;
+      return f;
+    case ShapeKind::capsule:
+      f.radius = sh.R;
+      gather(2, [&](int i) { return world(i == 0 ? -0.5 * sh.L : 0.5 * sh.L, 0.0, 0.0); });
+      break;
+    case ShapeKind::polytope:
+      gather(sh.num_vertices, [&](int i) {
+        const double* v = &sh.vertices[3 * i];
+        return world(v[0], v[1], v[2]);
+      });
+      break;
+    case ShapeKind::polygon:
+      f.radius = sh.R;
+      gather(sh.num_vertices, [&](int i) { return world(sh.vertices[2 * i], sh.vertices[2 * i + 1], 0.0); });
+      break;
+    default:
+      return f;  // no rule
+  }
+  reduce_to_hull(f, plane, tol);
+  if (f.dim != 2) return f;
+  // The face: the polytope face (or polygon side) whose outward normal is closest to u.
+  double best = -INFINITY;
+  if (sh.kind == ShapeKind::polygon) {
+    const double side = frame.Q.m[0][2] * u[0] + frame.Q.m[1][2] * u[1] + frame.Q.m[2][2] * u[2] >= 0.0 ? 1.0 : -1.0;
+    for (int i = 0; i < 3; ++i) f.face_normal[i] = side * frame.Q.m[i][2];
+    f.face_point = to_vec(frame.r);  // the unpadded polygon's plane
+  } else {
+    for (int face = 0; face < sh.num_faces; ++face) {
+      const double* a = &sh.normals[3 * face];
+      Vec3 m;
+      for (int i = 0; i < 3; ++i) m[i] = frame.Q.m[i][0] * a[0] + frame.Q.m[i][1] * a[1] + frame.Q.m[i][2] * a[2];
+      const double length = norm(m), alignment = dot(m, u) / length;
+      if (alignment > best) {
+        best = alignment;
+        f.face_normal = (1.0 / length) * m;
+        f.face_point = to_vec(frame.r) + (sh.offsets[face] / length) * f.face_normal;  // the plane's foot
+      }
+    }
+  }
+  return f;
+}
+
+// Recipes of the contacts between the features of a and b (Nimble App. C1 in the witness plane).
+class ContactPlanner {
+ public:
+  ContactPlanner(const Feature& fa, const Feature& fb, const Plane2& plane, double tol) : fa_(fa), fb_(fb), tol_(tol) {
+    for (int i = 0; i < fa.count; ++i) plane.project(fa.points[i], a_[i]);
+    for (int i = 0; i < fb.count; ++i) plane.project(fb.points[i], b_[i]);
+  }
+
+  int plan(Recipe* out) {
+    out_ = out;
+    count_ = 0;
+    if (fa_.dim == 0) {
+      point_against(0, fb_, b_, false);
+    } else if (fb_.dim == 0) {
+      point_against(0, fa_, a_, true);
+    } else if (fa_.dim == 1 && fb_.dim == 1) {
+      segments();
+    } else {
+      // A polygon against a segment or a polygon: corners inside the other's polygon, crossing sides.
+      if (fb_.dim == 2)
+        for (int i = 0; i < fa_.count; ++i)
+          if (inside(a_[i], b_, fb_.count, -tol_)) add({ContactRule::point_face, i, -1, -1, -1});
+      if (fa_.dim == 2)
+        for (int j = 0; j < fb_.count; ++j)
+          if (inside(b_[j], a_, fa_.count, tol_)) add({ContactRule::face_point, -1, -1, j, -1});
+      // Crossings within tol of a corner are that corner's point–face contact.
+      for (int i = 0; i < sides(fa_); ++i)
+        for (int j = 0; j < sides(fb_); ++j) {
+          const int i1 = (i + 1) % fa_.count, j1 = (j + 1) % fb_.count;
+          const double s_tol = tol_ / std::hypot(a_[i1][0] - a_[i][0], a_[i1][1] - a_[i][1]);
+          const double t_tol = tol_ / std::hypot(b_[j1][0] - b_[j][0], b_[j1][1] - b_[j][1]);
+          double s, t;
+          if (crossing(a_[i], a_[i1], b_[j], b_[j1], s, t) && s > s_tol && s < 1.0 - s_tol && t > t_tol &&
+              t < 1.0 - t_tol)
+            add({ContactRule::edge_edge, i, i1, j, j1});
+        }
+    }
+    return count_;
+  }
+
+ private:
+  static int sides(const Feature& f) { return f.dim == 1 ? 1 : f.count; }
+
+  void add(Recipe r) {
+    if (count_ < kMaxPairContacts) out_[count_++] = r;
+  }
+
+  // q inside the counterclockwise polygon poly (n corners) by more than margin (negative: or on it).
+  static bool inside(const double* q, const double (*poly)[2], int n, double margin) {
+    for (int i = 0; i < n; ++i) {
+      const double* p0 = poly[i];
+      const double* p1 = poly[(i + 1) % n];
+      const double length = std::hypot(p1[0] - p0[0], p1[1] - p0[1]);
+      if (cross2(p0, p1, q) <= margin * length) return false;
+    }
+    return true;
+  }
+
+  // Parameters s, t of the crossing of segments p0p1 and q0q1; false if they are parallel within the
+  // tolerance (over the shorter one's length they turn apart by less than tol).
+  bool crossing(const double* p0, const double* p1, const double* q0, const double* q1, double& s, double& t) const {
+    const double u[2] = {p1[0] - p0[0], p1[1] - p0[1]}, v[2] = {q1[0] - q0[0], q1[1] - q0[1]};
+    const double w[2] = {q0[0] - p0[0], q0[1] - p0[1]};
+    const double det = u[0] * v[1] - u[1] * v[0];
+    if (std::abs(det) <= tol_ * std::max(std::hypot(u[0], u[1]), std::hypot(v[0], v[1]))) return false;
+    s = (w[0] * v[1] - w[1] * v[0]) / det;
+    t = (w[0] * u[1] - w[1] * u[0]) / det;
+    return true;
+  }
+
+  // Parameter of q's projection onto the segment p0p1.
+  static double along(const double* q, const double* p0, const double* p1) {
+    const double u[2] = {p1[0] - p0[0], p1[1] - p0[1]};
+    return ((q[0] - p0[0]) * u[0] + (q[1] - p0[1]) * u[1]) / (u[0] * u[0] + u[1] * u[1]);
+  }
+
+  // Point `index` of one body against the other's feature. point_on_b: the point is b's.
+  void point_against(int index, const Feature& other, const double (*uv)[2], bool point_on_b) {
+    const double* q = point_on_b ? b_[index] : a_[index];
+    auto recipe = [&](ContactRule on_a, ContactRule on_b, int o0, int o1) {
+      add(point_on_b ? Recipe{on_b, o0, o1, index, -1} : Recipe{on_a, index, -1, o0, o1});
+    };
+    if (other.dim == 2 && inside(q, uv, other.count, -tol_)) {
+      recipe(ContactRule::point_face, ContactRule::face_point, -1, -1);
+      return;
+    }
+    if (other.dim == 0) {
+      recipe(ContactRule::point_point, ContactRule::point_point, 0, -1);
+      return;
+    }
+    // The nearest side of the segment or polygon: its interior, or its nearer end.
+    double best = INFINITY;
+    int side = 0;
+    double side_t = 0.0;
+    for (int i = 0; i < sides(other); ++i) {
+      const double* p0 = uv[i];
+      const double* p1 = uv[(i + 1) % other.count];
+      const double t = std::clamp(along(q, p0, p1), 0.0, 1.0);
+      const double d = std::hypot(p0[0] + t * (p1[0] - p0[0]) - q[0], p0[1] + t * (p1[1] - p0[1]) - q[1]);
+      if (d < best) {
+        best = d;
+        side = i;
+        side_t = t;
+      }
+    }
+    const int i0 = side, i1 = (side + 1) % other.count;
+    if (side_t > 0.0 && side_t < 1.0)
+      recipe(ContactRule::point_edge, ContactRule::edge_point, i0, i1);
+    else
+      recipe(ContactRule::point_point, ContactRule::point_point, side_t <= 0.0 ? i0 : i1, -1);
+  }
+
+  // Two segments: their crossing; else, parallel, the two ends of their overlap; else the nearest ends.
+  void segments() {
+    double s, t;
+    const bool crosses = crossing(a_[0], a_[1], b_[0], b_[1], s, t);
+    if (crosses && s >= 0.0 && s <= 1.0 && t >= 0.0 && t <= 1.0) {
+      add({ContactRule::edge_edge, 0, 1, 0, 1});
+      return;
+    }
+    // Parallel segments touch only if their lines are within tol of each other in the plane; lines
+    // apart side by side go to the nearest ends below.
+    const double a_length = std::hypot(a_[1][0] - a_[0][0], a_[1][1] - a_[0][1]);
+    if (!crosses && std::abs(cross2(a_[0], a_[1], b_[0])) <= tol_ * a_length) {
+      const double b_lo = along(b_[0], a_[0], a_[1]), b_hi = along(b_[1], a_[0], a_[1]);
+      const double lo = std::max(0.0, std::min(b_lo, b_hi)), hi = std::min(1.0, std::max(b_lo, b_hi));
+      if (lo <= hi) {  // each end of the overlap is an end of a (against b's line) or of b
+        for (double end : {lo, hi}) {
+          if (end == 0.0 || end == 1.0)
+            add({ContactRule::point_edge, end == 0.0 ? 0 : 1, -1, 0, 1});
+          else
+            add({ContactRule::edge_point, 0, 1, end == b_lo ? 0 : 1, -1});
+        }
+        if (count_ == 2 && hi - lo <= tol_) --count_;  // a single touching point
+        return;
+      }
+    }
+    // Apart in the plane: the nearest end against the other segment.
+    int best_end = 0;
+    bool end_of_b = false;
+    double best = INFINITY;
+    for (int e = 0; e < 4; ++e) {
+      const bool of_b = e >= 2;
+      const double* q = of_b ? b_[e - 2] : a_[e];
+      const double* p0 = of_b ? a_[0] : b_[0];
+      const double* p1 = of_b ? a_[1] : b_[1];
+      const double tt = std::clamp(along(q, p0, p1), 0.0, 1.0);
+      const double d = std::hypot(p0[0] + tt * (p1[0] - p0[0]) - q[0], p0[1] + tt * (p1[1] - p0[1]) - q[1]);
+      if (d < best) {
+        best = d;
+        best_end = of_b ? e - 2 : e;
+        end_of_b = of_b;
+      }
+    }
+    point_against(best_end, end_of_b ? fa_ : fb_, end_of_b ? a_ : b_, end_of_b);
+  }
+
+  const Feature& fa_;
+  const Feature& fb_;
+  double tol_;
+  double a_[kMaxFeaturePoints][2], b_[kMaxFeaturePoints][2];
+  Recipe* out_ = nullptr;
+  int count_ = 0;
+};
+
+template <class T>
+Vec3T<T> lift_point(const Vec3& w, const double* r, int body);
+template <>
+inline Vec3 lift_point<double>(const Vec3& w, const double*, int) {
+  return w;
+}
+template <>
+inline DVec3 lift_point<D>(const Vec3& w, const double* r, int body) {
+  return seed_point(w, r, body);
+}
+template <class T>
+Vec3T<T> lift_direction(const Vec3& m, int body);
+template <>
+inline Vec3 lift_direction<double>(const Vec3& m, int) {
+  return m;
+}
+template <>
+inline DVec3 lift_direction<D>(const Vec3& m, int body) {
+  return seed_direction(m, body);
+}
+
+// The contact a recipe defines, from the features' points moving with bodies a (origin ra) and b.
+template <class T>
+void evaluate(const Recipe& rc, const Feature& fa, const Feature& fb, const double* ra, const double* rb,
+              const Vec3& witness, Vec3T<T>& point, Vec3T<T>& normal, T& separation) {
+  auto A = [&](int i) { return lift_point<T>(fa.points[i], ra, 0); };
+  auto B = [&](int i) { return lift_point<T>(fb.points[i], rb, 1); };
+  switch (rc.rule) {
+    case ContactRule::point_point:
+      point_point(A(rc.a0), fa.radius, B(rc.b0), fb.radius, witness, point, normal, separation);
+      break;
+    case ContactRule::point_edge: {
+      const Vec3T<T> c = A(rc.a0);
+      point_point(c, fa.radius, closest_on_line(c, B(rc.b0), B(rc.b1)), fb.radius, witness, point, normal, separation);
+      break;
+    }
+    case ContactRule::edge_point: {
+      const Vec3T<T> c = B(rc.b0);
+      point_point(closest_on_line(c, A(rc.a0), A(rc.a1)), fa.radius, c, fb.radius, witness, point, normal, separation);
+      break;
+    }
+    case ContactRule::edge_edge:
+      edge_edge(A(rc.a0), A(rc.a1), fa.radius, B(rc.b0), B(rc.b1), fb.radius, witness, point, normal, separation);
+      break;
+    case ContactRule::point_face:
+      point_face(A(rc.a0), fa.radius, lift_direction<T>(fb.face_normal, 1), lift_point<T>(fb.face_point, rb, 1),
+                 fb.radius, false, point, normal, separation);
+      break;
+    case ContactRule::face_point:
+      point_face(B(rc.b0), fb.radius, lift_direction<T>(fa.face_normal, 0), lift_point<T>(fa.face_point, ra, 0),
+                 fa.radius, true, point, normal, separation);
+      break;
+    case ContactRule::distance:
+      break;  // not from features
+  }
+}
+
+inline void store(const Vec3& v, double* out, double (*)[12]) {
+  for (int i = 0; i < 3; ++i) out[i] = v[i];
+}
+inline void store(const DVec3& v, double* out, double (*d)[12]) {
+  for (int i = 0; i < 3; ++i) {
+    out[i] = v[i].v;
+    if (d) std::copy(v[i].d, v[i].d + 12, d[i]);
+  }
+}
+inline void store(double v, double* out, double*) { *out = v; }
+inline void store(const D& v, double* out, double* d) {
+  *out = v.v;
+  if (d) std::copy(v.d, v.d + 12, d);
+}
+
+// Fills one contact (and its derivatives, with T = D and deriv) with the frame of its normal.
+template <class T>
+void write_contact(const Vec3T<T>& point, const Vec3T<T>& normal, const T& separation, ContactRule rule, Contact& out,
+                   ContactDerivatives* deriv) {
+  Vec3T<T> t1, t2;
+  tangents(normal, t1, t2);
+  out.rule = rule;
+  store(point, out.point, deriv ? deriv->point : nullptr);
+  store(normal, out.normal, deriv ? deriv->normal : nullptr);
+  store(t1, out.tangent1, deriv ? deriv->tangent1 : nullptr);
+  store(t2, out.tangent2, deriv ? deriv->tangent2 : nullptr);
+  store(separation, &out.separation, deriv ? deriv->separation : nullptr);
+}
+
+// The DISTANCE rule: the midpoint of the witness points, the distance's normal and value.
+inline void distance_contact(const DistanceResult& d, const DistanceJacobian* jac, Contact& out,
+                             ContactDerivatives* deriv) {
+  if (!jac) {
+    Vec3 point, normal;
+    for (int i = 0; i < 3; ++i) {
+      point[i] = 0.5 * (d.p_a[i] + d.p_b[i]);
+      normal[i] = d.normal[i];
+    }
+    return write_contact(point, normal, d.distance, ContactRule::distance, out, nullptr);
+  }
+  DVec3 point, normal;
+  D separation(d.distance);
+  for (int i = 0; i < 3; ++i) {
+    point[i] = D(0.5 * (d.p_a[i] + d.p_b[i]));
+    normal[i] = D(d.normal[i]);
+    for (int j = 0; j < 12; ++j) {
+      point[i].d[j] = 0.5 * (jac->p_a[i][j] + jac->p_b[i][j]);
+      normal[i].d[j] = jac->normal[i][j];
+    }
+  }
+  std::copy(jac->distance, jac->distance + 12, separation.d);
+  write_contact(point, normal, separation, ContactRule::distance, out, deriv);
+}
+
+}  // namespace
+
+int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ContactSettings& cs,
+                  const SolverSettings& settings, Contact* out, ContactDerivatives* deriv) {
+  const bool has_rules = a.kind != ShapeKind::cylinder && a.kind != ShapeKind::cone && a.kind != ShapeKind::ellipsoid &&
+                         b.kind != ShapeKind::cylinder && b.kind != ShapeKind::cone && b.kind != ShapeKind::ellipsoid;
+  DistanceResult dist;
+  DistanceJacobian dist_jac;
+  const bool distance_derivatives = deriv && !has_rules;
+  // With rules the solve only picks the features (the contacts come from the rules' formulas), for
+  // which the plain interior-point stop is accurate enough and needs fewer iterations than centring.
+  SolverSettings feature_settings = settings;
+  feature_settings.barrier = 0.0;
+  signed_distance(a, pa, b, pb, has_rules ? feature_settings : settings, dist,
+                  distance_derivatives ? &dist_jac : nullptr);
+  // Without centring the solve can stall on nearly touching flat faces with a normal tilted enough
+  // (~1e-3) to turn a face into an edge; the centred solve settles those.
+  if (has_rules && (dist.status == SolveStatus::max_iterations || dist.status == SolveStatus::numerical_error))
+    signed_distance(a, pa, b, pb, settings, dist, nullptr);
+  if (dist.distance > cs.margin) return 0;
+  const Vec3 n = to_vec(dist.normal);
+  Plane2 plane;
+  tangents(n, plane.e1, plane.e2);
+  const double tol = cs.feature_tolerance * 0.5 * (a.length_scale + b.length_scale);
+  Recipe recipes[kMaxPairContacts];
+  int count = 0;
+  Feature fa, fb;
+  if (has_rules) {
+    fa = support_feature(a, pa, n, tol, plane);
+    fb = support_feature(b, pb, -1.0 * n, tol, plane);
+    count = ContactPlanner(fa, fb, plane, tol).plan(recipes);
+  }
+  if (count == 0) {
+    if (deriv && !distance_derivatives) signed_distance(a, pa, b, pb, settings, dist, &dist_jac);
+    distance_contact(dist, deriv ? &dist_jac : nullptr, out[0], deriv);
+    return 1;
+  }
+  for (int k = 0; k < count; ++k) {
+    if (deriv) {
+      DVec3 point, normal;
+      D separation;
+      evaluate(recipes[k], fa, fb, pa.r, pb.r, n, point, normal, separation);
+      write_contact(point, normal, separation, recipes[k].rule, out[k], deriv + k);
+    } else {
+      Vec3 point, normal;
+      double separation;
+      evaluate(recipes[k], fa, fb, pa.r, pb.r, n, point, normal, separation);
+      write_contact(point, normal, separation, recipes[k].rule, out[k], nullptr);
+    }
+  }
+  return count;
+}
+
+}  // namespace dcol
