@@ -9,9 +9,9 @@
 
 #include "contact/broadphase.hpp"
 #include "contact/contacts.hpp"
+#include "core/parallel.hpp"
 #include "geometry/distance.hpp"
 #include "python/geometry_arguments.hpp"
-#include "core/parallel.hpp"
 
 namespace py = pybind11;
 using namespace dcol;

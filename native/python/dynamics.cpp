@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "core/parallel.hpp"
 #include "dynamics/aba_derivatives.hpp"
 #include "dynamics/integrate.hpp"
 #include "dynamics/kinematics.hpp"
 #include "python/dynamics_arguments.hpp"
-#include "core/parallel.hpp"
 
 namespace py = pybind11;
 using namespace dcol;

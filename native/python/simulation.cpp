@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "core/parallel.hpp"
 #include "python/dynamics_arguments.hpp"
 #include "python/geometry_arguments.hpp"
-#include "core/parallel.hpp"
 #include "simulation/simulation.hpp"
 #include "simulation/step_jacobians.hpp"
 
