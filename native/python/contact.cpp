@@ -11,6 +11,7 @@
 #include "contact/contacts.hpp"
 #include "core/parallel.hpp"
 #include "geometry/distance.hpp"
+#include "python/bindings.hpp"
 #include "python/geometry_arguments.hpp"
 
 namespace py = pybind11;

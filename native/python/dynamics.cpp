@@ -17,6 +17,7 @@
 #include "dynamics/aba_derivatives.hpp"
 #include "dynamics/integrate.hpp"
 #include "dynamics/kinematics.hpp"
+#include "python/bindings.hpp"
 #include "python/dynamics_arguments.hpp"
 
 namespace py = pybind11;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/parallel.hpp"
+#include "python/bindings.hpp"
 #include "python/dynamics_arguments.hpp"
 #include "python/geometry_arguments.hpp"
 #include "simulation/simulation.hpp"

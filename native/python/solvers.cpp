@@ -1,23 +1,86 @@
-// Python bindings of the LCP solvers (dcol._native.lcp). The Python layer (dcol.solvers.lcp)
-// validates values; the checks here guard memory only.
+// Python bindings of the solvers: the settings and statuses of the interior-point method, the cone
+// program (dcol.solvers.cone), and the LCP solvers (dcol._native.lcp). The Python layer validates
+// values; the checks here guard memory only.
+#include <pybind11/native_enum.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "conic/cone_solver.hpp"
 #include "lcp/active_set.hpp"
 #include "lcp/lcp.hpp"
 #include "lcp/mlcp_ipm.hpp"
 #include "lcp/ncp.hpp"
+#include "python/bindings.hpp"
 
 namespace py = pybind11;
+using namespace dcol;
 using namespace dcol::lcp;
 
 namespace {
 
 using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+// Limits of solve_cone_program's size class.
+constexpr int kConeMaxVars = 32;
+constexpr int kConeMaxRows = 256;
+constexpr int kConeMaxCones = 64;
+using GeneralProgram = ConeProgram<kConeMaxVars, kConeMaxRows, kConeMaxCones>;
+using GeneralSolver = ConeSolver<GeneralProgram>;
+
+py::tuple solve_cone_program(const Array& c, const Array& G, const Array& h, int l, const std::vector<int>& soc_dims,
+                             const SolverSettings& settings) {
+  const py::ssize_t n = c.shape(0), m = h.shape(0);
+  long rows = l;
+  for (int dim : soc_dims) rows += dim < 1 ? m + 1 : dim;
+  if (n < 1 || n > kConeMaxVars || m < 1 || m > kConeMaxRows || l < 0 || rows != m ||
+      static_cast<int>(soc_dims.size()) > kConeMaxCones || G.ndim() != 2 || G.shape(0) != m || G.shape(1) != n)
+    throw py::value_error("cone program dimensions out of range");
+  GeneralProgram prob;
+  prob.clear(static_cast<int>(n));
+  std::copy(c.data(), c.data() + n, prob.c);
+  for (int i = 0; i < l; ++i) std::copy(G.data() + i * n, G.data() + (i + 1) * n, prob.add_orthant_row(h.data()[i]));
+  for (int dim : soc_dims) {
+    const int first = prob.add_soc(dim);
+    for (int i = first; i < first + dim; ++i) {
+      std::copy(G.data() + i * n, G.data() + (i + 1) * n, prob.G[i]);
+      prob.h[i] = h.data()[i];
+    }
+  }
+  auto solver = std::make_unique<GeneralSolver>();  // large for a Python thread's stack
+  {
+    py::gil_scoped_release release;
+    solver->solve(prob, settings);
+  }
+  py::array_t<double> x(n), s(m), z(m);
+  std::copy(solver->x, solver->x + n, x.mutable_data());
+  std::copy(solver->s, solver->s + m, s.mutable_data());
+  std::copy(solver->z, solver->z + m, z.mutable_data());
+  const SolveInfo<1>& info = solver->info;
+  return py::make_tuple(x, s, z, info.status[0], info.iterations[0], info.primal_objective, info.dual_objective);
+}
+
+double checked_tolerance(double v, const char* name) {
+  if (!(v > 0.0 && v < 1.0)) throw py::value_error(std::string(name) + " must be in (0, 1), got " + std::to_string(v));
+  return v;
+}
+
+double checked_barrier(double v) {
+  if (!(v >= 0.0 && v < 1e-2)) throw py::value_error("barrier must be in [0, 0.01), got " + std::to_string(v));
+  return v;
+}
+
+int checked_max_iter(int v) {
+  if (v < 0 || v > 10000) throw py::value_error("max_iter must be in [0, 10000], got " + std::to_string(v));
+  return v;
+}
+
 using IndexArray = py::array_t<int, py::array::c_style | py::array::forcecast>;
 
 int square_size(const Array& A, const Array& b) {
@@ -68,8 +131,6 @@ const EntrySet* entry_sets(const SetArray& sets, int n) {
 py::tuple report_tuple(Array f, const LcpReport& report) {
   return py::make_tuple(f, static_cast<int>(report.status), report.iterations, report.residual);
 }
-
-}  // namespace
 
 void bind_lcp(py::module_& root) {
   py::module_ m = root.def_submodule("lcp", "Native LCP solvers: Lemke pivoting and projected Gauss–Seidel.");
@@ -252,4 +313,62 @@ void bind_lcp(py::module_& root) {
       py::arg("M"), py::arg("q"), py::arg("A"), py::arg("G"), py::arg("F"), py::arg("h"), py::arg("tol"),
       py::arg("max_iterations"),
       "(x, y, z, s, status code, iterations, residual) of the mixed LCP by the interior-point method.");
+}
+
+}  // namespace
+
+void bind_solvers(py::module_& m) {
+  py::native_enum<SolveStatus>(m, "Status", "enum.IntEnum",
+                               "Outcome of an interior-point solve; SMOOTHED: exact proximity derivatives were asked "
+                               "for where none exists, and the smoothed ones are given (dcol.geom.derivatives).")
+      .value("SOLVED", SolveStatus::solved)
+      .value("SOLVED_INACCURATE", SolveStatus::solved_inaccurate)
+      .value("MAX_ITERATIONS", SolveStatus::max_iterations)
+      .value("NUMERICAL_ERROR", SolveStatus::numerical_error)
+      .value("SMOOTHED", SolveStatus::smoothed)
+      .finalize();
+
+  py::class_<SolverSettings>(m, "SolverSettings")
+      .def(py::init(
+               [](double feastol, double abstol, double reltol, int max_iter, double barrier, double centrality_tol) {
+                 SolverSettings s{checked_tolerance(feastol, "feastol"), checked_tolerance(abstol, "abstol"),
+                                  checked_tolerance(reltol, "reltol"), checked_max_iter(max_iter)};
+                 s.barrier = checked_barrier(barrier);
+                 s.centrality_tol = checked_tolerance(centrality_tol, "centrality_tol");
+                 return s;
+               }),
+           py::arg("feastol") = 1e-9, py::arg("abstol") = 1e-8, py::arg("reltol") = 1e-8, py::arg("max_iter") = 50,
+           py::arg("barrier") = 0.0, py::arg("centrality_tol") = 1e-2)
+      .def_property(
+          "feastol", [](const SolverSettings& s) { return s.feastol; },
+          [](SolverSettings& s, double v) { s.feastol = checked_tolerance(v, "feastol"); })
+      .def_property(
+          "abstol", [](const SolverSettings& s) { return s.abstol; },
+          [](SolverSettings& s, double v) { s.abstol = checked_tolerance(v, "abstol"); })
+      .def_property(
+          "reltol", [](const SolverSettings& s) { return s.reltol; },
+          [](SolverSettings& s, double v) { s.reltol = checked_tolerance(v, "reltol"); })
+      .def_property(
+          "barrier", [](const SolverSettings& s) { return s.barrier; },
+          [](SolverSettings& s, double v) { s.barrier = checked_barrier(v); })
+      .def_property(
+          "centrality_tol", [](const SolverSettings& s) { return s.centrality_tol; },
+          [](SolverSettings& s, double v) { s.centrality_tol = checked_tolerance(v, "centrality_tol"); })
+      .def_property(
+          "max_iter", [](const SolverSettings& s) { return s.max_iter; },
+          [](SolverSettings& s, int v) { s.max_iter = checked_max_iter(v); })
+      .def("__repr__", [](const SolverSettings& s) {
+        // Python's float repr: std::to_string printed every tolerance as 0.000000.
+        auto number = [](double v) { return std::string(py::repr(py::float_(v))); };
+        return "SolverSettings(feastol=" + number(s.feastol) + ", abstol=" + number(s.abstol) +
+               ", reltol=" + number(s.reltol) + ", max_iter=" + std::to_string(s.max_iter) +
+               ", barrier=" + number(s.barrier) + ", centrality_tol=" + number(s.centrality_tol) + ")";
+      });
+
+  m.attr("CONE_MAX_VARIABLES") = kConeMaxVars;
+  m.attr("CONE_MAX_ROWS") = kConeMaxRows;
+  m.attr("CONE_MAX_CONES") = kConeMaxCones;
+  m.def("solve_cone_program", &solve_cone_program, py::arg("c"), py::arg("G"), py::arg("h"), py::arg("l"),
+        py::arg("soc_dims"), py::arg("settings"));
+  bind_lcp(m);
 }

@@ -1,0 +1,15 @@
+// The functions that bind each part of the native core into the module (python/module.cpp).
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+// python/solvers.cpp: solver settings and statuses, the cone program, and the LCP submodule.
+void bind_solvers(pybind11::module_& m);
+// python/geom.cpp: shapes and DCOL proximity.
+void bind_geom(pybind11::module_& m);
+// python/contact.cpp: signed distances, contacts and scenes.
+void bind_contact(pybind11::module_& m);
+// python/dynamics.cpp: rigid-body algorithms.
+void bind_dynamics(pybind11::module_& m);
+// python/simulation.cpp: the world's step and rollouts.
+void bind_simulation(pybind11::module_& m);
