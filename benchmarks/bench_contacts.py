@@ -9,7 +9,7 @@ cylinders, ellipsoids, polytopes) at a fixed density, all contacts at the given 
 libraries updating their broadphase from the poses each time; the growth rate is the time ratio per
 tenfold N. Needs the `[test]` extra (coal).
 
-Run: python benchmarks/bench_contacts.py [--pairs 2000] [--repeats 5]
+Run: python benchmarks/bench_contacts.py [--pairs 2000] [--repeats 5] [--markdown] [--quick]
 """
 
 import argparse
@@ -19,11 +19,12 @@ import time
 
 import coal
 import numpy as np
+from report import Table, parse_arguments, print_report
 
 from dcol.geom import Box, Capsule, Cylinder, Ellipsoid, Polytope, Scene, Sphere
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-from distance_oracle import coal_geometry, coal_transform
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tests.support.distance_oracle import coal_geometry, coal_transform
 
 IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
 TILT = np.array([np.cos(0.3), np.sin(0.3), 0.0, 0.0])  # 0.6 rad about x
@@ -135,9 +136,14 @@ def coal_manager(objects):
 
 
 def per_rule(pairs, repeats):
-    print(f"\nPer pair, {pairs} copies of each configuration in one scene, one thread (µs per pair)")
-    print("(dcol: poses in, contacts out; coal: collide at poses already set, its contacts counted)")
-    print(f"{'configuration':38s} {'contacts':>8s} {'dcol':>8s} {'dcol+deriv':>11s} {'coal':>8s} {'coal/dcol':>10s}")
+    table = Table(
+        ["configuration", "contacts", "dcol", "dcol+deriv", "coal", "coal/dcol"],
+        caption=(
+            f"Per pair, {pairs} copies of each configuration in one scene, one thread, µs per pair, fastest of "
+            f"{repeats} runs (dcol: poses in, contacts out; coal: collide at poses already set; "
+            "contacts: dcol's/coal's per pair)"
+        ),
+    )
     for name, a, p_a, q_a, b, p_b, q_b in RULES:
         scene = Scene()
         shapes, r, q = [], [], []
@@ -155,10 +161,15 @@ def per_rule(pairs, repeats):
         manager = coal_manager(objects)
         coal_time, coal_count = best_time(lambda: coal_collide(manager), repeats)
         scale = 1e6 / pairs
-        print(
-            f"{name:38s} {len(found) // pairs:>4d}/{coal_count // pairs:<3d} {dcol_time * scale:8.2f} "
-            f"{deriv_time * scale:11.2f} {coal_time * scale:8.2f} {coal_time / dcol_time:10.2f}"
+        table.add(
+            name,
+            f"{len(found) // pairs}/{coal_count // pairs}",
+            f"{dcol_time * scale:.2f}",
+            f"{deriv_time * scale:.2f}",
+            f"{coal_time * scale:.2f}",
+            f"{coal_time / dcol_time:.2f}",
         )
+    return table
 
 
 def random_polytope(rng):
@@ -184,16 +195,18 @@ def random_scene(count, rng):
     return shapes, r, q / np.linalg.norm(q, axis=1, keepdims=True)
 
 
-def scenes(repeats):
-    print("\nWhole scenes: all contacts at new poses (setting the poses, broadphase, narrow phase), one thread (ms)")
-    print("(coal's poses are set by a Python loop over the objects; coal collide alone in its own column)")
-    print(
-        f"{'N':>6s} {'pairs':>7s} {'dcol':>9s} {'growth':>7s} {'coal':>9s} {'growth':>7s} {'coal/dcol':>10s} "
-        f"{'coal collide':>13s}"
+def scenes(repeats, counts):
+    table = Table(
+        ["N", "pairs", "dcol", "growth", "coal", "growth", "coal/dcol", "coal collide"],
+        caption=(
+            "Whole scenes: all contacts at new poses (setting the poses, broadphase, narrow phase), one thread, "
+            f"ms, fastest of {repeats} runs (coal's poses are set by a Python loop over the objects; "
+            "coal collide alone in its own column; growth: time ratio per tenfold N)"
+        ),
     )
     previous = None
     rng = np.random.default_rng(0)
-    for count in (10, 100, 1000):
+    for count in counts:
         shapes, r, q = random_scene(count, rng)
         scene = Scene()
         for shape in shapes:
@@ -204,24 +217,31 @@ def scenes(repeats):
         coal_time, _ = best_time(lambda: (coal_set_poses(manager, objects, r, q), coal_collide(manager)), repeats)
         collide_time, _ = best_time(lambda: coal_collide(manager), repeats)
         pairs = len(set(zip(found.shape_a.tolist(), found.shape_b.tolist())))
-        growth = (
-            ("", "") if previous is None else (f"{dcol_time / previous[0]:7.1f}", f"{coal_time / previous[1]:7.1f}")
-        )
-        print(
-            f"{count:6d} {pairs:7d} {dcol_time * 1e3:9.3f} {growth[0]:>7s} {coal_time * 1e3:9.3f} {growth[1]:>7s} "
-            f"{coal_time / dcol_time:10.2f} {collide_time * 1e3:13.3f}"
+        growth = ("", "") if previous is None else (f"{dcol_time / previous[0]:.1f}", f"{coal_time / previous[1]:.1f}")
+        table.add(
+            count,
+            pairs,
+            f"{dcol_time * 1e3:.3f}",
+            growth[0],
+            f"{coal_time * 1e3:.3f}",
+            growth[1],
+            f"{coal_time / dcol_time:.2f}",
+            f"{collide_time * 1e3:.3f}",
         )
         previous = (dcol_time, coal_time)
+    return table
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
-    print(f"machine: {os.cpu_count()} cores; coal {coal.__version__}")
-    per_rule(args.pairs, args.repeats)
-    scenes(args.repeats)
+    parser.add_argument("--pairs", type=int, default=2000, help="copies of each configuration in its scene")
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each measurement; the fastest counts")
+    parser.add_argument(
+        "--scene-sizes", type=int, nargs="+", default=[10, 100, 1000], help="shape counts N of the whole scenes"
+    )
+    args = parse_arguments(parser, dict(pairs=20, repeats=1, scene_sizes=[10, 100]))
+    tables = [per_rule(args.pairs, args.repeats), scenes(args.repeats, args.scene_sizes)]
+    print_report("Contacts (bench_contacts.py)", tables, args, libraries=("coal",))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ pairs go through dcol's native batch path, one thread:
   cone program with diffcp would run.
 A primitive's row averages the pairs in which it is shape a. Needs the `[test]` extra (diffcp).
 
-Run: python benchmarks/bench_derivatives.py [--poses 4000] [--diffcp-problems 2]
+Run: python benchmarks/bench_derivatives.py [--poses 4000] [--diffcp-problems 2] [--markdown] [--quick]
 """
 
 import argparse
@@ -31,13 +31,14 @@ from dcol.geom import (
     proximity_gradient_batch,
     proximity_jacobian_batch,
 )
+from dcol.solvers import SolverSettings, Status
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-from bench_proximity import SHAPES, random_poses  # noqa: E402
-from derivative_oracle import proximity_jacobian_oracle  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from bench_proximity import SHAPES, random_poses
+from report import Table, parse_arguments, print_report
 
-from dcol.solvers import SolverSettings, Status  # noqa: E402
+from tests.support.derivative_oracle import proximity_jacobian_oracle
 
 
 def per_pair(function, poses, repeat=1):
@@ -64,7 +65,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--poses", type=int, default=4000, help="pose pairs per shape pair")
     parser.add_argument("--diffcp-problems", type=int, default=2, help="diffcp Jacobians per shape pair")
-    args = parser.parse_args()
+    args = parse_arguments(parser, dict(poses=100, diffcp_problems=1))
     rng = np.random.default_rng(3)
     names = list(SHAPES)
     rows = {name: [] for name in names}
@@ -109,27 +110,51 @@ def main():
                     np.mean(exact.status == Status.SOLVED),
                 )
             )
-    header = (
-        f"{'shape a':10s} {'eval def':>9s} {'eval μ':>8s} {'grad':>7s} {'jac':>7s} {'contact':>8s} "
-        f"{'jac-eval':>9s} {'c.diff':>8s} {'diffcp':>9s} {'c.diff/jac':>11s} {'diffcp/jac':>11s} {'iters':>6s} "
-        f"{'exact':>7s} {'exact %':>8s}"
+    table = Table(
+        [
+            "shape a",
+            "eval def",
+            "eval μ",
+            "grad",
+            "jac",
+            "contact",
+            "jac-eval",
+            "c.diff",
+            "diffcp",
+            "c.diff/jac",
+            "diffcp/jac",
+            "iters",
+            "exact",
+            "exact %",
+        ],
+        caption="µs per pose pair, one thread; a primitive's row averages the 7 pairs in which it is shape a",
     )
-    print("µs per pose pair, one thread (" + str(os.cpu_count()) + " cores on this machine)")
-    print(header)
 
-    def print_row(label, m):
+    def add_row(label, m):
         us = m[:8] * 1e6
-        print(
-            f"{label:10s} {us[0]:9.2f} {us[1]:8.2f} {us[2]:7.2f} {us[3]:7.2f} {us[4]:8.2f} {us[3] - us[1]:9.2f} "
-            f"{us[5]:8.1f} {us[6]:9.0f} {us[5] / us[3]:11.1f} {us[6] / us[3]:11.0f} {m[8]:6.1f} "
-            f"{us[7]:7.2f} {100 * m[10]:8.1f}"
+        table.add(
+            label,
+            f"{us[0]:.2f}",
+            f"{us[1]:.2f}",
+            f"{us[2]:.2f}",
+            f"{us[3]:.2f}",
+            f"{us[4]:.2f}",
+            f"{us[3] - us[1]:.2f}",
+            f"{us[5]:.1f}",
+            f"{us[6]:.0f}",
+            f"{us[5] / us[3]:.1f}",
+            f"{us[6] / us[3]:.0f}",
+            f"{m[8]:.1f}",
+            f"{us[7]:.2f}",
+            f"{100 * m[10]:.1f}",
         )
 
     totals = [np.mean(rows[name], axis=0) for name in names]
     for name, m in zip(names, totals):
-        print_row(name, m)
-    print_row("mean", np.mean(totals, axis=0))
-    print(f"Jacobians solved: {100 * np.mean([r[9] for rs in rows.values() for r in rs]):.2f}%")
+        add_row(name, m)
+    add_row("mean", np.mean(totals, axis=0))
+    table.notes.append(f"Jacobians solved: {100 * np.mean([r[9] for rs in rows.values() for r in rs]):.2f}%")
+    print_report("Derivatives (bench_derivatives.py)", [table], args, libraries=("diffcp", "Clarabel"))
 
 
 if __name__ == "__main__":

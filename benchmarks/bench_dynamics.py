@@ -1,12 +1,12 @@
 """Rigid-body algorithms: dcol against Pinocchio on robots of example-robot-data, in the same run.
 
-Two tables per robot:
+Two tables, a block of rows per robot:
   * native: both libraries' C++ in one process (bench_dynamics_native.cpp, compiled here against
     Pinocchio's headers from the `pin` wheel and Eigen from `cmeel-eigen`), µs per call;
   * Python: one call through each library's Python API, and dcol's batched call per state.
 
 Needs: pip install pin cmeel-eigen example-robot-data   (and g++).
-Usage: python benchmarks/bench_dynamics.py [--iterations 20000] [--batch 1000]
+Usage: python benchmarks/bench_dynamics.py [--iterations 20000] [--batch 1000] [--markdown] [--quick]
 """
 
 import argparse
@@ -21,6 +21,7 @@ import timeit
 
 import numpy as np
 import pinocchio as pin
+from report import Table, parse_arguments, print_report
 
 import dcol.dynamics as dd
 
@@ -88,7 +89,7 @@ def compile_native():
         # Pinocchio's algorithms as its library ships them (instantiated in libpinocchio_default).
         "-DPINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION",
     ]
-    print("compiling the native benchmark (a few minutes, once)...", flush=True)
+    print("compiling the native benchmark (a few minutes, once)...", file=sys.stderr, flush=True)
     subprocess.run(command, check=True)
     return binary
 
@@ -131,10 +132,18 @@ def python_table(model, pin_model, batch):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=20000)
-    parser.add_argument("--batch", type=int, default=1000)
-    args = parser.parse_args()
-    print(f"machine: {os.cpu_count()} cores; Pinocchio {pin.__version__}; times in µs, 1 thread")
+    parser.add_argument("--iterations", type=int, default=20000, help="calls per native measurement")
+    parser.add_argument("--batch", type=int, default=1000, help="states per batched Python call")
+    args = parse_arguments(parser, dict(iterations=100, batch=10))
+    native = Table(
+        ["robot", "algorithm", "dcol", "Pinocchio", "dcol/Pinocchio"],
+        caption="Both libraries' C++ in one process: µs per call (best of 3 runs), one thread",
+    )
+    python = Table(
+        ["robot", "algorithm", "dcol", "Pinocchio", "dcol/Pinocchio", "dcol batch/state"],
+        caption=f"Through the Python APIs: µs per call (best of 3), and per state of dcol's batched call "
+        f"({args.batch} states), one thread",
+    )
     with tempfile.TemporaryDirectory() as workdir:
         binary = compile_native()
         for name, relative, floating in ROBOTS:
@@ -149,14 +158,33 @@ def main():
             output = subprocess.run(
                 [binary, model_file, str(args.iterations)], check=True, capture_output=True, text=True
             ).stdout
-            print(f"\n{name} (nq={model.nq}, nv={model.nv})")
-            print(f"  {'native C++':<22}{'dcol':>10}{'Pinocchio':>12}{'ratio':>8}")
-            for line in output.strip().splitlines():
+            robot = f"{name} (nq={model.nq}, nv={model.nv})"
+            for index, line in enumerate(output.strip().splitlines()):
                 algorithm, ours, theirs = line.split("\t")
-                print(f"  {algorithm:<22}{float(ours):>10.3f}{float(theirs):>12.3f}{float(ours) / float(theirs):>8.2f}")
-            print(f"  {'Python, one call':<22}{'dcol':>10}{'Pinocchio':>12}{'ratio':>8}{'dcol batch/state':>18}")
-            for algorithm, ours, theirs, per_state in python_table(model, pin_model, args.batch):
-                print(f"  {algorithm:<22}{ours:>10.2f}{theirs:>12.2f}{ours / theirs:>8.2f}{per_state:>18.3f}")
+                native.add(
+                    robot if index == 0 else "",
+                    algorithm,
+                    f"{float(ours):.3f}",
+                    f"{float(theirs):.3f}",
+                    f"{float(ours) / float(theirs):.2f}",
+                )
+            for index, (algorithm, ours, theirs, per_state) in enumerate(python_table(model, pin_model, args.batch)):
+                python.add(
+                    robot if index == 0 else "",
+                    algorithm,
+                    f"{ours:.2f}",
+                    f"{theirs:.2f}",
+                    f"{ours / theirs:.2f}",
+                    f"{per_state:.3f}",
+                )
+    compiler = subprocess.run(["g++", "-dumpfullversion"], capture_output=True, text=True).stdout.strip()
+    print_report(
+        "Rigid-body dynamics (bench_dynamics.py)",
+        [native, python],
+        args,
+        libraries=("Pinocchio",),
+        extra_versions={"g++": compiler},
+    )
     return 0
 
 

@@ -4,15 +4,15 @@ NCP against cvxpy re-solving the cone QP until its De Saxcé term settles.
 
 Problems: Delassus-like A = J Jᵀ + 1e-3 I (J: n × (n + 2) Gaussian), b Gaussian — about half the
 contacts clamp. Times are per problem, medians over repeats, one thread.
-Usage: python benchmarks/bench_lcp.py [--sizes 5 20 50 100 200]
+Usage: python benchmarks/bench_lcp.py [--sizes 5 20 50 100 200] [--contacts 1 4 8] [--markdown] [--quick]
 """
 
 import argparse
-import os
 import time
 
 import cvxpy as cp
 import numpy as np
+from report import Table, parse_arguments, print_report
 
 from dcol.solvers import lcp_vjp, mlcp_vjp, ncp_vjp, solve_contact_ncp, solve_lcp, solve_mlcp
 
@@ -63,8 +63,10 @@ def cvxpy_ncp_route(G, g, mu, iterations=50, tol=1e-8):
 
 
 def ncp_table(rng, contact_counts):
-    print("\ncontact NCP (Coulomb cones, De Saxcé): ms per problem (median)")
-    print(f"{'contacts':>9}{'ADMM':>9}{'iterations':>12}{'cvxpy fixed point':>19}{'ratio':>8}{'vjp':>9}")
+    table = Table(
+        ["contacts", "ADMM", "iterations", "cvxpy fixed point", "ratio", "vjp"],
+        caption="Contact NCP (Coulomb cones, De Saxcé): ms per problem (median), one thread",
+    )
     for nc in contact_counts:
         J = rng.normal(size=(3 * nc, 40))
         G = J @ J.T / 40 + 1e-3 * np.eye(3 * nc)
@@ -76,20 +78,36 @@ def ncp_table(rng, contact_counts):
         t_cvxpy = median_time(lambda: cvxpy_ncp_route(G, g, mu), 3)
         grad = rng.normal(size=g.size)
         t_vjp = median_time(lambda: ncp_vjp(solution, G, grad), 10)
-        print(
-            f"{nc:>9}{t_admm * 1e3:>9.2f}{solution.iterations:>12}{t_cvxpy * 1e3:>19.2f}"
-            f"{t_cvxpy / t_admm:>8.1f}{t_vjp * 1e3:>9.3f}"
+        table.add(
+            nc,
+            f"{t_admm * 1e3:.2f}",
+            solution.iterations,
+            f"{t_cvxpy * 1e3:.2f}",
+            f"{t_cvxpy / t_admm:.1f}",
+            f"{t_vjp * 1e3:.3f}",
         )
+    return table
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[5, 20, 50, 100, 200])
-    args = parser.parse_args()
-    print(f"machine: {os.cpu_count()} cores; times in ms per problem (median)")
-    print(
-        f"{'n':>5}{'Lemke':>9}{'PGS':>9}{'IPM':>9}{'warm hit':>10}{'cvxpy QP':>10}{'QP/Lemke':>9}"
-        f"{'vjp (clamping)':>16}{'vjp (KKT)':>11}{'KKT/clamping':>14}"
+    parser.add_argument("--sizes", type=int, nargs="+", default=[5, 20, 50, 100, 200], help="LCP sizes n")
+    parser.add_argument("--contacts", type=int, nargs="+", default=[1, 4, 8], help="contact counts of the NCPs")
+    args = parse_arguments(parser, dict(sizes=[5, 20], contacts=[1, 4]))
+    table = Table(
+        [
+            "n",
+            "Lemke",
+            "PGS",
+            "IPM",
+            "warm hit",
+            "cvxpy QP",
+            "QP/Lemke",
+            "vjp (clamping)",
+            "vjp (KKT)",
+            "KKT/clamping",
+        ],
+        caption="LCP: ms per problem (median), one thread",
     )
     rng = np.random.default_rng(0)
     for n in args.sizes:
@@ -113,11 +131,20 @@ def main():
         empty, G = np.zeros((0, 0)), np.zeros((n, 0))
         mlcp = solve_mlcp(empty, np.zeros(0), G, -A, b)
         t_kkt = median_time(lambda: mlcp_vjp(mlcp, empty, np.zeros(0), G, -A, b, grad_z=grad_f), repeats)
-        print(
-            f"{n:>5}{t_lemke * 1e3:>9.3f}{t_pgs * 1e3:>9.3f}{t_ipm * 1e3:>9.3f}{t_warm * 1e3:>10.3f}"
-            f"{t_qp * 1e3:>10.3f}{t_qp / t_lemke:>9.1f}{t_vjp * 1e3:>16.3f}{t_kkt * 1e3:>11.3f}{t_kkt / t_vjp:>14.1f}"
+        table.add(
+            n,
+            f"{t_lemke * 1e3:.3f}",
+            f"{t_pgs * 1e3:.3f}",
+            f"{t_ipm * 1e3:.3f}",
+            f"{t_warm * 1e3:.3f}",
+            f"{t_qp * 1e3:.3f}",
+            f"{t_qp / t_lemke:.1f}",
+            f"{t_vjp * 1e3:.3f}",
+            f"{t_kkt * 1e3:.3f}",
+            f"{t_kkt / t_vjp:.1f}",
         )
-    ncp_table(rng, [1, 4, 8])
+    tables = [table, ncp_table(rng, args.contacts)]
+    print_report("LCP and contact NCP (bench_lcp.py)", tables, args, libraries=("cvxpy", "Clarabel"))
 
 
 if __name__ == "__main__":

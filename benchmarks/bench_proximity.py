@@ -14,7 +14,7 @@ other processes' interference, not the code (this matters on shared machines). A
 averages the pairs in which it is shape a. Needs the `[test]` extra (cvxpy).
 
 Run: python benchmarks/bench_proximity.py [--poses 10000] [--python-calls 2000] [--cvxpy-problems 10]
-                                          [--repeats 3]
+                                          [--repeats 3] [--markdown] [--quick]
 """
 
 import argparse
@@ -25,6 +25,7 @@ import sys
 import time
 
 import numpy as np
+from report import Table, parse_arguments, print_report
 
 from dcol.geom import (
     Capsule,
@@ -38,8 +39,8 @@ from dcol.geom import (
     proximity_batch,
 )
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-from oracle import proximity_oracle, proximity_problem
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tests.support.oracle import proximity_oracle, proximity_problem
 
 HEXAGON = np.linspace(0, 2 * np.pi, 7)[:-1]
 SHAPES = {
@@ -113,7 +114,7 @@ def main():
     parser.add_argument("--python-calls", type=int, default=2_000, help="single calls per shape pair")
     parser.add_argument("--cvxpy-problems", type=int, default=10, help="cvxpy solves per shape pair")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each measurement; the fastest counts")
-    args = parser.parse_args()
+    args = parse_arguments(parser, dict(poses=200, python_calls=20, cvxpy_problems=1, repeats=1))
     best = functools.partial(best_of, args.repeats)
     rng = np.random.default_rng(0)
 
@@ -127,28 +128,47 @@ def main():
         cvx_total, cvx_solver = best(lambda: time_cvxpy(a, b, poses, args.cvxpy_problems))
         rows[name_a].append((batch, batch2, one_pair, single, cvx_total, cvx_solver, iterations))
 
-    print(f"DCOL proximity, time per pair averaged over the 7 partners of each primitive ({os.cpu_count()} cores)")
-    header = (
-        f"{'primitive':10s} {'batch 1 thr':>11s} {'batch 2 thr':>11s} {'one-pair':>9s} {'python call':>11s} "
-        f"{'cvxpy':>9s} {'clarabel':>9s} {'cvxpy/batch':>11s} {'clarabel/batch':>14s} {'cvxpy/call':>10s} "
-        f"{'iters':>5s}"
+    table = Table(
+        [
+            "primitive",
+            "batch 1 thr",
+            "batch 2 thr",
+            "one-pair",
+            "python call",
+            "cvxpy",
+            "clarabel",
+            "cvxpy/batch",
+            "clarabel/batch",
+            "cvxpy/call",
+            "iters",
+        ],
+        caption=(
+            f"Time per pair averaged over the 7 partners of each primitive; fastest of {args.repeats} runs; "
+            f"cvxpy + Clarabel compiled once per shape pair, solved at gap and feasibility 1e-10"
+        ),
     )
-    print(header)
-    print("-" * len(header))
 
-    def print_row(name, values):
+    def add_row(name, values):
         batch, batch2, one_pair, single, cvx_total, cvx_solver, iterations = values
-        print(
-            f"{name:10s} {batch * 1e6:9.2f}µs {batch2 * 1e6:9.2f}µs {one_pair * 1e6:7.2f}µs {single * 1e6:9.2f}µs "
-            f"{cvx_total * 1e3:7.2f}ms {cvx_solver * 1e6:7.0f}µs {cvx_total / batch:10.0f}x "
-            f"{cvx_solver / batch:13.1f}x {cvx_total / single:9.0f}x {iterations:5.1f}"
+        table.add(
+            name,
+            f"{batch * 1e6:.2f} µs",
+            f"{batch2 * 1e6:.2f} µs",
+            f"{one_pair * 1e6:.2f} µs",
+            f"{single * 1e6:.2f} µs",
+            f"{cvx_total * 1e3:.2f} ms",
+            f"{cvx_solver * 1e6:.0f} µs",
+            f"{cvx_total / batch:.0f}x",
+            f"{cvx_solver / batch:.1f}x",
+            f"{cvx_total / single:.0f}x",
+            f"{iterations:.1f}",
         )
 
     means = [np.mean(values, axis=0) for values in rows.values()]
     for name, values in zip(rows, means):
-        print_row(name, values)
-    print("-" * len(header))
-    print_row("mean", np.mean(means, axis=0))
+        add_row(name, values)
+    add_row("mean", np.mean(means, axis=0))
+    print_report("Proximity (bench_proximity.py)", [table], args, libraries=("cvxpy", "Clarabel"))
 
 
 if __name__ == "__main__":

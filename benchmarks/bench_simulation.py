@@ -28,6 +28,7 @@ and must not share a process with torch, so give it an interpreter of its own:
 
 Run: python benchmarks/bench_simulation.py [--settle 200] [--repeats 20] [--robots cartpole,...]
          [--batch 32] [--worlds 8] [--steps 100] [--nimble-python /tmp/nimble-venv/bin/python]
+         [--markdown] [--quick]
 """
 
 import argparse
@@ -43,6 +44,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
 import numpy as np
+from report import Table, parse_arguments, print_report
 
 from dcol.dynamics import (
     World,
@@ -251,6 +253,16 @@ def measure_nimble(name, settle, repeats, python):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def nimble_version(python):
+    """nimblephysics' version in the interpreter that runs it, or why there is none."""
+    command = "import importlib.metadata as m; print(m.version('nimblephysics'))"
+    try:
+        result = subprocess.run([python, "-c", command], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return "not run"
+    return result.stdout.strip() if result.returncode == 0 else "not installed"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--settle", type=int, default=200)
@@ -264,67 +276,110 @@ def main():
         default=sys.executable,
         help="interpreter with nimblephysics and numpy<2 (see the module docstring)",
     )
-    args = parser.parse_args()
-    print(f"{os.cpu_count()} cores, one used; dt = 1 ms; times are medians (ms)\n")
-    header = (
-        f"{'robot':14s} {'nv':>3s} {'contacts':>8s} {'step':>7s} {'step+Jac':>8s} {'+θ':>7s} "
-        f"{'batched':>8s} {'central diff':>12s} {'speedup':>8s} {'FD err':>8s}  "
-        f"Nimble step+Jac (Nimble/dcol: one call, batched)"
+    args = parse_arguments(
+        parser, dict(settle=20, repeats=1, robots="cartpole,half_cheetah,ur5", worlds=2, steps=5, batch=2)
     )
-    print(header)
-    print("-" * len(header))
+    steps = Table(
+        [
+            "robot",
+            "nv",
+            "contacts",
+            "step",
+            "step+Jac",
+            "+θ",
+            "batched",
+            "central diff",
+            "speedup",
+            "FD err",
+            "Nimble step+Jac",
+            "Nimble/dcol",
+            "Nimble/batched",
+            "Nimble nv",
+            "Nimble contacts",
+        ],
+        caption=(
+            f"dcol's native World.step_batch on one thread, dt = 1 ms, ms per state (medians of {args.repeats} "
+            f"runs; batched: per state of {args.batch}); Nimble's step with its state and action Jacobians, "
+            "and its ratio to dcol's step+Jac one call at a time and batched"
+        ),
+    )
     rollouts, python_rows = [], []
     for name in args.robots.split(","):
         result = measure_dcol(name, args.settle, args.repeats, args.batch)
         nimble = measure_nimble(name, args.settle, args.repeats, args.nimble_python)
         if isinstance(nimble, dict):
-            nimble_text = (
-                f"{1e3 * nimble['jacobian']:8.3f} ({nimble['jacobian'] / result['jacobian']:.1f}x, "
-                f"{nimble['jacobian'] / result['batched']:.1f}x), nv {nimble['dofs']}, "
-                f"{nimble['contacts']} contacts"
+            nimble_cells = (
+                f"{1e3 * nimble['jacobian']:.3f}",
+                f"{nimble['jacobian'] / result['jacobian']:.1f}x",
+                f"{nimble['jacobian'] / result['batched']:.1f}x",
+                nimble["dofs"],
+                nimble["contacts"],
             )
             if nimble["contacts"] == 0 and result["contacts"] > 0:  # the same, contact-free scene
-                nimble_text += (
-                    f"; dcol without ground {1e3 * result['jacobian_free']:.3f}, "
-                    f"{1e3 * result['batched_free']:.4f} "
-                    f"({nimble['jacobian'] / result['jacobian_free']:.1f}x, "
-                    f"{nimble['jacobian'] / result['batched_free']:.1f}x)"
+                steps.notes.append(
+                    f"{name}: Nimble's model finds no contact; dcol without ground: step+Jac "
+                    f"{1e3 * result['jacobian_free']:.3f} ms, batched {1e3 * result['batched_free']:.4f} ms "
+                    f"(Nimble/dcol {nimble['jacobian'] / result['jacobian_free']:.1f}x, "
+                    f"{nimble['jacobian'] / result['batched_free']:.1f}x)."
                 )
         else:
-            nimble_text = nimble
-        print(
-            f"{name:14s} {result['nv']:3d} {result['contacts']:8d} {1e3 * result['step']:7.3f} "
-            f"{1e3 * result['jacobian']:8.3f} {1e3 * result['jacobian_params']:7.3f} "
-            f"{1e3 * result['batched']:8.4f} {1e3 * result['central']:12.3f} "
-            f"{result['central'] / result['jacobian']:7.1f}x {result['error']:8.1e}  {nimble_text}"
+            nimble_cells = (nimble, "", "", "", "")
+        steps.add(
+            name,
+            result["nv"],
+            result["contacts"],
+            f"{1e3 * result['step']:.3f}",
+            f"{1e3 * result['jacobian']:.3f}",
+            f"{1e3 * result['jacobian_params']:.3f}",
+            f"{1e3 * result['batched']:.4f}",
+            f"{1e3 * result['central']:.3f}",
+            f"{result['central'] / result['jacobian']:.1f}x",
+            f"{result['error']:.1e}",
+            *nimble_cells,
         )
         python_rows.append((name, result))
         rollouts.append((name, measure_rollouts(result["world"], result["state"], args.worlds, args.steps), nimble))
 
-    print("\nThe same through World.step in Python (warm-started), ms per call\n")
-    header = f"{'robot':14s} {'step':>8s} {'step+Jac (with θ)':>18s} {'native +θ speedup':>18s}"
-    print(header)
-    print("-" * len(header))
+    python = Table(
+        ["robot", "step", "step+Jac (with θ)", "native +θ speedup"],
+        caption="The same through World.step in Python (warm-started), ms per call (median)",
+    )
     for name, result in python_rows:
-        print(
-            f"{name:14s} {1e3 * result['python_step']:8.3f} {1e3 * result['python_jacobian']:18.3f} "
-            f"{result['python_jacobian'] / result['jacobian_params']:17.1f}x"
+        python.add(
+            name,
+            f"{1e3 * result['python_step']:.3f}",
+            f"{1e3 * result['python_jacobian']:.3f}",
+            f"{result['python_jacobian'] / result['jacobian_params']:.1f}x",
         )
 
-    print(f"\nrollouts: {args.worlds} worlds x {args.steps} steps, no derivatives; ms per world-step\n")
-    header = (
-        f"{'robot':14s} {'World.rollout':>13s} {'batch 1 thr':>11s} {'batch 2 thr':>11s} {'speedup':>8s}"
-        f"  Nimble World.step (ratio to batch 1 thr)"
+    rollout = Table(
+        ["robot", "World.rollout", "batch 1 thr", "batch 2 thr", "speedup", "Nimble World.step", "Nimble/batch 1 thr"],
+        caption=(
+            f"Rollouts: {args.worlds} worlds x {args.steps} steps, no derivatives; ms per world-step "
+            "(World.rollout in a Python loop, World.rollout_batch on one and two threads; speedup: the loop "
+            "over two threads)"
+        ),
     )
-    print(header)
-    print("-" * len(header))
-    for name, (python, (one, two)), nimble in rollouts:
-        nimble_text = (
-            f"{1e3 * nimble['step']:9.3f} ({nimble['step'] / one:.2f}x)" if isinstance(nimble, dict) else nimble
+    for name, (python_time, (one, two)), nimble in rollouts:
+        nimble_cells = (
+            (f"{1e3 * nimble['step']:.3f}", f"{nimble['step'] / one:.2f}x")
+            if isinstance(nimble, dict)
+            else (nimble, "")
         )
-        print(
-            f"{name:14s} {1e3 * python:13.3f} {1e3 * one:11.3f} {1e3 * two:11.3f} {python / two:7.1f}x  {nimble_text}"
+        rollout.add(
+            name,
+            f"{1e3 * python_time:.3f}",
+            f"{1e3 * one:.3f}",
+            f"{1e3 * two:.3f}",
+            f"{python_time / two:.1f}x",
+            *nimble_cells,
         )
+    print_report(
+        "Simulation (bench_simulation.py)",
+        [steps, python, rollout],
+        args,
+        extra_versions={"Nimble": nimble_version(args.nimble_python)},
+    )
 
 
 if __name__ == "__main__":
