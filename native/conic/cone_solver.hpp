@@ -20,7 +20,7 @@
 
 #include "core/lanes.hpp"
 
-namespace dcol {
+namespace dcol::conic {
 
 enum class SolveStatus : int {
   solved = 0,
@@ -891,4 +891,4 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, con
   }
 }
 
-}  // namespace dcol
+}  // namespace dcol::conic

@@ -26,7 +26,7 @@
 #include "conic/cone_solver.hpp"
 #include "core/dense_lu.hpp"
 
-namespace dcol {
+namespace dcol::conic {
 
 // The solve whose central point ExactKKT starts from: the user's settings at μ = 1e-9, centred to
 // 1e-5 (DERIVATIVE_SETTINGS of the Python package).
@@ -269,4 +269,4 @@ class ExactKKT {
   int pivot_[kMaxSize];
 };
 
-}  // namespace dcol
+}  // namespace dcol::conic

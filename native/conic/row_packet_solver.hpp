@@ -21,7 +21,7 @@
 
 #include "conic/cone_solver.hpp"
 
-namespace dcol {
+namespace dcol::conic {
 
 namespace packet {
 
@@ -484,4 +484,4 @@ bool RowPacketSolver<Program, N, NNarrow, NTail>::solve(const Program& prob, con
   }
 }
 
-}  // namespace dcol
+}  // namespace dcol::conic

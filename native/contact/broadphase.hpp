@@ -11,7 +11,13 @@
 
 #include "geometry/support.hpp"
 
-namespace dcol {
+namespace dcol::contact {
+
+using geometry::Pose;
+using geometry::Shape;
+using geometry::shape_frame;
+using geometry::ShapeKind;
+using geometry::support_point;
 
 struct Box3 {
   double lower[3], upper[3];
@@ -81,4 +87,4 @@ inline std::vector<std::pair<int, int>> sweep_and_prune(const std::vector<Box3>&
   return pairs;
 }
 
-}  // namespace dcol
+}  // namespace dcol::contact

@@ -8,7 +8,11 @@
 #include "core/dual.hpp"
 #include "geometry/distance.hpp"
 
-namespace dcol {
+namespace dcol::contact {
+
+using geometry::DistanceJacobian;
+using geometry::DistanceResult;
+using geometry::signed_distance;
 
 namespace {
 
@@ -602,4 +606,4 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   return count;
 }
 
-}  // namespace dcol
+}  // namespace dcol::contact

@@ -19,7 +19,14 @@
 
 #include "geometry/proximity_types.hpp"
 
-namespace dcol {
+namespace dcol::contact {
+
+// The geometry the contacts are computed from.
+using geometry::Pose;
+using geometry::Shape;
+using geometry::ShapeKind;
+using geometry::SolverSettings;
+using geometry::SolveStatus;
 
 enum class ContactRule : int {
   point_point = 0,  // two points (sphere centres, vertices, segment ends), each with a radius
@@ -57,4 +64,4 @@ struct ContactSettings {
 int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ContactSettings& cs,
                   const SolverSettings& settings, Contact* out, ContactDerivatives* deriv);
 
-}  // namespace dcol
+}  // namespace dcol::contact

@@ -9,7 +9,7 @@
 #include "geometry/proximity_kernels.hpp"
 #include "geometry/support.hpp"
 
-namespace dcol {
+namespace dcol::geometry {
 
 namespace {
 
@@ -210,4 +210,4 @@ void signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose&
   penetration(a, pa, b, pb, dcol, jac ? &dcol_jac : nullptr, out, jac);
 }
 
-}  // namespace dcol
+}  // namespace dcol::geometry

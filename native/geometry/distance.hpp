@@ -23,7 +23,7 @@
 
 #include "geometry/proximity_types.hpp"
 
-namespace dcol {
+namespace dcol::geometry {
 
 struct DistanceResult {
   double distance = 0.0;  // > 0 apart (Euclidean); ≤ 0 overlapping: −(penetration depth along normal)
@@ -48,4 +48,4 @@ constexpr double kTouching = 1e-5;
 void signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const SolverSettings& settings,
                      DistanceResult& out, DistanceJacobian* jac = nullptr);
 
-}  // namespace dcol
+}  // namespace dcol::geometry

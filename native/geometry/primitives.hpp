@@ -13,7 +13,7 @@
 #include "core/lanes.hpp"
 #include "core/small_matrix.hpp"
 
-namespace dcol {
+namespace dcol::geometry {
 
 enum class ShapeKind : int { polytope = 0, capsule, cylinder, cone, sphere, ellipsoid, polygon };
 
@@ -224,4 +224,4 @@ int add_cone_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, do
   return first;
 }
 
-}  // namespace dcol
+}  // namespace dcol::geometry

@@ -12,7 +12,7 @@
 #include "geometry/proximity_derivatives.hpp"
 #include "geometry/proximity_types.hpp"
 
-namespace dcol {
+namespace dcol::geometry {
 
 // The results and exact derivatives of a solved problem (exact_kkt.hpp), or with status smoothed the
 // smoothed ones where it has none; proximity_sized's steps come as callables. Kept out of the flattened
@@ -35,10 +35,10 @@ typename Program::V least_alpha_at_origin(const Program& prob, const ShapeRows& 
   using V = typename Program::V;
   V least{};
   for (int i = rows.lin_begin; i < rows.lin_end; ++i)
-    least = lane_max(least, detail::orthant_ray_bound(prob.h[i], -prob.G[i][kAlphaColumn]));
+    least = lane_max(least, conic::detail::orthant_ray_bound(prob.h[i], -prob.G[i][kAlphaColumn]));
   if (rows.cone >= 0) {
     const V rise = -prob.G[rows.cone][kAlphaColumn];
-    least = lane_max(least, detail::cone_ray_bound(prob.h + rows.cone, rows.cone_dim, rise));
+    least = lane_max(least, conic::detail::cone_ray_bound(prob.h + rows.cone, rows.cone_dim, rise));
   }
   return least;
 }
@@ -47,7 +47,7 @@ typename Program::V least_alpha_at_origin(const Program& prob, const ShapeRows& 
 // shapes' origins r_a, r_b (normalized) at which their gauges are equal. A shape's gauge grows
 // linearly along the segment from 0 at its own origin, and at the midpoint x = 0 it is its least α
 // there, so that point is r_a + t (r_b − r_a) with t = least_b/(least_a + least_b). From it the ray
-// start can begin nearer the solution (detail::ray_start_value): with both, the benchmark's 49 pairs
+// start can begin nearer the solution (conic::detail::ray_start_value): with both, the benchmark's 49 pairs
 // take 8.0 iterations on average instead of 8.55.
 template <class Program>
 void balanced_ray_base(const Program& prob, const ShapeRows (&rows)[2], const typename Program::V* ra,
@@ -279,4 +279,4 @@ void proximity_lanes(const Shape& a, const Pose* pa, const Shape& b, const Pose*
   }
 }
 
-}  // namespace dcol
+}  // namespace dcol::geometry

@@ -31,7 +31,7 @@
 #include "geometry/primitives.hpp"
 #include "geometry/proximity_types.hpp"
 
-namespace dcol {
+namespace dcol::geometry {
 
 // Rows of problem (9) that belong to each shape: its orthant rows [lin_begin, lin_end) and its cone
 // (first row cone, or −1).
@@ -121,7 +121,7 @@ class LinearizedKKT {
         H[i][j] = H[j][i] = acc;
       }
     for (int k = 0, row = p_.l; k < p_.num_soc; row += p_.soc_dim[k], ++k) {
-      s_point_[k] = detail::soc_point(solver.s + row, p_.soc_dim[k]);
+      s_point_[k] = conic::detail::soc_point(solver.s + row, p_.soc_dim[k]);
       const int dim = p_.soc_dim[k];
       int used[NMax], num_used = 0;  // the columns the cone's rows involve (a few of n)
       for (int j = 0; j < n; ++j) {
@@ -133,10 +133,10 @@ class LinearizedKKT {
         const int j = used[jj];
         V g[MMax], m_inv[MMax], t[MMax], w_inv2[MMax];
         for (int i = 0; i < dim; ++i) g[i] = p_.G[row + i][j];
-        detail::soc_product(solver.z + row, g, t, dim);
-        detail::soc_divide(solver.s + row, s_point_[k], t, m_inv, dim);
-        detail::soc_apply_Winv(solver.soc_c + row, solver.soc_w[k], g, t, dim);
-        detail::soc_apply_Winv(solver.soc_c + row, solver.soc_w[k], t, w_inv2, dim);
+        conic::detail::soc_product(solver.z + row, g, t, dim);
+        conic::detail::soc_divide(solver.s + row, s_point_[k], t, m_inv, dim);
+        conic::detail::soc_apply_Winv(solver.soc_c + row, solver.soc_w[k], g, t, dim);
+        conic::detail::soc_apply_Winv(solver.soc_c + row, solver.soc_w[k], t, w_inv2, dim);
         for (int aa = 0; aa < num_used; ++aa) {
           const int a = used[aa];
           V acc{};
@@ -217,8 +217,8 @@ class LinearizedKKT {
     for (int k = 0, row = p_.l; k < p_.num_soc; row += p_.soc_dim[k], ++k)
       for (int r = 0; r < K; ++r) {
         V t[MMax];
-        detail::soc_divide(solver_.s + row, s_point_[k], u[r] + row, t, p_.soc_dim[k]);
-        detail::soc_product(solver_.z + row, t, out[r] + row, p_.soc_dim[k]);
+        conic::detail::soc_divide(solver_.s + row, s_point_[k], u[r] + row, t, p_.soc_dim[k]);
+        conic::detail::soc_product(solver_.z + row, t, out[r] + row, p_.soc_dim[k]);
       }
   }
   // out[r] = G v[r], each row over the columns it involves.
@@ -246,7 +246,7 @@ class LinearizedKKT {
 
   const Solver& solver_;
   const Program& p_;
-  detail::SocPoint<V> s_point_[KMax];
+  conic::detail::SocPoint<V> s_point_[KMax];
   V lu_[NMax][NMax];
 };
 
@@ -579,4 +579,4 @@ inline void swap_sides(DerivativeRequest request, ProximityJacobian& J) {
   std::swap(J.p_a, J.p_b);
 }
 
-}  // namespace dcol
+}  // namespace dcol::geometry

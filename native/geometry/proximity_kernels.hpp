@@ -10,7 +10,7 @@
 
 #include "geometry/proximity_types.hpp"
 
-namespace dcol {
+namespace dcol::geometry {
 
 using ProximityKernelFunction = void (*)(const Shape&, const Pose*, const Shape&, const Pose*, const SolverSettings&,
                                          ProximityResult*, const DerivativeOutput&);
@@ -23,21 +23,8 @@ struct ProximityKernels {
 
 constexpr int kMaxKernelLanes = 4;
 
-// Defined in kernels/, one translation unit per instruction set and kernel, so that the build
-// compiles them in parallel and a change to one recompiles only its own.
-void proximity_lanes_baseline(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
-                              const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv);
-void proximity_one_baseline(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
-                            const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv);
-#if defined(__x86_64__) || defined(__i386__)
-void proximity_lanes_avx2(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
-                          const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv);
-void proximity_one_avx2(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb, const SolverSettings& settings,
-                        ProximityResult* out, const DerivativeOutput& deriv);
-#endif
-
-// The best kernels this processor runs, chosen once (kernels/dispatch.cpp). Every proximity solve
-// of the library goes through them.
+// The best kernels this processor runs, chosen once (defined in kernels/dispatch.cpp). Every proximity
+// solve of the library goes through them.
 const ProximityKernels& proximity_kernels();
 
-}  // namespace dcol
+}  // namespace dcol::geometry

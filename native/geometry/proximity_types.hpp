@@ -3,10 +3,21 @@
 #pragma once
 
 #include "conic/cone_solver.hpp"
+#include "conic/exact_kkt.hpp"
+#include "conic/row_packet_solver.hpp"
 #include "core/rotations.hpp"
 #include "geometry/primitives.hpp"
 
-namespace dcol {
+namespace dcol::geometry {
+
+// The cone program vocabulary the geometry layer poses its problems in.
+using conic::ConeProgram;
+using conic::ConeSolver;
+using conic::ExactKKT;
+using conic::RowPacketSolver;
+using conic::SolveInfo;
+using conic::SolverSettings;
+using conic::SolveStatus;
 
 struct Pose {
   double r[3];
@@ -74,4 +85,4 @@ struct DerivativeOutput {
   }
 };
 
-}  // namespace dcol
+}  // namespace dcol::geometry

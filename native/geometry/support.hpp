@@ -7,7 +7,7 @@
 #include "geometry/primitives.hpp"
 #include "geometry/proximity_types.hpp"
 
-namespace dcol {
+namespace dcol::geometry {
 
 namespace detail {
 
@@ -101,4 +101,4 @@ inline void support_point(const Shape& sh, const Pose& f, const double* u, doubl
   for (int i = 0; i < 3; ++i) out[i] = f.r[i] + f.Q.m[i][0] * y[0] + f.Q.m[i][1] * y[1] + f.Q.m[i][2] * y[2];
 }
 
-}  // namespace dcol
+}  // namespace dcol::geometry

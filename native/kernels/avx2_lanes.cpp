@@ -3,10 +3,10 @@
 // (geometry/proximity_kernels.hpp); one function holding all the classes is beyond what the compiler
 // optimizes in reasonable time.
 #include "geometry/proximity.hpp"
-#include "geometry/proximity_kernels.hpp"
+#include "kernels/kernels.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
-namespace dcol {
+namespace dcol::kernels {
 namespace {
 
 struct Avx2Sized {
@@ -14,7 +14,7 @@ struct Avx2Sized {
   __attribute__((target("avx2,fma"), flatten)) static void run(const Shape& a, const Pose* fa, const Shape& b,
                                                                const Pose* fb, const SolverSettings& settings,
                                                                ProximityResult* out, const DerivativeOutput& deriv) {
-    proximity_sized<N, NA, NTail, MMax, W>(a, fa, b, fb, settings, out, deriv);
+    geometry::proximity_sized<N, NA, NTail, MMax, W>(a, fa, b, fb, settings, out, deriv);
   }
 };
 
@@ -22,8 +22,8 @@ struct Avx2Sized {
 
 void proximity_lanes_avx2(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb,
                           const SolverSettings& settings, ProximityResult* out, const DerivativeOutput& deriv) {
-  proximity_lanes<4, Avx2Sized>(a, pa, b, pb, settings, out, deriv);
+  geometry::proximity_lanes<4, Avx2Sized>(a, pa, b, pb, settings, out, deriv);
 }
 
-}  // namespace dcol
+}  // namespace dcol::kernels
 #endif

@@ -1,17 +1,17 @@
 // Chooses the proximity kernels (geometry/proximity_kernels.hpp) from the processor's instruction
 // sets, once per process.
-#include "geometry/proximity_kernels.hpp"
+#include "kernels/kernels.hpp"
 
-namespace dcol {
+namespace dcol::geometry {
 namespace {
 
 ProximityKernels best_proximity_kernels() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {4, proximity_lanes_avx2, proximity_one_avx2};
+    return {4, kernels::proximity_lanes_avx2, kernels::proximity_one_avx2};
 #endif
-  return {2, proximity_lanes_baseline, proximity_one_baseline};
+  return {2, kernels::proximity_lanes_baseline, kernels::proximity_one_baseline};
 }
 
 }  // namespace
@@ -21,4 +21,4 @@ const ProximityKernels& proximity_kernels() {
   return chosen;
 }
 
-}  // namespace dcol
+}  // namespace dcol::geometry

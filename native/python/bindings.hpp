@@ -3,6 +3,8 @@
 
 #include <pybind11/pybind11.h>
 
+namespace dcol::python {
+
 // python/solvers.cpp: solver settings and statuses, the cone program, and the LCP submodule.
 void bind_solvers(pybind11::module_& m);
 // python/geom.cpp: shapes and DCOL proximity.
@@ -13,3 +15,5 @@ void bind_contact(pybind11::module_& m);
 void bind_dynamics(pybind11::module_& m);
 // python/simulation.cpp: the world's step and rollouts.
 void bind_simulation(pybind11::module_& m);
+
+}  // namespace dcol::python

@@ -16,7 +16,10 @@
 
 namespace py = pybind11;
 using namespace dcol;
-using namespace dcol::binding;
+using namespace dcol::conic;
+using namespace dcol::geometry;
+using namespace dcol::contact;
+using namespace dcol::python;
 
 namespace {
 
@@ -283,7 +286,7 @@ py::dict scene_contacts(py::handle shapes, const py::array_t<int64_t, py::array:
 
 }  // namespace
 
-void bind_contact(py::module_& m) {
+void dcol::python::bind_contact(py::module_& m) {
   py::native_enum<ContactRule>(m, "ContactRule", "enum.IntEnum", "How a contact's point and normal are defined.")
       .value("POINT_POINT", ContactRule::point_point)
       .value("POINT_EDGE", ContactRule::point_edge)

@@ -23,7 +23,7 @@
 namespace py = pybind11;
 using namespace dcol;
 using namespace dcol::dyn;
-using namespace dcol::dyn::binding;
+using namespace dcol::python;
 
 namespace {
 
@@ -95,7 +95,7 @@ void check_frame(const Model& model, int frame) {
 
 }  // namespace
 
-void bind_dynamics(py::module_& root) {
+void dcol::python::bind_dynamics(py::module_& root) {
   py::module_ m = root.def_submodule("dynamics", "Native rigid-body algorithms (world-axes recursions).");
   py::class_<BoundModel>(m, "Model")
       .def(py::init([](const IndexArray& parent, const IndexArray& kind, const Array& placement_R,

@@ -12,7 +12,11 @@
 
 #include "dynamics/model.hpp"
 
-namespace dcol::dyn::binding {
+namespace dcol::python {
+
+using dyn::Data;
+using dyn::JointKind;
+using dyn::Model;
 
 namespace py = pybind11;
 
@@ -84,4 +88,4 @@ inline Array output(const Rows& q, std::vector<py::ssize_t> shape) {
   return Array(shape);
 }
 
-}  // namespace dcol::dyn::binding
+}  // namespace dcol::python

@@ -22,7 +22,9 @@
 
 namespace py = pybind11;
 using namespace dcol;
-using namespace dcol::binding;
+using namespace dcol::conic;
+using namespace dcol::geometry;
+using namespace dcol::python;
 
 namespace {
 
@@ -423,7 +425,7 @@ py::dict shape_parameter_jacobian(py::handle a, py::handle r_a, py::handle q_a, 
 
 }  // namespace
 
-void bind_geom(py::module_& m) {
+void dcol::python::bind_geom(py::module_& m) {
   m.attr("MAX_FACES") = kMaxFaces;
 
   // Shapes are made by the Python classes of dcol.geom, which validate the geometry first.

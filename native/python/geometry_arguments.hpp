@@ -14,7 +14,10 @@
 #include "geometry/primitives.hpp"
 #include "geometry/proximity_types.hpp"
 
-namespace dcol::binding {
+namespace dcol::python {
+
+using geometry::Pose;
+using geometry::Shape;
 
 namespace py = pybind11;
 
@@ -271,4 +274,4 @@ struct PairBatch {
   }
 };
 
-}  // namespace dcol::binding
+}  // namespace dcol::python

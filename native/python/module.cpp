@@ -5,6 +5,7 @@
 #include "python/bindings.hpp"
 
 PYBIND11_MODULE(_native, m) {
+  using namespace dcol::python;
   m.doc() = "Native core of dcol: cone solver, DCOL proximity, rigid-body dynamics, LCP solvers.";
   bind_solvers(m);
   bind_geom(m);

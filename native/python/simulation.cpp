@@ -22,10 +22,13 @@
 
 namespace py = pybind11;
 using namespace dcol;
-using dcol::dyn::binding::Array;
-using dcol::dyn::binding::BoundModel;
-using dcol::dyn::binding::IndexArray;
-using dcol::dyn::binding::Rows;
+using namespace dcol::conic;
+using namespace dcol::geometry;
+using namespace dcol::contact;
+using dcol::python::Array;
+using dcol::python::BoundModel;
+using dcol::python::IndexArray;
+using dcol::python::Rows;
 
 namespace {
 
@@ -85,7 +88,7 @@ BoundWorld make_world(py::object model_obj, py::object shapes, const IndexArray&
   const dyn::Model& model = model_obj.cast<BoundModel&>().model;
   spec.model = &model;
   const py::ssize_t S = shape_body.size(), B = body_frame.size();
-  spec.shapes = binding::as_shape_list(shapes, "shapes", S);
+  spec.shapes = python::as_shape_list(shapes, "shapes", S);
   for (py::ssize_t s = 0; s < S; ++s) {
     require(shape_body.at(s) >= 0 && shape_body.at(s) < B, "shape_body must hold scene body indices");
     spec.shape_body.push_back(shape_body.at(s));
@@ -175,8 +178,8 @@ py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::hand
   const sim::WorldSpec& spec = world.spec;
   const dyn::Model& model = *spec.model;
   require(threads >= 1, "threads must be at least 1");
-  const Rows q0 = dyn::binding::configuration(model, q0_in);
-  const Rows v0 = dyn::binding::tangent(model, q0, v0_in, "v0");
+  const Rows q0 = python::configuration(model, q0_in);
+  const Rows v0 = python::tangent(model, q0, v0_in, "v0");
   const Array taus = Array::ensure(taus_in);
   if (!taus) throw py::type_error("taus must be an array of real numbers");
   const py::ssize_t N = q0.count, nq = model.nq, nv = model.nv;
@@ -230,9 +233,9 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
   const sim::WorldSpec& spec = world.spec;
   const dyn::Model& model = *spec.model;
   require(threads >= 1, "threads must be at least 1");
-  const Rows q = dyn::binding::configuration(model, q_in);
-  const Rows v = dyn::binding::tangent(model, q, v_in, "v");
-  const Rows tau = dyn::binding::tangent(model, q, tau_in, "tau");
+  const Rows q = python::configuration(model, q_in);
+  const Rows v = python::tangent(model, q, v_in, "v");
+  const Rows tau = python::tangent(model, q, tau_in, "tau");
   require(q.batched, "q must be (N, nq)");
   const py::ssize_t N = q.count, nq = model.nq, nv = model.nv;
   Array q_next({N, nq}), v_next({N, nv});
@@ -279,9 +282,9 @@ py::dict linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::hand
                    bool bounce) {
   const sim::WorldSpec& spec = world.spec;
   const dyn::Model& model = *spec.model;
-  const Rows q = dyn::binding::configuration(model, q_in);
-  const Rows v = dyn::binding::tangent(model, q, v_in, "v");
-  const Rows tau = dyn::binding::tangent(model, q, tau_in, "tau");
+  const Rows q = python::configuration(model, q_in);
+  const Rows v = python::tangent(model, q, v_in, "v");
+  const Rows tau = python::tangent(model, q, tau_in, "tau");
   require(!q.batched, "q must be (nq,)");
   require(f.ndim() == 1 && sets.ndim() == 1, "f and sets must be 1-D");
   const int n = static_cast<int>(f.size()), num_sets = static_cast<int>(sets.size());
@@ -307,7 +310,7 @@ py::dict linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::hand
 
 }  // namespace
 
-void bind_simulation(py::module_& root) {
+void dcol::python::bind_simulation(py::module_& root) {
   py::module_ m = root.attr("dynamics").cast<py::module_>();
   py::class_<BoundWorld>(m, "World")
       .def(py::init(&make_world), py::arg("model"), py::arg("shapes"), py::arg("shape_body"), py::arg("body_frame"),

@@ -21,6 +21,7 @@
 
 namespace py = pybind11;
 using namespace dcol;
+using namespace dcol::conic;
 using namespace dcol::lcp;
 
 namespace {
@@ -317,7 +318,7 @@ void bind_lcp(py::module_& root) {
 
 }  // namespace
 
-void bind_solvers(py::module_& m) {
+void dcol::python::bind_solvers(py::module_& m) {
   py::native_enum<SolveStatus>(m, "Status", "enum.IntEnum",
                                "Outcome of an interior-point solve; SMOOTHED: exact proximity derivatives were asked "
                                "for where none exists, and the smoothed ones are given (dcol.geom.derivatives).")

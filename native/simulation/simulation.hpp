@@ -24,6 +24,15 @@
 
 namespace dcol::sim {
 
+// What a step takes from the layers below: shapes and their poses, contacts between them.
+using contact::Box3;
+using contact::Contact;
+using contact::ContactDerivatives;
+using contact::ContactSettings;
+using geometry::Pose;
+using geometry::Shape;
+using geometry::SolverSettings;
+
 // A joint with a finite bound: its coordinate and velocity index, and its bounds (±inf if none).
 struct JointLimit {
   int q_index, v_index;
@@ -93,7 +102,7 @@ struct StepWorkspace {
         poses(world.num_bodies()),
         body_jacobian(6 * static_cast<size_t>(world.model->nv) * world.num_bodies()),
         boxes(world.shapes.size()),
-        pair_scratch(kMaxPairContacts),
+        pair_scratch(contact::kMaxPairContacts),
         zero(world.model->nv, 0.0),
         bias(world.model->nv),
         rhs(world.model->nv),
@@ -136,18 +145,18 @@ inline void body_kinematics(const WorldSpec& world, StepWorkspace& ws, const dou
 inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, bool derivatives) {
   const int B = world.num_bodies();
   for (size_t s = 0; s < world.shapes.size(); ++s)
-    ws.boxes[s] = bounding_box(*world.shapes[s], ws.poses[world.shape_body[s]], 0.5 * world.contact.margin);
-  sweep_and_prune(ws.boxes, ws.order, ws.open, ws.pairs);
+    ws.boxes[s] = contact::bounding_box(*world.shapes[s], ws.poses[world.shape_body[s]], 0.5 * world.contact.margin);
+  contact::sweep_and_prune(ws.boxes, ws.order, ws.open, ws.pairs);
   ws.contacts.clear();
   ws.keys.clear();
   ws.contact_derivatives.clear();
-  if (derivatives) ws.pair_derivatives.resize(kMaxPairContacts);
+  if (derivatives) ws.pair_derivatives.resize(contact::kMaxPairContacts);
   for (const auto& [a, b] : ws.pairs) {
     const int body_a = world.shape_body[a], body_b = world.shape_body[b];
     if (body_a == body_b || !world.collides[body_a * B + body_b]) continue;
-    const int count =
-        pair_contacts(*world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b], world.contact,
-                      world.solver, ws.pair_scratch.data(), derivatives ? ws.pair_derivatives.data() : nullptr);
+    const int count = contact::pair_contacts(*world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b],
+                                             world.contact, world.solver, ws.pair_scratch.data(),
+                                             derivatives ? ws.pair_derivatives.data() : nullptr);
     for (int k = 0; k < count; ++k) {
       ws.contacts.push_back(ws.pair_scratch[k]);
       if (derivatives) ws.contact_derivatives.push_back(ws.pair_derivatives[k]);
