@@ -64,7 +64,7 @@ inline Mat3 as_orientation(py::handle obj, const char* name) {
 }
 
 // The T that obj holds if it is a pybind11-bound T, else nullptr. T's type record is found once:
-// py::isinstance and cast look it up in a hash table each time, ~0.015 µs a lookup.
+// py::isinstance and cast would look it up in a hash table on every call.
 template <class T>
 const T* bound_object(py::handle obj) {
   static const py::detail::type_info* const type = py::detail::get_type_info(typeid(T));
@@ -141,7 +141,7 @@ inline Pose as_pose(py::handle r, py::handle q, const char* r_name, const char* 
   return pose;
 }
 
-// Orientation coordinates of the derivatives (DESIGN.md): rigid δθ (3), raw quaternion components
+// Orientation coordinates of the derivatives (docs/conventions.md): rigid δθ (3), raw quaternion components
 // (4, through the normalization) or modified Rodrigues parameters (3).
 enum class Parameterization { rigid, quaternion, mrp };
 
