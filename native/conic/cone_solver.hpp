@@ -33,9 +33,10 @@ enum class SolveStatus : int {
   smoothed = 4,
 };
 
-// The gap tolerances are ECOS's and Clarabel's defaults, 1e-8 (DCOL.jl's is 1e-6); 1e-9 takes 10%
-// more iterations. The residuals, which the ray start makes small from the first iteration, are held
-// to 1e-9: solves with barrier > 0 (the derivative and distance functions) stop on them.
+// The gap tolerances are ECOS's and Clarabel's defaults, 1e-8 (DCOL.jl's is 1e-6); each further
+// digit of the gap costs iterations. The residuals, which the ray start makes small from the first
+// iteration, are held to 1e-9: solves with barrier > 0 (the derivative and distance functions) stop
+// on them.
 struct SolverSettings {
   double feastol = 1e-9;  // relative primal/dual residual
   double abstol = 1e-8;   // absolute duality gap sᵀz
@@ -91,7 +92,7 @@ struct ConeProgram {
   }
   // Appends a row of zeros to the orthant part (all orthant rows must come before any cone).
   // Rows are zeroed over all NMax columns: a count known when compiling, which makes the fills
-  // straight-line code (1–5% of a one-pair proximity solve, whose programs have n = NMax).
+  // straight-line code; proximity's programs have n = NMax, so no column is zeroed in vain.
   V* add_orthant_row(V h_value) {
     V* row = G[m];
     std::fill(row, row + NMax, V{});
@@ -169,7 +170,7 @@ inline V soc_inverse_step(const V* u, const SocPoint<V>& pt, const V* du, int di
 // η (2 v vᵀ − J) with 2 v vᵀ = k c cᵀ, c = s̄ + J z̄ + 2γ e and k = 1/(2γ c0) (s̄, z̄: s and z
 // normalized to the cone's unit hyperboloid, γ² = (1 + s̄ᵀz̄)/2). Unlike v it needs no square root
 // beyond γ's: a shorter chain of dependent roots and divisions, which bounds the speed of these
-// small solves (in lanes too: 13% off the batch path). The vector c is stored apart, over the cone's
+// small solves, in lanes as well as one at a time. The vector c is stored apart, over the cone's
 // rows or in a packet.
 template <class V>
 struct SocScaling {
@@ -265,8 +266,8 @@ inline auto ldl_factor(const V (&H)[NMax][NMax], int n, V (&L)[NMax][NMax], V* D
 }
 
 // b ← (L D Lᵀ)⁻¹ b. Both substitutions subtract the entry solved last at the end of each sum, so
-// the chain of dependent operations is one multiply-add per entry, not a whole sum (the back
-// substitution in the other order made the one-pair solve of two polygons 14% slower).
+// the chain of dependent operations is one multiply-add per entry, not a whole sum: the solve is
+// bound by that chain's latency, not by the number of operations.
 template <class V, int NMax>
 inline void ldl_solve(const V (&L)[NMax][NMax], const V* D_inv, int n, V* b) {
   for (int i = 0; i < n; ++i)
@@ -302,13 +303,11 @@ struct DirectionProducts {
 // The centering parameter σ = μ_aff/μ, μ_aff the complementarity after the predictor's longest
 // primal step and longest dual step, each taken on its own (as LP codes with separate primal and
 // dual step lengths compute it). In DCOL's problems one side of one cone alone often blocks the
-// predictor, and σ = (1 − t_aff)³ of the common step then asked for too much centring: the ratio
-// squared, Mehrotra's rule, took 3% fewer iterations over the benchmark's 49 pairs (8.98 → 8.68 on
-// average). The ratio itself centres more where it is not small, which the slow solves need: there
-// a cone's s and z both near its boundary drift off centre (√(det s det z) down to a third of sᵀz)
-// and the predictor stalls at 0.6–0.8 of the way for iteration after iteration. With step_fraction's
-// 0.9995 it takes 4% fewer iterations than the square (7.35 → 7.05 at the default tolerances; powers
-// 0.75, 1.25 and 1.5 took 7.55, 7.07 and 7.17). inv_gap: 1/sᵀz, divided before the predictor ends.
+// predictor, and σ = (1 − t_aff)³ of the common step then asks for too much centring. The ratio
+// itself, rather than its square (Mehrotra's rule) or another power, centres more where it is not
+// small, which the slow solves need: there a cone's s and z both near its boundary drift off centre
+// and the predictor stalls part of the way for iteration after iteration. inv_gap: 1/sᵀz, divided
+// before the predictor ends.
 template <class V>
 inline V centering_parameter(V inv_gap, const StepBounds<V>& affine, const DirectionProducts<V>& products) {
   const V t_p = lane_min(splat<V>(1.0), affine.primal), t_d = lane_min(splat<V>(1.0), affine.dual);
@@ -319,10 +318,8 @@ inline V centering_parameter(V inv_gap, const StepBounds<V>& affine, const Direc
 // The fraction of the way to the boundary of the cone that a step goes. 0.99 keeps the iterates
 // central, but once the predictor reaches (almost) all the way the Newton direction is accurate
 // and that fraction alone would cut the gap no more than 100-fold per iteration (superlinear
-// convergence needs it to tend to 1). Going 0.999 of the way there ends the iterations sooner:
-// 12% fewer for two polytopes, 8.68 → 8.55 on average over the benchmark's pairs; 0.9995 with
-// centering_parameter's σ a little more. (1 − 10⁻⁴, with σ = (μ_aff/μ)², left 28 of 98,000
-// benchmark solves unsolved: the iterates came too near the boundary.)
+// convergence needs it to tend to 1). Going 0.9995 of the way there ends the iterations sooner;
+// closer still, the iterates can come so near the boundary that a solve fails to finish.
 template <class V>
 inline V step_fraction(V t_affine) {
   return select(t_affine >= 0.99, splat<V>(0.9995), splat<V>(0.99));
@@ -342,9 +339,9 @@ inline V cone_ray_bound(const V* h, int dim, V rise) {
 
 // The start of ConeSolver::ray_start on its ray: 1.3 times the least value putting s in K, plus 0.01
 // (in units where the ray's variable is about 1 at the solution) to stay clear of the boundary. From
-// the balanced point of proximity.hpp, 1.3 takes 3% fewer iterations than 2 on eight benchmark pairs
-// (from the midpoint, 1.5 had gained less than 1%); 1.1 takes more again and 1.0 leaves some
-// problems unsolved.
+// the balanced point of proximity.hpp a start this near the least value saves iterations over a
+// larger factor; nearer still costs iterations again, and at the least value itself some problems
+// are not solved.
 template <class V>
 inline V ray_start_value(V least) {
   return 1.3 * least + 0.01;
@@ -705,10 +702,9 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::newton_direction(const V* t1, 
 // on the orthant rows and on each cone's first row, 0 on the cones' other rows, and c_k > 0, as
 // for DCOL's α (proximity.hpp). x is base (0 without one) but for x_k, which is
 // detail::ray_start_value of the least x_k putting s = h − Gx in K; z = μ s⁻¹ then puts (s, z) on
-// the central path at μ, and μ is the one for which column k of c + Gᵀz = 0 holds. No
-// factorization, and on proximity problems (from the midpoint at twice the least x_k) 0.3–0.4
-// iterations fewer than the least-squares start on average (single problems gain or lose up to
-// ~6). False when a lane does not meet the conditions; x is then untouched (s and z are not).
+// the central path at μ, and μ is the one for which column k of c + Gᵀz = 0 holds. It needs no
+// factorization and, on proximity problems, starts nearer the solution than the least-squares start
+// on average. False when a lane does not meet the conditions; x is then untouched (s and z are not).
 template <class Program, int NFixed, int NNarrow, int NTail>
 bool ConeSolver<Program, NFixed, NNarrow, NTail>::ray_start(int column, const V* base) {
   const Program& p = *p_;
