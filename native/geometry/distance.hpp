@@ -15,8 +15,8 @@
 // zero as the shapes come to touch, so the signed distance is continuous there.
 //
 // Touching (1 < α ≤ 1 + kTouching): the support planes' gap along n, the same formula. The distance
-// cone sits at its apex there and the interior-point solve stalls (a cylinder resting on its rim took
-// the 50-iteration limit for gaps below ~1 µm); the planes' gap is a lower bound on the distance, off
+// cone sits at its apex there and the interior-point solve stalls (a cylinder resting on its rim runs
+// into the iteration limit); the planes' gap is a lower bound on the distance, off
 // by O(d θ²) for an angle θ between n and the closest points' direction — negligible at these gaps —
 // and a resting contact's derivatives then come from one formula on both sides of touching.
 #pragma once

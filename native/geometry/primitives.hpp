@@ -1,4 +1,4 @@
-// The DCOL primitives (paper §III-B) and their scaled-set constraints in standard form h − G x ∈ K.
+// The DCOL primitives (DCOL §III-B) and their scaled-set constraints in standard form h − G x ∈ K.
 //
 // The variables of a proximity problem are [x (3), α, this shape's slack variables…]; a distance
 // problem (distance.hpp) gives each shape its own point and fixes α at 1 (Columns). The problem
@@ -37,9 +37,9 @@ struct Shape {
   int num_slack() const {
     switch (kind) {
       case ShapeKind::capsule:
-        return 1;  // γ, position along the axis (eq. 12)
+        return 1;  // γ, position along the axis (DCOL eq. 12)
       case ShapeKind::polygon:
-        return 2;  // y, point of the polygon (eq. 25)
+        return 2;  // y, point of the polygon (DCOL eq. 25)
       default:
         return 0;
     }
@@ -71,7 +71,7 @@ struct Shape {
   }
 };
 
-// Problem (9)'s layout: x in columns 0–2, α in column 3, then the slack variables.
+// The layout of DCOL's problem (DCOL eq. 9): x in columns 0–2, α in column 3, then the slack variables.
 constexpr int kAlphaColumn = 3;
 
 // Columns of the problem's variables that one shape's rows use.
@@ -99,7 +99,7 @@ void add_linear_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q,
   const V bx_r = bx[0] * r[0] + bx[1] * r[1] + bx[2] * r[2];
   switch (sh.kind) {
     case ShapeKind::polytope:
-      // (11): A Qᵀ (x − r) ≤ α b
+      // DCOL eq. 11: A Qᵀ (x − r) ≤ α b
       for (int f = 0; f < sh.num_faces; ++f) {
         const double* a = &sh.normals[3 * f];
         V qa[3];
@@ -110,7 +110,7 @@ void add_linear_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q,
       }
       break;
     case ShapeKind::cylinder: {
-      // (18): −αL/2 ≤ b̂xᵀ(x − r) ≤ αL/2
+      // DCOL eq. 18: −αL/2 ≤ b̂xᵀ(x − r) ≤ αL/2
       V* lo = p.add_orthant_row(-bx_r);
       V* hi = p.add_orthant_row(bx_r);
       for (int i = 0; i < 3; ++i) {
@@ -122,7 +122,7 @@ void add_linear_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q,
       break;
     }
     case ShapeKind::capsule: {
-      // (14): −αL/2 ≤ γ ≤ αL/2
+      // DCOL eq. 14: −αL/2 ≤ γ ≤ αL/2
       V* hi = p.add_orthant_row(V{});
       V* lo = p.add_orthant_row(V{});
       put_alpha(p, p.m - 2, col, splat<V>(-0.5 * sh.L * inv_len));
@@ -132,14 +132,14 @@ void add_linear_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q,
       break;
     }
     case ShapeKind::cone: {
-      // (21): (x − r − α H/4 b̂x)ᵀ b̂x ≤ 0
+      // DCOL eq. 21: (x − r − α H/4 b̂x)ᵀ b̂x ≤ 0
       V* row = p.add_orthant_row(bx_r);
       for (int i = 0; i < 3; ++i) row[cx + i] = bx[i];
       put_alpha(p, p.m - 1, col, splat<V>(-0.25 * sh.H * inv_len));
       break;
     }
     case ShapeKind::polygon:
-      // (27): C y ≤ α d
+      // DCOL eq. 27: C y ≤ α d
       for (int f = 0; f < sh.num_faces; ++f) {
         V* row = p.add_orthant_row(V{});
         put_alpha(p, p.m - 1, col, splat<V>(-sh.offsets[f] * inv_len));
@@ -164,7 +164,7 @@ int add_cone_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, do
     case ShapeKind::sphere:
     case ShapeKind::capsule:
     case ShapeKind::polygon:
-      // ‖x − (r + offset)‖ ≤ αR with offset γ b̂x (15) or Q̃ y (28); a sphere has no offset.
+      // ‖x − (r + offset)‖ ≤ αR with offset γ b̂x (DCOL eq. 15) or Q̃ y (DCOL eq. 28); a sphere has no offset.
       put_alpha(p, first, col, splat<V>(-sh.R * inv_len));
       for (int i = 0; i < 3; ++i) {
         G(1 + i)[cx + i] = splat<V>(-1.0);
@@ -178,8 +178,8 @@ int add_cone_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, do
       }
       break;
     case ShapeKind::cylinder:
-      // (12)–(15) with γ eliminated: the best γ is the axial coordinate b̂xᵀ(x − r), already
-      // bounded by (18), so what remains is the radial distance ‖[b̂y b̂z]ᵀ(x − r)‖ ≤ αR. The same
+      // DCOL eqs. 12–15 with γ eliminated: the best γ is the axial coordinate b̂xᵀ(x − r), already
+      // bounded by DCOL eq. 18, so what remains is the radial distance ‖[b̂y b̂z]ᵀ(x − r)‖ ≤ αR. The same
       // set with one variable and one cone row fewer.
       put_alpha(p, first, col, splat<V>(-sh.R * inv_len));
       for (int k = 1; k < 3; ++k) {
@@ -192,7 +192,7 @@ int add_cone_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, do
       }
       break;
     case ShapeKind::cone: {
-      // (22): E Qᵀ (x − r) + α (3H/4) tanβ e1 ∈ Q³, E = diag(tanβ, 1, 1)
+      // DCOL eq. 22: E Qᵀ (x − r) + α (3H/4) tanβ e1 ∈ Q³, E = diag(tanβ, 1, 1)
       const double scale[3] = {sh.tan_beta, 1.0, 1.0};
       for (int k = 0; k < 3; ++k) {
         V qr{};
@@ -206,7 +206,7 @@ int add_cone_rows(Program& p, const Shape& sh, const V* r, const Mat3T<V>& Q, do
       break;
     }
     case ShapeKind::ellipsoid: {
-      // (24): ‖U Qᵀ (x − r)‖ ≤ α; in normalized coordinates U is multiplied by ℓ.
+      // DCOL eq. 24: ‖U Qᵀ (x − r)‖ ≤ α; in normalized coordinates U is multiplied by ℓ.
       put_alpha(p, first, col, splat<V>(-1.0));
       const double len = 1.0 / inv_len;
       for (int k = 0; k < 3; ++k) {

@@ -1,5 +1,6 @@
-// DCOL proximity (paper §III): the minimum uniform scaling α at which two primitives intersect,
-// problem (9), with the contact points (29) and distance (30) derived from its solution.
+// DCOL proximity (DCOL §III): the minimum uniform scaling α at which two primitives intersect,
+// DCOL eq. 9, with the contact points (DCOL eq. 29) and distance (DCOL eq. 30) derived from its
+// solution.
 #pragma once
 
 #include <cmath>
@@ -16,8 +17,8 @@ namespace dcol::geometry {
 
 // The results and exact derivatives of a solved problem (exact_kkt.hpp), or with status smoothed the
 // smoothed ones where it has none; proximity_sized's steps come as callables. Kept out of the flattened
-// kernels (kernels/): inlined there, this rarely used code made the plain one-pair solve
-// execute ~4% more instructions.
+// kernels (kernels/): inlined there, this rarely used code would make the plain one-pair solve
+// execute more instructions.
 template <class Program, class Solver, class WriteResults, class Differentiate, class SmoothedKKT>
 __attribute__((noinline)) void differentiate_exactly(Solver& solver, const Program& prob, ProximityResult& out,
                                                      WriteResults&& write_results, Differentiate&& differentiate,
@@ -47,8 +48,8 @@ typename Program::V least_alpha_at_origin(const Program& prob, const ShapeRows& 
 // shapes' origins r_a, r_b (normalized) at which their gauges are equal. A shape's gauge grows
 // linearly along the segment from 0 at its own origin, and at the midpoint x = 0 it is its least α
 // there, so that point is r_a + t (r_b − r_a) with t = least_b/(least_a + least_b). From it the ray
-// start can begin nearer the solution (conic::detail::ray_start_value): with both, the benchmark's 49 pairs
-// take 8.0 iterations on average instead of 8.55.
+// start can begin nearer the solution (conic::detail::ray_start_value) than from the midpoint, and
+// the solves take fewer iterations.
 template <class Program>
 void balanced_ray_base(const Program& prob, const ShapeRows (&rows)[2], const typename Program::V* ra,
                        const typename Program::V* rb, typename Program::V* base) {
@@ -63,7 +64,7 @@ void balanced_ray_base(const Program& prob, const ShapeRows (&rows)[2], const ty
 // W pairs of the same two shapes at once, one per lane. fa, fb: the shapes' own frames (offsets
 // applied). N: variables (x, α, then 0–2 slack variables of a, then b's); NA: the columns a's rows
 // use (x, α and a's slack variables); NTail > 0: b's linear rows use the columns from NTail on
-// (when they bound b's slack variables (14), (27), they involve α and those only);
+// (when they bound b's slack variables, DCOL eqs. 14 and 27, they involve α and those only);
 // MMax: capacity in rows.
 template <int N, int NA, int NTail, int MMax, int W>
 void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose* fb, const SolverSettings& settings,
@@ -192,7 +193,7 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   if (deriv.request != DerivativeRequest::none) differentiate(smoothed_kkt);
 }
 
-// Rows of problem (9) for this pair; the solver size class is chosen from it.
+// Rows of DCOL's problem (DCOL eq. 9) for this pair; the solver size class is chosen from it.
 inline int proximity_rows(const Shape& a, const Shape& b) {
   return a.num_linear_rows() + b.num_linear_rows() + a.cone_dim() + b.cone_dim();
 }

@@ -1,4 +1,4 @@
-// Derivatives of DCOL proximity (paper §II-B, §III) by the implicit function theorem at the
+// Derivatives of DCOL proximity (DCOL §II-B, §III) by the implicit function theorem at the
 // interior-point solution (x, s, z).
 //
 // Linearizing  Gᵀz + c = 0,  G x + s = h,  s∘z = const  (the level set of the complementarity
@@ -15,7 +15,7 @@
 // H differs from the solver's last normal matrix Gᵀ W⁻² G (Nesterov–Todd scaling W) only in the cone
 // blocks, where NT linearizes the scaled complementarity λ∘(W⁻¹ds + W dz): the two agree on the
 // central path, but away from it the NT form is off by the iterate's distance from the path, which
-// measured 1e-3 relative in dx on centred iterates. So H is the solver's factor L D Lᵀ plus the
+// even a centred final iterate keeps too large for derivatives. So H is the solver's factor L D Lᵀ plus the
 // cone blocks' correction, factored again (n ≤ 8).
 //
 // With barrier = 0 the derivatives are those of the exact problem instead (exact_kkt.hpp), through the
@@ -33,7 +33,7 @@
 
 namespace dcol::geometry {
 
-// Rows of problem (9) that belong to each shape: its orthant rows [lin_begin, lin_end) and its cone
+// Rows of DCOL's problem (DCOL eq. 9) that belong to each shape: its orthant rows [lin_begin, lin_end) and its cone
 // (first row cone, or −1).
 struct ShapeRows {
   int lin_begin, lin_end, cone, cone_dim;
@@ -280,7 +280,7 @@ void shape_parameter_row(const Shape& sh, const ShapeRows& rows, const V* r, con
   const int l0 = rows.lin_begin, c0 = rows.cone;
   switch (sh.kind) {
     case ShapeKind::polytope:
-      // (11) row f: (Q a_f)·(r − u_x) + u_α b_f/ℓ
+      // DCOL eq. 11, row f: (Q a_f)·(r − u_x) + u_α b_f/ℓ
       for (int f = 0; f < sh.num_faces; ++f) {
         const int i = l0 + f;
         for (int j = 0; j < 3; ++j) {
@@ -296,12 +296,12 @@ void shape_parameter_row(const Shape& sh, const ShapeRows& rows, const V* r, con
       break;
     case ShapeKind::capsule:
     case ShapeKind::cylinder:
-      // R in the cone's first row, L/2 in both linear rows (14), (18)
+      // R in the cone's first row, L/2 in both linear rows (DCOL eqs. 14, 18)
       out[0] = alpha_term(c0, 1.0 / len);
       out[1] = alpha_term(l0, 0.5 / len) + alpha_term(l0 + 1, 0.5 / len);
       break;
     case ShapeKind::cone: {
-      // (21): u_α H/4ℓ; (22) first row: tanβ (b̂xᵀ(u_x − r) + 3 u_α H/4ℓ)
+      // DCOL eq. 21: u_α H/4ℓ; DCOL eq. 22, first row: tanβ (b̂xᵀ(u_x − r) + 3 u_α H/4ℓ)
       out[0] = alpha_term(l0, 0.25 / len) + alpha_term(c0, 0.75 * sh.tan_beta / len);
       V axial_x{}, axial_v{};
       for (int c = 0; c < 3; ++c) {
@@ -313,7 +313,7 @@ void shape_parameter_row(const Shape& sh, const ShapeRows& rows, const V* r, con
       break;
     }
     case ShapeKind::ellipsoid:
-      // (24) row 1 + k: ℓ (U Qᵀ(u_x − r))_k
+      // DCOL eq. 24, row 1 + k: ℓ (U Qᵀ(u_x − r))_k
       for (int k = 0; k < 3; ++k)
         for (int j = 0; j < 3; ++j) {
           if (j < k) {
@@ -329,7 +329,7 @@ void shape_parameter_row(const Shape& sh, const ShapeRows& rows, const V* r, con
         }
       break;
     case ShapeKind::polygon:
-      // (27) row f: u_α d_f/ℓ − C_f·y; (28) first row: u_α R/ℓ
+      // DCOL eq. 27, row f: u_α d_f/ℓ − C_f·y; DCOL eq. 28, first row: u_α R/ℓ
       for (int f = 0; f < sh.num_faces; ++f) {
         const int i = l0 + f;
         for (int j = 0; j < 2; ++j) out[2 * f + j] = -(omega[i] * x[col.slack + j] + z[i] * v[col.slack + j]);
@@ -518,7 +518,7 @@ void finish_jacobian(const NormalizedJacobian<V>& nj, int k, double len, Derivat
     for (int r = 0; r < 3; ++r) n_dg += o.normal[r] * dg[r][j];
     for (int r = 0; r < 3; ++r) J.normal[r][j] = g_norm > 0.0 ? (dg[r][j] - o.normal[r] * n_dg) / g_norm : 0.0;
   }
-  // (29) p_i = o_i + (x − o_i)/α, with o_i moving with its own frame's δp; at α = 0, p_i = o_i.
+  // DCOL eq. 29: p_i = o_i + (x − o_i)/α, with o_i moving with its own frame's δp; at α = 0, p_i = o_i.
   const double alpha = o.alpha;
   auto contact_point = [&](const Pose& f, int side, double (*dp)[12]) {
     for (int r = 0; r < 3; ++r)

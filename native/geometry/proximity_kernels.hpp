@@ -1,9 +1,9 @@
 // Kernels of the proximity solves, compiled for the vector instruction sets a processor may have
 // and chosen at run time: one pose pair, and several pose pairs of one shape pair solved together,
-// one per SIMD lane. (Eight AVX-512 lanes measured slower than four AVX2 lanes: lanes wait for the
-// slowest one.) `flatten` inlines the whole solver, with the derivatives, into each solver size class
-// of a kernel, so all of it is compiled for that target; any out-of-line copy the compiler keeps is
-// baseline code, safe on every processor.
+// one per SIMD lane. (AVX2's four lanes rather than AVX-512's eight: the lanes of a vector wait for
+// the slowest of their problems, and more lanes wait more.) `flatten` inlines the whole solver, with
+// the derivatives, into each solver size class of a kernel, so all of it is compiled for that target;
+// any out-of-line copy the compiler keeps is baseline code, safe on every processor.
 // The one-pair and the lane kernels may fuse different multiply-adds into FMAs, so a pair solved in
 // a lane agrees with the same pair solved alone up to rounding, not bit for bit.
 #pragma once

@@ -38,9 +38,9 @@ inline Pose shape_frame(const Shape& sh, const Pose& body) {
 struct ProximityResult {
   double alpha = 0.0;
   double x[3] = {0, 0, 0};       // intersection point of the scaled shapes (world)
-  double p_a[3] = {0, 0, 0};     // (29) on shape a
-  double p_b[3] = {0, 0, 0};     // (29) on shape b
-  double distance = 0.0;         // (30)
+  double p_a[3] = {0, 0, 0};     // DCOL eq. 29 on shape a
+  double p_b[3] = {0, 0, 0};     // DCOL eq. 29 on shape b
+  double distance = 0.0;         // DCOL eq. 30
   double normal[3] = {0, 0, 0};  // separating-plane normal at x, from a to b
   SolveStatus status = SolveStatus::numerical_error;
   int iterations = 0;
