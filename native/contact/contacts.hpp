@@ -6,10 +6,10 @@
 // feature tolerance of its farthest extent along n, and those of b along −n: a point, a segment or a
 // polygon, inflated by a radius (a sphere is a point of radius R, a capsule a segment of radius R, a
 // padded polygon a polygon of radius R; a polytope's vertices, edges and faces have radius 0).
-// Projected into the witness plane these are Nimble's witness hulls (App. C1): vertices of one
+// Projected into the witness plane these are Nimble's witness hulls (Nimble App. C1): vertices of one
 // inside the other's polygon are point–face contacts, crossing edges are edge–edge contacts, and a
 // point against a segment or a point is Nimble's sphere–sphere, mesh–sphere, pipe–sphere,
-// vertex–pipe rules (App. C2–C6) in one formula. Cylinders, cones and ellipsoids have no rule: one
+// vertex–pipe rules (Nimble App. C2–C6) in one formula. Cylinders, cones and ellipsoids have no rule: one
 // contact at the signed distance's witness points.
 //
 // Every contact is computed from the world positions of the features that define it (vertices,
