@@ -1,4 +1,4 @@
-// Articulated-body algorithm for forward dynamics q̈ = M⁻¹(τ − c) (RBDA §7.3), in world axes, where
+// Articulated-body algorithm for forward dynamics q̈ = M⁻¹(τ − c) (Featherstone §7.3), in world axes, where
 // the articulated inertias and bias forces of children add to their parents without transforms.
 #pragma once
 

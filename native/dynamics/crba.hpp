@@ -1,6 +1,6 @@
-// Composite rigid-body algorithm for the joint-space inertia matrix (RBDA §6.2), in world axes:
+// Composite rigid-body algorithm for the joint-space inertia matrix (Featherstone §6.2), in world axes:
 // M_jk = S_jᵀ Iᶜ_i S_k for k in body i's joint and j on the path from i to the root, Iᶜ_i the
-// composite inertia of the subtree of i. Then the tree-sparse factorization M = LᵀDL (RBDA §6.5),
+// composite inertia of the subtree of i. Then the tree-sparse factorization M = LᵀDL (Featherstone §6.5),
 // whose fill-in stays on the dof → parent-dof paths, and solves and M⁻¹ from it.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Recursive Newton–Euler inverse dynamics τ = M(q) q̈ + c(q, q̇) (Featherstone, RBDA §5.3), in world
+// Recursive Newton–Euler inverse dynamics τ = M(q) q̈ + c(q, q̇) (Featherstone §5.3), in world
 // axes: ν_i = ν_λ + S_i q̇_i, a_i = a_λ + S_i q̈_i + ν_i × S_i q̇_i (Ṡ_i = ν_i × S_i), with gravity as
 // the base acceleration a_0 = [−g; 0]; f_i = I_i a_i + ν_i ×* I_i ν_i; τ_i = S_iᵀ Σ_{subtree} f.
 #pragma once

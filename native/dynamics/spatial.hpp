@@ -1,9 +1,9 @@
-// Spatial algebra in world axes (Featherstone, "Rigid Body Dynamics Algorithms", ch. 2), with
-// 6-vectors ordered [linear; angular] as in Pinocchio. A motion [v; ω] is the velocity of the body
-// point at a fixed reference point O and the angular velocity; a force [f; n] is the force and its
-// moment about O. With every quantity expressed at the same O (the dynamics take O = Data::origin),
-// no coordinate transforms appear in the recursions, and a rigid motion of a subtree acts on its
-// quantities by the cross products below. Poses below are relative to O.
+// Spatial algebra in world axes (Featherstone ch. 2), with 6-vectors ordered [linear; angular] as in
+// Pinocchio. A motion [v; ω] is the velocity of the body point at a fixed reference point O and the
+// angular velocity; a force [f; n] is the force and its moment about O. With every quantity
+// expressed at the same O (the dynamics take O = Data::origin), no coordinate transforms appear in
+// the recursions, and a rigid motion of a subtree acts on its quantities by the cross products
+// below. Poses below are relative to O.
 #pragma once
 
 #include <cmath>
