@@ -1,9 +1,11 @@
-// Mixed LCP by a primal-dual interior-point method (Mattingley & Boyd, "CVXGEN", 2012, as the
-// planar engine's appendix B.1 uses it, eqs. 24–27):
+// Mixed LCP by a primal-dual interior-point method (Mattingley & Boyd, "CVXGEN", 2012, as
+// LCP-physics App. B.1 uses it, LCP-physics eqs. 24–27):
 //   M x + Aᵀ y + Gᵀ z + q = 0,   A x = 0,   G x + F z + s = h,   s ≥ 0, z ≥ 0, sᵀz = 0.
-// Each iteration eliminates Δs from the Newton system (25) and solves the reduced system
+// Each iteration eliminates Δs from the Newton system (LCP-physics eq. 25) and solves the reduced
+// system
 //   [M  Gᵀ  Aᵀ; G  F − Z⁻¹S  0; A  0  0] [Δx; Δz; Δy] = rhs
-// by one dense LU factorization, used for the affine and the centering-corrector directions (26).
+// by one dense LU factorization, used for the affine and the centering-corrector directions
+// (LCP-physics eq. 26).
 #pragma once
 
 #include <algorithm>
@@ -83,7 +85,7 @@ struct MlcpSolver {
     for (int k = 0; k < m; ++k) s[k] += 1.0 - lowest_s, z[k] += 1.0 - lowest_z;
 
     for (report.iterations = 0; report.iterations < settings.max_iterations; ++report.iterations) {
-      // Residuals of (24).
+      // Residuals of LCP-physics eq. 24.
       double worst = 0.0, gap = 0.0;
       for (int i = 0; i < n; ++i) {
         double r = P.q[i];
@@ -112,7 +114,7 @@ struct MlcpSolver {
         report.status = LcpStatus::invalid_problem;
         return report;
       }
-      // Direction for the complementarity target s∘z → target (Δs from the second row of (25)).
+      // Direction for the complementarity target s∘z → target (Δs from the second row of LCP-physics eq. 25).
       auto direction = [&]() {
         for (int i = 0; i < n; ++i) rhs[i] = -rx[i];
         for (int k = 0; k < m; ++k) rhs[n + k] = -rz[k] - (target[k] - s[k] * z[k]) / z[k];
