@@ -450,7 +450,7 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
 // The bounce (saltation) terms (module docstring of dynamics/simulation.py): v_jac's q columns gain
 // impulse_map diag(a_n / v_n) N, and lw.bounce_position = integrate_v impulse_map N (for q_jac's q
 // columns to lose), with impulse_map = (1 + e) M̃⁻¹Nᵀ (N M̃⁻¹ Nᵀ)⁺ over the bouncing normal rows N.
-// Returns whether any contact bounces.
+// Returns whether any contact bounces. Derivation: docs/math/elastic-bounce.md.
 inline bool bounce_terms(const WorldSpec& world, const Columns& cols, StepWorkspace& ws, LinearizationWorkspace& lw,
                          const double* v) {
   const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), D = cols.D;
