@@ -342,7 +342,7 @@ def test_contact_jacobians_against_finite_differences(case, parameterization):
         v = contact_oracle(*pose_arguments(case, parameterization, t))
         return np.r_[v["p_a"], v["p_b"], v["normal"]]
 
-    def distance(t):  # (30) from proximity_oracle's α and the frame origins alone
+    def distance(t):  # DCOL eq. 30 from proximity_oracle's α and the frame origins alone
         a, r_a, q_a, b, r_b, q_b = pose_arguments(case, parameterization, t)
         (origin_a, _), (origin_b, _) = shape_frame(a, r_a, q_a), shape_frame(b, r_b, q_b)
         return np.linalg.norm(origin_a - origin_b) * abs(1 - 1 / proximity_oracle(a, r_a, q_a, b, r_b, q_b)[0])

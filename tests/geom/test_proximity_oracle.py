@@ -41,14 +41,14 @@ def test_matches_oracle(kind_a, kind_b):
         assert gap / (outer_a + outer_b) * (1 - 1e-7) <= res.alpha <= gap / (inner_a + inner_b) * (1 + 1e-7), case
         assert {"penetrating": res.alpha < 1, "near": True, "separated": res.alpha > 1}[regime], case
 
-        # x lies in both scaled shapes; the contact points (29) lie on the unscaled boundaries.
+        # x lies in both scaled shapes; the contact points (DCOL eq. 29) lie on the unscaled boundaries.
         assert gauge(a, r_a, q_a, res.x) <= res.alpha * (1 + 1e-6), case
         assert gauge(b, r_b, q_b, res.x) <= res.alpha * (1 + 1e-6), case
         assert gauge(a, r_a, q_a, res.p_a) == pytest.approx(1.0, abs=1e-6), case
         assert gauge(b, r_b, q_b, res.p_b) == pytest.approx(1.0, abs=1e-6), case
         np.testing.assert_allclose(res.p_a, origin_a + (res.x - origin_a) / res.alpha, atol=1e-9 * (1 + gap))
 
-        # Distance (30): ‖p_a − p_b‖ = ‖r_a − r_b‖ |1 − 1/α|.
+        # Distance (DCOL eq. 30): ‖p_a − p_b‖ = ‖r_a − r_b‖ |1 − 1/α|.
         assert res.distance == pytest.approx(np.linalg.norm(res.p_a - res.p_b), abs=1e-9 * (1 + gap)), case
         assert res.distance == pytest.approx(gap * abs(1 - 1 / alpha_ref), abs=1e-6 * gap / alpha_ref), case
 

@@ -92,7 +92,7 @@ CASES = {
     "cone": (
         Cone(H, BETA),
         # Smallest scaling about the origin that holds p: base plane x <= αH/4 and slant
-        # |p_yz| <= tan(β) (x + 3αH/4) (paper eqs. 19–20).
+        # |p_yz| <= tan(β) (x + 3αH/4) (DCOL eqs. 19–20).
         lambda p: np.maximum(p[:, 0] / (H / 4), (np.hypot(p[:, 1], p[:, 2]) / np.tan(BETA) - p[:, 0]) / (3 * H / 4)),
         np.pi * (H * np.tan(BETA)) ** 2 * H / 3,
     ),

@@ -1,4 +1,4 @@
-"""The Coulomb-cone contact NCP (Simple paper eq. 1) and its implicit gradients by mode, against
+"""The Coulomb-cone contact NCP (Simple eq. 1) and its implicit gradients by mode, against
 closed forms, the cone-constrained QP in cvxpy/Clarabel at the solution's De Saxcé term, and central
 differences."""
 

@@ -142,7 +142,7 @@ def test_bad_input_names_the_argument():
 
 @pytest.mark.parametrize("method", ["lemke", "pgs"])
 def test_box_on_plane_gets_the_least_squares_minimal_impulses(method):
-    """Two identical contact columns (a box that cannot rotate, App. B): f1 + f2 = m g, and the
+    """Two identical contact columns (a box that cannot rotate, Nimble App. B): f1 + f2 = m g, and the
     stabilized solution splits it evenly."""
     m, g = 2.0, 9.81
     A = np.ones((2, 2)) / m
@@ -213,7 +213,7 @@ def test_vjp_and_jacobian_agree_with_jvp(n):
 def test_pseudo_inverse_gradient_on_a_rank_deficient_clamping_set():
     """A_CC = U Vᵀ of rank 3 < 4, moved at constant rank (nonsymmetric, as friction's
     A_CC = J_C M⁻¹(J_Cᵀ + J_Bᵀ E) is): the least-squares-minimal f_C is the projection of f* onto
-    range(V), and its derivative is carried by the pseudo-inverse term of eq. (22) alone. Central
+    range(V), and its derivative is carried by the pseudo-inverse term of Nimble eq. 22 alone. Central
     differences of the stabilized solve agree, and dropping the term would not."""
     rng = np.random.default_rng(5)
     n, r = 4, 3

@@ -60,7 +60,7 @@ def test_kkt_backward_matches_central_differences():
     grad_x, grad_z = rng.normal(size=n), rng.normal(size=m)
     cot = mlcp_vjp(solution, M, q, G, F, h, A=A, grad_x=grad_x, grad_z=grad_z)
     dM = rng.normal(size=(n, n))
-    dM = dM + dM.T  # M stays symmetric: the cotangent is symmetrized (eq. 32)
+    dM = dM + dM.T  # M stays symmetric: the cotangent is symmetrized (LCP-physics eq. 32)
     directions = dict(
         M=dM,
         q=rng.normal(size=n),

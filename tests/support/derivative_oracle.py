@@ -1,7 +1,7 @@
-"""Independent derivative oracle for DCOL proximity (paper §II-B, §III), written from the paper and
-not from dcol's code.
+"""Independent derivative oracle for DCOL proximity (DCOL §II-B, §III), written from the DCOL paper
+and not from dcol's code.
 
-Problem (9) is written in the standard conic form of §II-A, ``min cᵀz s.t. h − G z ∈ K`` with
+DCOL eq. 9 is written in the standard conic form of DCOL §II-A, ``min cᵀz s.t. h − G z ∈ K`` with
 z = (x, α, slacks), one block of rows per primitive in world coordinates. It is solved once, at the
 nominal input, by Clarabel, refined to machine precision by Newton's method (see _refine), and
 differentiated by diffcp (``solve_and_derivative``, dense mode) at the refined solution; each column of
@@ -14,16 +14,16 @@ the seven shape pairs of the self-test, its Jacobians were off by up to 1e-5 rel
 (cvxpy 1.9.3, diffcp 1.1.9, Clarabel at 1e-10). Its canonicalization also adds epigraph variables
 (``t ≥ ‖·‖``, ``t ≥ |γ|``) that are not unique where their constraint is inactive, so its solution could
 not be refined into a regular one. Here every variable is unique at a generic optimum: the only slacks
-are the capsule's γ (12) and the polygon's y (25), both pinned by their active second-order cone, and
-the cylinder is written without γ, as ``‖Q[:, 1:]ᵀ(x − r)‖ ≤ αR`` with the flat ends (16), (17), since
-(12) leaves γ free when a flat end carries the contact.
+are the capsule's γ (DCOL eq. 12) and the polygon's y (DCOL eq. 25), both pinned by their active
+second-order cone, and the cylinder is written without γ, as ``‖Q[:, 1:]ᵀ(x − r)‖ ≤ αR`` with the flat
+ends (DCOL eqs. 16, 17), since DCOL eq. 12 leaves γ free when a flat end carries the contact.
 
 The data is bilinear in the shape frame (r, Q) and affine in each shape parameter (taking tan β for
 the cone and the Cholesky factor U for the ellipsoid as the parameters), so its derivative along such
 a line is the symmetric difference with unit step, exact up to rounding; the chain rules for β and P
 and the rotation derivatives of the three parameterizations are analytic.
 
-Conventions (/work/shared/DESIGN.md):
+Conventions (docs/conventions.md):
 
 - Poses ``(r, q)``: q = [w, x, y, z] of any nonzero norm. A shape with an offset pose
   (``offset_position``, ``offset_rotation``) has its own frame at origin ``r + Q(q) r_off`` with
@@ -135,7 +135,7 @@ def _frame_directions(shape, q, parameterization):
     return directions
 
 
-# Conic rows of x ∈ S(α) for one primitive, h − G [x; α; slacks] ∈ K, from the paper's standard forms.
+# Conic rows of x ∈ S(α) for one primitive, h − G [x; α; slacks] ∈ K, from the DCOL paper's standard forms.
 # ``p`` holds the parameters the rows are affine in: polytope A, b; sphere R; capsule, cylinder R, L;
 # cone H, tan_beta; ellipsoid U (P = UᵀU); polygon C, d, R. Returns (slack count, nonnegative rows
 # (G, h), list of second-order cone blocks (G, h)), each G with columns (x 3, α, own slacks).
@@ -143,32 +143,32 @@ def _frame_directions(shape, q, parameterization):
 
 def _membership(kind, p, o, Q):
     zero3, no_rows = np.zeros(3), (np.zeros((0, 4)), np.zeros(0))
-    if kind == "polytope":  # (11)
+    if kind == "polytope":  # DCOL eq. 11
         AQt = p["A"] @ Q.T
         return 0, (np.c_[AQt, -p["b"]], AQt @ o), []
     if kind == "sphere":  # ‖x − r‖ ≤ αR
         soc = np.r_[[np.r_[zero3, -p["R"]]], np.c_[-np.eye(3), zero3]], np.r_[0.0, -o]
         return 0, no_rows, [soc]
-    if kind == "capsule":  # (14), (15)
+    if kind == "capsule":  # DCOL eqs. 14, 15
         half_L = p["L"] / 2
         linear = np.array([[0, 0, 0, -half_L, 1.0], [0, 0, 0, -half_L, -1.0]]), np.zeros(2)
         soc = np.r_[[np.r_[zero3, -p["R"], 0.0]], np.c_[-np.eye(3), zero3, Q[:, 0]]], np.r_[0.0, -o]
         return 1, linear, [soc]
-    if kind == "cylinder":  # (16), (17) and the radial cone without γ (module docstring)
+    if kind == "cylinder":  # DCOL eqs. 16, 17 and the radial cone without γ (module docstring)
         bx, half_L, radial = Q[:, 0], p["L"] / 2, Q[:, 1:].T
         linear = np.array([np.r_[bx, -half_L], np.r_[-bx, -half_L]]), np.r_[bx @ o, -bx @ o]
         soc = np.r_[[np.r_[zero3, -p["R"]]], np.c_[-radial, np.zeros(2)]], np.r_[0.0, -radial @ o]
         return 0, linear, [soc]
-    if kind == "cone":  # (21), (22)
+    if kind == "cone":  # DCOL eqs. 21, 22
         bx, H, EQt = Q[:, 0], p["H"], np.diag([p["tan_beta"], 1.0, 1.0]) @ Q.T
         linear = np.array([np.r_[bx, -H / 4]]), np.array([bx @ o])
         soc = np.c_[-EQt, [-0.75 * H * p["tan_beta"], 0.0, 0.0]], -EQt @ o
         return 0, linear, [soc]
-    if kind == "ellipsoid":  # (24)
+    if kind == "ellipsoid":  # DCOL eq. 24
         UQt = p["U"] @ Q.T
         soc = np.r_[[np.r_[zero3, -1.0]], np.c_[-UQt, zero3]], np.r_[0.0, -UQt @ o]
         return 0, no_rows, [soc]
-    if kind == "polygon":  # (27), (28)
+    if kind == "polygon":  # DCOL eqs. 27, 28
         m = len(p["d"])
         linear = np.c_[np.zeros((m, 3)), -p["d"], p["C"]], np.zeros(m)
         soc = np.r_[[np.r_[zero3, -p["R"], 0.0, 0.0]], np.c_[-np.eye(3), zero3, Q[:, :2]]], np.r_[0.0, -o]
@@ -234,7 +234,7 @@ class _Side:
 
 
 def _program(side_a, side_b):
-    """Dense (G, h) of problem (9) over z = (x, α, slacks of a, slacks of b), the cone dictionary in
+    """Dense (G, h) of DCOL eq. 9 over z = (x, α, slacks of a, slacks of b), the cone dictionary in
     diffcp's (SCS) order — the nonnegative rows α ≥ 0, a's, b's, then a's and b's second-order cones —
     and the row indices that belong to a."""
     blocks = [_membership(side.kind, side.parameters, side.origin, side.Q) for side in (side_a, side_b)]
@@ -330,7 +330,7 @@ def _refine(G, h, c, cones, z, y, s):
 
 
 class _Solution:
-    """Problem (9) at the given input, solved by Clarabel and refined; the derivative of its solution map
+    """DCOL eq. 9 at the given input, solved by Clarabel and refined; the derivative of its solution map
     comes from diffcp on first use."""
 
     def __init__(self, a, r_a, q_a, b, r_b, q_b):
@@ -434,7 +434,7 @@ def contact_oracle(a, r_a, q_a, b, r_b, q_b):
 
     Returns
     -------
-    dict: "alpha" float, "x" (3,), "p_a" (3,), "p_b" (3,) (eq. 29), "distance" float (eq. 30),
+    dict: "alpha" float, "x" (3,), "p_a" (3,), "p_b" (3,) (DCOL eq. 29), "distance" float (DCOL eq. 30),
     "normal" (3,) unit, along G_aᵀ y_a on the x columns (y_a the dual variables of shape a's rows): the
     outward normal of scaled shape a at x, pointing from a to b.
 
@@ -501,13 +501,13 @@ def shape_parameter_jacobian_oracle(a, r_a, q_a, b, r_b, q_b):
 
 
 def complementarity_margin(a, r_a, q_a, b, r_b, q_b):
-    """The strict-complementarity margin of problem (9)'s solution (_Solution.margin): how far the
+    """The strict-complementarity margin of the solution of DCOL eq. 9 (_Solution.margin): how far the
     configuration is from one where the active constraints change."""
     return _Solution(a, r_a, q_a, b, r_b, q_b).margin
 
 
 def contact_jacobian_oracle(a, r_a, q_a, b, r_b, q_b, parameterization="quaternion"):
-    """Contact points (29), distance (30) and separating normal with their Jacobians to both poses.
+    """Contact points (DCOL eq. 29), distance (DCOL eq. 30) and separating normal with their Jacobians to both poses.
 
     p_i = o_i + (x − o_i)/α with o_i the origin of shape i's own frame (body pose composed with the
     offset), distance = ‖p_a − p_b‖ (not differentiable at α = 1, where it is zero), normal as in

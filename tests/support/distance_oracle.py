@@ -3,8 +3,8 @@
 Sources that share no code with dcol and little with each other:
 
 - ``euclidean_distance``: ``min ‖p_a − p_b‖`` over p_a ∈ a, p_b ∈ b as a cone program in cvxpy, solved by
-  Clarabel at tight tolerances, with tests/support/oracle.py's membership constraints (the DCOL paper's §III
-  constraints with the scaling α fixed to 1). Overlapping shapes give 0: it cannot see penetration.
+  Clarabel at tight tolerances, with tests/support/oracle.py's membership constraints (the constraints of
+  DCOL §III-B with the scaling α fixed to 1). Overlapping shapes give 0: it cannot see penetration.
 - ``signed_distance``: the signed distance is ``max over unit n of separation(n)``, the gap between the
   shapes' supporting planes of normal n (closed-form support functions), for separated and penetrating
   shapes alike; found by a direction search and checked against ``euclidean_distance``.

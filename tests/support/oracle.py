@@ -1,7 +1,7 @@
-"""Independent oracle for DCOL (paper §III), written from the paper and not from dcol's code.
+"""Independent oracle for DCOL (DCOL §III), written from the DCOL paper and not from dcol's code.
 
-Problem (9) is stated in cvxpy in world coordinates, one block of constraints per primitive
-(eqs. 10, 12–13, 16–17, 19–22, 23, 25–26, and ``‖x − r‖ ≤ αR`` for the sphere) and solved by
+DCOL eq. 9 is stated in cvxpy in world coordinates, one block of constraints per primitive
+(DCOL eqs. 10, 12–13, 16–17, 19–22, 23, 25–26, and ``‖x − r‖ ≤ αR`` for the sphere) and solved by
 Clarabel at tight tolerances. The pose and the sizes enter as cvxpy Parameters (DPP), so each kind
 of shape pair is compiled once. Gauges (the smallest scaling whose shape holds a point), support
 functions and bounding radii come in closed form where one exists.
@@ -80,7 +80,7 @@ def _polytope(x, alpha, m):
         AQt_r.value = AQt.value @ r
         b.value = shape.b
 
-    return [AQt @ x - AQt_r <= alpha * b], load  # (10)
+    return [AQt @ x - AQt_r <= alpha * b], load  # DCOL eq. 10
 
 
 def _sphere(x, alpha, _):
@@ -96,9 +96,9 @@ def _capsule(x, alpha, _, flat_ends=False):
     center, bx, bx_r = cp.Parameter(3), cp.Parameter(3), cp.Parameter()
     R, half_L = cp.Parameter(nonneg=True), cp.Parameter(nonneg=True)
     gamma = cp.Variable()
-    constraints = [cp.norm(x - center - gamma * bx) <= alpha * R, cp.abs(gamma) <= alpha * half_L]  # (12), (13)
+    constraints = [cp.norm(x - center - gamma * bx) <= alpha * R, cp.abs(gamma) <= alpha * half_L]  # DCOL eqs. 12, 13
     if flat_ends:
-        constraints.append(cp.abs(bx @ x - bx_r) <= alpha * half_L)  # (16), (17)
+        constraints.append(cp.abs(bx @ x - bx_r) <= alpha * half_L)  # DCOL eqs. 16, 17
 
     def load(shape, r, Q):
         center.value, bx.value, bx_r.value = r, Q[:, 0], Q[:, 0] @ r
@@ -112,7 +112,8 @@ def _cylinder(x, alpha, m):
 
 
 def _cone(x, alpha, _):
-    # (19) as E x̃ ∈ Q3 with E = diag(tan β, 1, 1), x̃ = Qᵀ(x − r) + α (3H/4) e1 (eq. 22); (20).
+    # DCOL eq. 19 as E x̃ ∈ Q3 with E = diag(tan β, 1, 1), x̃ = Qᵀ(x − r) + α (3H/4) e1 (DCOL eq. 22);
+    # DCOL eq. 20.
     EQt, EQt_r, v = cp.Parameter((3, 3)), cp.Parameter(3), cp.Parameter(3)
     bx, bx_r, quarter_H = cp.Parameter(3), cp.Parameter(), cp.Parameter(nonneg=True)
     y = EQt @ x - EQt_r + alpha * v
@@ -135,7 +136,7 @@ def _ellipsoid(x, alpha, _):
         UQt.value = np.linalg.cholesky(shape.P).T @ Q.T  # P = Uᵀ U, U upper triangular
         UQt_r.value = UQt.value @ r
 
-    return [cp.norm(UQt @ x - UQt_r) <= alpha], load  # (23)
+    return [cp.norm(UQt @ x - UQt_r) <= alpha], load  # DCOL eq. 23
 
 
 def _polygon(x, alpha, m):
@@ -147,7 +148,7 @@ def _polygon(x, alpha, m):
         center.value, Q_plane.value, R.value = r, Q[:, :2], shape.R
         C.value, d.value = shape.C, shape.d
 
-    return [cp.norm(x - center - Q_plane @ y) <= alpha * R, C @ y <= alpha * d], load  # (25), (26)
+    return [cp.norm(x - center - Q_plane @ y) <= alpha * R, C @ y <= alpha * d], load  # DCOL eqs. 25, 26
 
 
 _MEMBERSHIP = {
@@ -184,19 +185,19 @@ def _proximity_problem(kind_a, faces_a, kind_b, faces_b):
     x, alpha = cp.Variable(3), cp.Variable()
     constraints_a, load_a = membership(kind_a, faces_a, x, alpha)
     constraints_b, load_b = membership(kind_b, faces_b, x, alpha)
-    problem = cp.Problem(cp.Minimize(alpha), constraints_a + constraints_b + [alpha >= 0])  # (9)
+    problem = cp.Problem(cp.Minimize(alpha), constraints_a + constraints_b + [alpha >= 0])  # DCOL eq. 9
     assert problem.is_dcp(dpp=True)
     return problem, x, alpha, load_a, load_b
 
 
 def proximity_problem(a, b):
-    """The compiled cvxpy problem (9) that proximity_oracle solves for shapes like a and b (cached by
+    """The compiled cvxpy problem (DCOL eq. 9) that proximity_oracle solves for shapes like a and b (cached by
     kind and face count), e.g. to read ``solver_stats`` after a solve."""
     return _proximity_problem(shape_kind(a), face_count(a), shape_kind(b), face_count(b))[0]
 
 
 def proximity_oracle(a, r_a, q_a, b, r_b, q_b):
-    """(α, x (3,)) of DCOL problem (9) for shapes a, b at body poses (r, q), by cvxpy + Clarabel."""
+    """(α, x (3,)) of DCOL's problem (DCOL eq. 9) for shapes a, b at body poses (r, q), by cvxpy + Clarabel."""
     problem, x, alpha, load_a, load_b = _proximity_problem(shape_kind(a), face_count(a), shape_kind(b), face_count(b))
     load_a(a, *shape_frame(a, r_a, q_a))
     load_b(b, *shape_frame(b, r_b, q_b))
@@ -244,8 +245,8 @@ def gauge(shape, r, q, point):
     if kind == "cylinder":
         return float(max(2 * abs(w[0]) / shape.L, np.hypot(w[1], w[2]) / shape.R))
     if kind == "cone":
-        lateral = (np.hypot(w[1], w[2]) / np.tan(shape.beta) - w[0]) / (0.75 * shape.H)  # (19)
-        return float(max(0.0, lateral, w[0] / (0.25 * shape.H)))  # (20)
+        lateral = (np.hypot(w[1], w[2]) / np.tan(shape.beta) - w[0]) / (0.75 * shape.H)  # DCOL eq. 19
+        return float(max(0.0, lateral, w[0] / (0.25 * shape.H)))  # DCOL eq. 20
     if kind == "capsule":
         return float(_capsule_gauge(shape.R, shape.L, w))
     return _polygon_gauge(shape, w)
