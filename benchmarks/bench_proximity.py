@@ -1,4 +1,4 @@
-"""Time per DCOL proximity evaluation, averaged per primitive like Table I of the DCOL paper.
+"""Time per DCOL proximity evaluation, averaged per primitive like DCOL Table I.
 
 For every ordered pair of the seven primitives the same random pose pairs are solved by
 - dcol's native batch path (`proximity_batch`, one thread and two threads),

@@ -39,7 +39,7 @@ import sys
 import time
 
 # One thread throughout, as Nimble runs: OpenBLAS's threads cost more than they save on these small
-# matrices (on Solo12 they took ~3 ms of an 8 ms step + Jacobian). Set before numpy loads OpenBLAS.
+# matrices (waking them up takes longer than the products). Set before numpy loads OpenBLAS.
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
