@@ -27,6 +27,7 @@ def test_run_demo(tmp_path, capsys):
     assert "polytope-capsule" in printed and "ellipsoid-polygon" in printed and "21 pairs" in printed
 
 
+@pytest.mark.slow
 def test_command_line(tmp_path):
     output = tmp_path / "cli.png"
     done = subprocess.run(

@@ -37,6 +37,7 @@ def test_box_pile_with_friction_matches_the_python_rollout():
     assert batch.contacts[:, -1].min() >= 8  # the top cube landed: 4 ground + 4 stacked + the slider's
 
 
+@pytest.mark.slow
 def test_native_piles_of_ten_boxes_settle():
     """The ten-box pile of test_simulation_physics, four random ones at once on two threads: every
     stack settles at rest with its centres at z_i = 0.1 + 0.2 i (1 mm), no speed beyond the free fall

@@ -257,6 +257,7 @@ def test_large_amplitude_pendulum_period_and_energy():
 # --- 5. a pile of boxes -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_pile_of_ten_boxes_settles_without_sinking():
     """Ten 0.2 m, 1 kg cubes stacked with 1 cm gaps (so each drops onto the one below), random 2 cm
     horizontal offsets and yaws up to 0.1 rad, 2000 steps of 2 ms: the penetration stays below 5 mm,
