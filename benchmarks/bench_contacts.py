@@ -19,7 +19,7 @@ import time
 
 import coal
 import numpy as np
-from report import Table, parse_arguments, print_report
+from report import Table, fastest_of, parse_arguments, print_report
 
 from dcol.geom import Box, Capsule, Cylinder, Ellipsoid, Polytope, Scene, Sphere
 
@@ -139,8 +139,8 @@ def per_rule(pairs, repeats):
     table = Table(
         ["configuration", "contacts", "dcol", "dcol+deriv", "coal", "coal/dcol"],
         caption=(
-            f"Per pair, {pairs} copies of each configuration in one scene, one thread, µs per pair, fastest of "
-            f"{repeats} runs (dcol: poses in, contacts out; coal: collide at poses already set; "
+            f"Per pair, {pairs} copies of each configuration in one scene, one thread, µs per pair, "
+            f"{fastest_of(repeats)} (dcol: poses in, contacts out; coal: collide at poses already set; "
             "contacts: dcol's/coal's per pair)"
         ),
     )
@@ -200,7 +200,7 @@ def scenes(repeats, counts):
         ["N", "pairs", "dcol", "growth", "coal", "growth", "coal/dcol", "coal collide"],
         caption=(
             "Whole scenes: all contacts at new poses (setting the poses, broadphase, narrow phase), one thread, "
-            f"ms, fastest of {repeats} runs (coal's poses are set by a Python loop over the objects; "
+            f"ms, {fastest_of(repeats)} (coal's poses are set by a Python loop over the objects; "
             "coal collide alone in its own column; growth: time ratio per tenfold N)"
         ),
     )

@@ -138,11 +138,13 @@ def main():
     native = Table(
         ["robot", "algorithm", "dcol", "Pinocchio", "dcol/Pinocchio"],
         caption="Both libraries' C++ in one process: µs per call (best of 3 runs), one thread",
+        label_columns=2,
     )
     python = Table(
         ["robot", "algorithm", "dcol", "Pinocchio", "dcol/Pinocchio", "dcol batch/state"],
         caption=f"Through the Python APIs: µs per call (best of 3), and per state of dcol's batched call "
         f"({args.batch} states), one thread",
+        label_columns=2,
     )
     with tempfile.TemporaryDirectory() as workdir:
         binary = compile_native()

@@ -64,8 +64,8 @@ def cvxpy_ncp_route(G, g, mu, iterations=50, tol=1e-8):
 
 def ncp_table(rng, contact_counts):
     table = Table(
-        ["contacts", "ADMM", "iterations", "cvxpy fixed point", "ratio", "vjp"],
-        caption="Contact NCP (Coulomb cones, De Saxcé): ms per problem (median), one thread",
+        ["contacts", "ADMM", "iterations", "cvxpy fixed point", "cvxpy/ADMM", "vjp"],
+        caption="Contact NCP (Coulomb cones, De Saxcé): ms per problem (median)",
     )
     for nc in contact_counts:
         J = rng.normal(size=(3 * nc, 40))
@@ -107,7 +107,7 @@ def main():
             "vjp (KKT)",
             "KKT/clamping",
         ],
-        caption="LCP: ms per problem (median), one thread",
+        caption="LCP: ms per problem (median)",
     )
     rng = np.random.default_rng(0)
     for n in args.sizes:

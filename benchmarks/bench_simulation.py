@@ -44,7 +44,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
 import numpy as np
-from report import Table, parse_arguments, print_report
+from report import Table, median_of, parse_arguments, print_report
 
 from dcol.dynamics import (
     World,
@@ -298,8 +298,8 @@ def main():
             "Nimble contacts",
         ],
         caption=(
-            f"dcol's native World.step_batch on one thread, dt = 1 ms, ms per state (medians of {args.repeats} "
-            f"runs; batched: per state of {args.batch}); Nimble's step with its state and action Jacobians, "
+            f"dcol's native World.step_batch on one thread, dt = 1 ms, ms per state ({median_of(args.repeats)}; "
+            f"batched: per state of {args.batch}); Nimble's step with its state and action Jacobians, "
             "and its ratio to dcol's step+Jac one call at a time and batched"
         ),
     )

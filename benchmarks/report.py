@@ -93,15 +93,27 @@ def describe_run(libraries=(), extra_versions=None):
     return f"measured {date} on {machine}; {', '.join(versions)}; threads: {thread_settings()}"
 
 
+def fastest_of(runs):
+    """How a figure taken as the fastest of `runs` runs is described in a caption."""
+    return "one run" if runs == 1 else f"fastest of {runs} runs"
+
+
+def median_of(runs):
+    """How a figure taken as the median of `runs` runs is described in a caption."""
+    return "one run" if runs == 1 else f"median of {runs} runs"
+
+
 @dataclass
 class Table:
-    """Rows of already formatted cells under column names; the first column is left-aligned, the
-    others right-aligned. `caption` is printed above the table, `notes` below it."""
+    """Rows of already formatted cells under column names. The first `label_columns` columns (names
+    of what was measured) are left-aligned, the figures right-aligned. `caption` is printed above the
+    table, `notes` below it."""
 
     columns: list
     rows: list = field(default_factory=list)
     caption: str = ""
     notes: list = field(default_factory=list)
+    label_columns: int = 1
 
     def add(self, *cells):
         if len(cells) != len(self.columns):
@@ -114,7 +126,10 @@ def render_text(table):
     widths = [max(len(row[i]) for row in [table.columns, *table.rows]) for i in range(len(table.columns))]
 
     def line(cells):
-        padded = [cells[0].ljust(widths[0])] + [cell.rjust(width) for cell, width in zip(cells[1:], widths[1:])]
+        padded = [
+            cell.ljust(width) if i < table.label_columns else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(cells, widths))
+        ]
         return "  ".join(padded).rstrip()
 
     header = line(table.columns)
@@ -131,7 +146,8 @@ def render_markdown(table):
     """The table in GitHub markdown: caption and notes as paragraphs around it."""
     lines = [table.caption, ""] if table.caption else []
     lines.append("| " + " | ".join(map(_markdown_cell, table.columns)) + " |")
-    lines.append("|" + "|".join([" :--- "] + [" ---: "] * (len(table.columns) - 1)) + "|")
+    alignments = [" :--- " if i < table.label_columns else " ---: " for i in range(len(table.columns))]
+    lines.append("|" + "|".join(alignments) + "|")
     lines += ["| " + " | ".join(map(_markdown_cell, row)) + " |" for row in table.rows]
     if table.notes:
         lines += ["", *table.notes]

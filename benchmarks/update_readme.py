@@ -126,7 +126,9 @@ def main():
     if args.dry_run:
         print(render_region(blocks).strip())
     elif quick:
-        print(f"not writing README.md: {', '.join(quick)} ran with --quick, whose figures are not for it")
+        print(
+            f"not writing README.md: {', '.join(quick)} ran with --quick, whose figures are not for it", file=sys.stderr
+        )
         return 1
     else:
         with open(README, "w", encoding="utf-8") as f:
