@@ -127,7 +127,7 @@ def main():
         t_qp = median_time(lambda: qp(A, b), max(3, repeats // 5))
         grad_f = rng.normal(size=n)
         t_vjp = median_time(lambda: lcp_vjp(solution, A, grad_f), repeats)
-        # The KKT route: the LCP as the mixed LCP with F = −A, h = b, differentiated by eqs. 29–32.
+        # The KKT route: the LCP as the mixed LCP with F = −A, h = b, differentiated by LCP-physics eqs. 29–32.
         empty, G = np.zeros((0, 0)), np.zeros((n, 0))
         mlcp = solve_mlcp(empty, np.zeros(0), G, -A, b)
         t_kkt = median_time(lambda: mlcp_vjp(mlcp, empty, np.zeros(0), G, -A, b, grad_z=grad_f), repeats)
