@@ -13,7 +13,10 @@ ABA §7.3); derivatives after Carpentier & Mansard (RSS 2018), credited in Nimbl
 import numpy as np
 
 from dcol import _native
-from dcol.geom.proximity import checked_threads
+from dcol.typing import ArrayLike, FloatArray
+from dcol.validation import check_quaternion_norms, checked_array, checked_threads, checked_vectors
+
+from .model import Model
 
 __all__ = [
     "neutral",
@@ -43,59 +46,32 @@ __all__ = [
 _native_dynamics = _native.dynamics
 
 
-def _batch(value, name, width, count=None):
-    """(float64 (N, width) array, whether the input had a batch axis). count: required N."""
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be an array of real numbers") from err
-    batched = array.ndim == 2
-    if array.ndim not in (1, 2) or array.shape[-1] != width:
-        raise ValueError(f"{name} must have shape ({width},) or (N, {width}), got {array.shape}")
-    array = np.ascontiguousarray(array.reshape(array.shape[0] if batched else 1, width))
-    if count is not None and array.shape[0] != count:
-        raise ValueError(f"{name} has {array.shape[0]} rows; it must match q's {count}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    return array, batched
+def check_floating_quaternions(model: Model, q: FloatArray, name: str = "q") -> None:
+    """ValueError naming q unless the quaternion of every floating joint in q (..., nq), finite, is
+    nonzero with a finite norm: the functions that take them normalize them. The checks of the
+    Python-side functions; the native ones check alike."""
+    for start, kind in zip(model.joint_q_index, model.joint_kinds):
+        if kind == "floating":
+            check_quaternion_norms(q[..., start + 3 : start + 7], name, "floating joint's quaternion")
 
 
-def _floating_quaternions(model, q):
-    """Views (N, 4) of the floating joints' quaternions in q (N, nq)."""
-    return [
-        q[:, start + 3 : start + 7] for start, kind in zip(model.joint_q_index, model.joint_kinds) if kind == "floating"
-    ]
+def checked_configurations(model: Model, q: ArrayLike, name: str = "q") -> tuple[FloatArray, bool]:
+    """One configuration (nq,) or a batch (N, nq) as checked (N, nq) rows (finite, floating joints'
+    quaternions nonzero), and whether q had the batch axis."""
+    rows, batched = checked_vectors(q, name, model.nq)
+    check_floating_quaternions(model, rows, name)
+    return rows, batched
 
 
-def _configuration(model, q, name="q"):
-    q, batched = _batch(q, name, model.nq)
-    for quaternion in _floating_quaternions(model, q):
-        if np.any(np.einsum("ij,ij->i", quaternion, quaternion) == 0.0):
-            raise ValueError(f"{name}: the floating joint's quaternion must be nonzero")
-    return q, batched
-
-
-def _state(model, q, *others):
-    """Validated q and joint-space vectors (name, value) with matching batch sizes."""
-    q, batched = _configuration(model, q)
-    arrays = []
-    for name, value in others:
-        array, other_batched = _batch(value, name, model.nv, None)
-        if other_batched != batched or array.shape[0] != q.shape[0]:
-            raise ValueError(f"{name} must have shape ({model.nv},) with q (nq,), or (N, {model.nv}) with q (N, nq)")
-        arrays.append(array)
-    return q, arrays, batched
-
-
-def _unbatch(batched, *outputs):
-    outputs = tuple(out if batched else out[0] for out in outputs)
-    return outputs if len(outputs) > 1 else outputs[0]
+def _unbatch(batched: bool, output: FloatArray) -> FloatArray:
+    """A result of N rows as the caller's input was: all rows for a batch, the only one otherwise."""
+    return output if batched else output[0]
 
 
 # --- configurations --------------------------------------------------------------------------------
 
 
-def neutral(model):
+def neutral(model: Model) -> FloatArray:
     """(nq,) zero joint positions; floating bases at the origin with the identity quaternion."""
     q = np.zeros(model.nq)
     for start, kind in zip(model.joint_q_index, model.joint_kinds):
@@ -104,7 +80,7 @@ def neutral(model):
     return q
 
 
-def random_configuration(model, rng, position_range=1.0):
+def random_configuration(model: Model, rng: np.random.Generator, position_range: float = 1.0) -> FloatArray:
     """(nq,) random configuration: 1-dof joints uniform within their limits (within ±π where a
     limit is infinite), floating bases at a uniform position in ±position_range and a uniform
     random orientation. rng: numpy Generator."""
@@ -121,7 +97,7 @@ def random_configuration(model, rng, position_range=1.0):
     return q
 
 
-def _skew(w):
+def _skew(w: FloatArray) -> FloatArray:
     """(..., 3, 3) cross-product matrices of (..., 3) vectors."""
     zero = np.zeros(w.shape[:-1])
     return np.stack(
@@ -134,13 +110,13 @@ def _skew(w):
     )
 
 
-def _quaternion_product(a, b):
+def _quaternion_product(a: FloatArray, b: FloatArray) -> FloatArray:
     w1, v1 = a[..., :1], a[..., 1:]
     w2, v2 = b[..., :1], b[..., 1:]
     return np.concatenate([w1 * w2 - np.sum(v1 * v2, -1, keepdims=True), w1 * v2 + w2 * v1 + np.cross(v1, v2)], -1)
 
 
-def _quaternion_matrix(quaternion):
+def _quaternion_matrix(quaternion: FloatArray) -> FloatArray:
     quaternion = quaternion / np.linalg.norm(quaternion, axis=-1, keepdims=True)
     w, x, y, z = np.moveaxis(quaternion, -1, 0)
     return np.stack(
@@ -153,7 +129,7 @@ def _quaternion_matrix(quaternion):
     )
 
 
-def _se3_left_jacobian_factors(theta):
+def _se3_left_jacobian_factors(theta: FloatArray) -> tuple[FloatArray, FloatArray]:
     """(a, b) with V = I + a [ω]× + b [ω]×² the SE(3) exponential's translation factor, ω of norm θ."""
     small = theta < 1e-4
     t = np.where(small, 1.0, theta)
@@ -162,7 +138,7 @@ def _se3_left_jacobian_factors(theta):
     return a, b
 
 
-def _log_pose(quaternion, translation):
+def _log_pose(quaternion: FloatArray, translation: FloatArray) -> FloatArray:
     """(N, 6) twist [v; ω] with exp = the pose (quaternion (N, 4) unit, translation (N, 3))."""
     quaternion = quaternion * np.where(quaternion[:, :1] < 0.0, -1.0, 1.0)  # the shorter rotation
     sin_half = np.linalg.norm(quaternion[:, 1:], axis=1)
@@ -177,29 +153,31 @@ def _log_pose(quaternion, translation):
     return np.concatenate([np.linalg.solve(V, translation[..., None])[..., 0], w], 1)
 
 
-def integrate(model, q, v):
+# integrate and integrate_jacobians leave q and v to the native checks (shapes, finite values,
+# floating joints' quaternions), whose errors name them.
+
+
+def integrate(model: Model, q: ArrayLike, v: ArrayLike) -> FloatArray:
     """q ⊕ v: 1-dof joints add v; a floating joint's pose M becomes M · exp(v) (SE(3) exponential of
     the body-frame twist, as Pinocchio). q (nq,) or (N, nq), v (nv,) or (N, nv)."""
-    q, (v,), batched = _state(model, q, ("v", v))
-    return _unbatch(batched, _native_dynamics.integrate(model._native, q, v))
+    return _native_dynamics.integrate(model._native, q, v)
 
 
-def integrate_jacobians(model, q, v):
+def integrate_jacobians(model: Model, q: ArrayLike, v: ArrayLike) -> tuple[FloatArray, FloatArray]:
     """(∂q⁺/∂q, ∂q⁺/∂v), each (nv, nv), of q⁺ = integrate(model, q, v), in the tangent spaces at q and
     q⁺ (Pinocchio's dIntegrate). 1-dof joints: identity blocks. A floating joint, M⁺ = M exp(ξ):
     Ad(exp(−ξ)) = exp(−ad ξ) and the SE(3) right Jacobian Σₖ (−ad ξ)ᵏ/(k+1)!
     (native/dynamics/integrate.hpp). q (nq,), v (nv,)."""
-    q, (v,), batched = _state(model, q, ("v", v))
-    if batched:
+    if np.ndim(q) == 2:
         raise ValueError("integrate_jacobians takes one state: q (nq,), v (nv,)")
     d_q, d_v = _native_dynamics.integrate_jacobians(model._native, q, v)
-    return d_q[0], d_v[0]
+    return d_q, d_v
 
 
-def difference(model, q0, q1):
+def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> FloatArray:
     """v with integrate(model, q0, v) = q1 (the shorter rotation for floating joints)."""
-    q0, batched = _configuration(model, q0, "q0")
-    q1, batched1 = _configuration(model, q1, "q1")
+    q0, batched = checked_configurations(model, q0, "q0")
+    q1, batched1 = checked_configurations(model, q1, "q1")
     if batched != batched1 or q0.shape != q1.shape:
         raise ValueError("q0 and q1 must have the same shape")
     v = np.empty((q0.shape[0], model.nv))
@@ -217,7 +195,7 @@ def difference(model, q0, q1):
     return _unbatch(batched, v)
 
 
-def _quaternion_tangent(quaternion):
+def _quaternion_tangent(quaternion: FloatArray) -> FloatArray:
     """(N, 4, 3) ∂(q ⊗ [1; δθ/2])/∂δθ = ½ L(q)[:, 1:] for unit quaternions q (N, 4), L(q) the matrix of
     q ⊗ ·; its columns are orthogonal to q and to each other, of norm ½."""
     w, x, y, z = np.moveaxis(quaternion, -1, 0)
@@ -232,7 +210,7 @@ def _quaternion_tangent(quaternion):
     )
 
 
-def tangent_maps(model, q):
+def tangent_maps(model: Model, q: ArrayLike) -> tuple[FloatArray, FloatArray]:
     """Maps between the tangent space at q and q's coordinates: (T (nq, nv), T⁺ (nv, nq)), float64.
 
     T = ∂integrate(model, q, δ)/∂δ at δ = 0: a tangent step δ moves the coordinates by T δ, so a
@@ -249,7 +227,7 @@ def tangent_maps(model, q):
 
     q : (nq,) or (N, nq) float64; for a batch the maps are (N, nq, nv) and (N, nv, nq).
     """
-    q, batched = _configuration(model, q)
+    q, batched = checked_configurations(model, q)
     count = q.shape[0]
     to_configuration = np.zeros((count, model.nq, model.nv))
     to_tangent = np.zeros((count, model.nv, model.nq))
@@ -268,13 +246,15 @@ def tangent_maps(model, q):
             )
         else:
             to_configuration[:, start, vstart] = to_tangent[:, vstart, start] = 1.0
-    return _unbatch(batched, to_configuration, to_tangent)
+    return _unbatch(batched, to_configuration), _unbatch(batched, to_tangent)
 
 
 # --- kinematics ------------------------------------------------------------------------------------
 
 
-def frame_placement(model, q, frame, *, threads=None):
+def frame_placement(
+    model: Model, q: ArrayLike, frame: str, *, threads: int | None = None
+) -> tuple[FloatArray, FloatArray]:
     """World pose of a named frame (URDF link or joint).
 
     Returns (position (3,), quaternion (4,) [w, x, y, z]) — (N, 3), (N, 4) for a batch of q.
@@ -288,7 +268,15 @@ def frame_placement(model, q, frame, *, threads=None):
 _JACOBIAN_REFERENCES = ("world_aligned", "world", "local")
 
 
-def frame_jacobian(model, q, frame, *, point=None, reference="world_aligned", threads=None):
+def frame_jacobian(
+    model: Model,
+    q: ArrayLike,
+    frame: str,
+    *,
+    point: ArrayLike | None = None,
+    reference: str = "world_aligned",
+    threads: int | None = None,
+) -> FloatArray:
     """(6, nv) Jacobian of a named frame (N, 6, nv for a batch of q), rows [linear; angular]:
 
     ``reference="world_aligned"`` (default; Pinocchio's LOCAL_WORLD_ALIGNED): velocity of the frame
@@ -308,7 +296,7 @@ def frame_jacobian(model, q, frame, *, point=None, reference="world_aligned", th
         R = _quaternion_matrix(quaternion)
         lever = -origin if reference == "world" else np.zeros_like(origin)
         if point is not None:
-            lever = lever + R @ _batch(point, "point", 3)[0][0]
+            lever = lever + R @ checked_array(point, "point", (3,))
         # v_point = v_origin + ω × lever = v_origin − [lever]× ω
         J[..., :3, :] -= _skew(lever) @ J[..., 3:, :]
         if reference == "local":
@@ -317,7 +305,7 @@ def frame_jacobian(model, q, frame, *, point=None, reference="world_aligned", th
     return J
 
 
-def frame_jacobian_derivative(model, q, frame, *, threads=None):
+def frame_jacobian_derivative(model: Model, q: ArrayLike, frame: str, *, threads: int | None = None) -> FloatArray:
     """(6, nv, nv) array D with D[:, :, k] = ∂J/∂q_k for J = frame_jacobian (tangent direction k).
     For a force f (6,) [force; torque] applied at the frame origin, ∂(Jᵀf)/∂q = einsum("rik,r->ik", D, f).
     (N, 6, nv, nv) for a batch."""
@@ -331,63 +319,69 @@ def frame_jacobian_derivative(model, q, frame, *, threads=None):
 # argument.
 
 
-def _zeros_like_velocity(model, q):
+def _zeros_like_velocity(model: Model, q: ArrayLike) -> FloatArray:
     """Zero joint-space vectors with q's batch shape."""
     return np.zeros(np.shape(q)[:-1] + (model.nv,))
 
 
-def rnea(model, q, v, a, *, threads=None):
+def rnea(model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike, *, threads: int | None = None) -> FloatArray:
     """Inverse dynamics τ = M(q) a + c(q, v) by the recursive Newton–Euler algorithm; (nv,)."""
     return _native_dynamics.rnea(model._native, q, v, a, True, checked_threads(threads))
 
 
-def bias_forces(model, q, v, *, threads=None):
+def bias_forces(model: Model, q: ArrayLike, v: ArrayLike, *, threads: int | None = None) -> FloatArray:
     """c(q, v) = rnea(q, v, 0): Coriolis, centrifugal and gravity forces; (nv,)."""
     return _native_dynamics.rnea(model._native, q, v, np.zeros(np.shape(v)), True, checked_threads(threads))
 
 
-def gravity_forces(model, q, *, threads=None):
+def gravity_forces(model: Model, q: ArrayLike, *, threads: int | None = None) -> FloatArray:
     """g(q) = rnea(q, 0, 0); (nv,)."""
     zero = _zeros_like_velocity(model, q)
     return _native_dynamics.rnea(model._native, q, zero, zero, True, checked_threads(threads))
 
 
-def crba(model, q, *, threads=None):
+def crba(model: Model, q: ArrayLike, *, threads: int | None = None) -> FloatArray:
     """Joint-space inertia matrix M(q) (nv, nv), symmetric positive definite (composite rigid bodies)."""
     return _native_dynamics.crba(model._native, q, checked_threads(threads))
 
 
-def aba(model, q, v, tau, *, threads=None):
+def aba(model: Model, q: ArrayLike, v: ArrayLike, tau: ArrayLike, *, threads: int | None = None) -> FloatArray:
     """Forward dynamics a = M⁻¹(τ − c) by the articulated-body algorithm; (nv,)."""
     return _native_dynamics.aba(model._native, q, v, tau, checked_threads(threads))
 
 
-def minverse(model, q, *, threads=None):
+def minverse(model: Model, q: ArrayLike, *, threads: int | None = None) -> FloatArray:
     """M(q)⁻¹ (nv, nv), from the tree-sparse LᵀDL factorization of M."""
     return _native_dynamics.minverse(model._native, q, checked_threads(threads))
 
 
-def rnea_derivatives(model, q, v, a, *, threads=None):
+def rnea_derivatives(
+    model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike, *, threads: int | None = None
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(∂τ/∂q, ∂τ/∂v, ∂τ/∂a = M), each (nv, nv), of τ = rnea(q, v, a)."""
     return _native_dynamics.rnea_derivatives(model._native, q, v, a, checked_threads(threads))
 
 
-def aba_derivatives(model, q, v, tau, *, threads=None):
+def aba_derivatives(
+    model: Model, q: ArrayLike, v: ArrayLike, tau: ArrayLike, *, threads: int | None = None
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(∂a/∂q, ∂a/∂v, ∂a/∂τ = M⁻¹), each (nv, nv), of a = aba(q, v, τ)."""
     return _native_dynamics.aba_derivatives(model._native, q, v, tau, checked_threads(threads))[1:]
 
 
-def bias_force_derivatives(model, q, v, *, threads=None):
+def bias_force_derivatives(
+    model: Model, q: ArrayLike, v: ArrayLike, *, threads: int | None = None
+) -> tuple[FloatArray, FloatArray]:
     """(∂c/∂q, ∂c/∂v), each (nv, nv), of c = bias_forces(q, v) (Nimble App. F, Alg. 3)."""
     return _native_dynamics.rnea_derivatives(model._native, q, v, np.zeros(np.shape(v)), checked_threads(threads))[:2]
 
 
-def minverse_derivative(model, q, z, *, threads=None):
+def minverse_derivative(model: Model, q: ArrayLike, z: ArrayLike, *, threads: int | None = None) -> FloatArray:
     """∂(M(q)⁻¹ z)/∂q (nv, nv) for a fixed z (nv,) (Nimble eq. 39, App. F Alg. 2)."""
     return _native_dynamics.minverse_derivative(model._native, q, z, checked_threads(threads))[1]
 
 
-def inertial_parameters(model):
+def inertial_parameters(model: Model) -> FloatArray:
     """(nbodies, 10) inertial parameters [m, m c_x, m c_y, m c_z, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] per
     body, c the centre of mass and I the rotational inertia about the body origin, in the body frame
     (Pinocchio's dynamic-parameter order). τ = rnea_parameter_derivatives(...) @ params.ravel()."""
@@ -409,12 +403,16 @@ def inertial_parameters(model):
     )
 
 
-def rnea_parameter_derivatives(model, q, v, a, *, threads=None):
+def rnea_parameter_derivatives(
+    model: Model, q: ArrayLike, v: ArrayLike, a: ArrayLike, *, threads: int | None = None
+) -> FloatArray:
     """∂τ/∂π (nv, 10 nbodies) of τ = rnea(q, v, a) for the parameters of inertial_parameters, body
     after body: the joint torque regressor (τ is linear in π)."""
     return _native_dynamics.joint_torque_regressor(model._native, q, v, a, checked_threads(threads))
 
 
-def aba_parameter_derivatives(model, q, v, tau, *, threads=None):
+def aba_parameter_derivatives(
+    model: Model, q: ArrayLike, v: ArrayLike, tau: ArrayLike, *, threads: int | None = None
+) -> FloatArray:
     """∂a/∂π (nv, 10 nbodies) of a = aba(q, v, τ): −M⁻¹ ∂τ/∂π at the forward-dynamics solution."""
     return _native_dynamics.aba_parameter_derivatives(model._native, q, v, tau, checked_threads(threads))[1]

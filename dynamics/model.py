@@ -16,17 +16,27 @@ Spatial vectors are [linear; angular]. Models are immutable; build them with :cl
 or :func:`dcol.dynamics.load_urdf`.
 """
 
+from __future__ import annotations
+
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dcol import _native
-from dcol.geom.rotations import rotation_matrix
+from dcol.geom import Shape
+from dcol.geom.rotations import checked_pose
+from dcol.typing import ArrayLike, FloatArray, IntArray, Pose
+from dcol.validation import checked_array, checked_nonnegative
+
+if TYPE_CHECKING:
+    from .urdf import MeshGeometry  # the URDF loader builds models with this module
 
 __all__ = ["Model", "ModelBuilder", "BodyShape", "JOINT_KINDS"]
 
-JOINT_KINDS = ("revolute", "continuous", "prismatic", "floating")
+JOINT_KINDS: tuple[str, ...] = ("revolute", "continuous", "prismatic", "floating")
 _NATIVE_KIND = {"revolute": 0, "continuous": 0, "prismatic": 1, "floating": 2}
 _NQ = {"revolute": 1, "continuous": 1, "prismatic": 1, "floating": 7}
 _NV = {"revolute": 1, "continuous": 1, "prismatic": 1, "floating": 6}
@@ -44,41 +54,20 @@ class BodyShape:
 
     body: int
     link: str
-    shape: object
+    shape: Shape | MeshGeometry
 
 
-def _vector(value, name, size):
-    array = np.array(value, dtype=np.float64)
-    if array.shape != (size,):
-        raise ValueError(f"{name} must have shape ({size},), got {array.shape}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    return array
-
-
-def _placement(placement, name):
+def _placement(placement: Pose | None, name: str) -> tuple[FloatArray, FloatArray]:
     """(R (3, 3), p (3,)) from None or (position, quaternion-or-matrix)."""
-    if placement is None:
-        return np.eye(3), np.zeros(3)
-    try:
-        position, orientation = placement
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be a pair (position, orientation)") from err
-    return rotation_matrix(orientation, f"{name} orientation"), _vector(position, f"{name} position", 3)
+    position, rotation = checked_pose(placement, name)
+    return rotation, position
 
 
-def check_inertia(mass, com, inertia, where):
+def check_inertia(mass: float, com: ArrayLike, inertia: ArrayLike, where: str) -> tuple[float, FloatArray, FloatArray]:
     """Validated (mass, com, rotational inertia about the com); `where` names the element in errors."""
-    try:
-        mass = float(mass)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{where}: mass must be a real number, got {mass!r}") from err
-    if not np.isfinite(mass) or mass < 0.0:
-        raise ValueError(f"{where}: mass must be finite and ≥ 0, got {mass}")
-    com = _vector(com, f"{where}: centre of mass", 3)
-    inertia = np.array(inertia, dtype=np.float64)
-    if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
-        raise ValueError(f"{where}: inertia must be a finite 3×3 matrix")
+    mass = checked_nonnegative(mass, f"{where}: mass")
+    com = checked_array(com, f"{where}: centre of mass", (3,))
+    inertia = checked_array(inertia, f"{where}: inertia", (3, 3))
     if not np.allclose(inertia, inertia.T, rtol=0.0, atol=1e-12 * max(1.0, np.abs(inertia).max())):
         raise ValueError(f"{where}: inertia must be symmetric")
     principal = np.linalg.eigvalsh(inertia)
@@ -89,12 +78,14 @@ def check_inertia(mass, com, inertia, where):
     return mass, com, 0.5 * (inertia + inertia.T)
 
 
-def combine_inertias(parts):
+def combine_inertias(
+    parts: Sequence[tuple[float, FloatArray, FloatArray]],
+) -> tuple[float, FloatArray, FloatArray]:
     """Mass, com and rotational inertia about the com of rigidly joined parts (mass, com, I_com)."""
-    mass = sum(m for m, _, _ in parts)
+    mass = float(sum(m for m, _, _ in parts))
     if mass == 0.0:
-        return 0.0, np.zeros(3), sum((I for _, _, I in parts), np.zeros((3, 3)))
-    com = sum(m * c for m, c, _ in parts) / mass
+        return 0.0, np.zeros(3), np.zeros((3, 3)) + np.sum([I for _, _, I in parts], axis=0)
+    com = np.sum([m * c for m, c, _ in parts], axis=0) / mass
     inertia = np.zeros((3, 3))
     for m, c, I in parts:
         d = c - com
@@ -123,7 +114,32 @@ class Model:
     collision_shapes, visual_shapes : list[BodyShape]
     """
 
-    def __init__(self, builder):
+    nq: int
+    nv: int
+    nbodies: int
+    joint_names: list[str]
+    joint_kinds: list[str]
+    body_names: list[str]
+    parents: IntArray
+    joint_q_index: IntArray
+    joint_v_index: IntArray
+    joint_rotations: FloatArray
+    joint_positions: FloatArray
+    joint_axes: FloatArray
+    frame_names: list[str]
+    gravity: FloatArray
+    lower_limits: FloatArray
+    upper_limits: FloatArray
+    velocity_limits: FloatArray
+    effort_limits: FloatArray
+    damping: FloatArray
+    masses: FloatArray
+    coms: FloatArray
+    rotational_inertias: FloatArray
+    collision_shapes: list[BodyShape]
+    visual_shapes: list[BodyShape]
+
+    def __init__(self, builder: ModelBuilder) -> None:
         bodies = builder._bodies
         frames = builder._frames
         self.nbodies = len(bodies)
@@ -178,7 +194,7 @@ class Model:
         self._frame_positions = np.array([f["placement"][1] for f in frames]).reshape(len(frames), 3)
         self._native = self._native_model()
 
-    def _native_model(self):
+    def _native_model(self) -> _native.dynamics.Model:
         return _native.dynamics.Model(
             parent=self.parents.astype(np.int32),
             kind=np.array([_NATIVE_KIND[k] for k in self.joint_kinds], dtype=np.int32),
@@ -194,13 +210,11 @@ class Model:
             gravity=self.gravity,
         )
 
-    def with_inertial_parameters(self, params):
+    def with_inertial_parameters(self, params: ArrayLike) -> Model:
         """A copy of the model with other inertial parameters (nbodies, 10), in the order of
         :func:`dcol.dynamics.inertial_parameters`: [m, m c, I about the body origin (xx, xy, yy, xz,
         yz, zz)]. ValueError naming the body when one is not physically consistent."""
-        params = np.asarray(params, dtype=np.float64)
-        if params.shape != (self.nbodies, 10):
-            raise ValueError(f"params must have shape ({self.nbodies}, 10), got {params.shape}")
+        params = checked_array(params, "params", (self.nbodies, 10))
         masses, coms, inertias = [], [], []
         for name, (m, *first_moment), (xx, xy, yy, xz, yz, zz) in zip(self.body_names, params[:, :4], params[:, 4:]):
             if not np.isfinite(m) or m < 0.0 or m == 0.0 and np.any(first_moment):
@@ -222,14 +236,14 @@ class Model:
         model._native = model._native_model()
         return model
 
-    def frame_index(self, name):
+    def frame_index(self, name: str) -> int:
         """Index of a named frame; ValueError naming the frame when there is none."""
         try:
             return self._frame_index[name]
         except (KeyError, TypeError):
             raise ValueError(f"frame {name!r} is not in the model (see Model.frame_names)") from None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Model(nq={self.nq}, nv={self.nv}, nbodies={self.nbodies})"
 
 
@@ -244,15 +258,15 @@ class ModelBuilder:
     >>> model = b.build()
     """
 
-    def __init__(self, gravity=(0.0, 0.0, -9.81)):
-        self._gravity = _vector(gravity, "gravity", 3)
-        self._bodies = []
-        self._frames = []
-        self._body_index = {}
-        self._collision = []
-        self._visual = []
+    def __init__(self, gravity: ArrayLike = (0.0, 0.0, -9.81)) -> None:
+        self._gravity = checked_array(gravity, "gravity", (3,))
+        self._bodies: list[dict[str, Any]] = []
+        self._frames: list[dict[str, Any]] = []
+        self._body_index: dict[str, int] = {}
+        self._collision: list[BodyShape] = []
+        self._visual: list[BodyShape] = []
 
-    def body_index(self, name):
+    def body_index(self, name: str | None) -> int:
         """Index of a body by name; None means the world (−1)."""
         if name is None:
             return -1
@@ -262,22 +276,22 @@ class ModelBuilder:
 
     def add_body(
         self,
-        name,
+        name: str,
         *,
-        parent,
-        joint,
-        kind,
-        placement=None,
-        axis=(0.0, 0.0, 1.0),
-        mass=0.0,
-        com=(0.0, 0.0, 0.0),
-        inertia=((0.0, 0.0, 0.0),) * 3,
-        lower=None,
-        upper=None,
-        velocity_limit=None,
-        effort_limit=None,
-        damping=0.0,
-    ):
+        parent: str | None,
+        joint: str,
+        kind: str,
+        placement: Pose | None = None,
+        axis: ArrayLike = (0.0, 0.0, 1.0),
+        mass: float = 0.0,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        inertia: ArrayLike = ((0.0, 0.0, 0.0),) * 3,
+        lower: ArrayLike | None = None,
+        upper: ArrayLike | None = None,
+        velocity_limit: ArrayLike | None = None,
+        effort_limit: ArrayLike | None = None,
+        damping: ArrayLike = 0.0,
+    ) -> int:
         """Adds a body moved by a joint from `parent` (a body name, or None for the world).
 
         placement : (position (3,), orientation) of the joint frame in the parent body's frame at
@@ -295,7 +309,7 @@ class ModelBuilder:
         parent_index = self.body_index(parent)
         if kind == "floating" and parent_index != -1:
             raise ValueError(f"joint {joint!r}: a floating joint must connect a body to the world")
-        unit_axis = _vector(axis, f"joint {joint!r} axis", 3)
+        unit_axis = checked_array(axis, f"joint {joint!r} axis", (3,))
         norm = np.linalg.norm(unit_axis)
         if kind != "floating" and norm == 0.0:
             raise ValueError(f"joint {joint!r}: axis must be nonzero")
@@ -304,12 +318,12 @@ class ModelBuilder:
         nq, nv = _NQ[kind], _NV[kind]
         unbounded = kind in ("continuous", "floating")
 
-        def per_dof(value, size, default, what):
+        def per_dof(value: ArrayLike | None, size: int, default: float, what: str) -> FloatArray:
             if value is None or unbounded and what in ("lower", "upper"):
                 return np.full(size, default)
             return np.broadcast_to(np.asarray(value, dtype=np.float64), (size,)).copy()
 
-        body = {
+        body: dict[str, Any] = {
             "name": name,
             "joint": joint,
             "kind": kind,
@@ -334,7 +348,7 @@ class ModelBuilder:
             self.add_frame(joint, name)
         return self._body_index[name]
 
-    def add_frame(self, name, body, placement=None):
+    def add_frame(self, name: str, body: str | None, placement: Pose | None = None) -> None:
         """Adds a named frame fixed in `body` (a body name, or None for the world) at `placement`."""
         if any(f["name"] == name for f in self._frames):
             raise ValueError(f"frame {name!r} is added twice")
@@ -346,12 +360,14 @@ class ModelBuilder:
             }
         )
 
-    def add_shape(self, body, shape, *, link=None, collision=True):
+    def add_shape(
+        self, body: str | None, shape: Shape | MeshGeometry, *, link: str | None = None, collision: bool = True
+    ) -> None:
         """Attaches a shape (its offset is its pose in the body frame) to `body` (name or None)."""
         entry = BodyShape(self.body_index(body), link if link is not None else (body or "world"), shape)
         (self._collision if collision else self._visual).append(entry)
 
-    def build(self):
+    def build(self) -> Model:
         """The immutable Model. ValueError when some joint moves no inertia (M would be singular)."""
         model = Model(self)
         if model.nv:

@@ -3,7 +3,9 @@
 
 import importlib.metadata
 import os
+from typing import Any
 
+from .model import Model
 from .urdf import load_urdf
 
 __all__ = [
@@ -18,7 +20,7 @@ __all__ = [
 _DATASET_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "datasets", "robots")
 
 # name → whether it is loaded with a floating base (see datasets/robots/README.md).
-DATASET_ROBOTS = {
+DATASET_ROBOTS: dict[str, bool] = {
     "cartpole": False,
     "double_pendulum": False,
     "half_cheetah": False,
@@ -30,7 +32,7 @@ DATASET_ROBOTS = {
 }
 
 # name → (URDF path under example-robot-data's robots folder, floating base).
-EXAMPLE_ROBOTS = {
+EXAMPLE_ROBOTS: dict[str, tuple[str, bool]] = {
     "ur5": ("ur_description/urdf/ur5_robot.urdf", False),
     "panda": ("panda_description/urdf/panda.urdf", False),
     "solo12": ("solo_description/robots/solo12.urdf", True),
@@ -41,20 +43,20 @@ EXAMPLE_ROBOTS = {
 }
 
 
-def dataset_robot_path(name):
+def dataset_robot_path(name: str) -> str:
     """Path of one of dcol's own URDFs (a key of DATASET_ROBOTS)."""
     if name not in DATASET_ROBOTS:
         raise ValueError(f"unknown dataset robot {name!r}; choose from {sorted(DATASET_ROBOTS)}")
     return os.path.join(_DATASET_DIR, f"{name}.urdf")
 
 
-def load_dataset_robot(name, **kwargs):
+def load_dataset_robot(name: str, **kwargs: Any) -> Model:
     """One of dcol's own robots as a Model, with its usual base (keywords go to load_urdf)."""
     kwargs.setdefault("floating_base", DATASET_ROBOTS.get(name, False))
     return load_urdf(dataset_robot_path(name), **kwargs)
 
 
-def example_robot_data_dir():
+def example_robot_data_dir() -> str:
     """The ``share`` folder of the installed example-robot-data package (it holds
     ``example-robot-data/robots/...``, the root its ``package://`` mesh URIs refer to)."""
     try:
@@ -67,7 +69,7 @@ def example_robot_data_dir():
     return share
 
 
-def load_example_robot(name, **kwargs):
+def load_example_robot(name: str, **kwargs: Any) -> Model:
     """A robot of example-robot-data as a Model: a key of EXAMPLE_ROBOTS, or a URDF path relative
     to its robots folder (then pass floating_base yourself). Keywords go to load_urdf."""
     share = example_robot_data_dir()

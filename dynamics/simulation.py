@@ -56,29 +56,43 @@ least-squares fit by the momentum-consistent projection. The velocity part (the 
 impacts under gravity; ∂q⁺/∂q takes it too through q⁺ = q + Δt v⁺.
 """
 
+from __future__ import annotations
+
 import warnings
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from dcol import _native
-from dcol.geom import Box, ConvexMesh, Scene
+from dcol.geom import Box, ConvexMesh, Scene, SceneContacts, Shape
 from dcol.geom.distance import DISTANCE_SETTINGS
-from dcol.geom.proximity import checked_threads
-from dcol.geom.validation import checked_real
-from dcol.solvers import LCPStatus, complementarity_aware, solve_contact_ncp
-from dcol.solvers.lcp import _Bounds, _solve_boxed
+from dcol.solvers import LCPBounds, LCPSolution, LCPStatus, NCPSolution, complementarity_aware, solve_contact_ncp
+from dcol.solvers.lcp import solve_boxed_lcp_unchecked
+from dcol.typing import ArrayLike, BoolArray, FloatArray, Int8Array, Int32Array, IntArray
+from dcol.validation import (
+    checked_array,
+    checked_finite,
+    checked_interval,
+    checked_nonnegative,
+    checked_positive,
+    checked_real,
+    checked_threads,
+    checked_vectors,
+    float_array,
+    shape_error,
+)
 
 from .algorithms import (
-    _batch,
-    _configuration,
     bias_forces,
+    check_floating_quaternions,
+    checked_configurations,
     crba,
     inertial_parameters,
     integrate,
     integrate_jacobians,
 )
+from .model import Model
 from .urdf import MeshGeometry
 
 __all__ = ["World", "Step", "StepJacobians", "StepCotangents", "Rollout", "BatchRollout", "BatchStep"]
@@ -97,23 +111,23 @@ class StepJacobians(NamedTuple):
     """Jacobians of one step, (nv, ·) each: rows the tangent of q⁺ (q_*) or v⁺ (v_*), columns the
     tangent of q, v, τ (nv each) or θ = [π (10 nbodies), μ, e]."""
 
-    q_q: np.ndarray
-    q_v: np.ndarray
-    q_tau: np.ndarray
-    q_params: np.ndarray
-    v_q: np.ndarray
-    v_v: np.ndarray
-    v_tau: np.ndarray
-    v_params: np.ndarray
+    q_q: FloatArray
+    q_v: FloatArray
+    q_tau: FloatArray
+    q_params: FloatArray | None  # None from the batch functions with parameters=False
+    v_q: FloatArray
+    v_v: FloatArray
+    v_tau: FloatArray
+    v_params: FloatArray | None
 
 
 class StepCotangents(NamedTuple):
     """∂ℓ/∂(q (nv, tangent), v (nv,), τ (nv,), θ (10 nbodies + 2,)) from ∂ℓ/∂(q⁺, v⁺)."""
 
-    q: np.ndarray
-    v: np.ndarray
-    tau: np.ndarray
-    params: np.ndarray
+    q: FloatArray
+    v: FloatArray
+    tau: FloatArray
+    params: FloatArray
 
 
 @dataclass(frozen=True)
@@ -132,28 +146,35 @@ class Step:
         frictionless contact).
     """
 
-    q: np.ndarray
-    v: np.ndarray
-    contacts: object
-    impulses: np.ndarray
-    bouncing: np.ndarray
-    limit_joints: np.ndarray
-    limit_signs: np.ndarray
-    limit_impulses: np.ndarray
-    lcp: object
-    _linearization: object = None
+    q: FloatArray
+    v: FloatArray
+    contacts: SceneContacts
+    impulses: FloatArray
+    bouncing: BoolArray
+    limit_joints: IntArray
+    limit_signs: FloatArray
+    limit_impulses: FloatArray
+    lcp: LCPSolution | NCPSolution
+    _linearization: _StepLinearization | None = None
 
-    def _require_linearization(self):
+    def _require_linearization(self) -> _StepLinearization:
         if self._linearization is None:
             raise ValueError("this step was taken without derivatives: call World.step(..., derivatives=True)")
         return self._linearization
 
-    def jacobians(self, *, bounce=True):
+    def jacobians(self, *, bounce: bool = True) -> StepJacobians:
         """StepJacobians of this step (forward mode). bounce: Nimble's elastic-bounce correction of
         ∂q⁺/∂q (module docstring); False gives the discrete step's own derivative."""
         return self._require_linearization().jacobians(bounce)
 
-    def vjp(self, grad_q=None, grad_v=None, *, bounce=True, complementarity_aware=False):
+    def vjp(
+        self,
+        grad_q: ArrayLike | None = None,
+        grad_v: ArrayLike | None = None,
+        *,
+        bounce: bool = True,
+        complementarity_aware: bool = False,
+    ) -> StepCotangents:
         """StepCotangents from ∂ℓ/∂q⁺ (nv, tangent) and ∂ℓ/∂v⁺ (nv,) (reverse mode; zero if omitted).
 
         complementarity_aware : also backpropagate with the contact sets relabeled from the loss
@@ -167,24 +188,29 @@ class Rollout:
     """T steps from (q0, v0): q (T + 1, nq), v (T + 1, nv) including the start; steps: the T Step
     objects (with derivatives if asked)."""
 
-    q: np.ndarray
-    v: np.ndarray
-    steps: list
+    q: FloatArray
+    v: FloatArray
+    steps: list[Step]
 
-    def vjp(self, grad_q=None, grad_v=None, *, bounce=True):
+    def vjp(
+        self, grad_q: ArrayLike | None = None, grad_v: ArrayLike | None = None, *, bounce: bool = True
+    ) -> StepCotangents:
         """Backpropagation through the rollout: ∂ℓ/∂(q0, v0, τ (T, nv), θ) from ∂ℓ/∂q (T + 1, nv,
-        tangents) and ∂ℓ/∂v (T + 1, nv) of the trajectory (zero where omitted)."""
+        tangents) and ∂ℓ/∂v (T + 1, nv) of the trajectory (zero where omitted). θ's cotangent sums
+        the steps' (a 0-d zero for a rollout of no steps)."""
         count, nv = len(self.steps), self.v.shape[1]
-        grad_q = np.zeros((count + 1, nv)) if grad_q is None else _batch(grad_q, "grad_q", nv, count + 1)[0]
-        grad_v = np.zeros((count + 1, nv)) if grad_v is None else _batch(grad_v, "grad_v", nv, count + 1)[0]
-        carry_q, carry_v = grad_q[-1].copy(), grad_v[-1].copy()
+        grads = [
+            np.zeros((count + 1, nv)) if grad is None else checked_array(grad, name, (count + 1, nv))
+            for grad, name in ((grad_q, "grad_q"), (grad_v, "grad_v"))
+        ]
+        carry_q, carry_v = grads[0][-1], grads[1][-1]
         grad_tau = np.zeros((count, nv))
-        grad_params = 0.0
+        grad_params = np.zeros(())
         for t in range(count - 1, -1, -1):
             cot = self.steps[t].vjp(carry_q, carry_v, bounce=bounce)
             grad_tau[t] = cot.tau
             grad_params = grad_params + cot.params
-            carry_q, carry_v = cot.q + grad_q[t], cot.v + grad_v[t]
+            carry_q, carry_v = cot.q + grads[0][t], cot.v + grads[1][t]
         return StepCotangents(carry_q, carry_v, grad_tau, grad_params)
 
 
@@ -193,30 +219,23 @@ class BatchRollout(NamedTuple):
     starts; contacts (N, T) int32, the contact count of every step; jacobians: StepJacobians whose
     blocks have leading (N, T) axes (each step's, as taken), or None without derivatives."""
 
-    q: np.ndarray
-    v: np.ndarray
-    contacts: np.ndarray
-    jacobians: StepJacobians = None
+    q: FloatArray
+    v: FloatArray
+    contacts: Int32Array
+    jacobians: StepJacobians | None = None
 
 
 class BatchStep(NamedTuple):
     """N independent steps (World.step_batch): q (N, nq), v (N, nv) the next states; contacts (N,)
     int32; jacobians: StepJacobians whose blocks have a leading N axis, or None without derivatives."""
 
-    q: np.ndarray
-    v: np.ndarray
-    contacts: np.ndarray
-    jacobians: StepJacobians = None
+    q: FloatArray
+    v: FloatArray
+    contacts: Int32Array
+    jacobians: StepJacobians | None = None
 
 
-def _finite_nonnegative(value, name):
-    value = checked_real(value, name)
-    if not 0.0 <= value < np.inf:
-        raise ValueError(f"{name} must be finite and ≥ 0, got {value}")
-    return value
-
-
-def _convex(geometry, max_vertices):
+def _convex(geometry: Shape | MeshGeometry, max_vertices: int) -> Shape:
     """A dcol.geom shape for a model's collision geometry (meshes by their convex hull)."""
     if isinstance(geometry, MeshGeometry):
         return ConvexMesh.from_mesh(
@@ -253,49 +272,59 @@ class World:
     threads : narrow-phase threads.
     """
 
+    model: Model
+    contact_model: str
+    dt: float
+    friction: float
+    restitution: float
+    baumgarte: float
+    contact_margin: float
+    restitution_threshold: float
+    limit_margin: float
+    feature_tolerance: float
+    threads: int
+    ground: bool
+    ground_height: float
+    scene: Scene
+    scene_body_of_model: IntArray
+    """(B,) int64: the model body of each scene body, −1 for the static ones (world shapes, ground)."""
+
     def __init__(
         self,
-        model,
+        model: Model,
         *,
-        dt=1e-3,
-        ground=True,
-        ground_height=0.0,
-        friction=0.5,
-        restitution=0.0,
-        baumgarte=0.2,
-        contact_margin=1e-2,
-        restitution_threshold=0.2,
-        limit_margin=0.05,
-        mesh_vertices=64,
-        feature_tolerance=1e-3,
-        self_collision=False,
-        contact_model="lcp",
-        threads=None,
-    ):
+        dt: float = 1e-3,
+        ground: bool = True,
+        ground_height: float = 0.0,
+        friction: float = 0.5,
+        restitution: float = 0.0,
+        baumgarte: float = 0.2,
+        contact_margin: float = 1e-2,
+        restitution_threshold: float = 0.2,
+        limit_margin: float = 0.05,
+        mesh_vertices: int = 64,
+        feature_tolerance: float = 1e-3,
+        self_collision: bool = False,
+        contact_model: str = "lcp",
+        threads: int | None = None,
+    ) -> None:
         self.model = model
         if contact_model not in ("lcp", "ncp"):
             raise ValueError(f"contact_model must be 'lcp' or 'ncp', got {contact_model!r}")
         self.contact_model = contact_model
-        self.dt = _finite_nonnegative(dt, "dt")
-        if self.dt == 0.0:
-            raise ValueError("dt must be > 0")
-        self.friction = _finite_nonnegative(friction, "friction")
-        self.restitution = checked_real(restitution, "restitution")
-        self.baumgarte = checked_real(baumgarte, "baumgarte")
-        for name, value in (("restitution", self.restitution), ("baumgarte", self.baumgarte)):
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], got {value}")
-        self.contact_margin = _finite_nonnegative(contact_margin, "contact_margin")
-        self.restitution_threshold = _finite_nonnegative(restitution_threshold, "restitution_threshold")
-        self.limit_margin = _finite_nonnegative(limit_margin, "limit_margin")
+        self.dt = checked_positive(dt, "dt")
+        self.friction = checked_nonnegative(friction, "friction")
+        self.restitution = checked_interval(restitution, "restitution", 0.0, 1.0)
+        self.baumgarte = checked_interval(baumgarte, "baumgarte", 0.0, 1.0)
+        self.contact_margin = checked_nonnegative(contact_margin, "contact_margin")
+        self.restitution_threshold = checked_nonnegative(restitution_threshold, "restitution_threshold")
+        self.limit_margin = checked_nonnegative(limit_margin, "limit_margin")
         self.feature_tolerance = checked_real(feature_tolerance, "feature_tolerance")
         self.threads = checked_threads(threads)
         self.ground = bool(ground)
-        self.ground_height = checked_real(ground_height, "ground_height")
-        if not np.isfinite(self.ground_height):
-            raise ValueError(f"ground_height must be finite, got {ground_height}")
+        self.ground_height = checked_finite(ground_height, "ground_height")
         self._build_scene(bool(self_collision), mesh_vertices)
-        self._native_world = None  # built by rollout_batch
+        self._native_world: Any = None  # the native dynamics.World, built by _native()
         self._body_frames = [model.frame_index(name) for name in model.body_names]
         self._limited = np.array(
             [
@@ -309,15 +338,15 @@ class World:
             dtype=np.int64,
         )
 
-    def _build_scene(self, self_collision, mesh_vertices):
+    def _build_scene(self, self_collision: bool, mesh_vertices: int) -> None:
         """Scene bodies: the model's bodies with shapes, then the world's shapes, then the ground."""
         model = self.model
         self.scene = Scene()
-        shapes_of = {}
+        shapes_of: dict[int, list[Shape]] = {}
         for entry in model.collision_shapes:
             shapes_of.setdefault(entry.body, []).append(_convex(entry.shape, mesh_vertices))
         model_body = [b for b in range(model.nbodies) if b in shapes_of]
-        scene_of = {}
+        scene_of: dict[int | str, int] = {}
         for body in model_body:
             scene_of[body] = self.scene.add_body(shapes_of[body], name=model.body_names[body])
         if -1 in shapes_of:
@@ -353,18 +382,17 @@ class World:
     # --- parameters ---------------------------------------------------------------------------------
 
     @property
-    def num_params(self):
+    def num_params(self) -> int:
+        """The length of θ: 10 inertial parameters per body, μ and e."""
         return 10 * self.model.nbodies + 2
 
-    def parameters(self):
+    def parameters(self) -> FloatArray:
         """θ (10 nbodies + 2,) float64: the inertial parameters, μ, e."""
         return np.concatenate([inertial_parameters(self.model).ravel(), [self.friction, self.restitution]])
 
-    def with_parameters(self, params):
+    def with_parameters(self, params: ArrayLike) -> World:
         """A copy of the world with parameters θ (see parameters())."""
-        params = np.asarray(params, dtype=np.float64)
-        if params.shape != (self.num_params,):
-            raise ValueError(f"params must have shape ({self.num_params},), got {params.shape}")
+        params = checked_array(params, "params", (self.num_params,))
         world = object.__new__(World)
         world.__dict__.update(self.__dict__)
         world.model = self.model.with_inertial_parameters(params[:-2].reshape(-1, 10))
@@ -376,7 +404,7 @@ class World:
 
     # --- stepping -----------------------------------------------------------------------------------
 
-    def _body_kinematics(self, q):
+    def _body_kinematics(self, q: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Scene body poses: positions (B, 3) and rotation matrices (B, 3, 3) (those of the native
         step, no quaternion round trip); Jacobians (B, 6, nv) of every scene body (world-aligned at
         the body origin: a rigid perturbation per unit tangent step, DESIGN.md; zero for static
@@ -398,20 +426,35 @@ class World:
             )
         return positions, rotations, jacobians
 
-    def step(self, q, v, tau=None, *, warm_start=None, derivatives=False):
+    def step(
+        self,
+        q: ArrayLike,
+        v: ArrayLike,
+        tau: ArrayLike | None = None,
+        *,
+        warm_start: Step | None = None,
+        derivatives: bool = False,
+    ) -> Step:
         """One time step from (q (nq,), v (nv,)) with joint forces tau (nv,) (zero if None).
 
         warm_start : the previous Step; its LCP sets are tried first when the contacts match.
         derivatives : keep what jacobians() and vjp() of the returned Step need.
         Returns a :class:`Step`.
         """
-        model, dt, nv = self.model, self.dt, self.model.nv
-        q, _ = _configuration(model, q)
-        q = q[0]
-        v = _batch(v, "v", nv, 1)[0][0]
-        tau = np.zeros(nv) if tau is None else _batch(tau, "tau", nv, 1)[0][0]
+        nv = self.model.nv
+        q = checked_array(q, "q", (self.model.nq,))
+        check_floating_quaternions(self.model, q)
+        v = checked_array(v, "v", (nv,))
+        tau = np.zeros(nv) if tau is None else checked_array(tau, "tau", (nv,))
         if warm_start is not None and not isinstance(warm_start, Step):
             raise TypeError("warm_start must be the previous Step")
+        return self._advance(q, v, tau, warm_start, derivatives)
+
+    def _advance(
+        self, q: FloatArray, v: FloatArray, tau: FloatArray, warm_start: Step | None, derivatives: bool
+    ) -> Step:
+        """:meth:`step` from a checked state (a rollout's own steps need no new checks)."""
+        model, dt = self.model, self.dt
 
         positions, rotations, body_J = self._body_kinematics(q)
         # With derivatives the contacts are found as the native linearization finds them again (with
@@ -437,15 +480,19 @@ class World:
         A = 0.5 * (A + A.T)
         b = J @ v_free + rows.extra
         n = rows.count
+        solution: LCPSolution | NCPSolution
         if self.contact_model == "ncp":
             solution, f = self._solve_ncp(A, b, len(contacts))
         else:
             lcp_warm = None
-            if warm_start is not None and _same_rows(warm_start, contacts, rows):
-                lcp_warm = warm_start.lcp
+            if warm_start is not None and isinstance(warm_start.lcp, LCPSolution):
+                if _same_rows(warm_start, warm_start.lcp, contacts, rows):
+                    lcp_warm = warm_start.lcp
             # A = J M̃⁻¹ Jᵀ is symmetric positive semidefinite by construction: solve_boxed_lcp's checks skipped.
-            bounds = _Bounds(np.zeros(n), np.full(n, np.inf), rows.friction_index, np.full(n, self.friction))
-            solution = _solve_boxed(A, b, bounds, lcp_warm, _LCP_TOLERANCE, _SWEEPS, stabilize=True)
+            bounds = LCPBounds(np.zeros(n), np.full(n, np.inf), rows.friction_index, np.full(n, self.friction))
+            solution = solve_boxed_lcp_unchecked(
+                A, b, bounds, warm_start=lcp_warm, tol=_LCP_TOLERANCE, max_iterations=_SWEEPS, stabilize=True
+            )
             f = solution.f
         if solution.status != LCPStatus.SOLVED:
             if solution.status != LCPStatus.ITERATION_LIMIT or not np.isfinite(solution.residual):
@@ -458,7 +505,7 @@ class World:
                 f"contact {self.contact_model.upper()} stopped at the iteration limit, residual "
                 f"{solution.residual:.1e}",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=3,  # the caller of step or rollout
             )
         v_next = v_free + MinvJT @ f
         q_next = integrate(model, q, dt * v_next)
@@ -482,15 +529,15 @@ class World:
             linearization,
         )
 
-    def _solve_ncp(self, A, b, K):
+    def _solve_ncp(self, A: FloatArray, b: FloatArray, K: int) -> tuple[NCPSolution, FloatArray]:
         """The contact NCP of the rows (all kept): per contact its rows [t1, t2, n], per joint limit a
         frictionless contact [−, −, limit row], with the native step's penalty (0.1 max diag G).
         Returns the NCPSolution and the impulses f in row order."""
         n = b.size
-        rows = np.full((K + n - 3 * K, 3), -1)
-        rows[:K] = 3 * np.arange(K)[:, None] + [1, 2, 0]
-        rows[K:, 2] = np.arange(3 * K, n)
-        rows = rows.ravel()
+        slots = np.full((K + n - 3 * K, 3), -1)
+        slots[:K] = 3 * np.arange(K)[:, None] + [1, 2, 0]
+        slots[K:, 2] = np.arange(3 * K, n)
+        rows = slots.ravel()
         used = rows >= 0
         G = np.zeros((rows.size, rows.size))
         G[np.ix_(used, used)] = A[np.ix_(rows[used], rows[used])]
@@ -503,7 +550,7 @@ class World:
         f[rows[used]] = solution.impulses[used]
         return solution, f
 
-    def _limit_rows(self, q):
+    def _limit_rows(self, q: FloatArray) -> tuple[IntArray, FloatArray, FloatArray]:
         """Joint-limit rows within limit_margin of their bound: (velocity index, sign, gap)."""
         model = self.model
         joints, signs, gaps = [], [], []
@@ -517,20 +564,33 @@ class World:
                     gaps.append(gap)
         return np.array(joints, dtype=np.int64), np.array(signs), np.array(gaps)
 
-    def rollout(self, q0, v0, taus, *, derivatives=False):
-        """len(taus) steps from (q0, v0) with controls taus (T, nv), each warm-started from the last.
-        Returns a :class:`Rollout`."""
-        taus = _batch(taus, "taus", self.model.nv)[0]
-        qs, vs, steps = [np.asarray(q0, dtype=np.float64)], [np.asarray(v0, dtype=np.float64)], []
+    def rollout(self, q0: ArrayLike, v0: ArrayLike, taus: ArrayLike, *, derivatives: bool = False) -> Rollout:
+        """len(taus) steps from (q0 (nq,), v0 (nv,)) with controls taus (T, nv), each warm-started from
+        the last. Returns a :class:`Rollout`."""
+        model = self.model
+        q = checked_array(q0, "q0", (model.nq,))
+        check_floating_quaternions(model, q, "q0")
+        qs, vs = [q], [checked_array(v0, "v0", (model.nv,))]
+        steps: list[Step] = []
         previous = None
-        for tau in taus:
-            previous = self.step(qs[-1], vs[-1], tau, warm_start=previous, derivatives=derivatives)
+        for tau in checked_array(taus, "taus", ("T", model.nv)):
+            previous = self._advance(qs[-1], vs[-1], tau, previous, derivatives)
             steps.append(previous)
             qs.append(previous.q)
             vs.append(previous.v)
         return Rollout(np.array(qs), np.array(vs), steps)
 
-    def step_batch(self, q, v, tau=None, *, derivatives=False, parameters=True, bounce=True, threads=None):
+    def step_batch(
+        self,
+        q: ArrayLike,
+        v: ArrayLike,
+        tau: ArrayLike | None = None,
+        *,
+        derivatives: bool = False,
+        parameters: bool = True,
+        bounce: bool = True,
+        threads: int | None = None,
+    ) -> BatchStep:
         """N independent steps in native code, the GIL released, on up to `threads` threads (default:
         the world's): :meth:`step` without a warm start, and with derivatives each step's Jacobians
         (native/step_jacobians.hpp, the forward mode of Step.jacobians(bounce=bounce)): the batch a
@@ -549,9 +609,20 @@ class World:
         out = self._native().step(q, v, tau, bool(derivatives), bool(parameters), bool(bounce), threads)
         if out["worst"]:
             self._check_batch_status(out["status"], "step", "steps")
-        return BatchStep(out["q"], out["v"], out["contacts"], _jacobian_blocks(out, derivatives, parameters))
+        jacobians = _jacobian_blocks(out, parameters) if derivatives else None
+        return BatchStep(out["q"], out["v"], out["contacts"], jacobians)
 
-    def rollout_batch(self, q0, v0, taus, *, derivatives=False, parameters=True, bounce=True, threads=None):
+    def rollout_batch(
+        self,
+        q0: ArrayLike,
+        v0: ArrayLike,
+        taus: ArrayLike,
+        *,
+        derivatives: bool = False,
+        parameters: bool = True,
+        bounce: bool = True,
+        threads: int | None = None,
+    ) -> BatchRollout:
         """N rollouts at once in native code, the GIL released, on up to `threads` threads (default:
         the world's): the steps of :meth:`step` without derivatives (native/simulation.hpp), with the
         same LCP route (the previous step's sets first, then Gauss–Seidel with exact solves on its
@@ -565,28 +636,28 @@ class World:
         Returns a :class:`BatchRollout`. RuntimeError when a world's state stops being finite.
         """
         model, nv = self.model, self.model.nv
-        q0, _ = _configuration(model, q0, "q0")
-        count = q0.shape[0]
-        v0 = _batch(v0, "v0", nv, count)[0]
-        try:
-            taus = np.asarray(taus, dtype=np.float64)
-        except (TypeError, ValueError) as err:
-            raise TypeError("taus must be an array of real numbers") from err
-        if taus.ndim == 2:
-            taus = np.broadcast_to(taus, (count,) + taus.shape)
-        if taus.ndim != 3 or taus.shape[0] != count or taus.shape[2] != nv:
-            raise ValueError(f"taus must have shape (T, {nv}) or ({count}, T, {nv}), got {taus.shape}")
-        if not np.all(np.isfinite(taus)):
-            raise ValueError("taus must be finite (no NaN or inf)")
+        # One state or a batch of each, with q0's count: what the native rollout takes, checked here
+        # to name q0 and v0 (the native checks call them q and v) and to share one taus (T, nv).
+        starts, _ = checked_configurations(model, q0, "q0")
+        count = starts.shape[0]
+        velocities, _ = checked_vectors(v0, "v0", nv)
+        if velocities.shape[0] != count:
+            raise shape_error("v0", [(nv,), (count, nv)], np.shape(v0))
+        controls = float_array(taus, "taus")
+        controls = checked_array(controls, "taus", ("T", nv) if controls.ndim == 2 else (count, "T", nv))
+        controls = np.ascontiguousarray(np.broadcast_to(controls, (count, *controls.shape[-2:])))
         threads = self.threads if threads is None else checked_threads(threads)
         out = self._native().rollout(
-            q0, v0, np.ascontiguousarray(taus), bool(derivatives), bool(parameters), bool(bounce), threads
+            starts, velocities, controls, bool(derivatives), bool(parameters), bool(bounce), threads
         )
         if out["status"].any():
             self._check_batch_status(out["status"], "rollout", "rollouts", out["failed_step"])
-        return BatchRollout(out["q"], out["v"], out["contacts"], _jacobian_blocks(out, derivatives, parameters))
+        jacobians = _jacobian_blocks(out, parameters) if derivatives else None
+        return BatchRollout(out["q"], out["v"], out["contacts"], jacobians)
 
-    def _check_batch_status(self, status, item, items, failed_step=None):
+    def _check_batch_status(
+        self, status: Int8Array, item: str, items: str, failed_step: Int32Array | None = None
+    ) -> None:
         """Raise for failed worlds of a native batch (status 2), warn for solver iteration limits (1)."""
         problem = f"contact {self.contact_model.upper()}"
         failed = np.flatnonzero(status == 2)
@@ -602,7 +673,7 @@ class World:
                 f"{limited} {items} had a {problem} stopped at the iteration limit", RuntimeWarning, stacklevel=3
             )
 
-    def _native(self):
+    def _native(self) -> Any:
         """The native world of rollout_batch, built once per set of parameters."""
         if self._native_world is None:
             model, scene = self.model, self.scene
@@ -636,22 +707,20 @@ class World:
         return self._native_world
 
 
-def _jacobian_blocks(out, derivatives, parameters):
-    """StepJacobians from a native batch's block outputs (None without derivatives)."""
-    if not derivatives:
-        return None
+def _jacobian_blocks(out: dict[str, Any], parameters: bool) -> StepJacobians:
+    """StepJacobians from the block outputs of a native call with derivatives."""
     q_q, q_v, q_tau, v_q, v_v, v_tau = out["state_jacobian"]
     q_params, v_params = out["params_jacobian"] if parameters else (None, None)
     return StepJacobians(q_q, q_v, q_tau, q_params, v_q, v_v, v_tau, v_params)
 
 
-def _limit_matrix(joints, signs, nv):
+def _limit_matrix(joints: IntArray, signs: FloatArray, nv: int) -> FloatArray:
     matrix = np.zeros((joints.size, nv))
     matrix[np.arange(joints.size), joints] = signs
     return matrix
 
 
-def _same_rows(previous, contacts, rows):
+def _same_rows(previous: Step, previous_lcp: LCPSolution, contacts: SceneContacts, rows: _Rows) -> bool:
     """Whether the previous step's LCP rows are the same contacts and limits (for its warm start)."""
     return (
         len(previous.contacts) == len(contacts)
@@ -660,11 +729,11 @@ def _same_rows(previous, contacts, rows):
         and np.array_equal(previous.contacts.rule, contacts.rule)
         and np.array_equal(previous.limit_joints, rows.limit_joints)
         and np.array_equal(previous.limit_signs, rows.limit_signs)
-        and previous.lcp.f.size == rows.count
+        and previous_lcp.f.size == rows.count
     )
 
 
-def _cross(a, b):
+def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
     """a × b along axis 1, the other axes broadcast (np.cross moves the axes and copies: slower)."""
     return np.stack(
         [
@@ -680,7 +749,7 @@ class _ContactRows:
     """The contact rows of J (3 K, nv): per contact [normal; tangent1; tangent2] · (J_b − J_a) at the
     contact point (the relative velocity of b's material point minus a's)."""
 
-    def __init__(self, contacts, positions, body_J):
+    def __init__(self, contacts: SceneContacts, positions: FloatArray, body_J: FloatArray) -> None:
         K, nv = len(contacts), body_J.shape[2]
         frame = np.stack([contacts.normal, contacts.tangent1, contacts.tangent2], 1)  # (K, 3 rows, 3)
         relative = np.zeros((K, 3, nv))
@@ -697,7 +766,15 @@ class _Rows:
     tangents go with its normal) unless the contact model is the NCP. Per kept row: J (n, nv),
     b_extra (n,), friction_index (n,)."""
 
-    def __init__(self, world, contacts, positions, body_J, q, v):
+    def __init__(
+        self,
+        world: World,
+        contacts: SceneContacts,
+        positions: FloatArray,
+        body_J: FloatArray,
+        q: FloatArray,
+        v: FloatArray,
+    ) -> None:
         K, dt = len(contacts), world.dt
         contact_rows = _ContactRows(contacts, positions, body_J)
         self.limit_joints, self.limit_signs, limit_gaps = world._limit_rows(q)
@@ -739,37 +816,48 @@ class _StepLinearization:
     Reverse mode contracts the Jacobian with the cotangents: for these sizes a full Jacobian costs
     less natively than the partial products did in Python."""
 
-    def __init__(self, world, q, v, tau, v_next, J, Minv, f, solution):
+    def __init__(
+        self,
+        world: World,
+        q: FloatArray,
+        v: FloatArray,
+        tau: FloatArray,
+        v_next: FloatArray,
+        J: FloatArray,
+        Minv: FloatArray,
+        f: FloatArray,
+        solution: LCPSolution | NCPSolution,
+    ) -> None:
         self.world, self.q, self.v, self.tau, self.J, self.Minv, self.solution = world, q, v, tau, J, Minv, solution
         self.f = f
         self.dt, self.nv = world.dt, world.model.nv
         self._integrate_v = integrate_jacobians(world.model, q, world.dt * v_next)[1]
-        self._exact = {}  # bounce → StepJacobians at the step's own sets
+        self._exact: dict[bool, StepJacobians] = {}  # bounce → StepJacobians at the step's own sets
 
-    def jacobians(self, bounce, solution=None):
+    def jacobians(self, bounce: bool, solution: LCPSolution | NCPSolution | None = None) -> StepJacobians:
         if solution is None and bounce in self._exact:
             return self._exact[bounce]
         lcp = self.solution if solution is None else solution
-        if self.world.contact_model == "ncp":
+        if isinstance(lcp, NCPSolution):
             sets = np.asarray(lcp.modes, dtype=np.int8)  # ContactMode codes, as the native ones
         else:
             sets = np.where(lcp.clamping, 0, np.where(lcp.at_lower, 1, 2)).astype(np.int8)
         out = self.world._native().linearize(self.q, self.v, self.tau, self.f, sets, True, bool(bounce))
-        result = _jacobian_blocks(out, True, True)
+        result = _jacobian_blocks(out, parameters=True)
         if solution is None:
             self._exact[bounce] = result
         return result
 
-    def vjp(self, grad_q, grad_v, bounce, aware):
+    def vjp(self, grad_q: ArrayLike | None, grad_v: ArrayLike | None, bounce: bool, aware: bool) -> StepCotangents:
         nv = self.nv
-        grad_q = np.zeros(nv) if grad_q is None else _batch(grad_q, "grad_q", nv, 1)[0][0]
-        grad_v = np.zeros(nv) if grad_v is None else _batch(grad_v, "grad_v", nv, 1)[0][0]
+        cotangent_q = np.zeros(nv) if grad_q is None else checked_array(grad_q, "grad_q", (nv,))
+        cotangent_v = np.zeros(nv) if grad_v is None else checked_array(grad_v, "grad_v", (nv,))
 
-        def backward(solution):
+        def backward(solution: LCPSolution | NCPSolution | None) -> StepCotangents:
             jac = self.jacobians(bounce, solution)
             return StepCotangents(
                 *(
-                    getattr(jac, "q_" + X).T @ grad_q + getattr(jac, "v_" + X).T @ grad_v
+                    getattr(jac, "q_" + X).T @ cotangent_q + getattr(jac, "v_" + X).T @ cotangent_v
                     for X in ("q", "v", "tau", "params")
                 )
             )
@@ -777,13 +865,13 @@ class _StepLinearization:
         exact = backward(None)
         if not aware:
             return exact
-        if self.world.contact_model == "ncp":
-            raise ValueError("complementarity-aware gradients relabel the LCP's sets: contact_model='lcp' only")
         # The loss's gradient with respect to the impulses, ∂ℓ/∂v⁺ total (q⁺ = q ⊕ Δt v⁺) through M̃⁻¹Jᵀ.
-        total_v = grad_v + self.dt * self._integrate_v.T @ grad_q
+        if not isinstance(self.solution, LCPSolution):
+            raise ValueError("complementarity-aware gradients relabel the LCP's sets: contact_model='lcp' only")
+        total_v = cotangent_v + self.dt * self._integrate_v.T @ cotangent_q
         relabeled = backward(complementarity_aware(self.solution, self.J @ (self.Minv @ total_v)))
 
-        def score(cot):
-            return cot.q @ cot.q + cot.tau @ cot.tau / self.dt
+        def score(cot: StepCotangents) -> float:
+            return float(cot.q @ cot.q + cot.tau @ cot.tau / self.dt)
 
         return relabeled if score(relabeled) > score(exact) else exact

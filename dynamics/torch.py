@@ -18,11 +18,14 @@ parameters are used and are constants. Derivatives hold inside one contact mode 
 appearing, breaking or changing between sticking and sliding), where the step is smooth.
 """
 
+from typing import Any
+
 import numpy as np
 import torch
 from torch.autograd.function import once_differentiable
 
-from dcol.geom.validation import checked_tensor
+from dcol.typing import ArrayLike, FloatArray
+from dcol.validation import checked_tensor
 
 from .algorithms import tangent_maps
 from .simulation import World
@@ -30,38 +33,47 @@ from .simulation import World
 __all__ = ["step", "rollout"]
 
 
-def _checked_world(world):
+def _checked_world(world: object) -> World:
     if not isinstance(world, World):
         raise TypeError(f"world must be a dcol.dynamics.World, got {type(world).__name__}")
     return world
 
 
-def _world_and_arrays(world, params, tensors):
-    """(the world to simulate, checked numpy arrays of tensors: (tensor, name, shape) triples)."""
-    arrays = [checked_tensor(tensor, name, shape) for tensor, name, shape in tensors]
+def _world_and_arrays(
+    world: World, params: torch.Tensor | None, tensors: list[tuple[torch.Tensor, str]]
+) -> tuple[World, list[FloatArray]]:
+    """(the world to simulate, the values of (tensor, name) pairs), the tensors checked for dtype and
+    device; the world's step and rollout check their shapes and values under the same names."""
+    arrays = [checked_tensor(tensor, name) for tensor, name in tensors]
     if params is not None:
-        world = world.with_parameters(checked_tensor(params, "params", (world.num_params,)))
+        world = world.with_parameters(checked_tensor(params, "params"))
     return world, arrays
 
 
-def _gradient(array, wanted):
+def _gradient(array: ArrayLike, wanted: bool) -> torch.Tensor | None:
     return torch.from_numpy(np.array(array, dtype=np.float64)) if wanted else None
 
 
 class _Step(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, v, tau, params, world):
-        nq, nv = world.model.nq, world.model.nv
-        world, (q, v) = _world_and_arrays(world, params, [(q, "q", (nq,)), (v, "v", (nv,))])
-        tau = None if tau is None else checked_tensor(tau, "tau", (nv,))
-        result = world.step(q, v, tau, derivatives=any(ctx.needs_input_grad))
-        ctx.model, ctx.q, ctx.result = world.model, q, result
+    def forward(
+        ctx: Any,
+        q: torch.Tensor,
+        v: torch.Tensor,
+        tau: torch.Tensor | None,
+        params: torch.Tensor | None,
+        world: World,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        world, (q_values, v_values) = _world_and_arrays(world, params, [(q, "q"), (v, "v")])
+        tau_values = None if tau is None else checked_tensor(tau, "tau")
+        result = world.step(q_values, v_values, tau_values, derivatives=any(ctx.needs_input_grad))
+        ctx.model, ctx.q, ctx.result = world.model, q_values, result
         # Copies, so that in-place edits of the outputs do not reach the arrays the backward pass uses.
         return torch.tensor(result.q), torch.tensor(result.v)
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad_q, grad_v):
+    def backward(ctx: Any, grad_q: torch.Tensor, grad_v: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         to_configuration, _ = tangent_maps(ctx.model, ctx.result.q)
         _, to_tangent = tangent_maps(ctx.model, ctx.q)
         cot = ctx.result.vjp(to_configuration.T @ grad_q.numpy(), grad_v.numpy())
@@ -77,31 +89,30 @@ class _Step(torch.autograd.Function):
 
 class _Rollout(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q0, v0, taus, params, world):
-        nq, nv = world.model.nq, world.model.nv
-        world, (q0, v0, taus) = _world_and_arrays(
-            world, params, [(q0, "q0", (nq,)), (v0, "v0", (nv,)), (taus, "taus", (None, nv))]
-        )
-        result = world.rollout(q0, v0, taus, derivatives=any(ctx.needs_input_grad))
+    def forward(
+        ctx: Any, q0: torch.Tensor, v0: torch.Tensor, taus: torch.Tensor, params: torch.Tensor | None, world: World
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        world, arrays = _world_and_arrays(world, params, [(q0, "q0"), (v0, "v0"), (taus, "taus")])
+        result = world.rollout(*arrays, derivatives=any(ctx.needs_input_grad))
         ctx.model, ctx.num_params, ctx.result = world.model, world.num_params, result
         return torch.tensor(result.q), torch.tensor(result.v)
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad_qs, grad_vs):
+    def backward(ctx: Any, grad_qs: torch.Tensor, grad_vs: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         model, result = ctx.model, ctx.result
-        grad_qs = grad_qs.numpy()
+        grad_q_values = grad_qs.numpy()
         to_configuration, _ = tangent_maps(model, result.q[1:])
         # Row 0 is q0 itself, the identity in coordinates: its gradient bypasses the tangent space
         # (T⁺ᵀ Tᵀ would drop its component along the quaternion).
-        grad_tangent = np.concatenate([np.zeros((1, model.nv)), np.einsum("tcn,tc->tn", to_configuration, grad_qs[1:])])
+        grad_tangent = np.concatenate([np.zeros((1, model.nv)), np.einsum("tcn,tc->tn", to_configuration, grad_q_values[1:])])
         cot = result.vjp(grad_tangent, grad_vs.numpy())
         _, to_tangent = tangent_maps(model, result.q[0])
         wants_q0, wants_v0, wants_taus, wants_params, _ = ctx.needs_input_grad
         # Rollout.vjp sums θ's cotangents over the steps: a scalar 0 for a rollout of no steps.
         grad_params = np.broadcast_to(cot.params, (ctx.num_params,))
         return (
-            _gradient(to_tangent.T @ cot.q + grad_qs[0], wants_q0),
+            _gradient(to_tangent.T @ cot.q + grad_q_values[0], wants_q0),
             _gradient(cot.v, wants_v0),
             _gradient(cot.tau, wants_taus),
             _gradient(grad_params, wants_params),
@@ -109,7 +120,13 @@ class _Rollout(torch.autograd.Function):
         )
 
 
-def step(world, q, v, tau=None, params=None):
+def step(
+    world: World,
+    q: torch.Tensor,
+    v: torch.Tensor,
+    tau: torch.Tensor | None = None,
+    params: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Differentiable :meth:`World.step`.
 
     Parameters
@@ -127,7 +144,9 @@ def step(world, q, v, tau=None, params=None):
     return _Step.apply(q, v, tau, params, _checked_world(world))
 
 
-def rollout(world, q0, v0, taus, params=None):
+def rollout(
+    world: World, q0: torch.Tensor, v0: torch.Tensor, taus: torch.Tensor, params: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Differentiable :meth:`World.rollout`: T steps, one autograd node whose backward pass is one
     :meth:`Rollout.vjp`.
 

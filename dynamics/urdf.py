@@ -7,19 +7,32 @@ URIs (a folder named after the package under one of ``package_dirs``), ``file://
 paths and paths relative to the URDF file.
 """
 
+from __future__ import annotations
+
 import os
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dcol.geom.shapes import Box, Cylinder, Sphere
+from dcol.geom.shapes import Box, Cylinder, Shape, Sphere
+from dcol.typing import ArrayLike, FloatArray
 
-from .model import ModelBuilder, check_inertia, combine_inertias
+from .model import Model, ModelBuilder, check_inertia, combine_inertias
+
+if TYPE_CHECKING:
+    import trimesh
 
 __all__ = ["load_urdf", "MeshGeometry"]
 
-_JOINT_KINDS = {"revolute": "revolute", "continuous": "continuous", "prismatic": "prismatic", "fixed": None}
+_JOINT_KINDS: dict[str, str | None] = {
+    "revolute": "revolute",
+    "continuous": "continuous",
+    "prismatic": "prismatic",
+    "fixed": None,
+}
 
 
 @dataclass(frozen=True)
@@ -31,22 +44,22 @@ class MeshGeometry:
     """
 
     path: str
-    scale: tuple
-    offset_position: np.ndarray
-    offset_rotation: np.ndarray
+    scale: tuple[float, ...]
+    offset_position: FloatArray
+    offset_rotation: FloatArray
 
-    def load(self):
+    def load(self) -> trimesh.Trimesh:
         """The scaled mesh as a trimesh.Trimesh in the mesh frame (scenes loaded as one mesh)."""
         import trimesh  # only needed for meshes
 
-        mesh = trimesh.load(self.path, force="mesh")
+        mesh = trimesh.load_mesh(self.path)
         if mesh.is_empty:
             raise ValueError(f"mesh file {self.path!r} holds no triangles")
         mesh.apply_scale(np.asarray(self.scale))
         return mesh
 
 
-def _numbers(text, count, where, default=None):
+def _numbers(text: str | None, count: int, where: str, default: ArrayLike | None = None) -> FloatArray:
     if text is None:
         if default is None:
             raise ValueError(f"{where} is missing")
@@ -60,7 +73,7 @@ def _numbers(text, count, where, default=None):
     return values
 
 
-def _rpy_matrix(rpy):
+def _rpy_matrix(rpy: FloatArray) -> FloatArray:
     """URDF fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
     (cr, cp, cy), (sr, sp, sy) = np.cos(rpy), np.sin(rpy)
     return np.array(
@@ -72,7 +85,7 @@ def _rpy_matrix(rpy):
     )
 
 
-def _origin(element, where):
+def _origin(element: ET.Element, where: str) -> tuple[FloatArray, FloatArray]:
     """(R, p) of an element's <origin> (identity when absent)."""
     origin = element.find("origin")
     if origin is None:
@@ -82,11 +95,11 @@ def _origin(element, where):
     return _rpy_matrix(rpy), xyz
 
 
-def _compose(a, b):
+def _compose(a: tuple[FloatArray, FloatArray], b: tuple[FloatArray, FloatArray]) -> tuple[FloatArray, FloatArray]:
     return a[0] @ b[0], a[0] @ b[1] + a[1]
 
 
-def _inertial(link, name):
+def _inertial(link: ET.Element, name: str) -> tuple[float, FloatArray, FloatArray]:
     """(mass, com, rotational inertia about the com) of a link in the link frame; zero when absent."""
     inertial = link.find("inertial")
     if inertial is None:
@@ -112,11 +125,11 @@ def _inertial(link, name):
         ]
     )
     R, p = _origin(inertial, where)
-    mass, com, I_com = check_inertia(mass.get("value"), p, R @ I_frame @ R.T, where)
-    return mass, com, I_com
+    value = _numbers(mass.get("value"), 1, f"{where} <mass value>")[0]
+    return check_inertia(float(value), p, R @ I_frame @ R.T, where)
 
 
-def _resolve(filename, where, base_dir, package_dirs):
+def _resolve(filename: str, where: str, base_dir: str | None, package_dirs: Sequence[str]) -> str:
     if filename.startswith("package://"):
         relative = filename[len("package://") :]
         package, _, rest = relative.partition("/")
@@ -137,7 +150,13 @@ def _resolve(filename, where, base_dir, package_dirs):
     raise ValueError(f"{where}: mesh file {filename!r} not found (looked in {candidates}; pass package_dirs)")
 
 
-def _geometry(element, where, to_body, base_dir, package_dirs):
+def _geometry(
+    element: ET.Element,
+    where: str,
+    to_body: tuple[FloatArray, FloatArray],
+    base_dir: str | None,
+    package_dirs: Sequence[str],
+) -> Shape | MeshGeometry:
     """A dcol.geom shape or MeshGeometry posed in the body frame, or None for unsupported types."""
     geometry = element.find("geometry")
     if geometry is None or len(geometry) == 0:
@@ -148,28 +167,30 @@ def _geometry(element, where, to_body, base_dir, package_dirs):
         if shape.tag == "box":
             return Box(0.5 * _numbers(shape.get("size"), 3, f"{where} <box size>"), offset=(pose[1], pose[0]))
         if shape.tag == "sphere":
-            return Sphere(float(shape.get("radius")), offset=(pose[1], pose[0]))
+            return Sphere(float(shape.get("radius", "")), offset=(pose[1], pose[0]))
         if shape.tag == "cylinder":
             # URDF cylinders lie along z, dcol's along x: turn x onto z.
             x_to_z = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
-            return Cylinder(float(shape.get("radius")), float(shape.get("length")), offset=(pose[1], pose[0] @ x_to_z))
+            radius, length = float(shape.get("radius", "")), float(shape.get("length", ""))
+            return Cylinder(radius, length, offset=(pose[1], pose[0] @ x_to_z))
     except (TypeError, ValueError) as err:
         raise ValueError(f"{where} <{shape.tag}>: {err}") from err
     if shape.tag == "mesh":
-        if shape.get("filename") is None:
+        filename = shape.get("filename")
+        if filename is None:
             raise ValueError(f"{where} <mesh>: filename is missing")
-        path = _resolve(shape.get("filename"), where, base_dir, package_dirs)
+        path = _resolve(filename, where, base_dir, package_dirs)
         scale = tuple(_numbers(shape.get("scale"), 3, f"{where} <mesh scale>", (1.0, 1.0, 1.0)))
         return MeshGeometry(path, scale, pose[1], pose[0])
     raise ValueError(f"{where}: geometry <{shape.tag}> is not supported (box, sphere, cylinder, mesh)")
 
 
-def _combined(parts):
+def _combined(parts: list[tuple[float, FloatArray, FloatArray]]) -> dict[str, Any]:
     mass, com, inertia = combine_inertias(parts)
     return {"mass": mass, "com": com, "inertia": inertia}
 
 
-def _joint_properties(joint, kind):
+def _joint_properties(joint: ET.Element, kind: str) -> dict[str, Any]:
     """Axis, limits and damping of a movable joint as ModelBuilder.add_body keywords."""
     where = f"joint {joint.get('name')!r}"
     axis_element = joint.find("axis")
@@ -197,7 +218,7 @@ def _joint_properties(joint, kind):
     return properties
 
 
-def _parse(source):
+def _parse(source: str | os.PathLike[str]) -> tuple[ET.Element, str | None]:
     text = str(source)
     try:
         if text.lstrip().startswith("<"):
@@ -209,7 +230,14 @@ def _parse(source):
         raise ValueError(f"URDF is not well-formed XML: {err}") from err
 
 
-def load_urdf(source, *, floating_base=False, package_dirs=(), gravity=(0.0, 0.0, -9.81), geometry=True):
+def load_urdf(
+    source: str | os.PathLike[str],
+    *,
+    floating_base: bool = False,
+    package_dirs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] = (),
+    gravity: ArrayLike = (0.0, 0.0, -9.81),
+    geometry: bool = True,
+) -> Model:
     """Loads a URDF into a :class:`~dcol.dynamics.Model`.
 
     source : path to a .urdf file, or the URDF XML itself as a string.
@@ -226,24 +254,25 @@ def load_urdf(source, *, floating_base=False, package_dirs=(), gravity=(0.0, 0.0
     root, base_dir = _parse(source)
     if root.tag != "robot":
         raise ValueError(f"URDF root element must be <robot>, got <{root.tag}>")
-    package_dirs = [
-        str(d) for d in (package_dirs if not isinstance(package_dirs, (str, os.PathLike)) else [package_dirs])
-    ]
+    folders = [str(d) for d in ([package_dirs] if isinstance(package_dirs, (str, os.PathLike)) else package_dirs)]
 
-    links = {}
-    for link in root.findall("link"):
-        name = link.get("name")
+    links: dict[str, ET.Element] = {}
+    for element in root.findall("link"):
+        name = element.get("name")
         if not name:
             raise ValueError("a <link> has no name")
         if name in links:
             raise ValueError(f"link {name!r} is defined twice")
-        links[name] = link
+        links[name] = element
     if not links:
         raise ValueError("URDF has no <link>")
 
-    children = {name: [] for name in links}
-    parent_joint = {}
-    joint_names = set()
+    # Per link: the joints to its children (with the child's name), the joint from its parent and
+    # the parent's name.
+    children: dict[str, list[tuple[ET.Element, str]]] = {name: [] for name in links}
+    parent_joint: dict[str, ET.Element] = {}
+    parent_link: dict[str, str] = {}
+    joint_names: set[str] = set()
     for joint in root.findall("joint"):
         name = joint.get("name")
         if not name:
@@ -254,18 +283,21 @@ def load_urdf(source, *, floating_base=False, package_dirs=(), gravity=(0.0, 0.0
         kind = joint.get("type")
         if kind not in _JOINT_KINDS:
             raise ValueError(f"joint {name!r}: type {kind!r} is not supported (revolute, continuous, prismatic, fixed)")
-        parent, child = joint.find("parent"), joint.find("child")
-        parent = parent.get("link") if parent is not None else None
-        child = child.get("link") if child is not None else None
-        for role, link in (("parent", parent), ("child", child)):
-            if link not in links:
+        ends = {}
+        for role in ("parent", "child"):
+            end = joint.find(role)
+            link = end.get("link") if end is not None else None
+            if link is None or link not in links:
                 raise ValueError(f"joint {name!r}: {role} link {link!r} is not defined")
+            ends[role] = link
+        parent, child = ends["parent"], ends["child"]
         if child in parent_joint:
             raise ValueError(
                 f"link {child!r} is the child of two joints ({parent_joint[child].get('name')!r}, {name!r})"
             )
         parent_joint[child] = joint
-        children[parent].append(joint)
+        parent_link[child] = parent
+        children[parent].append((joint, child))
 
     roots = [name for name in links if name not in parent_joint]
     if not roots:
@@ -282,8 +314,7 @@ def load_urdf(source, *, floating_base=False, package_dirs=(), gravity=(0.0, 0.0
     while stack:  # depth first, children in file order
         link = stack.pop()
         order.append(link)
-        for joint in reversed(children[link]):
-            child = joint.find("child").get("link")
+        for joint, child in reversed(children[link]):
             if child in visited:
                 raise ValueError(f"joint {joint.get('name')!r} closes a cycle at link {child!r}")
             visited.add(child)
@@ -293,19 +324,22 @@ def load_urdf(source, *, floating_base=False, package_dirs=(), gravity=(0.0, 0.0
 
     # Which body carries each link and where, then each body's inertia summed over its links.
     root_body = root_link if floating_base else None
-    to_body = {root_link: (root_body, (np.eye(3), np.zeros(3)))}
-    inertia_parts = {root_body: []}
+    to_body: dict[str, tuple[str | None, tuple[FloatArray, FloatArray]]] = {
+        root_link: (root_body, (np.eye(3), np.zeros(3)))
+    }
+    inertia_parts: dict[str | None, list[tuple[float, FloatArray, FloatArray]]] = {root_body: []}
     movable = []
     for link in order[1:]:
         joint = parent_joint[link]
-        parent_body, parent_pose = to_body[joint.find("parent").get("link")]
+        parent_body, parent_pose = to_body[parent_link[link]]
         placement = _compose(parent_pose, _origin(joint, f"joint {joint.get('name')!r}"))
-        if _JOINT_KINDS[joint.get("type")] is None:
+        kind = _JOINT_KINDS[joint.get("type", "")]
+        if kind is None:
             to_body[link] = (parent_body, placement)
         else:
             to_body[link] = (link, (np.eye(3), np.zeros(3)))
             inertia_parts[link] = []
-            movable.append((link, joint, parent_body, placement))
+            movable.append((link, joint, kind, parent_body, placement))
     for link in order:
         body, (R, p) = to_body[link]
         mass, com, inertia = _inertial(links[link], link)
@@ -318,12 +352,11 @@ def load_urdf(source, *, floating_base=False, package_dirs=(), gravity=(0.0, 0.0
         )
     else:
         builder.add_frame(root_link, None)
-    for link, joint, parent_body, placement in movable:
-        name, kind = joint.get("name"), _JOINT_KINDS[joint.get("type")]
+    for link, joint, kind, parent_body, placement in movable:
         builder.add_body(
             link,
             parent=parent_body,
-            joint=name,
+            joint=joint.get("name", ""),
             kind=kind,
             placement=(placement[1], placement[0]),
             **_joint_properties(joint, kind),
@@ -332,8 +365,8 @@ def load_urdf(source, *, floating_base=False, package_dirs=(), gravity=(0.0, 0.0
     for link in order[1:]:
         joint = parent_joint[link]
         body, (R, p) = to_body[link]
-        if _JOINT_KINDS[joint.get("type")] is None:
-            builder.add_frame(joint.get("name"), body, (p, R))
+        if _JOINT_KINDS[joint.get("type", "")] is None:
+            builder.add_frame(joint.get("name", ""), body, (p, R))
             builder.add_frame(link, body, (p, R))
 
     if geometry:
@@ -341,6 +374,6 @@ def load_urdf(source, *, floating_base=False, package_dirs=(), gravity=(0.0, 0.0
             body, pose = to_body[link]
             for tag, collision in (("collision", True), ("visual", False)):
                 for k, element in enumerate(links[link].findall(tag)):
-                    shape = _geometry(element, f"link {link!r} <{tag}> {k}", pose, base_dir, package_dirs)
+                    shape = _geometry(element, f"link {link!r} <{tag}> {k}", pose, base_dir, folders)
                     builder.add_shape(body, shape, link=link, collision=collision)
     return builder.build()

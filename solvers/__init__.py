@@ -2,6 +2,7 @@
 
 from .cone import ConeSolution, SolverSettings, Status, solve_cone_program
 from .lcp import (
+    LCPBounds,
     LCPCotangents,
     LCPSolution,
     LCPStatus,
@@ -30,6 +31,7 @@ __all__ = [
     "solve_cone_program",
     "LCPSolution",
     "LCPStatus",
+    "LCPBounds",
     "LCPCotangents",
     "solve_lcp",
     "solve_boxed_lcp",

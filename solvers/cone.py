@@ -8,17 +8,18 @@ infeasible or unbounded program ends with status ``MAX_ITERATIONS`` or ``NUMERIC
 """
 
 from dataclasses import dataclass
-
-import numpy as np
+from typing import Any
 
 from dcol import _native
+from dcol._native import SolverSettings, Status
+from dcol.typing import ArrayLike, FloatArray
+from dcol.validation import checked_array, is_integer
 
-Status = _native.Status
-SolverSettings = _native.SolverSettings
+__all__ = ["ConeSolution", "SolverSettings", "Status", "solve_cone_program", "MAX_VARIABLES", "MAX_ROWS", "MAX_CONES"]
 
-MAX_VARIABLES = _native.CONE_MAX_VARIABLES
-MAX_ROWS = _native.CONE_MAX_ROWS
-MAX_CONES = _native.CONE_MAX_CONES
+MAX_VARIABLES: int = _native.CONE_MAX_VARIABLES
+MAX_ROWS: int = _native.CONE_MAX_ROWS
+MAX_CONES: int = _native.CONE_MAX_CONES
 
 
 @dataclass(frozen=True)
@@ -33,28 +34,23 @@ class ConeSolution:
     primal_objective, dual_objective : float, ``cᵀx`` and ``−hᵀz``.
     """
 
-    x: np.ndarray
-    s: np.ndarray
-    z: np.ndarray
+    x: FloatArray
+    s: FloatArray
+    z: FloatArray
     status: Status
     iterations: int
     primal_objective: float
     dual_objective: float
 
 
-def _finite_array(value, name, ndim):
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be an array of real numbers") from err
-    if array.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {array.shape}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    return array
-
-
-def solve_cone_program(c, G, h, cones, *, settings=None):
+def solve_cone_program(
+    c: ArrayLike,
+    G: ArrayLike,
+    h: ArrayLike,
+    cones: dict[str, Any],
+    *,
+    settings: SolverSettings | None = None,
+) -> ConeSolution:
     """Solve ``minimize cᵀx s.t. h − G x ∈ K``.
 
     Parameters
@@ -70,21 +66,19 @@ def solve_cone_program(c, G, h, cones, *, settings=None):
     -------
     ConeSolution
     """
-    c = _finite_array(c, "c", 1)
-    G = _finite_array(G, "G", 2)
-    h = _finite_array(h, "h", 1)
+    c = checked_array(c, "c", ("n",))
+    h = checked_array(h, "h", ("m",))
     n, m = c.shape[0], h.shape[0]
     if not 1 <= n <= MAX_VARIABLES:
         raise ValueError(f"c must have between 1 and {MAX_VARIABLES} entries, got {n}")
     if not 1 <= m <= MAX_ROWS:
         raise ValueError(f"h must have between 1 and {MAX_ROWS} entries, got {m}")
-    if G.shape != (m, n):
-        raise ValueError(f"G must have shape (len(h), len(c)) = {(m, n)}, got {G.shape}")
+    G = checked_array(G, "G", (("len(h)", m), ("len(c)", n)))
     if not isinstance(cones, dict) or set(cones) - {"l", "q"}:
         raise ValueError('cones must be a dict with keys "l" (int) and "q" (list of int)')
     orthant = cones.get("l", 0)
     soc_dims = list(cones.get("q", []))
-    if not all(isinstance(d, (int, np.integer)) for d in [orthant, *soc_dims]):
+    if not all(is_integer(d) for d in [orthant, *soc_dims]):
         raise ValueError('cones["l"] and the entries of cones["q"] must be integers')
     if orthant < 0 or any(d < 1 for d in soc_dims):
         raise ValueError('cones["l"] must be >= 0 and every cones["q"] size >= 1')

@@ -22,8 +22,11 @@ pseudo-inverse's term, eq. 22, zero when K is invertible) and ``df_B = dE f_C + 
 respect to A, b, lo, hi and mu. Tied indices stay bounded: one of the valid subgradients (§IV-B).
 """
 
+from __future__ import annotations
+
 import enum
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -31,13 +34,17 @@ import numpy as np
 import scipy.linalg
 
 from dcol import _native
+from dcol.typing import ArrayLike, BoolArray, FloatArray, IntArray
+from dcol.validation import checked_array, checked_positive
 
 __all__ = [
     "LCPStatus",
+    "LCPBounds",
     "LCPSolution",
     "LCPCotangents",
     "solve_lcp",
     "solve_boxed_lcp",
+    "solve_boxed_lcp_unchecked",
     "lcp_jvp",
     "lcp_vjp",
     "lcp_jacobian",
@@ -54,21 +61,24 @@ class LCPStatus(enum.IntEnum):
     INVALID_PROBLEM = 3  # e.g. a zero diagonal for Gauss–Seidel
 
 
-class _Bounds(NamedTuple):
-    lo: np.ndarray  # (n,) fixed lower bounds (unused where friction_index ≥ 0)
-    hi: np.ndarray
-    friction_index: np.ndarray  # (n,) int, −1: fixed bounds
-    mu: np.ndarray  # (n,) friction coefficients
+class LCPBounds(NamedTuple):
+    """The bounds of a boxed LCP, (n,) each: fixed bounds lo ≤ f ≤ hi where friction_index is −1, else
+    ``±mu f_j`` with j = friction_index (a friction entry bounded by its normal impulse j)."""
 
-    def at(self, f):
+    lo: FloatArray
+    hi: FloatArray
+    friction_index: IntArray
+    mu: FloatArray
+
+    def at(self, f: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Bounds (low, high) of every entry at the impulses f."""
         friction = self.friction_index >= 0
         high = np.where(friction, self.mu * np.maximum(f[np.maximum(self.friction_index, 0)], 0.0), self.hi)
         return np.where(friction, -high, self.lo), high
 
 
-def _plain_bounds(n):
-    return _Bounds(np.zeros(n), np.full(n, np.inf), np.full(n, -1), np.zeros(n))
+def _plain_bounds(n: int) -> LCPBounds:
+    return LCPBounds(np.zeros(n), np.full(n, np.inf), np.full(n, -1, dtype=np.int64), np.zeros(n))
 
 
 @dataclass(frozen=True)
@@ -85,46 +95,38 @@ class LCPSolution:
     bounds : the problem's bounds (lo, hi, friction_index, mu), which the gradients need.
     """
 
-    f: np.ndarray
-    w: np.ndarray
-    clamping: np.ndarray
-    at_lower: np.ndarray
-    at_upper: np.ndarray
-    tied: np.ndarray
+    f: FloatArray
+    w: FloatArray
+    clamping: BoolArray
+    at_lower: BoolArray
+    at_upper: BoolArray
+    tied: BoolArray
     status: LCPStatus
     iterations: int
     residual: float
     warm_start_hit: bool
-    bounds: _Bounds
+    bounds: LCPBounds
 
 
 class LCPCotangents(NamedTuple):
-    """∂ℓ/∂(A (n, n), b (n,), lo (n,), hi (n,), mu (n,)) from ∂ℓ/∂f (lcp_vjp)."""
+    """∂ℓ/∂(A (n, n), b (n,), lo (n,), hi (n,), mu (n,)) from ∂ℓ/∂f (lcp_vjp); A is the pair
+    (left (2, n), right (2, n)) of its low-rank form with ``lcp_vjp(..., low_rank_A=True)``."""
 
-    A: np.ndarray
-    b: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    mu: np.ndarray
-
-
-def _finite(value, name, shape):
-    array = np.asarray(value, dtype=np.float64)
-    if array.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}, got {array.shape}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    return np.ascontiguousarray(array)
+    A: FloatArray | tuple[FloatArray, FloatArray]
+    b: FloatArray
+    lo: FloatArray
+    hi: FloatArray
+    mu: FloatArray
 
 
-def _problem(A, b):
-    b = np.asarray(b, dtype=np.float64)
-    if b.ndim != 1:
-        raise ValueError(f"b must have shape (n,), got {b.shape}")
-    return _finite(A, "A", (b.size, b.size)), _finite(b, "b", b.shape)
+def _problem(A: ArrayLike, b: ArrayLike) -> tuple[FloatArray, FloatArray]:
+    b = checked_array(b, "b", ("n",))
+    return checked_array(A, "A", (("n", b.size), ("n", b.size))), b
 
 
-def _classify(A, b, f, w, bounds, tol):
+def _classify(
+    A: FloatArray, b: FloatArray, f: FloatArray, w: FloatArray, bounds: LCPBounds, tol: float
+) -> tuple[BoolArray, BoolArray, BoolArray, BoolArray]:
     """(clamping, at_lower, at_upper, tied) of a solution: of each complementary pair the smaller one
     is the zero one, with tolerances relative to the problem's scale (native lcp/active_set.hpp)."""
     sets, tied = _native.lcp.classify(A, b, *bounds, f, w, tol)
@@ -134,17 +136,19 @@ def _classify(A, b, f, w, bounds, tol):
 class _BoundedMap(NamedTuple):
     """f_B = E f_C + c on the bounded set B (indices into f) given the clamping set C."""
 
-    B: np.ndarray
-    C: np.ndarray
-    E: np.ndarray  # (|B|, |C|)
-    c: np.ndarray  # (|B|,)
-    sign: np.ndarray  # (|B|,) +1 at the upper bound, −1 at the lower
-    normal: np.ndarray  # (|B|,) friction entries' normal index into f, −1 for fixed bounds
-    normal_column: np.ndarray  # (|B|,) that normal's column in E when it clamps, else −1
-    normal_row: np.ndarray  # (|B|,) that normal's row in B when it is bounded, else −1
+    B: IntArray
+    C: IntArray
+    E: FloatArray  # (|B|, |C|)
+    c: FloatArray  # (|B|,)
+    sign: FloatArray  # (|B|,) +1 at the upper bound, −1 at the lower
+    normal: IntArray  # (|B|,) friction entries' normal index into f, −1 for fixed bounds
+    normal_column: IntArray  # (|B|,) that normal's column in E when it clamps, else −1
+    normal_row: IntArray  # (|B|,) that normal's row in B when it is bounded, else −1
 
 
-def _bounded_map(bounds, f, clamping, at_lower, at_upper):
+def _bounded_map(
+    bounds: LCPBounds, f: FloatArray, clamping: BoolArray, at_lower: BoolArray, at_upper: BoolArray
+) -> _BoundedMap:
     """Fixed bounds go to c; a friction entry is ±mu f_j: a column of E when its normal j clamps,
     else a constant (f_j sits at its own bound)."""
     B = np.flatnonzero(at_lower | at_upper)
@@ -167,7 +171,17 @@ def _bounded_map(bounds, f, clamping, at_lower, at_upper):
     return _BoundedMap(B, C, E, c, sign, normal, normal_column, normal_row)
 
 
-def _solution(A, b, bounds, f, status, iterations, tol, stabilize, warm_start_hit=False):
+def _solution(
+    A: FloatArray,
+    b: FloatArray,
+    bounds: LCPBounds,
+    f: FloatArray,
+    status: int,
+    iterations: int,
+    tol: float,
+    stabilize: bool,
+    warm_start_hit: bool = False,
+) -> LCPSolution:
     # An iterate stopped by the iteration limit usually has the right sets already: solving on them
     # exactly (tied entries joining the clamping set first, which spreads an impulse evenly over
     # identical contacts: the least-squares-minimal solution of App. B) and verifying turns it into a
@@ -187,7 +201,9 @@ def _solution(A, b, bounds, f, status, iterations, tol, stabilize, warm_start_hi
     )
 
 
-def _warm_start(A, b, bounds, warm_start, tol):
+def _warm_start(
+    A: FloatArray, b: FloatArray, bounds: LCPBounds, warm_start: LCPSolution | None, tol: float
+) -> LCPSolution | None:
     """A solution from the previous step's sets, or None when they do not verify."""
     if warm_start is None:
         return None
@@ -202,7 +218,7 @@ def _warm_start(A, b, bounds, warm_start, tol):
     return _solution(A, b, bounds, f, LCPStatus.SOLVED, 0, tol, stabilize=False, warm_start_hit=True)
 
 
-def _require_monotone(A, method, symmetric):
+def _require_monotone(A: FloatArray, method: str, symmetric: bool) -> None:
     """Gauss–Seidel needs A symmetric positive semidefinite, the interior point A + Aᵀ ⪰ 0."""
     scale = max(1.0, float(np.abs(A).max(initial=0.0)))
     if symmetric and not np.allclose(A, A.T, rtol=0.0, atol=1e-12 * scale):
@@ -214,12 +230,16 @@ def _require_monotone(A, method, symmetric):
         )
 
 
-def _check_tol(tol):
-    if not (np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be finite and > 0, got {tol!r}")
-
-
-def solve_lcp(A, b, *, method="lemke", warm_start=None, tol=1e-9, max_iterations=None, stabilize=True):
+def solve_lcp(
+    A: ArrayLike,
+    b: ArrayLike,
+    *,
+    method: str = "lemke",
+    warm_start: LCPSolution | None = None,
+    tol: float = 1e-9,
+    max_iterations: int | None = None,
+    stabilize: bool = True,
+) -> LCPSolution:
     """Solve the LCP ``w = A f + b, f ≥ 0, w ≥ 0, fᵀw = 0``.
 
     A : (n, n), b : (n,) finite.
@@ -240,7 +260,7 @@ def solve_lcp(A, b, *, method="lemke", warm_start=None, tol=1e-9, max_iterations
     A, b = _problem(A, b)
     if method not in ("lemke", "pgs", "ipm"):
         raise ValueError(f"method must be 'lemke', 'pgs' or 'ipm', got {method!r}")
-    _check_tol(tol)
+    tol = checked_positive(tol, "tol")
     if method != "lemke":
         _require_monotone(A, method, symmetric=method == "pgs")
     bounds = _plain_bounds(b.size)
@@ -266,8 +286,18 @@ def solve_lcp(A, b, *, method="lemke", warm_start=None, tol=1e-9, max_iterations
 
 
 def solve_boxed_lcp(
-    A, b, lo, hi, *, friction_index=None, mu=None, warm_start=None, tol=1e-9, max_iterations=10000, stabilize=True
-):
+    A: ArrayLike,
+    b: ArrayLike,
+    lo: ArrayLike,
+    hi: ArrayLike,
+    *,
+    friction_index: ArrayLike | None = None,
+    mu: ArrayLike | None = None,
+    warm_start: LCPSolution | None = None,
+    tol: float = 1e-9,
+    max_iterations: int = 10000,
+    stabilize: bool = True,
+) -> LCPSolution:
     """Solve the boxed LCP ``w = A f + b`` with ``lo ≤ f ≤ hi`` (w ≥ 0 at lo, w ≤ 0 at hi, w = 0
     between) by projected Gauss–Seidel (Nimble App. A; ODE's boxed LCP).
 
@@ -280,14 +310,12 @@ def solve_boxed_lcp(
     """
     A, b = _problem(A, b)
     n = b.size
-    _check_tol(tol)
-    lo = np.asarray(lo, dtype=np.float64)
-    hi = np.asarray(hi, dtype=np.float64)
-    for name, bound in (("lo", lo), ("hi", hi)):
-        if bound.shape != (n,) or np.any(np.isnan(bound)):
-            raise ValueError(f"{name} must have shape ({n},) with no NaN")
-    if np.any(lo > hi):
+    tol = checked_positive(tol, "tol")
+    lower = checked_array(lo, "lo", (("n", n),), infinite=True)
+    upper = checked_array(hi, "hi", (("n", n),), infinite=True)
+    if np.any(lower > upper):
         raise ValueError("lo must be ≤ hi")
+    coefficients: FloatArray | None
     if friction_index is None:
         index, coefficients = np.full(n, -1), np.zeros(n)
     else:
@@ -296,18 +324,36 @@ def solve_boxed_lcp(
             raise ValueError(f"friction_index must be ({n},) integers in [-1, {n})")
         if np.any(index[index >= 0] == np.flatnonzero(index >= 0)) or np.any(index[index[index >= 0]] >= 0):
             raise ValueError("friction_index must point at normal impulses (entries without a friction index)")
-        coefficients = _finite(mu, "mu", (n,)) if mu is not None else None
+        coefficients = checked_array(mu, "mu", (("n", n),)) if mu is not None else None
         if coefficients is None or np.any(coefficients < 0):
             raise ValueError("mu must be given with friction_index, finite and ≥ 0")
     _require_monotone(A, "boxed Gauss–Seidel", symmetric=True)
-    return _solve_boxed(
-        A, b, _Bounds(lo, hi, index.astype(np.int64), coefficients), warm_start, tol, max_iterations, stabilize
+    return solve_boxed_lcp_unchecked(
+        A,
+        b,
+        LCPBounds(lower, upper, index.astype(np.int64), coefficients),
+        warm_start=warm_start,
+        tol=tol,
+        max_iterations=max_iterations,
+        stabilize=stabilize,
     )
 
 
-def _solve_boxed(A, b, bounds, warm_start, tol, max_iterations, stabilize):
-    """solve_boxed_lcp on checked arguments: for callers whose A is symmetric positive semidefinite by
-    construction (a simulation's J M⁻¹ Jᵀ), which skip the O(n³) check."""
+def solve_boxed_lcp_unchecked(
+    A: FloatArray,
+    b: FloatArray,
+    bounds: LCPBounds,
+    *,
+    warm_start: LCPSolution | None = None,
+    tol: float = 1e-9,
+    max_iterations: int = 10000,
+    stabilize: bool = True,
+) -> LCPSolution:
+    """:func:`solve_boxed_lcp` on arguments its caller has checked or built right: A (n, n) C-contiguous
+    float64 symmetric positive semidefinite, b (n,) finite, bounds as LCPBounds (friction indices
+    pointing at normal impulses), tol > 0. For callers whose A is positive semidefinite by construction
+    (a simulation's J M⁻¹ Jᵀ), which skip the O(n³) check; nothing here checks the arguments but
+    warm_start."""
     hit = _warm_start(A, b, bounds, warm_start, tol)
     if hit is not None:
         return hit
@@ -323,13 +369,14 @@ class _Linearization:
     """K = A_CC + A_CB E of a solution's sets, with K⁺ applied by an LU factorization when K is
     well conditioned (then P = I − K⁺K = 0) and by the SVD pseudo-inverse otherwise."""
 
-    def __init__(self, solution, A):
+    def __init__(self, solution: LCPSolution, A: ArrayLike) -> None:
         A = np.asarray(A, dtype=np.float64)
         self.sets = _bounded_map(solution.bounds, solution.f, solution.clamping, solution.at_lower, solution.at_upper)
         C, B = self.sets.C, self.sets.B
         self.A_CB = A[np.ix_(C, B)]
         K = A[np.ix_(C, C)] + self.A_CB @ self.sets.E
-        self._lu = None
+        self._lu: tuple[FloatArray, IntArray] | None = None
+        self.projector: FloatArray | None
         if C.size:
             with warnings.catch_warnings():  # a singular K is expected: it takes the SVD path
                 warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
@@ -343,18 +390,20 @@ class _Linearization:
         else:
             self.projector = None
 
-    def solve(self, x, transposed=False):
+    def solve(self, x: FloatArray, transposed: bool = False) -> FloatArray:
         """K⁺ x, or K⁺ᵀ x."""
         if self._lu is not None:
             return scipy.linalg.lu_solve(self._lu, x, trans=1 if transposed else 0, check_finite=False)
         return (self._pinv.T if transposed else self._pinv) @ x
 
-    def project(self, x):
+    def project(self, x: FloatArray) -> FloatArray:
         """(I − K⁺K) x: the pseudo-inverse's term of eq. (22), zero for an invertible K."""
         return np.zeros_like(x) if self.projector is None else self.projector @ x
 
 
-def _bound_derivatives(sets, bounds, f, dlo, dhi, dmu):
+def _bound_derivatives(
+    sets: _BoundedMap, bounds: LCPBounds, f: FloatArray, dlo: FloatArray, dhi: FloatArray, dmu: FloatArray
+) -> tuple[FloatArray, FloatArray]:
     """(dE (D, |B|, |C|), dc (D, |B|)) of f_B = E f_C + c for D changes (D, n) of the bounds and
     friction coefficients."""
     B = sets.B
@@ -372,7 +421,15 @@ def _bound_derivatives(sets, bounds, f, dlo, dhi, dmu):
     return dE, dc
 
 
-def lcp_jvp(solution, A, dA, db, dlo=None, dhi=None, dmu=None):
+def lcp_jvp(
+    solution: LCPSolution,
+    A: ArrayLike,
+    dA: ArrayLike | Callable[[FloatArray, bool], FloatArray],
+    db: ArrayLike,
+    dlo: ArrayLike | None = None,
+    dhi: ArrayLike | None = None,
+    dmu: ArrayLike | None = None,
+) -> FloatArray:
     """Directional derivative df (n,) of the solution along (dA (n, n), db (n,)) and, for boxed
     problems, (dlo, dhi, dmu) (n,) each (zero when omitted). A batch of D directions — dA (D, n, n),
     db (D, n), dlo, dhi, dmu (D, n) — gives df (D, n) from one factorization.
@@ -387,48 +444,52 @@ def lcp_jvp(solution, A, dA, db, dlo=None, dhi=None, dmu=None):
     batched = db.ndim == 2
     db = db.reshape(-1, n)
     count = db.shape[0]
-    if not callable(dA):
+    if callable(dA):
+        apply_dA = dA
+    else:
         dense = np.asarray(dA, dtype=np.float64).reshape(count, n, n)
 
-        def dA(u, transposed):
+        def apply_dA(u: FloatArray, transposed: bool) -> FloatArray:
             return (dense.transpose(0, 2, 1) if transposed else dense) @ u
 
     zero = np.zeros((count, n))
-    dlo, dhi, dmu = (zero if d is None else np.asarray(d, dtype=np.float64).reshape(count, n) for d in (dlo, dhi, dmu))
+    d_lo, d_hi, d_mu = (
+        zero if d is None else np.asarray(d, dtype=np.float64).reshape(count, n) for d in (dlo, dhi, dmu)
+    )
     lin = _Linearization(solution, A)
     sets = lin.sets
-    dE, dc = _bound_derivatives(sets, solution.bounds, solution.f, dlo, dhi, dmu)
+    dE, dc = _bound_derivatives(sets, solution.bounds, solution.f, d_lo, d_hi, d_mu)
     B, C = sets.B, sets.C
     f_C = solution.f[C]
     # dK f_C + dr = (dA f)_C + A_CB (dE f_C + dc) + db_C, with f = [f_C; E f_C + c] on (C, B).
     d_bounded = dE @ f_C + dc
-    rhs = dA(_clamped_solution(sets, f_C, n), False)[:, C] + d_bounded @ lin.A_CB.T + db[:, C]
+    rhs = apply_dA(_clamped_solution(sets, f_C, n), False)[:, C] + d_bounded @ lin.A_CB.T + db[:, C]
     df = np.zeros((count, n))
     df[:, C] = -lin.solve(rhs.T).T
     if lin.projector is not None:
         # dKᵀ ẑ = (dAᵀ ẑ)_C + Eᵀ (dAᵀ ẑ)_B + dEᵀ A_CBᵀ ẑ for ẑ = K⁺ᵀ f_C (zero on B).
         z = lin.solve(f_C, transposed=True)
-        dATz = dA(_scatter(z, C, n), True)
+        dATz = apply_dA(_scatter(z, C, n), True)
         dKTz = dATz[:, C] + dATz[:, B] @ sets.E + dE.transpose(0, 2, 1) @ (lin.A_CB.T @ z)
         df[:, C] += lin.project(dKTz.T).T
     df[:, B] = df[:, C] @ sets.E.T + d_bounded
     return df if batched else df[0]
 
 
-def _scatter(values, index, n):
+def _scatter(values: FloatArray, index: IntArray, n: int) -> FloatArray:
     out = np.zeros(n)
     out[index] = values
     return out
 
 
-def _clamped_solution(sets, f_C, n):
+def _clamped_solution(sets: _BoundedMap, f_C: FloatArray, n: int) -> FloatArray:
     """f with its bounded part written as E f_C + c (the linearization's own f)."""
     f = _scatter(f_C, sets.C, n)
     f[sets.B] = sets.E @ f_C + sets.c
     return f
 
 
-def lcp_vjp(solution, A, grad_f, *, low_rank_A=False):
+def lcp_vjp(solution: LCPSolution, A: ArrayLike, grad_f: ArrayLike, *, low_rank_A: bool = False) -> LCPCotangents:
     """LCPCotangents ∂ℓ/∂(A, b, lo, hi, mu) from ∂ℓ/∂f (n,): the transpose of lcp_jvp.
 
     ∂ℓ/∂A has rank ≤ 2; with low_rank_A=True its field is the pair (left (2, n), right (2, n)) with
@@ -470,14 +531,12 @@ def lcp_vjp(solution, A, grad_f, *, low_rank_A=False):
     return out
 
 
-def complementarity_aware(solution, grad_w):
+def complementarity_aware(solution: LCPSolution, grad_w: ArrayLike) -> LCPSolution:
     """The solution with its sets relabeled from ∂ℓ/∂w (Nimble §IV-D), for lcp_jvp/lcp_vjp: indices
     where the loss wants w to grow (∂ℓ/∂w_i < 0) become separating (at their lower bound), those where
     it wants w to shrink (> 0) become clamping. Its gradients are a heuristic search direction, not
     the derivative; the caller compares both (e.g. by the norms of the resulting gradients)."""
-    grad_w = np.asarray(grad_w, dtype=np.float64)
-    if grad_w.shape != solution.f.shape:
-        raise ValueError(f"grad_w must have shape {solution.f.shape}, got {grad_w.shape}")
+    grad_w = checked_array(grad_w, "grad_w", solution.f.shape)
     clamping = np.where(grad_w > 0, True, np.where(grad_w < 0, False, solution.clamping))
     at_lower = np.where(clamping, False, np.where(grad_w < 0, True, solution.at_lower))
     at_upper = ~clamping & ~at_lower
@@ -486,7 +545,7 @@ def complementarity_aware(solution, grad_w):
     return replace(solution, clamping=clamping, at_lower=at_lower, at_upper=at_upper)
 
 
-def lcp_jacobian(solution, A):
+def lcp_jacobian(solution: LCPSolution, A: ArrayLike) -> LCPCotangents:
     """Full Jacobians of f: (∂f/∂A (n, n, n) with [:, i, j] = ∂f/∂A_ij, ∂f/∂b (n, n), ∂f/∂lo,
     ∂f/∂hi, ∂f/∂mu (n, n) each), one lcp_vjp per entry of f."""
     n = solution.f.size

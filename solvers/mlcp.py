@@ -21,6 +21,8 @@ from typing import NamedTuple
 import numpy as np
 
 from dcol import _native
+from dcol.typing import ArrayLike, FloatArray
+from dcol.validation import checked_array, checked_positive
 
 from .lcp import LCPStatus
 
@@ -32,10 +34,10 @@ class MLCPSolution:
     """x (n,), y (p,), z (m,), s (m,) float64; status : LCPStatus; iterations : int;
     residual : float (largest scaled residual of eq. 24 or the mean s∘z)."""
 
-    x: np.ndarray
-    y: np.ndarray
-    z: np.ndarray
-    s: np.ndarray
+    x: FloatArray
+    y: FloatArray
+    z: FloatArray
+    s: FloatArray
     status: LCPStatus
     iterations: int
     residual: float
@@ -44,46 +46,41 @@ class MLCPSolution:
 class MLCPCotangents(NamedTuple):
     """∂ℓ/∂(M, q, A, G, F, h), shaped like the inputs (eq. 32)."""
 
-    M: np.ndarray
-    q: np.ndarray
-    A: np.ndarray
-    G: np.ndarray
-    F: np.ndarray
-    h: np.ndarray
+    M: FloatArray
+    q: FloatArray
+    A: FloatArray
+    G: FloatArray
+    F: FloatArray
+    h: FloatArray
 
 
-def _matrix(value, name, shape):
-    array = (
-        np.asarray(value, dtype=np.float64).reshape(shape)
-        if np.size(value) == 0
-        else np.asarray(value, dtype=np.float64)
-    )
-    if array.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}, got {array.shape}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
-    return np.ascontiguousarray(array)
-
-
-def _problem(M, q, G, F, h, A):
-    q = np.asarray(q, dtype=np.float64).reshape(-1)
-    h = np.asarray(h, dtype=np.float64).reshape(-1)
-    n, m = q.size, h.size
-    A = np.zeros((0, n)) if A is None else A
-    p = np.shape(A)[0] if np.ndim(A) == 2 else -1
-    if p < 0:
-        raise ValueError(f"A must have shape (p, {n})")
+def _problem(
+    M: ArrayLike, q: ArrayLike, G: ArrayLike, F: ArrayLike, h: ArrayLike, A: ArrayLike | None
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    q = checked_array(q, "q", ("n",))
+    h = checked_array(h, "h", ("m",))
+    n, m = (("len(q)", q.size),), (("len(h)", h.size),)
     return (
-        _matrix(M, "M", (n, n)),
-        _matrix(q, "q", (n,)),
-        _matrix(A, "A", (p, n)),
-        _matrix(G, "G", (m, n)),
-        _matrix(F, "F", (m, m)),
-        _matrix(h, "h", (m,)),
+        checked_array(M, "M", n + n),
+        q,
+        np.zeros((0, q.size)) if A is None else checked_array(A, "A", ("p",) + n),
+        checked_array(G, "G", m + n),
+        checked_array(F, "F", m + m),
+        h,
     )
 
 
-def solve_mlcp(M, q, G, F, h, *, A=None, tol=1e-10, max_iterations=100):
+def solve_mlcp(
+    M: ArrayLike,
+    q: ArrayLike,
+    G: ArrayLike,
+    F: ArrayLike,
+    h: ArrayLike,
+    *,
+    A: ArrayLike | None = None,
+    tol: float = 1e-10,
+    max_iterations: int = 100,
+) -> MLCPSolution:
     """Solve the mixed LCP of the module docstring by the primal-dual interior-point method.
 
     M : (n, n), q : (n,), G : (m, n), F : (m, m), h : (m,), A : (p, n) or None (no equalities).
@@ -92,13 +89,24 @@ def solve_mlcp(M, q, G, F, h, *, A=None, tol=1e-10, max_iterations=100):
     when it did not converge.
     """
     M, q, A, G, F, h = _problem(M, q, G, F, h, A)
-    if not (np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be finite and > 0, got {tol!r}")
+    tol = checked_positive(tol, "tol")
     x, y, z, s, status, iterations, residual = _native.lcp.mlcp_ipm(M, q, A, G, F, h, tol, int(max_iterations))
     return MLCPSolution(x, y, z, s, LCPStatus(status), iterations, residual)
 
 
-def mlcp_vjp(solution, M, q, G, F, h, *, A=None, grad_x=None, grad_z=None, grad_y=None):
+def mlcp_vjp(
+    solution: MLCPSolution,
+    M: ArrayLike,
+    q: ArrayLike,
+    G: ArrayLike,
+    F: ArrayLike,
+    h: ArrayLike,
+    *,
+    A: ArrayLike | None = None,
+    grad_x: ArrayLike | None = None,
+    grad_z: ArrayLike | None = None,
+    grad_y: ArrayLike | None = None,
+) -> MLCPCotangents:
     """MLCPCotangents from ∂ℓ/∂x (n,), ∂ℓ/∂z (m,), ∂ℓ/∂y (p,) (omitted: zero), eqs. 29–32."""
     M, q, A, G, F, h = _problem(M, q, G, F, h, A)
     n, m, p = q.size, h.size, A.shape[0]

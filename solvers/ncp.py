@@ -32,6 +32,8 @@ from typing import NamedTuple
 import numpy as np
 
 from dcol import _native
+from dcol.typing import ArrayLike, FloatArray, Int8Array, IntArray
+from dcol.validation import checked_array, checked_positive, float_array, shape_error
 
 from .lcp import LCPStatus
 
@@ -47,6 +49,8 @@ __all__ = [
 
 
 class ContactMode(enum.IntEnum):
+    """How a contact ends: breaking (no impulse), sticking (inside the cone) or sliding (on it)."""
+
     BREAKING = 0
     STICKING = 1
     SLIDING = 2
@@ -58,34 +62,45 @@ class NCPSolution:
     iterations, residual (largest violation of cone membership, dual-cone membership and
     complementarity, relative to the data's scale), and mu (nc,)."""
 
-    impulses: np.ndarray
-    velocities: np.ndarray
-    modes: np.ndarray
+    impulses: FloatArray
+    velocities: FloatArray
+    modes: Int8Array
     status: LCPStatus
     iterations: int
     residual: float
-    mu: np.ndarray
+    mu: FloatArray
 
 
 class NCPCotangents(NamedTuple):
     """∂ℓ/∂(G (3nc, 3nc), g (3nc,), mu (nc,))."""
 
-    G: np.ndarray
-    g: np.ndarray
-    mu: np.ndarray
+    G: FloatArray
+    g: FloatArray
+    mu: FloatArray
 
 
-def project_onto_friction_cone(impulses, mu):
+def _coefficients(mu: ArrayLike, count: int) -> FloatArray:
+    """Friction coefficients (count,) from mu (count,) or a scalar, checked."""
+    values = float_array(mu, "mu")
+    return checked_array(np.broadcast_to(values, (count,)) if values.ndim == 0 else values, "mu", (count,))
+
+
+def project_onto_friction_cone(impulses: ArrayLike, mu: ArrayLike) -> FloatArray:
     """Euclidean projection of (nc, 3) impulses [t1, t2, n] onto the cones ‖t‖ ≤ μ n (mu (nc,) or a
     scalar)."""
-    impulses = np.ascontiguousarray(impulses, dtype=np.float64)
-    if impulses.ndim != 2 or impulses.shape[1] != 3:
-        raise ValueError(f"impulses must have shape (nc, 3), got {impulses.shape}")
-    mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), impulses.shape[:1])
-    return _native.lcp.project_onto_friction_cone(impulses, np.ascontiguousarray(mu))
+    impulses = checked_array(impulses, "impulses", ("nc", 3))
+    return _native.lcp.project_onto_friction_cone(impulses, _coefficients(mu, len(impulses)))
 
 
-def solve_contact_ncp(G, g, mu, *, tol=1e-10, max_iterations=5000, rho=None):
+def solve_contact_ncp(
+    G: ArrayLike,
+    g: ArrayLike,
+    mu: ArrayLike,
+    *,
+    tol: float = 1e-10,
+    max_iterations: int = 5000,
+    rho: float | None = None,
+) -> NCPSolution:
     """Solve the contact NCP of the module docstring by ADMM.
 
     G : (3nc, 3nc) symmetric positive semidefinite Delassus matrix; g : (3nc,) free velocity; both in
@@ -94,17 +109,12 @@ def solve_contact_ncp(G, g, mu, *, tol=1e-10, max_iterations=5000, rho=None):
     adapted by residual balancing.
     Returns an NCPSolution with each contact's mode.
     """
-    g = np.asarray(g, dtype=np.float64)
-    if g.ndim != 1 or g.size % 3:
-        raise ValueError(f"g must have shape (3 nc,), got {g.shape}")
+    g = checked_array(g, "g", ("3 nc",))
+    if g.size % 3:
+        raise shape_error("g", [("3 nc",)], g.shape)
     nc = g.size // 3
-    G = np.asarray(G, dtype=np.float64)
-    if G.shape != (g.size, g.size):
-        raise ValueError(f"G must have shape ({g.size}, {g.size}), got {G.shape}")
-    mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), (nc,)).copy()
-    for name, array in (("G", G), ("g", g), ("mu", mu)):
-        if not np.all(np.isfinite(array)):
-            raise ValueError(f"{name} must be finite (no NaN or inf)")
+    G = checked_array(G, "G", (("len(g)", g.size), ("len(g)", g.size)))
+    mu = _coefficients(mu, nc)
     if np.any(mu < 0):
         raise ValueError("mu must be ≥ 0")
     scale_G = max(1.0, float(np.abs(G).max(initial=0.0)))
@@ -115,25 +125,24 @@ def solve_contact_ncp(G, g, mu, *, tol=1e-10, max_iterations=5000, rho=None):
         raise ValueError("G must be positive semidefinite (a Delassus matrix)")
     if rho is None:
         largest = max(eigenvalues.max(), 1e-12)
-        rho = np.sqrt(largest * max(eigenvalues.min(), 1e-2 * largest))
+        rho = float(np.sqrt(largest * max(eigenvalues.min(), 1e-2 * largest)))
     # modes: ContactMode codes, native (lcp/ncp.hpp's contact_modes, shared with the simulation).
     impulses, velocities, modes, status, iteration, residual = _native.lcp.ncp_admm(
-        G, g, mu, float(rho), tol, int(max_iterations)
+        G, g, mu, float(rho), checked_positive(tol, "tol"), int(max_iterations)
     )
-    status = LCPStatus(status)
-    for array in (impulses, velocities, modes, mu):
+    for array in (impulses, velocities, modes):
         array.setflags(write=False)
-    return NCPSolution(impulses, velocities, modes, status, iteration, residual, mu)
+    return NCPSolution(impulses, velocities, modes, LCPStatus(status), iteration, residual, mu)
 
 
 class _ModeSystem(NamedTuple):
-    rows: np.ndarray  # indices of λ in C (non-breaking contacts)
-    jacobian: np.ndarray  # ∂F/∂λ_C
-    W: np.ndarray  # ∂F/∂v (|C|·3, 3nc)
-    dmu: np.ndarray  # ∂F/∂μ (|C|·3, nc)
+    rows: IntArray  # indices of λ in C (non-breaking contacts)
+    jacobian: FloatArray  # ∂F/∂λ_C
+    W: FloatArray  # ∂F/∂v (|C|·3, 3nc)
+    dmu: FloatArray  # ∂F/∂μ (|C|·3, nc)
 
 
-def _mode_system(solution, G):
+def _mode_system(solution: NCPSolution, G: ArrayLike) -> _ModeSystem:
     """The implicit equations F(λ_C) = 0 of the current modes, linearized."""
     G = np.asarray(G, dtype=np.float64)
     lam = solution.impulses.reshape(-1, 3)
@@ -161,7 +170,9 @@ def _mode_system(solution, G):
     return _ModeSystem(rows, D + W @ G[:, rows], W, dmu)
 
 
-def ncp_jvp(solution, G, dG, dg, dmu=None):
+def ncp_jvp(
+    solution: NCPSolution, G: ArrayLike, dG: ArrayLike, dg: ArrayLike, dmu: ArrayLike | None = None
+) -> FloatArray:
     """Directional derivative dλ (3nc,) of the impulses along (dG, dg, dmu), modes held fixed."""
     system = _mode_system(solution, G)
     dv = np.asarray(dG, dtype=np.float64) @ solution.impulses + np.asarray(dg, dtype=np.float64)
@@ -174,7 +185,7 @@ def ncp_jvp(solution, G, dG, dg, dmu=None):
     return d_lambda
 
 
-def ncp_vjp(solution, G, grad_impulses):
+def ncp_vjp(solution: NCPSolution, G: ArrayLike, grad_impulses: ArrayLike) -> NCPCotangents:
     """NCPCotangents ∂ℓ/∂(G, g, mu) from ∂ℓ/∂λ (3nc,): the transpose of ncp_jvp."""
     system = _mode_system(solution, G)
     grad_impulses = np.asarray(grad_impulses, dtype=np.float64)

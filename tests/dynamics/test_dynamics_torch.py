@@ -207,7 +207,7 @@ def test_bad_inputs_are_refused(sticking_box):
     with pytest.raises(TypeError, match="world must be a dcol.dynamics.World"):
         dynamics_torch.step(world.model, **good)
     q0, v0, taus = good["q"], good["v"], good["tau"][None]
-    with pytest.raises(ValueError, match=r"taus must have shape \(m, 6\)"):
+    with pytest.raises(ValueError, match=r"taus must have shape \(T, 6\)"):
         dynamics_torch.rollout(world, q0, v0, good["tau"])
     with pytest.raises(ValueError, match="q0 must be finite"):
         dynamics_torch.rollout(world, torch.full((7,), float("inf"), dtype=torch.float64), v0, taus)

@@ -251,14 +251,14 @@ def test_statically_indeterminate_friction_is_solved_by_pivoting():
         previous = world.step(q, v, warm_start=previous)
         q, v = previous.q, previous.v
     problems = []
-    solve = simulation._solve_boxed
-    simulation._solve_boxed = lambda A, b, bounds, *rest, **options: (
+    solve = simulation.solve_boxed_lcp_unchecked
+    simulation.solve_boxed_lcp_unchecked = lambda A, b, bounds, *rest, **options: (
         problems.append((A, b, bounds)) or solve(A, b, bounds, *rest, **options)
     )
     try:
         step = world.step(q, v)  # no warm start: Gauss–Seidel from zero
     finally:
-        simulation._solve_boxed = solve
+        simulation.solve_boxed_lcp_unchecked = solve
     A, b, bounds = problems[0]
     f, mu, normal = step.lcp.f, bounds.mu, bounds.friction_index
     assert step.lcp.status == LCPStatus.SOLVED and step.lcp.iterations <= 64
