@@ -22,16 +22,16 @@ contact's normal also with the other body's position (Nimble §V).
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from dcol import _native
+from dcol._native import ContactRule
+from dcol.solvers import SolverSettings
+from dcol.typing import ArrayLike, FloatArray, Int8Array
+from dcol.validation import checked_real
 
 from .distance import DISTANCE_SETTINGS
-from .validation import checked_real
+from .shapes import Shape
 
 __all__ = ["ContactRule", "ContactSet", "contacts"]
-
-ContactRule = _native.ContactRule
 
 
 @dataclass(frozen=True)
@@ -43,23 +43,35 @@ class ContactSet:
     (K, 3, 12) and d_separation (K, 12) float64, with respect to [δp_a, δθ_a, δp_b, δθ_b]; else None.
     """
 
-    point: np.ndarray
-    normal: np.ndarray
-    tangent1: np.ndarray
-    tangent2: np.ndarray
-    separation: np.ndarray
-    rule: np.ndarray
-    d_point: np.ndarray = None
-    d_normal: np.ndarray = None
-    d_tangent1: np.ndarray = None
-    d_tangent2: np.ndarray = None
-    d_separation: np.ndarray = None
+    point: FloatArray
+    normal: FloatArray
+    tangent1: FloatArray
+    tangent2: FloatArray
+    separation: FloatArray
+    rule: Int8Array
+    d_point: FloatArray | None = None
+    d_normal: FloatArray | None = None
+    d_tangent1: FloatArray | None = None
+    d_tangent2: FloatArray | None = None
+    d_separation: FloatArray | None = None
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.separation)
 
 
-def contacts(a, r_a, q_a, b, r_b, q_b, *, margin=0.0, feature_tolerance=1e-3, derivatives=False, settings=None):
+def contacts(
+    a: Shape,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: Shape,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    *,
+    margin: float = 0.0,
+    feature_tolerance: float = 1e-3,
+    derivatives: bool = False,
+    settings: SolverSettings | None = None,
+) -> ContactSet:
     """Contacts between shapes a and b at body poses (r, q), if their signed distance is ≤ margin.
 
     Parameters

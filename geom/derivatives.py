@@ -37,14 +37,16 @@ matrices.
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from dcol import _native
-from dcol.solvers import SolverSettings
+from dcol.solvers import SolverSettings, Status
+from dcol.typing import ArrayLike, FloatArray, Int8Array, Int32Array
+from dcol.validation import checked_array, checked_threads
 
-from .proximity import checked_threads
-from .shapes import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere
+from .shapes import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Shape, ShapeOrShapes, Sphere
 
 __all__ = [
     "DERIVATIVE_SETTINGS",
@@ -68,29 +70,27 @@ DERIVATIVE_SETTINGS = SolverSettings(barrier=1e-9, centrality_tol=1e-5)
 (relative; the solver converges quadratically there, so this costs a fraction of an iteration over
 1e-4). See the module docstring for the choice of μ."""
 
-_PARAMETERIZATIONS = ("quaternion", "mrp", "rigid")
-
 
 @dataclass(frozen=True)
 class ProximityJacobian:
     """α, x and J = ∂(x, α)/∂(pose_a, pose_b): (4, P) with rows (x0, x1, x2, α), P = 14 for
     "quaternion", 12 otherwise (leading N axis on every field in the batch functions)."""
 
-    alpha: np.ndarray
-    x: np.ndarray
-    jacobian: np.ndarray
-    status: np.ndarray
-    iterations: np.ndarray
+    alpha: float | FloatArray
+    x: FloatArray
+    jacobian: FloatArray
+    status: Status | Int8Array
+    iterations: int | Int32Array
 
 
 @dataclass(frozen=True)
 class ProximityGradient:
     """α and ∂α/∂(pose_a, pose_b), (P,)."""
 
-    alpha: np.ndarray
-    gradient: np.ndarray
-    status: np.ndarray
-    iterations: np.ndarray
+    alpha: float | FloatArray
+    gradient: FloatArray
+    status: Status | Int8Array
+    iterations: int | Int32Array
 
 
 @dataclass(frozen=True)
@@ -103,23 +103,27 @@ class ContactJacobian:
     d_normal (3, P); status, iterations. In the batch functions every field has a leading N axis.
     """
 
-    alpha: np.ndarray
-    x: np.ndarray
-    p_a: np.ndarray
-    p_b: np.ndarray
-    distance: np.ndarray
-    normal: np.ndarray
-    d_alpha: np.ndarray
-    d_x: np.ndarray
-    d_p_a: np.ndarray
-    d_p_b: np.ndarray
-    d_distance: np.ndarray
-    d_normal: np.ndarray
-    status: np.ndarray
-    iterations: np.ndarray
+    alpha: float | FloatArray
+    x: FloatArray
+    p_a: FloatArray
+    p_b: FloatArray
+    distance: float | FloatArray
+    normal: FloatArray
+    d_alpha: FloatArray
+    d_x: FloatArray
+    d_p_a: FloatArray
+    d_p_b: FloatArray
+    d_distance: FloatArray
+    d_normal: FloatArray
+    status: Status | Int8Array
+    iterations: int | Int32Array
 
 
-def checked_derivative_settings(settings, default=DERIVATIVE_SETTINGS, exact_allowed=True):
+def checked_derivative_settings(
+    settings: SolverSettings | None, default: SolverSettings = DERIVATIVE_SETTINGS, exact_allowed: bool = True
+) -> SolverSettings:
+    """The solver settings of a derivative function: default when None; with exact_allowed=False a
+    barrier of 0 (exact derivatives) is refused."""
     if settings is None:
         return default
     if not isinstance(settings, SolverSettings):
@@ -129,13 +133,19 @@ def checked_derivative_settings(settings, default=DERIVATIVE_SETTINGS, exact_all
     return settings
 
 
-def checked_parameterization(parameterization):
-    if parameterization not in _PARAMETERIZATIONS:
-        raise ValueError(f"parameterization must be one of {_PARAMETERIZATIONS}, got {parameterization!r}")
-    return parameterization
-
-
-def _batch(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings, threads):
+# _batch and _single leave the parameterization to the native check, whose error names it.
+def _batch(
+    a: ShapeOrShapes,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: ShapeOrShapes,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    request: int,
+    parameterization: str,
+    settings: SolverSettings | None,
+    threads: int | None,
+) -> dict[str, Any]:
     return _native.proximity_batch(
         a,
         r_a,
@@ -146,11 +156,21 @@ def _batch(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings, thread
         checked_derivative_settings(settings),
         checked_threads(threads),
         request,
-        checked_parameterization(parameterization),
+        parameterization,
     )
 
 
-def _single(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings):
+def _single(
+    a: Shape,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: Shape,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    request: int,
+    parameterization: str,
+    settings: SolverSettings | None,
+) -> tuple[Any, ...]:
     """One pose pair's derivatives: the fields of the request's result class, in order."""
     return _native.proximity_derivatives(
         a,
@@ -161,17 +181,27 @@ def _single(a, r_a, q_a, b, r_b, q_b, request, parameterization, settings):
         q_b,
         checked_derivative_settings(settings),
         request,
-        checked_parameterization(parameterization),
+        parameterization,
     )
 
 
-def _proximity_jacobian(out):
+def _proximity_jacobian(out: dict[str, Any]) -> ProximityJacobian:
     """ProximityJacobian from the native arrays (the contact points' and distance's are dropped)."""
     jacobian = np.concatenate([out["d_x"], out["d_alpha"][..., None, :]], axis=-2)
     return ProximityJacobian(out["alpha"], out["x"], jacobian, out["status"], out["iterations"])
 
 
-def proximity_jacobian(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion", settings=None):
+def proximity_jacobian(
+    a: Shape,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: Shape,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    *,
+    parameterization: str = "quaternion",
+    settings: SolverSettings | None = None,
+) -> ProximityJacobian:
     """α, x and their Jacobian J = ∂(x, α)/∂(pose_a, pose_b) (DCOL.jl's ``proximity_jacobian``).
 
     Parameters
@@ -188,13 +218,33 @@ def proximity_jacobian(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion
     return ProximityJacobian(*_single(a, r_a, q_a, b, r_b, q_b, _JACOBIAN, parameterization, settings))
 
 
-def proximity_gradient(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion", settings=None):
+def proximity_gradient(
+    a: Shape,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: Shape,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    *,
+    parameterization: str = "quaternion",
+    settings: SolverSettings | None = None,
+) -> ProximityGradient:
     """α and ∂α/∂(pose_a, pose_b) alone, from the gradient of the Lagrangian at the optimum (no linear
     solve). Parameters as :func:`proximity_jacobian`; returns ProximityGradient (gradient (P,))."""
     return ProximityGradient(*_single(a, r_a, q_a, b, r_b, q_b, _GRADIENT, parameterization, settings))
 
 
-def contact_jacobian(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion", settings=None):
+def contact_jacobian(
+    a: Shape,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: Shape,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    *,
+    parameterization: str = "quaternion",
+    settings: SolverSettings | None = None,
+) -> ContactJacobian:
     """Contact points (29), distance (30), normal, α and x with their Jacobians to both poses.
 
     Parameters as :func:`proximity_jacobian`; returns ContactJacobian.
@@ -202,19 +252,52 @@ def contact_jacobian(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion",
     return ContactJacobian(*_single(a, r_a, q_a, b, r_b, q_b, _CONTACT, parameterization, settings))
 
 
-def proximity_jacobian_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion", settings=None, threads=None):
+def proximity_jacobian_batch(
+    a: ShapeOrShapes,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: ShapeOrShapes,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    *,
+    parameterization: str = "quaternion",
+    settings: SolverSettings | None = None,
+    threads: int | None = None,
+) -> ProximityJacobian:
     """:func:`proximity_jacobian` for N pose pairs in one native call (arguments as
     dcol.geom.proximity_batch); every field of the result has a leading N axis."""
     return _proximity_jacobian(_batch(a, r_a, q_a, b, r_b, q_b, _JACOBIAN, parameterization, settings, threads))
 
 
-def proximity_gradient_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion", settings=None, threads=None):
+def proximity_gradient_batch(
+    a: ShapeOrShapes,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: ShapeOrShapes,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    *,
+    parameterization: str = "quaternion",
+    settings: SolverSettings | None = None,
+    threads: int | None = None,
+) -> ProximityGradient:
     """:func:`proximity_gradient` for N pose pairs in one native call; gradient is (N, P)."""
     out = _batch(a, r_a, q_a, b, r_b, q_b, _GRADIENT, parameterization, settings, threads)
     return ProximityGradient(out["alpha"], out["d_alpha"], out["status"], out["iterations"])
 
 
-def contact_jacobian_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="quaternion", settings=None, threads=None):
+def contact_jacobian_batch(
+    a: ShapeOrShapes,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: ShapeOrShapes,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    *,
+    parameterization: str = "quaternion",
+    settings: SolverSettings | None = None,
+    threads: int | None = None,
+) -> ContactJacobian:
     """:func:`contact_jacobian` for N pose pairs in one native call; leading N axis on every field."""
     return ContactJacobian(**_batch(a, r_a, q_a, b, r_b, q_b, _CONTACT, parameterization, settings, threads))
 
@@ -232,13 +315,13 @@ class ShapeParameterJacobian:
     """
 
     alpha: float
-    x: np.ndarray
-    jacobians: dict
-    status: object
+    x: FloatArray
+    jacobians: dict[tuple[str, str], FloatArray]
+    status: Status
     iterations: int
 
 
-def _named_parameters(shape, jacobian):
+def _named_parameters(shape: Shape, jacobian: FloatArray) -> dict[str, FloatArray]:
     """The native (4, count) block of one shape as {name: (4,) + attribute shape}."""
     if isinstance(shape, Polytope):
         m = len(shape.b)
@@ -268,23 +351,30 @@ def _named_parameters(shape, jacobian):
     raise TypeError(f"unknown shape {type(shape).__name__}")
 
 
-def _polytope_parameterization(shape, dA_dtheta, db_dtheta, side):
+def _polytope_parameterization(
+    shape: Shape, dA_dtheta: ArrayLike, db_dtheta: ArrayLike, side: str
+) -> tuple[FloatArray, FloatArray]:
     """(dA/dθ (m, 3, p), db/dθ (m, p)) checked against the polytope of one side."""
     if not isinstance(shape, Polytope):
         raise TypeError(f"theta_{side} is for polytopes; shape {side} is a {type(shape).__name__}")
-    m = len(shape.b)
-    dA = np.asarray(dA_dtheta, dtype=np.float64)
-    db = np.asarray(db_dtheta, dtype=np.float64)
-    if dA.ndim != 3 or dA.shape[:2] != (m, 3) or db.shape != (m, dA.shape[2]):
-        raise ValueError(
-            f"theta_{side} must be (dA/dθ of shape ({m}, 3, p), db/dθ of shape ({m}, p)), got {dA.shape} and {db.shape}"
-        )
-    if not (np.all(np.isfinite(dA)) and np.all(np.isfinite(db))):
-        raise ValueError(f"theta_{side} must be finite")
+    faces = ("len(A)", len(shape.b))
+    dA = checked_array(dA_dtheta, f"theta_{side} dA/dθ", (faces, 3, "p"))
+    db = checked_array(db_dtheta, f"theta_{side} db/dθ", (faces, ("p", dA.shape[2])))
     return dA, db
 
 
-def shape_parameter_jacobian(a, r_a, q_a, b, r_b, q_b, *, theta_a=None, theta_b=None, settings=None):
+def shape_parameter_jacobian(
+    a: Shape,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: Shape,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    *,
+    theta_a: tuple[ArrayLike, ArrayLike] | None = None,
+    theta_b: tuple[ArrayLike, ArrayLike] | None = None,
+    settings: SolverSettings | None = None,
+) -> ShapeParameterJacobian:
     """Derivatives of (x, α) with respect to each shape's own parameters at one pose pair.
 
     Parameters
@@ -299,7 +389,7 @@ def shape_parameter_jacobian(a, r_a, q_a, b, r_b, q_b, *, theta_a=None, theta_b=
     ShapeParameterJacobian. The offset poses are not differentiated.
     """
     out = _native.shape_parameter_jacobian(a, r_a, q_a, b, r_b, q_b, checked_derivative_settings(settings))
-    jacobians = {}
+    jacobians: dict[tuple[str, str], FloatArray] = {}
     for side, shape, theta in (("a", a, theta_a), ("b", b, theta_b)):
         named = _named_parameters(shape, out[side])
         jacobians.update({(side, name): value for name, value in named.items()})

@@ -29,13 +29,13 @@ tilt onto an edge; there one side's derivative is returned).
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from dcol import _native
-from dcol.solvers import SolverSettings
+from dcol.solvers import SolverSettings, Status
+from dcol.typing import ArrayLike, FloatArray, Int8Array, Int32Array
+from dcol.validation import checked_threads, float_array, shape_error
 
-from .derivatives import checked_derivative_settings, checked_parameterization
-from .proximity import checked_threads
+from .derivatives import checked_derivative_settings
+from .shapes import Shape, ShapeOrShapes
 
 __all__ = [
     "DISTANCE_SETTINGS",
@@ -65,13 +65,13 @@ class DistanceResult:
     status : int8 code of dcol.solvers.Status (the worse of the two solves); iterations : int32 (both).
     """
 
-    distance: np.ndarray
-    p_a: np.ndarray
-    p_b: np.ndarray
-    normal: np.ndarray
-    alpha: np.ndarray
-    status: np.ndarray
-    iterations: np.ndarray
+    distance: float | FloatArray
+    p_a: FloatArray
+    p_b: FloatArray
+    normal: FloatArray
+    alpha: float | FloatArray
+    status: Status | Int8Array
+    iterations: int | Int32Array
 
 
 @dataclass(frozen=True)
@@ -79,27 +79,40 @@ class DistanceJacobian(DistanceResult):
     """A DistanceResult with the derivatives of its outputs with respect to (pose_a, pose_b), P columns:
     d_distance (P,), d_p_a, d_p_b, d_normal (3, P)."""
 
-    d_distance: np.ndarray
-    d_p_a: np.ndarray
-    d_p_b: np.ndarray
-    d_normal: np.ndarray
+    d_distance: FloatArray
+    d_p_a: FloatArray
+    d_p_b: FloatArray
+    d_normal: FloatArray
 
 
-def _single_pose(r_a, q_a, r_b, q_b):
-    """One pose pair as arrays with a leading axis of 1, for the batch functions."""
+def _single_pose(r_a: ArrayLike, q_a: ArrayLike, r_b: ArrayLike, q_b: ArrayLike) -> list[FloatArray]:
+    """One pose pair as arrays with a leading axis of 1, for the batch functions, which check their
+    values (a batch given here would pass their checks as one)."""
     poses = []
-    for value, name in ((r_a, "r_a"), (q_a, "q_a"), (r_b, "r_b"), (q_b, "q_b")):
-        try:
-            array = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError) as err:
-            raise TypeError(f"{name} must be an array of real numbers") from err
-        if array.ndim not in (1, 2):
-            raise ValueError(f"{name} must have shape (3,), (4,) or (3, 3), got {array.shape}")
+    for value, name, shapes in (
+        (r_a, "r_a", [(3,)]),
+        (q_a, "q_a", [(4,), (3, 3)]),
+        (r_b, "r_b", [(3,)]),
+        (q_b, "q_b", [(4,), (3, 3)]),
+    ):
+        array = float_array(value, name)
+        if array.shape not in shapes:
+            raise shape_error(name, shapes, array.shape)
         poses.append(array[None])
     return poses
 
 
-def signed_distance_batch(a, r_a, q_a, b, r_b, q_b, *, settings=None, threads=None):
+def signed_distance_batch(
+    a: ShapeOrShapes,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: ShapeOrShapes,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    *,
+    settings: SolverSettings | None = None,
+    threads: int | None = None,
+) -> DistanceResult:
     """Signed distances of N pose pairs in one native call (the GIL is released).
 
     a, b : a shape each, or sequences of N shapes; r_a, r_b : (N, 3); q_a, q_b : (N, 4) quaternions
@@ -122,14 +135,34 @@ def signed_distance_batch(a, r_a, q_a, b, r_b, q_b, *, settings=None, threads=No
     return DistanceResult(**out)
 
 
-def signed_distance(a, r_a, q_a, b, r_b, q_b, *, settings=None):
+def signed_distance(
+    a: Shape,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: Shape,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    *,
+    settings: SolverSettings | None = None,
+) -> DistanceResult:
     """Signed distance of shapes a and b at body poses (r, q): a DistanceResult (see the module)."""
-    poses = _single_pose(r_a, q_a, r_b, q_b)
-    out = signed_distance_batch(a, *poses[:2], b, *poses[2:], settings=settings)
+    r_a1, q_a1, r_b1, q_b1 = _single_pose(r_a, q_a, r_b, q_b)
+    out = signed_distance_batch(a, r_a1, q_a1, b, r_b1, q_b1, settings=settings)
     return DistanceResult(**{key: value[0] for key, value in vars(out).items()})
 
 
-def distance_jacobian_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="rigid", settings=None, threads=None):
+def distance_jacobian_batch(
+    a: ShapeOrShapes,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: ShapeOrShapes,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    *,
+    parameterization: str = "rigid",
+    settings: SolverSettings | None = None,
+    threads: int | None = None,
+) -> DistanceJacobian:
     """Signed distances and their derivatives for N pose pairs: a DistanceJacobian of arrays.
 
     settings default to DISTANCE_SETTINGS (a barrier > 0 is required, see dcol.geom.derivatives);
@@ -145,18 +178,28 @@ def distance_jacobian_batch(a, r_a, q_a, b, r_b, q_b, *, parameterization="rigid
         checked_derivative_settings(settings, DISTANCE_SETTINGS, exact_allowed=False),
         checked_threads(threads),
         True,
-        checked_parameterization(parameterization),
+        parameterization,
     )
     return DistanceJacobian(**out)
 
 
-def distance_jacobian(a, r_a, q_a, b, r_b, q_b, *, parameterization="rigid", settings=None):
+def distance_jacobian(
+    a: Shape,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: Shape,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    *,
+    parameterization: str = "rigid",
+    settings: SolverSettings | None = None,
+) -> DistanceJacobian:
     """Signed distance of one pose pair and its derivatives: a DistanceJacobian."""
-    poses = _single_pose(r_a, q_a, r_b, q_b)
-    out = distance_jacobian_batch(a, *poses[:2], b, *poses[2:], parameterization=parameterization, settings=settings)
+    r_a1, q_a1, r_b1, q_b1 = _single_pose(r_a, q_a, r_b, q_b)
+    out = distance_jacobian_batch(a, r_a1, q_a1, b, r_b1, q_b1, parameterization=parameterization, settings=settings)
     return DistanceJacobian(**{key: value[0] for key, value in vars(out).items()})
 
 
-def support_point(shape, r, q, direction):
+def support_point(shape: Shape, r: ArrayLike, q: ArrayLike, direction: ArrayLike) -> FloatArray:
     """(3,) float64 world point of ``shape`` at body pose (r, q) farthest along ``direction`` (3,), nonzero."""
     return _native.support(shape, r, q, direction)

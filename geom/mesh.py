@@ -11,6 +11,8 @@ centroid and folds that shift into the shape's offset pose in the body, so the b
 mesh's frame (moved by the user's ``offset``, if any).
 """
 
+from __future__ import annotations
+
 import hashlib
 import importlib
 import importlib.metadata
@@ -18,12 +20,23 @@ import json
 import os
 import tempfile
 import zipfile
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 from scipy.spatial import ConvexHull
 
+from dcol.typing import ArrayLike, FloatArray, IntArray, Pose
+from dcol.validation import checked_array, checked_integer, checked_interval
+
+from .rotations import checked_pose
 from .shapes import MAX_FACES, Polytope
-from .validation import checked_array, checked_offset
+
+if TYPE_CHECKING:
+    import trimesh
+
+MeshOrPath: TypeAlias = "trimesh.Trimesh | str | os.PathLike[str]"
 
 __all__ = ["load_mesh", "ConvexMesh", "convex_decomposition"]
 
@@ -40,7 +53,7 @@ _TOPOLOGY_TOLERANCE = 10.0 * _COPLANAR_TOLERANCE
 _CONVEX_TOLERANCE = 1e-6
 
 
-def load_mesh(path):
+def load_mesh(path: str | os.PathLike[str]) -> trimesh.Trimesh:
     """Triangle mesh from a file, scenes flattened into one mesh.
 
     Parameters
@@ -79,7 +92,7 @@ def load_mesh(path):
     return mesh
 
 
-def _mesh_argument(mesh_or_path, name):
+def _mesh_argument(mesh_or_path: MeshOrPath, name: str) -> tuple[trimesh.Trimesh, str]:
     """(trimesh.Trimesh, description for messages) from a mesh or a file path."""
     import trimesh  # on first use: it would add ~0.2 s to importing dcol.geom
 
@@ -94,7 +107,7 @@ def _mesh_argument(mesh_or_path, name):
     raise TypeError(f"{name} must be a trimesh.Trimesh or a path to a mesh file, got {type(mesh_or_path).__name__}")
 
 
-def _scaled_vertices(vertices, scale):
+def _scaled_vertices(vertices: ArrayLike, scale: ArrayLike | None) -> FloatArray:
     """(V, 3) float64 vertices times scale: None, a number or (3,) per-axis factors, all nonzero."""
     if scale is None:
         return np.asarray(vertices, dtype=np.float64)
@@ -104,7 +117,7 @@ def _scaled_vertices(vertices, scale):
     return np.asarray(vertices, dtype=np.float64) * factors
 
 
-def _solid_hull(points, name):
+def _solid_hull(points: FloatArray, name: str) -> ConvexHull:
     """qhull hull of points (k, 3), k ≥ 4, that must enclose a volume, nearly coplanar facets merged."""
     if len(points) < 4:
         raise ValueError(f"{name} must hold at least 4 points, got {len(points)}")
@@ -119,7 +132,7 @@ def _solid_hull(points, name):
     return hull
 
 
-def _farthest_points(points, count):
+def _farthest_points(points: FloatArray, count: int) -> FloatArray:
     """At most count of the points (k, 3): the farthest from their mean first, then each the farthest
     from those already picked."""
     if len(points) <= count:
@@ -132,7 +145,7 @@ def _farthest_points(points, count):
     return points[picked]
 
 
-def _volume_and_centroid(hull):
+def _volume_and_centroid(hull: ConvexHull) -> tuple[float, FloatArray]:
     """Volume (float) and (3,) float64 volume centroid of the hull: tetrahedra from an inner point
     to each of its triangles."""
     inner = hull.points[hull.vertices].mean(axis=0)
@@ -141,7 +154,7 @@ def _volume_and_centroid(hull):
     return volumes.sum(), inner + volumes @ corners.sum(axis=1) / (4.0 * volumes.sum())
 
 
-def _merged_planes(hull, centroid):
+def _merged_planes(hull: ConvexHull, centroid: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Face planes of the hull in the frame at centroid, one per qhull facet (whose triangles all
     carry the facet's plane).
 
@@ -157,7 +170,7 @@ def _merged_planes(hull, centroid):
     return normals, np.max(normals @ points.T, axis=1)
 
 
-def _fan_triangles(faces):
+def _fan_triangles(faces: tuple[IntArray, ...]) -> IntArray:
     """(t, 3) int64 triangles fanning each polygon of faces (those with ≥ 3 vertices)."""
     polygons = [face for face in faces if len(face) >= 3]
     return np.vstack([np.column_stack([np.full(len(p) - 2, p[0]), p[1:-1], p[2:]]) for p in polygons])
@@ -180,18 +193,25 @@ class ConvexMesh(Polytope):
     after merging coplanar triangles.
     """
 
-    _topology_tolerance = _TOPOLOGY_TOLERANCE
+    _topology_tolerance: float = _TOPOLOGY_TOLERANCE
 
-    def __init__(self, vertices, *, offset=None):
-        self._build(checked_array(vertices, "vertices", (None, 3)), offset, "vertices")
+    def __init__(self, vertices: ArrayLike, *, offset: Pose | None = None) -> None:
+        self._build(checked_array(vertices, "vertices", ("m", 3)), offset, "vertices")
 
     @classmethod
-    def from_vertices(cls, V, *, offset=None):
+    def from_vertices(cls, V: ArrayLike, *, offset: Pose | None = None) -> ConvexMesh:
         """Same as ``ConvexMesh(V, offset=offset)`` (the origin need not be inside)."""
         return cls(V, offset=offset)
 
     @classmethod
-    def from_mesh(cls, mesh_or_path, *, scale=None, offset=None, max_vertices=None):
+    def from_mesh(
+        cls,
+        mesh_or_path: MeshOrPath,
+        *,
+        scale: ArrayLike | None = None,
+        offset: Pose | None = None,
+        max_vertices: int | None = None,
+    ) -> ConvexMesh:
         """Convex hull of a mesh's vertices.
 
         Parameters
@@ -211,19 +231,18 @@ class ConvexMesh(Polytope):
         mesh, name = _mesh_argument(mesh_or_path, "mesh_or_path")
         points = _scaled_vertices(mesh.vertices, scale)
         if max_vertices is not None:
-            if isinstance(max_vertices, bool) or not isinstance(max_vertices, (int, np.integer)) or max_vertices < 4:
-                raise ValueError(f"max_vertices must be an integer ≥ 4, got {max_vertices!r}")
-            points = _farthest_points(points[_solid_hull(points, name).vertices], int(max_vertices))
+            count = checked_integer(max_vertices, "max_vertices", minimum=4)
+            points = _farthest_points(points[_solid_hull(points, name).vertices], count)
         return cls._from_points(points, offset, name)
 
     @classmethod
-    def _from_points(cls, points, offset, name):
+    def _from_points(cls, points: FloatArray, offset: Pose | None, name: str) -> ConvexMesh:
         """Like the constructor, with ``name`` for the points in error messages."""
         shape = cls.__new__(cls)
         shape._build(points, offset, name)
         return shape
 
-    def _build(self, points, offset, name):
+    def _build(self, points: FloatArray, offset: Pose | None, name: str) -> None:
         hull = _solid_hull(points, name)
         volume, centroid = _volume_and_centroid(hull)
         A, b = _merged_planes(hull, centroid)
@@ -233,49 +252,49 @@ class ConvexMesh(Polytope):
                 f"MAX_FACES = {MAX_FACES} are supported: decimate the mesh (e.g. trimesh's "
                 "simplify_quadric_decimation) or split it with convex_decomposition(..., max_hull_vertices=...)"
             )
-        position, rotation = checked_offset(offset)
+        position, rotation = checked_pose(offset, "offset")
         super().__init__(A, b, offset=(position + rotation @ centroid, rotation))
         centroid.setflags(write=False)
         self._centroid = centroid
         self._volume = float(volume)
 
     @property
-    def centroid(self):
+    def centroid(self) -> FloatArray:
         """(3,) float64 hull's volume centroid in the input's frame (before offset): the shift of
         the shape frame from the input frame. Without an offset it is ``offset_position``."""
         return self._centroid
 
     @property
-    def volume(self):
+    def volume(self) -> float:
         """float, volume of the hull."""
         return self._volume
 
     @property
-    def mesh(self):
+    def mesh(self) -> trimesh.Trimesh:
         """trimesh.Trimesh of the hull in the body frame, triangles wound outward (a new copy each time)."""
         import trimesh  # on first use: it would add ~0.2 s to importing dcol.geom
 
         vertices = self.vertices @ self.offset_rotation.T + self.offset_position
         return trimesh.Trimesh(vertices, _fan_triangles(self.faces), process=False)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"ConvexMesh(faces={len(self.b)}, vertices={len(self.vertices)}, volume={self._volume:.6g})"
 
 
-def _missing_backend(package):
+def _missing_backend(package: str) -> ImportError:
     return ImportError(
         f"convex decomposition needs the {package!r} package: pip install 'dcol[mesh]' (or pip install {package})"
     )
 
 
-def _import_backend(package):
+def _import_backend(package: str) -> ModuleType:
     try:
         return importlib.import_module(package)
     except ImportError as err:
         raise _missing_backend(package) from err
 
 
-def _backend_version(package):
+def _backend_version(package: str) -> str:
     """Installed version of the method's package: results of another version may differ."""
     try:
         return importlib.metadata.version(package)
@@ -283,7 +302,14 @@ def _backend_version(package):
         raise _missing_backend(package) from err
 
 
-def _run_coacd(vertices, faces, threshold, max_hulls, max_hull_vertices, options):
+def _run_coacd(
+    vertices: FloatArray,
+    faces: IntArray,
+    threshold: float,
+    max_hulls: int | None,
+    max_hull_vertices: int,
+    options: dict[str, Any],
+) -> list[FloatArray]:
     """Hull vertex arrays from CoACD (Wei et al. 2022, collision-aware concavity)."""
     coacd = _import_backend("coacd")
     coacd.set_log_level("error")  # its default prints progress to stdout
@@ -297,7 +323,14 @@ def _run_coacd(vertices, faces, threshold, max_hulls, max_hull_vertices, options
     return [vertices for vertices, _ in coacd.run_coacd(coacd.Mesh(vertices, faces), **settings)]
 
 
-def _run_vhacd(vertices, faces, threshold, max_hulls, max_hull_vertices, options):
+def _run_vhacd(
+    vertices: FloatArray,
+    faces: IntArray,
+    threshold: float,
+    max_hulls: int | None,
+    max_hull_vertices: int,
+    options: dict[str, Any],
+) -> list[FloatArray]:
     """Hull vertex arrays from V-HACD 4 (the ``vhacdx`` bindings)."""
     vhacdx = _import_backend("vhacdx")
     # vhacdx takes VTK-style polygons: a vertex count before each face's indices.
@@ -313,14 +346,17 @@ def _run_vhacd(vertices, faces, threshold, max_hulls, max_hull_vertices, options
 
 # method → (package, decomposer); a decomposer maps (vertices, faces, threshold, max_hulls,
 # max_hull_vertices, options) to a list of (k, 3) float64 hull vertex arrays in the mesh frame.
-_DECOMPOSERS = {"coacd": ("coacd", _run_coacd), "vhacd": ("vhacdx", _run_vhacd)}
+_DECOMPOSERS: dict[str, tuple[str, Callable[..., list[FloatArray]]]] = {
+    "coacd": ("coacd", _run_coacd),
+    "vhacd": ("vhacdx", _run_vhacd),
+}
 
 
-def _default_cache_dir():
+def _default_cache_dir() -> str:
     return os.environ.get("DCOL_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "dcol", "decompositions")
 
 
-def _cache_key(vertices, faces, method, settings):
+def _cache_key(vertices: FloatArray, faces: IntArray, method: str, settings: dict[str, Any]) -> str:
     """sha256 hex digest of the mesh arrays, the method, its package version and its settings."""
     digest = hashlib.sha256()
     digest.update(np.ascontiguousarray(vertices, dtype="<f8").tobytes())
@@ -329,7 +365,7 @@ def _cache_key(vertices, faces, method, settings):
     return digest.hexdigest()
 
 
-def _load_cached(path):
+def _load_cached(path: str) -> list[FloatArray] | None:
     """List of (k, 3) float64 hull vertex arrays from a cache file, or None if absent or unreadable."""
     try:
         with np.load(path) as data:
@@ -338,50 +374,42 @@ def _load_cached(path):
         return None
 
 
-def _store_cached(path, hulls):
+def _store_cached(path: str, hulls: list[FloatArray]) -> None:
     """Write the hull vertex arrays atomically, so a concurrent reader never sees half a file."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with tempfile.NamedTemporaryFile(dir=os.path.dirname(path), suffix=".npz", delete=False) as file:
-        np.savez_compressed(file, **{f"hull_{i}": hull for i, hull in enumerate(hulls)})
+        arrays: dict[str, Any] = {f"hull_{i}": hull for i, hull in enumerate(hulls)}
+        np.savez_compressed(file, **arrays)
     os.replace(file.name, path)
 
 
-def _decomposition_settings(method, threshold, max_hulls, max_hull_vertices, options):
+def _decomposition_settings(
+    method: str,
+    threshold: float,
+    max_hulls: int | None,
+    max_hull_vertices: int,
+    options: Mapping[str, Any] | None,
+) -> dict[str, Any]:
     """Validated settings as a JSON-able dict (they go into the cache key)."""
     if method not in _DECOMPOSERS:
         raise ValueError(f"method must be one of {list(_DECOMPOSERS)}, got {method!r}")
+    settings = {
+        "threshold": checked_interval(threshold, "threshold", 0.0, 1.0, open_low=True),
+        "max_hulls": None if max_hulls is None else checked_integer(max_hulls, "max_hulls", minimum=1),
+        # A hull with k vertices has at most 2k − 4 triangles, which must fit in MAX_FACES.
+        "max_hull_vertices": checked_integer(
+            max_hull_vertices, "max_hull_vertices", minimum=4, maximum=(MAX_FACES + 4) // 2
+        ),
+        "options": {} if options is None else dict(options),
+    }
     try:
-        threshold = float(threshold)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"threshold must be a real number, got {threshold!r}") from err
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
-    if max_hulls is not None and (
-        isinstance(max_hulls, bool) or not isinstance(max_hulls, (int, np.integer)) or max_hulls < 1
-    ):
-        raise ValueError(f"max_hulls must be None or an integer ≥ 1, got {max_hulls!r}")
-    # A hull with k vertices has at most 2k − 4 triangles, which must fit in MAX_FACES.
-    largest = (MAX_FACES + 4) // 2
-    if (
-        isinstance(max_hull_vertices, bool)
-        or not isinstance(max_hull_vertices, (int, np.integer))
-        or not 4 <= max_hull_vertices <= largest
-    ):
-        raise ValueError(f"max_hull_vertices must be an integer in [4, {largest}], got {max_hull_vertices!r}")
-    options = {} if options is None else dict(options)
-    try:
-        json.dumps(options)
+        json.dumps(settings["options"])
     except TypeError as err:
         raise TypeError("options must map names to numbers, strings or booleans") from err
-    return {
-        "threshold": threshold,
-        "max_hulls": None if max_hulls is None else int(max_hulls),
-        "max_hull_vertices": int(max_hull_vertices),
-        "options": options,
-    }
+    return settings
 
 
-def _closed_volume(vertices, faces, name):
+def _closed_volume(vertices: FloatArray, faces: IntArray, name: str) -> float:
     """float, volume enclosed by the triangles faces (F, 3) int64 of vertices (V, 3) float64, which
     must form a closed, consistently wound surface."""
     import trimesh  # on first use: it would add ~0.2 s to importing dcol.geom
@@ -396,17 +424,17 @@ def _closed_volume(vertices, faces, name):
 
 
 def convex_decomposition(
-    mesh_or_path,
+    mesh_or_path: MeshOrPath,
     *,
-    method="coacd",
-    threshold=0.05,
-    max_hulls=None,
-    max_hull_vertices=64,
-    scale=None,
-    offset=None,
-    cache_dir=None,
-    options=None,
-):
+    method: str = "coacd",
+    threshold: float = 0.05,
+    max_hulls: int | None = None,
+    max_hull_vertices: int = 64,
+    scale: ArrayLike | None = None,
+    offset: Pose | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> list[ConvexMesh]:
     """Approximate convex decomposition of a closed mesh into ConvexMesh parts of one body.
 
     Parameters

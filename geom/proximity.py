@@ -8,32 +8,21 @@ off the dual solution. The problem is solved in coordinates centred between the 
 by their size, so α does not depend on units or placement.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
-import numpy as np
-
 from dcol import _native
+from dcol._native import ProximityResult
 from dcol.solvers import SolverSettings
+from dcol.typing import ArrayLike, FloatArray, Int8Array, Int32Array
+from dcol.validation import checked_threads
+
+from .shapes import ShapeOrShapes
 
 __all__ = ["proximity", "proximity_batch", "ProximityResult", "ProximityBatchResult"]
 
-ProximityResult = _native.ProximityResult
-
 _DEFAULT_SETTINGS = SolverSettings()
-
-
-def value_settings(settings):
-    """The solver settings of the value functions: the defaults when None."""
-    return _DEFAULT_SETTINGS if settings is None else settings
-
-
-def checked_threads(threads):
-    """The worker-thread count of the batch functions: None means 1, else a positive integer."""
-    if threads is None:
-        return 1
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
-    return int(threads)
 
 
 # The native function itself (native/bindings.cpp, docstring included): a Python wrapper took
@@ -49,17 +38,27 @@ class ProximityBatchResult:
     status : (N,) int8 codes of dcol.solvers.Status; iterations : (N,) int32.
     """
 
-    alpha: np.ndarray
-    x: np.ndarray
-    p_a: np.ndarray
-    p_b: np.ndarray
-    distance: np.ndarray
-    normal: np.ndarray
-    status: np.ndarray
-    iterations: np.ndarray
+    alpha: FloatArray
+    x: FloatArray
+    p_a: FloatArray
+    p_b: FloatArray
+    distance: FloatArray
+    normal: FloatArray
+    status: Int8Array
+    iterations: Int32Array
 
 
-def proximity_batch(a, r_a, q_a, b, r_b, q_b, *, settings=None, threads=None):
+def proximity_batch(
+    a: ShapeOrShapes,
+    r_a: ArrayLike,
+    q_a: ArrayLike,
+    b: ShapeOrShapes,
+    r_b: ArrayLike,
+    q_b: ArrayLike,
+    *,
+    settings: SolverSettings | None = None,
+    threads: int | None = None,
+) -> ProximityBatchResult:
     """DCOL proximity for N pose pairs in one native call (the GIL is released).
 
     Parameters
@@ -74,5 +73,7 @@ def proximity_batch(a, r_a, q_a, b, r_b, q_b, *, settings=None, threads=None):
     -------
     ProximityBatchResult
     """
-    arrays = _native.proximity_batch(a, r_a, q_a, b, r_b, q_b, value_settings(settings), checked_threads(threads))
+    arrays = _native.proximity_batch(
+        a, r_a, q_a, b, r_b, q_b, _DEFAULT_SETTINGS if settings is None else settings, checked_threads(threads)
+    )
     return ProximityBatchResult(**arrays)

@@ -9,17 +9,21 @@ is :func:`dcol.geom.contacts` for every remaining pair, in one native call (seve
 asked). Poses change without rebuilding anything: pass the current ones to each query.
 """
 
-from dataclasses import dataclass
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from dcol import _native
+from dcol.solvers import SolverSettings
+from dcol.typing import ArrayLike, BoolArray, FloatArray, IntArray
+from dcol.validation import checked_integer, checked_real, checked_threads
 
 from .contacts import ContactSet
 from .distance import DISTANCE_SETTINGS
-from .proximity import checked_threads
 from .shapes import Shape
-from .validation import checked_real
 
 __all__ = ["Scene", "SceneContacts"]
 
@@ -33,16 +37,10 @@ class SceneContacts(ContactSet):
     contact, a the first of the pair. Derivatives are with respect to rigid motions of body_a, then
     body_b (12 columns)."""
 
-    body_a: np.ndarray = None
-    body_b: np.ndarray = None
-    shape_a: np.ndarray = None
-    shape_b: np.ndarray = None
-
-
-def _mask(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= _ALL_GROUPS:
-        raise ValueError(f"{name} must be an integer bit mask in [0, 2**32), got {value!r}")
-    return int(value)
+    body_a: IntArray = field(kw_only=True)
+    body_b: IntArray = field(kw_only=True)
+    shape_a: IntArray = field(kw_only=True)
+    shape_b: IntArray = field(kw_only=True)
 
 
 class Scene:
@@ -52,16 +50,18 @@ class Scene:
     and (B, 4) quaternions ``[w, x, y, z]`` or (B, 3, 3) rotation matrices, one per body.
     """
 
-    def __init__(self):
-        self._shapes = []
-        self._body_of_shape = []
-        self._groups = []
-        self._masks = []
-        self._names = []
-        self._excluded = set()
-        self._allowed = None  # collision_matrix, cached until a body or an exclusion is added
+    def __init__(self) -> None:
+        self._shapes: list[Shape] = []
+        self._body_of_shape: list[int] = []
+        self._groups: list[int] = []
+        self._masks: list[int] = []
+        self._names: list[str | None] = []
+        self._excluded: set[tuple[int, int]] = set()
+        self._allowed: BoolArray | None = None  # collision_matrix, cached until a body or an exclusion is added
 
-    def add_body(self, shapes, *, name=None, group=1, mask=_ALL_GROUPS):
+    def add_body(
+        self, shapes: Shape | Sequence[Shape], *, name: str | None = None, group: int = 1, mask: int = _ALL_GROUPS
+    ) -> int:
         """Adds a body with one shape or a sequence of shapes (each with its offset in the body).
 
         group, mask : 32-bit masks; bodies i and j collide only if group_i & mask_j and group_j & mask_i.
@@ -72,41 +72,40 @@ class Scene:
             raise TypeError("shapes must be a dcol.geom shape or a non-empty sequence of them")
         body = len(self._names)
         self._names.append(name)
-        self._groups.append(_mask(group, "group"))
-        self._masks.append(_mask(mask, "mask"))
+        self._groups.append(checked_integer(group, "group", minimum=0, maximum=_ALL_GROUPS))
+        self._masks.append(checked_integer(mask, "mask", minimum=0, maximum=_ALL_GROUPS))
         self._shapes.extend(shapes)
         self._body_of_shape.extend([body] * len(shapes))
         self._allowed = None
         return body
 
-    def exclude(self, body_i, body_j):
+    def exclude(self, body_i: int, body_j: int) -> None:
         """Never report contacts between these two bodies (e.g. neighbours joined in a robot)."""
-        for value, name in ((body_i, "body_i"), (body_j, "body_j")):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < self.num_bodies:
-                raise ValueError(f"{name} must be a body index in [0, {self.num_bodies}), got {value!r}")
-        self._excluded.add((min(body_i, body_j), max(body_i, body_j)))
+        i = checked_integer(body_i, "body_i", minimum=0, maximum=self.num_bodies - 1)
+        j = checked_integer(body_j, "body_j", minimum=0, maximum=self.num_bodies - 1)
+        self._excluded.add((min(i, j), max(i, j)))
         self._allowed = None
 
     @property
-    def num_bodies(self):
+    def num_bodies(self) -> int:
         return len(self._names)
 
     @property
-    def shapes(self):
+    def shapes(self) -> list[Shape]:
         """list of the scene's shapes, in the order of the shape indices."""
         return list(self._shapes)
 
     @property
-    def body_of_shape(self):
+    def body_of_shape(self) -> IntArray:
         """(S,) int64 body index of every shape."""
         return np.array(self._body_of_shape, dtype=np.int64)
 
-    def collision_matrix(self):
+    def collision_matrix(self) -> BoolArray:
         """(B, B) bool: whether bodies i and j may collide (different bodies, group_i & mask_j and
         group_j & mask_i, not excluded)."""
         return self._collision_matrix().copy()
 
-    def _collision_matrix(self):
+    def _collision_matrix(self) -> BoolArray:
         if self._allowed is not None:
             return self._allowed
         groups, masks = np.array(self._groups, dtype=np.uint64), np.array(self._masks, dtype=np.uint64)
@@ -117,32 +116,46 @@ class Scene:
         self._allowed = allowed
         return allowed
 
-    def candidate_pairs(self, r, q, *, margin=0.0):
+    def candidate_pairs(self, r: ArrayLike, q: ArrayLike, *, margin: float = 0.0) -> IntArray:
         """(K, 2) int64 shape index pairs (i < j) whose bounding boxes overlap when grown by the margin,
         after filtering: the pairs the narrow phase examines."""
-        pairs, _, _ = _native.broadphase(self._shapes, self.body_of_shape, r, q, checked_real(margin, "margin"))
+        return self._candidate_pairs(r, q, checked_real(margin, "margin"))
+
+    def _candidate_pairs(self, r: ArrayLike, q: ArrayLike, margin: float) -> IntArray:
+        pairs, _, _ = _native.broadphase(self._shapes, self.body_of_shape, r, q, margin)
         body = self.body_of_shape[pairs]
         return pairs[self._collision_matrix()[body[:, 0], body[:, 1]]]
 
-    def bounding_boxes(self, r, q, *, margin=0.0):
+    def bounding_boxes(self, r: ArrayLike, q: ArrayLike, *, margin: float = 0.0) -> tuple[FloatArray, FloatArray]:
         """(S, 3), (S, 3) float64 lower and upper corners of every shape's box grown by margin / 2."""
         _, lower, upper = _native.broadphase(self._shapes, self.body_of_shape, r, q, checked_real(margin, "margin"))
         return lower, upper
 
-    def contacts(self, r, q, *, margin=0.0, feature_tolerance=1e-3, derivatives=False, settings=None, threads=None):
+    def contacts(
+        self,
+        r: ArrayLike,
+        q: ArrayLike,
+        *,
+        margin: float = 0.0,
+        feature_tolerance: float = 1e-3,
+        derivatives: bool = False,
+        settings: SolverSettings | None = None,
+        threads: int | None = None,
+    ) -> SceneContacts:
         """All contacts of the scene at body poses (r, q): SceneContacts.
 
         margin, feature_tolerance, derivatives, settings : as :func:`dcol.geom.contacts`;
         threads : int, worker threads of the narrow phase (default 1).
         """
-        pairs = self.candidate_pairs(r, q, margin=margin)
+        margin = checked_real(margin, "margin")
+        pairs = self._candidate_pairs(r, q, margin)
         out = _native.scene_contacts(
             self._shapes,
             self.body_of_shape,
             r,
             q,
             pairs,
-            checked_real(margin, "margin"),
+            margin,
             checked_real(feature_tolerance, "feature_tolerance"),
             bool(derivatives),
             DISTANCE_SETTINGS if settings is None else settings,

@@ -10,25 +10,42 @@ scales a shape about the origin of its own frame.
 Shapes are immutable: their arrays are read-only views.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeAlias
+
 import numpy as np
 from scipy.optimize import linprog
 from scipy.spatial import ConvexHull, HalfspaceIntersection
 
 from dcol import _native
+from dcol.typing import ArrayLike, FloatArray, IntArray, Pose
+from dcol.validation import checked_array, checked_interval, checked_positive
 
+from .rotations import checked_pose
 from .topology import DEFAULT_TOLERANCE, polytope_topology
-from .validation import checked_array, checked_offset, checked_positive
 
-MAX_FACES = _native.MAX_FACES
+MAX_FACES: int = _native.MAX_FACES
 
-__all__ = ["Shape", "Polytope", "Box", "Capsule", "Cylinder", "Cone", "Sphere", "Ellipsoid", "Polygon", "MAX_FACES"]
+__all__ = [
+    "Shape",
+    "Polytope",
+    "Box",
+    "Capsule",
+    "Cylinder",
+    "Cone",
+    "Sphere",
+    "Ellipsoid",
+    "Polygon",
+    "MAX_FACES",
+    "ShapeOrShapes",
+]
 
 
-def _check_halfspaces(normals, offsets, normals_name, offsets_name):
-    """The set {y : normals y ≤ offsets} must hold the origin strictly and be bounded."""
+def _check_halfspaces(normals: FloatArray, offsets: FloatArray, normals_name: str, offsets_name: str) -> None:
+    """The set {y : normals y ≤ offsets} (m rows each) must hold the origin strictly and be bounded."""
     m, dim = normals.shape
-    if offsets.shape != (m,):
-        raise ValueError(f"{offsets_name} must have shape ({m},) to match {normals_name}, got {offsets.shape}")
     if m > MAX_FACES:
         raise ValueError(f"{normals_name} has {m} faces; at most {MAX_FACES} are supported")
     if np.any(offsets <= 0.0):
@@ -53,7 +70,7 @@ def _check_halfspaces(normals, offsets, normals_name, offsets_name):
         raise ValueError(f"{normals_name}, {offsets_name} must describe a bounded set (the half-spaces leave it open)")
 
 
-def polygon_corners(C, d):
+def polygon_corners(C: FloatArray, d: FloatArray) -> FloatArray:
     """(k, 2) float64 corners of the polygon {y : C y ≤ d} (origin strictly inside, bounded),
     counterclockwise, read-only."""
     points = HalfspaceIntersection(np.column_stack([C, -d]), np.zeros(2)).intersections
@@ -66,24 +83,26 @@ class Shape:
     """Base class of the primitives. ``offset=(r, q)``: fixed pose of the shape in its body, r (3,)
     and q a quaternion (4,) ``[w, x, y, z]`` or a (3, 3) rotation matrix."""
 
-    def __init__(self, native, length_scale, offset=None):
-        position, rotation = checked_offset(offset)
-        position.setflags(write=False)
-        rotation.setflags(write=False)
+    def __init__(self, native: _native.Shape, length_scale: float, offset: Pose | None = None) -> None:
+        position, rotation = checked_pose(offset, "offset")
         self._offset_position = position
         self._offset_rotation = rotation
         native.set_frame(length_scale, position, rotation)
         self._native = native
 
     @property
-    def offset_position(self):
+    def offset_position(self) -> FloatArray:
         """(3,) float64: position of the shape frame in its body."""
         return self._offset_position
 
     @property
-    def offset_rotation(self):
+    def offset_rotation(self) -> FloatArray:
         """(3, 3) float64: orientation of the shape frame in its body."""
         return self._offset_rotation
+
+
+ShapeOrShapes: TypeAlias = "Shape | Sequence[Shape]"
+"""The shape arguments of the batch functions: one shape for every pose, or one per pose."""
 
 
 class Polytope(Shape):
@@ -93,11 +112,11 @@ class Polytope(Shape):
     """
 
     # Corners closer than this (relative to the size) are one; see dcol.geom.topology.
-    _topology_tolerance = DEFAULT_TOLERANCE
+    _topology_tolerance: float = DEFAULT_TOLERANCE
 
-    def __init__(self, A, b, *, offset=None):
-        self._A = checked_array(A, "A", (None, 3))
-        self._b = checked_array(b, "b", (None,))
+    def __init__(self, A: ArrayLike, b: ArrayLike, *, offset: Pose | None = None) -> None:
+        self._A = checked_array(A, "A", ("m", 3))
+        self._b = checked_array(b, "b", (("len(A)", len(self._A)),))
         _check_halfspaces(self._A, self._b, "A", "b")
         self._topology = polytope_topology(self._A, self._b, tolerance=self._topology_tolerance)
         corners = self._topology.vertices - self._topology.vertices.mean(axis=0)
@@ -108,9 +127,9 @@ class Polytope(Shape):
         super().__init__(_native.Shape.polytope(self._A, self._b, self._topology.vertices), length_scale, offset)
 
     @classmethod
-    def from_vertices(cls, V, *, offset=None):
+    def from_vertices(cls, V: ArrayLike, *, offset: Pose | None = None) -> Polytope:
         """Convex hull of the points V : (k, 3), k ≥ 4; the origin must lie strictly inside."""
-        V = checked_array(V, "V", (None, 3))
+        V = checked_array(V, "V", ("m", 3))
         if V.shape[0] < 4:
             raise ValueError(f"V must hold at least 4 points, got {V.shape[0]}")
         try:
@@ -118,54 +137,54 @@ class Polytope(Shape):
         except Exception as err:  # qhull reports flat or degenerate point sets
             raise ValueError("V must span a solid (its points are coplanar or degenerate)") from err
         # qhull triangulates facets: merge the coplanar triangles' repeated planes.
-        planes = []
+        distinct: list[FloatArray] = []
         for plane in hull.equations:
-            if not any(np.allclose(plane, kept, rtol=0.0, atol=1e-10 * (1.0 + abs(plane[3]))) for kept in planes):
-                planes.append(plane)
-        planes = np.array(planes)
+            if not any(np.allclose(plane, kept, rtol=0.0, atol=1e-10 * (1.0 + abs(plane[3]))) for kept in distinct):
+                distinct.append(plane)
+        planes = np.array(distinct)
         if np.any(planes[:, 3] >= 0.0):
             raise ValueError("V must contain the origin strictly inside its convex hull")
         return cls(planes[:, :3], -planes[:, 3], offset=offset)
 
     @property
-    def A(self):
+    def A(self) -> FloatArray:
         """(m, 3) float64 face normals."""
         return self._A
 
     @property
-    def b(self):
+    def b(self) -> FloatArray:
         """(m,) float64 face offsets."""
         return self._b
 
     @property
-    def vertices(self):
+    def vertices(self) -> FloatArray:
         """(k, 3) float64 corners in the shape frame, each once."""
         return self._topology.vertices
 
     @property
-    def edges(self):
+    def edges(self) -> IntArray:
         """(e, 2) int64 vertex index pairs, each edge once, smaller index first."""
         return self._topology.edges
 
     @property
-    def faces(self):
+    def faces(self) -> tuple[IntArray, ...]:
         """tuple of (n_f,) int64 vertex indices per row of A, counterclockwise seen from outside
         (fewer than 3 for a redundant row)."""
         return self._topology.faces
 
     @property
-    def face_normals(self):
+    def face_normals(self) -> FloatArray:
         """(m, 3) float64 unit outward normals (the rows of A normalized) in the shape frame."""
         return self._topology.face_normals
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}(faces={len(self._b)})"
 
 
 class Box(Polytope):
     """Axis-aligned box in its body frame, centred at the origin; half_extents : (3,), all > 0."""
 
-    def __init__(self, half_extents, *, offset=None):
+    def __init__(self, half_extents: ArrayLike, *, offset: Pose | None = None) -> None:
         half = checked_array(half_extents, "half_extents", (3,))
         if np.any(half <= 0.0):
             raise ValueError("half_extents must be > 0")
@@ -173,41 +192,55 @@ class Box(Polytope):
         super().__init__(np.vstack([np.eye(3), -np.eye(3)]), np.r_[half, half], offset=offset)
 
     @property
-    def half_extents(self):
+    def half_extents(self) -> FloatArray:
         """(3,) float64 half side lengths."""
         return self._half_extents
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Box(half_extents={self._half_extents.tolist()})"
 
 
 class Capsule(Shape):
     """Points within R of the segment from (−L/2, 0, 0) to (L/2, 0, 0) (§III-B2)."""
 
-    def __init__(self, R, L, *, offset=None):
+    def __init__(self, R: float, L: float, *, offset: Pose | None = None) -> None:
         self._R = checked_positive(R, "R")
         self._L = checked_positive(L, "L")
         super().__init__(_native.Shape.capsule(self._R, self._L), self._R + 0.5 * self._L, offset)
 
-    R = property(lambda self: self._R, doc="radius (float)")
-    L = property(lambda self: self._L, doc="segment length (float)")
+    @property
+    def R(self) -> float:
+        """float, radius."""
+        return self._R
 
-    def __repr__(self):
+    @property
+    def L(self) -> float:
+        """float, segment length."""
+        return self._L
+
+    def __repr__(self) -> str:
         return f"Capsule(R={self._R}, L={self._L})"
 
 
 class Cylinder(Shape):
     """Cylinder of radius R along body x with flat faces at x = ±L/2 (§III-B3)."""
 
-    def __init__(self, R, L, *, offset=None):
+    def __init__(self, R: float, L: float, *, offset: Pose | None = None) -> None:
         self._R = checked_positive(R, "R")
         self._L = checked_positive(L, "L")
-        super().__init__(_native.Shape.cylinder(self._R, self._L), np.hypot(self._R, 0.5 * self._L), offset)
+        super().__init__(_native.Shape.cylinder(self._R, self._L), float(np.hypot(self._R, 0.5 * self._L)), offset)
 
-    R = property(lambda self: self._R, doc="radius (float)")
-    L = property(lambda self: self._L, doc="length (float)")
+    @property
+    def R(self) -> float:
+        """float, radius."""
+        return self._R
 
-    def __repr__(self):
+    @property
+    def L(self) -> float:
+        """float, length."""
+        return self._L
+
+    def __repr__(self) -> str:
         return f"Cylinder(R={self._R}, L={self._L})"
 
 
@@ -215,40 +248,47 @@ class Cone(Shape):
     """Cone of height H and half angle beta along body x: apex at x = −3H/4, base face of radius
     H tan(beta) at x = +H/4 (§III-B4)."""
 
-    def __init__(self, H, beta, *, offset=None):
+    def __init__(self, H: float, beta: float, *, offset: Pose | None = None) -> None:
         self._H = checked_positive(H, "H")
-        beta = checked_positive(beta, "beta")
-        if beta >= 0.5 * np.pi:
-            raise ValueError(f"beta must be in (0, pi/2), got {beta!r}")
-        self._beta = beta
-        tan_beta = np.tan(beta)
-        length_scale = max(0.75 * self._H, np.hypot(0.25 * self._H, self._H * tan_beta))
+        self._beta = checked_interval(beta, "beta", 0.0, 0.5 * np.pi, open_low=True, open_high=True)
+        tan_beta = float(np.tan(self._beta))
+        length_scale = max(0.75 * self._H, float(np.hypot(0.25 * self._H, self._H * tan_beta)))
         super().__init__(_native.Shape.cone(self._H, tan_beta), length_scale, offset)
 
-    H = property(lambda self: self._H, doc="height (float)")
-    beta = property(lambda self: self._beta, doc="half angle in radians (float)")
+    @property
+    def H(self) -> float:
+        """float, height."""
+        return self._H
 
-    def __repr__(self):
+    @property
+    def beta(self) -> float:
+        """float, half angle in radians."""
+        return self._beta
+
+    def __repr__(self) -> str:
         return f"Cone(H={self._H}, beta={self._beta})"
 
 
 class Sphere(Shape):
     """Ball of radius R centred at the origin."""
 
-    def __init__(self, R, *, offset=None):
+    def __init__(self, R: float, *, offset: Pose | None = None) -> None:
         self._R = checked_positive(R, "R")
         super().__init__(_native.Shape.sphere(self._R), self._R, offset)
 
-    R = property(lambda self: self._R, doc="radius (float)")
+    @property
+    def R(self) -> float:
+        """float, radius."""
+        return self._R
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Sphere(R={self._R})"
 
 
 class Ellipsoid(Shape):
     """Ellipsoid ``{y : yᵀ P y ≤ 1}`` (§III-B5); P : (3, 3) symmetric positive definite."""
 
-    def __init__(self, P, *, offset=None):
+    def __init__(self, P: ArrayLike, *, offset: Pose | None = None) -> None:
         P = checked_array(P, "P", (3, 3))
         if np.max(np.abs(P - P.T)) > 1e-12 * np.max(np.abs(P)):
             raise ValueError("P must be symmetric")
@@ -257,14 +297,16 @@ class Ellipsoid(Shape):
             raise ValueError("P must be positive definite")
         self._P = P
         upper = np.linalg.cholesky(P).T  # P = Uᵀ U, the U of eq. (23)
-        super().__init__(_native.Shape.ellipsoid(np.ascontiguousarray(upper)), 1.0 / np.sqrt(eigenvalues[0]), offset)
+        super().__init__(
+            _native.Shape.ellipsoid(np.ascontiguousarray(upper)), 1.0 / float(np.sqrt(eigenvalues[0])), offset
+        )
 
     @property
-    def P(self):
+    def P(self) -> FloatArray:
         """(3, 3) float64 shape matrix."""
         return self._P
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Ellipsoid(semi_axes={(1.0 / np.sqrt(np.linalg.eigvalsh(self._P))).tolist()})"
 
 
@@ -274,9 +316,9 @@ class Polygon(Shape):
     C : (m, 2) float64 edge normals in the body xy-plane; d : (m,) float64, d > 0; R > 0.
     """
 
-    def __init__(self, C, d, R, *, offset=None):
-        self._C = checked_array(C, "C", (None, 2))
-        self._d = checked_array(d, "d", (None,))
+    def __init__(self, C: ArrayLike, d: ArrayLike, R: float, *, offset: Pose | None = None) -> None:
+        self._C = checked_array(C, "C", ("m", 2))
+        self._d = checked_array(d, "d", (("len(C)", len(self._C)),))
         _check_halfspaces(self._C, self._d, "C", "d")
         self._corners = polygon_corners(self._C, self._d)
         self._R = checked_positive(R, "R")
@@ -284,21 +326,24 @@ class Polygon(Shape):
         super().__init__(_native.Shape.polygon(self._C, self._d, self._R, self._corners), length_scale, offset)
 
     @property
-    def C(self):
+    def C(self) -> FloatArray:
         """(m, 2) float64 edge normals."""
         return self._C
 
     @property
-    def d(self):
+    def d(self) -> FloatArray:
         """(m,) float64 edge offsets."""
         return self._d
 
     @property
-    def corners(self):
+    def corners(self) -> FloatArray:
         """(k, 2) float64 corners of the unpadded polygon in the body xy-plane, counterclockwise."""
         return self._corners
 
-    R = property(lambda self: self._R, doc="padding radius (float)")
+    @property
+    def R(self) -> float:
+        """float, padding radius."""
+        return self._R
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Polygon(edges={len(self._d)}, R={self._R})"

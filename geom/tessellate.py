@@ -9,21 +9,24 @@ the true surface.
 import numpy as np
 from scipy.spatial import ConvexHull
 
+from dcol.typing import ArrayLike, FloatArray, IntArray
+from dcol.validation import checked_array, checked_integer, is_integer
+
 from .rotations import rotation_matrix
-from .shapes import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere
+from .shapes import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Shape, Sphere
 
 __all__ = ["surface_mesh"]
 
 _MIN_RESOLUTION = 8
 
 
-def _ring(radius, x, resolution):
+def _ring(radius: float, x: float, resolution: int) -> FloatArray:
     """(resolution, 3) float64 points on the circle of the given radius about body x, at height x."""
     azimuth = np.linspace(0.0, 2.0 * np.pi, resolution, endpoint=False)
     return np.column_stack([np.full(resolution, x), radius * np.cos(azimuth), radius * np.sin(azimuth)])
 
 
-def _unit_hemisphere(resolution, equator=True):
+def _unit_hemisphere(resolution: int, equator: bool = True) -> FloatArray:
     """(k, 3) float64 points on the unit hemisphere x ≥ 0: its pole (1, 0, 0) and rings of
     ``resolution`` points at elevations from the equator (x = 0 exactly, kept if ``equator``) up."""
     elevations = np.linspace(0.0, 0.5 * np.pi, max(2, resolution // 4) + 1)[:-1]
@@ -33,17 +36,17 @@ def _unit_hemisphere(resolution, equator=True):
     return np.vstack([[[1.0, 0.0, 0.0]], *rings])
 
 
-def _mirror_x(points):
+def _mirror_x(points: FloatArray) -> FloatArray:
     """(k, 3) float64 copy of points reflected through the body yz plane."""
     return points * [-1.0, 1.0, 1.0]
 
 
-def _unit_sphere(resolution):
+def _unit_sphere(resolution: int) -> FloatArray:
     """(k, 3) float64 points on the unit sphere, poles on body ±x."""
     return np.vstack([_unit_hemisphere(resolution), _mirror_x(_unit_hemisphere(resolution, equator=False))])
 
 
-def _padded_polygon_points(shape, resolution):
+def _padded_polygon_points(shape: Polygon, resolution: int) -> FloatArray:
     """(k, 3) float64 points on the boundary of a padded polygon.
 
     Around each corner c the padding is a piece of the sphere of radius R about c, and only the
@@ -67,7 +70,7 @@ def _padded_polygon_points(shape, resolution):
     return np.vstack(points)
 
 
-def _boundary_points(shape, resolution):
+def _boundary_points(shape: Shape, resolution: int) -> FloatArray:
     """(k, 3) float64 body-frame points on the shape's boundary whose convex hull is the mesh."""
     if isinstance(shape, Polytope):
         return shape.vertices
@@ -92,7 +95,9 @@ def _boundary_points(shape, resolution):
     raise TypeError(f"surface_mesh does not know shapes of type {type(shape).__name__}")
 
 
-def surface_mesh(shape, r=None, q=None, resolution=24):
+def surface_mesh(
+    shape: Shape, r: ArrayLike | None = None, q: ArrayLike | None = None, resolution: int = 24
+) -> tuple[FloatArray, IntArray]:
     """Closed triangle mesh of a shape's boundary, in the world at body pose (r, q).
 
     The shape's offset pose is applied: its own frame sits at ``r + Q r_off`` with rotation
@@ -113,19 +118,13 @@ def surface_mesh(shape, r=None, q=None, resolution=24):
     faces : (F, 3) int64 indices into vertices; triangles wound counterclockwise seen from
         outside, each edge shared by exactly two of them.
     """
-    if isinstance(resolution, bool) or not isinstance(resolution, (int, np.integer)):
+    if not is_integer(resolution):  # a float is the wrong kind here, not a count out of range
         raise TypeError(f"resolution must be an integer, got {resolution!r}")
-    if resolution < _MIN_RESOLUTION:
-        raise ValueError(f"resolution must be at least {_MIN_RESOLUTION}, got {resolution}")
+    resolution = checked_integer(resolution, "resolution", minimum=_MIN_RESOLUTION)
     Q_body = np.eye(3) if q is None else rotation_matrix(q, "q")
-    if r is None:
-        r_body = np.zeros(3)
-    else:
-        r_body = np.asarray(r, dtype=np.float64)
-        if r_body.shape != (3,) or not np.all(np.isfinite(r_body)):
-            raise ValueError(f"r must be a finite position of shape (3,), got {r!r}")
+    r_body = np.zeros(3) if r is None else checked_array(r, "r", (3,))
 
-    points = _boundary_points(shape, int(resolution))
+    points = _boundary_points(shape, resolution)
     hull = ConvexHull(points)
     # Points inside the hull or repeated (polytope vertices where more than three faces meet) are
     # not on any triangle: keep only the used ones and renumber.

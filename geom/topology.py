@@ -7,19 +7,21 @@ A (touching the polytope at a vertex, along an edge or not at all) keep their pl
 """
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import HalfspaceIntersection, cKDTree
 
-from .validation import checked_array, checked_real
+from dcol.typing import ArrayLike, BoolArray, FloatArray, IntArray
+from dcol.validation import checked_array, checked_interval
 
 __all__ = ["PolytopeTopology", "polytope_topology", "DEFAULT_TOLERANCE"]
 
 # Corners closer than this, relative to the polytope's size, are one by default: far above the
 # round-off of intersecting three planes, far below any feature worth keeping.
-DEFAULT_TOLERANCE = 1e-8
+DEFAULT_TOLERANCE: float = 1e-8
 
 
 @dataclass(frozen=True)
@@ -34,13 +36,13 @@ class PolytopeTopology:
     face_normals : (m, 3) float64 unit outward normals, ``A[f] / ‖A[f]‖``.
     """
 
-    vertices: np.ndarray
-    edges: np.ndarray
-    faces: tuple
-    face_normals: np.ndarray
+    vertices: FloatArray
+    edges: IntArray
+    faces: tuple[IntArray, ...]
+    face_normals: FloatArray
 
 
-def _cluster_labels(points, tolerance):
+def _cluster_labels(points: FloatArray, tolerance: float) -> tuple[IntArray, int]:
     """Group points that are chained by distances ≤ tolerance.
 
     Parameters
@@ -60,7 +62,7 @@ def _cluster_labels(points, tolerance):
     return labels.astype(np.int64), count
 
 
-def _corners(A, b, relative_tolerance):
+def _corners(A: FloatArray, b: FloatArray, relative_tolerance: float) -> tuple[FloatArray, BoolArray, float]:
     """Corners of {y : A y ≤ b}, each once, and which planes they are on.
 
     qhull intersects the planes in threes (or more, where it sees more meet), so a corner on more
@@ -92,7 +94,7 @@ def _corners(A, b, relative_tolerance):
     return vertices, on_plane, distance
 
 
-def _plane_basis(normals):
+def _plane_basis(normals: FloatArray) -> tuple[FloatArray, FloatArray]:
     """(m, 3), (m, 3) float64 unit vectors u, w with (u, w, n) right-handed and orthonormal."""
     # Crossing with the axis least aligned with n keeps u well conditioned.
     axes = np.eye(3)[np.argmin(np.abs(normals), axis=1)]
@@ -101,7 +103,9 @@ def _plane_basis(normals):
     return u, np.cross(normals, u)
 
 
-def _ordered_faces(vertices, normals, on_plane):
+def _ordered_faces(
+    vertices: FloatArray, normals: FloatArray, on_plane: BoolArray
+) -> tuple[IntArray, IntArray, IntArray]:
     """Vertex indices of every face, counterclockwise about its normal.
 
     vertices : (k, 3) float64; normals : (m, 3) float64 unit; on_plane : (m, k) bool.
@@ -121,7 +125,7 @@ def _ordered_faces(vertices, normals, on_plane):
     return face[order], vertex[order], counts
 
 
-def _polygon_edges(face, vertex, counts):
+def _polygon_edges(face: IntArray, vertex: IntArray, counts: IntArray) -> IntArray:
     """(e, 2) int64 distinct sides of the faces with at least 3 vertices, smaller index first.
 
     face, vertex, counts : as returned by _ordered_faces.
@@ -134,12 +138,15 @@ def _polygon_edges(face, vertex, counts):
     return np.unique(sides, axis=0).reshape(-1, 2)
 
 
-def _read_only(array):
+ArrayT = TypeVar("ArrayT", bound=np.ndarray)
+
+
+def _read_only(array: ArrayT) -> ArrayT:
     array.setflags(write=False)
     return array
 
 
-def polytope_topology(A, b, *, tolerance=DEFAULT_TOLERANCE):
+def polytope_topology(A: ArrayLike, b: ArrayLike, *, tolerance: float = DEFAULT_TOLERANCE) -> PolytopeTopology:
     """Vertices, edges and faces of the polytope ``{y : A y ≤ b}``.
 
     Parameters
@@ -157,15 +164,14 @@ def polytope_topology(A, b, *, tolerance=DEFAULT_TOLERANCE):
     PolytopeTopology with ``faces[f]`` the face of row f. A corner on more than three planes is
     one vertex; a redundant row's face has fewer than 3 vertices (possibly none).
     """
-    A = checked_array(A, "A", (None, 3))
+    A = checked_array(A, "A", ("m", 3))
     b = checked_array(b, "b", (A.shape[0],))
     if np.any(b <= 0.0):
         raise ValueError("b must be > 0 (the origin must be strictly inside the polytope)")
     lengths = np.linalg.norm(A, axis=1)
     if np.any(lengths == 0.0):
         raise ValueError("A must not have zero rows")
-    if not 0.0 < checked_real(tolerance, "tolerance") <= 0.01:
-        raise ValueError(f"tolerance must be in (0, 0.01], got {tolerance!r}")
+    tolerance = checked_interval(tolerance, "tolerance", 0.0, 0.01, open_low=True)
     normals, offsets = A / lengths[:, None], b / lengths
     vertices, on_plane, distance = _corners(A, b, tolerance)
     # Redundant rows meet the polytope at most in a corner or an edge: find those by distance.

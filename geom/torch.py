@@ -8,24 +8,44 @@ backward pass is their vector–Jacobian product. The derivatives are those of t
 problem (dcol.geom.derivatives). Tensors on the CPU only; the shapes are dcol.geom shapes, fixed.
 """
 
+from typing import Any
+
 import numpy as np
 import torch
 
+from dcol.solvers import SolverSettings
+from dcol.validation import checked_tensor
+
 from .derivatives import proximity_jacobian_batch
-from .validation import checked_tensor
+from .shapes import ShapeOrShapes
 
 __all__ = ["proximity"]
 
 
 class _Proximity(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, r_a, q_a, r_b, q_b, a, b, settings, threads):
-        arrays = [
-            checked_tensor(t, name, (None, width))
-            for t, name, width in ((r_a, "r_a", 3), (q_a, "q_a", 4), (r_b, "r_b", 3), (q_b, "q_b", 4))
-        ]
+    def forward(
+        ctx: Any,
+        r_a: torch.Tensor,
+        q_a: torch.Tensor,
+        r_b: torch.Tensor,
+        q_b: torch.Tensor,
+        a: ShapeOrShapes,
+        b: ShapeOrShapes,
+        settings: SolverSettings | None,
+        threads: int | None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        # Shapes and values are checked by proximity_jacobian_batch, under the same names.
         result = proximity_jacobian_batch(
-            a, *arrays[:2], b, *arrays[2:], parameterization="quaternion", settings=settings, threads=threads
+            a,
+            checked_tensor(r_a, "r_a"),
+            checked_tensor(q_a, "q_a"),
+            b,
+            checked_tensor(r_b, "r_b"),
+            checked_tensor(q_b, "q_b"),
+            parameterization="quaternion",
+            settings=settings,
+            threads=threads,
         )
         if np.any(result.status != 0):
             raise RuntimeError(f"dcol proximity did not converge for pose pairs {np.flatnonzero(result.status)[:10]}")
@@ -33,14 +53,24 @@ class _Proximity(torch.autograd.Function):
         return torch.from_numpy(result.alpha), torch.from_numpy(result.x)
 
     @staticmethod
-    def backward(ctx, grad_alpha, grad_x):
+    def backward(ctx: Any, grad_alpha: torch.Tensor, grad_x: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         (jacobian,) = ctx.saved_tensors  # (N, 4, 14): rows x0, x1, x2, α; columns r_a, q_a, r_b, q_b
         grad_rows = torch.cat([grad_x, grad_alpha[:, None]], dim=1)
         grad = torch.einsum("nr,nrc->nc", grad_rows, jacobian)
         return grad[:, 0:3], grad[:, 3:7], grad[:, 7:10], grad[:, 10:14], None, None, None, None
 
 
-def proximity(a, r_a, q_a, b, r_b, q_b, *, settings=None, threads=None):
+def proximity(
+    a: ShapeOrShapes,
+    r_a: torch.Tensor,
+    q_a: torch.Tensor,
+    b: ShapeOrShapes,
+    r_b: torch.Tensor,
+    q_b: torch.Tensor,
+    *,
+    settings: SolverSettings | None = None,
+    threads: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Differentiable DCOL proximity of shapes a and b at N pose pairs.
 
     Parameters
