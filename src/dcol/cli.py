@@ -2,9 +2,10 @@
 
 import argparse
 import sys
+from collections.abc import Sequence
 
 
-def _parser():
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dcol", description="Differentiable collision detection (DCOL).")
     commands = parser.add_subparsers(dest="command", required=True, metavar="command")
     demo = commands.add_parser(
@@ -16,7 +17,7 @@ def _parser():
     return parser
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``dcol`` command.
 
     Parameters

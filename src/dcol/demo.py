@@ -5,37 +5,40 @@ some nearly touch. The picture needs matplotlib (the ``viz`` extra).
 """
 
 import itertools
+import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from dcol.geom import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere, proximity
+from dcol.geom import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Shape, Sphere, proximity
 from dcol.geom.tessellate import surface_mesh
+from dcol.typing import ArrayLike, FloatArray
 
 __all__ = ["demo_scene", "run_demo"]
 
-CLOSE_ALPHA = 1.5  # pairs drawn with their contact points and normal
+CLOSE_ALPHA: float = 1.5  # pairs drawn with their contact points and normal
 _RING_RADIUS = 0.85
 _NORMAL_LENGTH = 0.3
 _LABEL_LIFT = np.array([0.0, 0.0, 0.08])  # keeps a pair's α label off its contact marks
 _MISSING_MATPLOTLIB = 'dcol demo draws its picture with matplotlib, which is not installed: pip install "dcol[viz]"'
 
 
-def _axis_angle(axis, degrees):
+def _axis_angle(axis: ArrayLike, degrees: float) -> FloatArray:
     """(4,) float64 quaternion [w, x, y, z] of a rotation by ``degrees`` about ``axis`` (3,)."""
     axis = np.asarray(axis, dtype=np.float64)
     half = np.deg2rad(degrees) / 2.0
     return np.r_[np.cos(half), np.sin(half) * axis / np.linalg.norm(axis)]
 
 
-def _on_ring(slot, z=0.0):
+def _on_ring(slot: float, z: float = 0.0) -> FloatArray:
     """(3,) float64 position of slot (0 to 7, fractions allowed) on a ring of 7 about the z axis,
     slot 0 on +y, at height z."""
     angle = np.pi / 2.0 + 2.0 * np.pi * slot / 7.0
     return np.array([_RING_RADIUS * np.cos(angle), _RING_RADIUS * np.sin(angle), z])
 
 
-def demo_scene():
+def demo_scene() -> list[tuple[str, Shape, FloatArray, FloatArray]]:
     """The demo's shapes at their poses: a ring of seven, each near its two neighbours.
 
     Returns
@@ -62,12 +65,12 @@ def demo_scene():
     ]
 
 
-def _vector(v):
+def _vector(v: FloatArray) -> str:
     """Fixed-width text of a (3,) vector."""
     return "[" + " ".join(f"{c:6.3f}" for c in v) + "]"
 
 
-def _print_table(pairs):
+def _print_table(pairs: list[dict[str, Any]]) -> None:
     print(
         f"{'pair':20s} {'alpha':>7s} {'distance':>8s}  {'p_a':22s} {'p_b':22s} {'normal':22s} {'status':17s} iterations"
     )
@@ -79,7 +82,7 @@ def _print_table(pairs):
         )
 
 
-def run_demo(output_path="dcol-demo.png"):
+def run_demo(output_path: str | os.PathLike[str] = "dcol-demo.png") -> dict[str, Any]:
     """Compute DCOL proximity for all 21 pairs of the demo scene, print a table, draw a picture.
 
     Parameters
@@ -110,20 +113,21 @@ def run_demo(output_path="dcol-demo.png"):
     return {"pairs": pairs, "touching": touching, "output": output}
 
 
-def _require_matplotlib():
+def _require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError as err:
         raise ImportError(_MISSING_MATPLOTLIB) from err
 
 
-def _draw(scene, pairs, output):
+def _draw(scene: list[tuple[str, Shape, FloatArray, FloatArray]], pairs: list[dict[str, Any]], output: Path) -> None:
     """Translucent shaded shapes, and for close pairs the contact points and the normal at p_a.
 
     The figure is drawn on its own Agg canvas, not through pyplot, so the caller's matplotlib
     backend and open figures are left alone.
     """
     from matplotlib import colormaps
+    from matplotlib.artist import Artist
     from matplotlib.colors import LightSource
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -134,9 +138,9 @@ def _draw(scene, pairs, output):
     # Drawing order by zorder (not matplotlib's depth guess) keeps the contact marks above the shapes.
     ax = fig.add_subplot(projection="3d", computed_zorder=False)
     light = LightSource(azdeg=315, altdeg=45)
-    legend = []
+    legend: list[Artist] = []
     corners = []
-    for (name, shape, r, q), color in zip(scene, colormaps["tab10"].colors):
+    for (name, shape, r, q), color in zip(scene, colormaps["tab10"](np.arange(len(scene)))):
         vertices, faces = surface_mesh(shape, r, q, resolution=32)
         ax.add_collection3d(
             Poly3DCollection(vertices[faces], facecolors=color, linewidths=0, alpha=0.35, shade=True, lightsource=light)
@@ -149,12 +153,12 @@ def _draw(scene, pairs, output):
         if res.alpha >= CLOSE_ALPHA:
             continue
         ends = np.array([res.p_a, res.p_b])
-        color = "crimson" if res.alpha <= 1.0 else "black"
-        ax.plot(*ends.T, color=color, linewidth=1.0, zorder=3)
-        ax.scatter(*ends.T, color=color, s=18, depthshade=False, zorder=4)
+        mark = "crimson" if res.alpha <= 1.0 else "black"
+        ax.plot(*ends.T, color=mark, linewidth=1.0, zorder=3)
+        ax.scatter(*ends.T, color=mark, s=18, depthshade=False, zorder=4)
         arrow = _NORMAL_LENGTH * res.normal
         ax.quiver(*res.p_a, *arrow, color="navy", linewidth=1.3, arrow_length_ratio=0.3, zorder=5)
-        ax.text(*(ends.mean(axis=0) + _LABEL_LIFT), f"α={res.alpha:.2f}", fontsize=8, color=color, zorder=6)
+        ax.text(*(ends.mean(axis=0) + _LABEL_LIFT), f"α={res.alpha:.2f}", fontsize=8, color=mark, zorder=6)
 
     low, high = np.min([c[0] for c in corners], axis=0), np.max([c[1] for c in corners], axis=0)
     center, half = (low + high) / 2, (high - low).max() / 2 + 0.1

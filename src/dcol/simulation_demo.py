@@ -5,25 +5,29 @@ goes, backpropagates through the whole rollout to get the gradient of the far bo
 with respect to the ball's initial velocity, and plots positions, energy and contacts over time.
 """
 
+import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from dcol.dynamics import ModelBuilder, World, crba
+from dcol.dynamics import Model, ModelBuilder, Rollout, World, crba
 from dcol.geom import Box, Sphere
+from dcol.solvers import LCPSolution
+from dcol.typing import FloatArray, IntArray
 
 __all__ = ["demo_model", "run_simulation_demo"]
 
-HALF = 0.1  # box half extent (m)
-BOX_MASS = 1.0
-BALL_RADIUS = 0.08
-BALL_MASS = 2.0
-DT = 2e-3
-STEPS = 250
+HALF: float = 0.1  # box half extent (m)
+BOX_MASS: float = 1.0
+BALL_RADIUS: float = 0.08
+BALL_MASS: float = 2.0
+DT: float = 2e-3
+STEPS: int = 250
 _BALL_SPEED = 3.0  # m/s towards the boxes
 
 
-def demo_model():
+def demo_model() -> tuple[Model, FloatArray, FloatArray]:
     """Two 0.2 m boxes side by side on the ground and a ball, each a free body with its centre of
     mass at its origin. Returns (Model, q0 (21,), v0 (18,))."""
     builder = ModelBuilder()
@@ -49,13 +53,13 @@ def demo_model():
     return model, q0, v0
 
 
-def _energy(model, q, v):
+def _energy(model: Model, q: FloatArray, v: FloatArray) -> float:
     """Kinetic ½ vᵀMv plus potential Σ m g z (centres of mass at the body origins)."""
     heights = q[2::7]
     return 0.5 * v @ crba(model, q) @ v - model.masses @ (model.gravity[2] * heights)
 
 
-def run_simulation_demo(output_path="dcol-demo-simulation.png"):
+def run_simulation_demo(output_path: str | os.PathLike[str] = "dcol-demo-simulation.png") -> dict[str, Any]:
     """Simulate the demo scene, print contacts and energy, the gradient, and plot.
 
     Returns
@@ -78,7 +82,7 @@ def run_simulation_demo(output_path="dcol-demo-simulation.png"):
         count = contacts[min(t, STEPS - 1)]
         x = rollout.q[t, 0::7]
         print(f"{t * DT:8.3f} {count:8d} {energy[t]:10.4f} {x[0]:10.4f} {x[1]:9.4f} {x[2]:7.3f}")
-    hits = np.mean([step.lcp.warm_start_hit for step in rollout.steps])
+    hits = np.mean([isinstance(step.lcp, LCPSolution) and step.lcp.warm_start_hit for step in rollout.steps])
     print(f"{STEPS} steps of {DT * 1e3:g} ms; LCP warm start hits {100 * hits:.0f}%")
 
     # ℓ = a component of the far box's final position; ∂ℓ/∂v0 by backpropagation through every step.
@@ -102,7 +106,7 @@ def run_simulation_demo(output_path="dcol-demo-simulation.png"):
     }
 
 
-def _plot(rollout, energy, contacts, output):
+def _plot(rollout: Rollout, energy: FloatArray, contacts: IntArray, output: Path) -> None:
     from matplotlib.figure import Figure
 
     time = np.arange(len(energy)) * DT
