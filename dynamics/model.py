@@ -217,10 +217,8 @@ class Model:
         params = checked_array(params, "params", (self.nbodies, 10))
         masses, coms, inertias = [], [], []
         for name, (m, *first_moment), (xx, xy, yy, xz, yz, zz) in zip(self.body_names, params[:, :4], params[:, 4:]):
-            if not np.isfinite(m) or m < 0.0 or m == 0.0 and np.any(first_moment):
-                raise ValueError(
-                    f"params: body {name!r} mass must be finite and ≥ 0 (> 0 with a first moment), got {m}"
-                )
+            if m < 0.0 or m == 0.0 and np.any(first_moment):  # params are finite: checked above
+                raise ValueError(f"params: body {name!r} mass must be ≥ 0 (> 0 with a first moment), got {m}")
             c = np.asarray(first_moment) / m if m > 0.0 else np.zeros(3)
             I_origin = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
             mass, com, inertia = check_inertia(

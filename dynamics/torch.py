@@ -105,7 +105,9 @@ class _Rollout(torch.autograd.Function):
         to_configuration, _ = tangent_maps(model, result.q[1:])
         # Row 0 is q0 itself, the identity in coordinates: its gradient bypasses the tangent space
         # (T⁺ᵀ Tᵀ would drop its component along the quaternion).
-        grad_tangent = np.concatenate([np.zeros((1, model.nv)), np.einsum("tcn,tc->tn", to_configuration, grad_q_values[1:])])
+        grad_tangent = np.concatenate(
+            [np.zeros((1, model.nv)), np.einsum("tcn,tc->tn", to_configuration, grad_q_values[1:])]
+        )
         cot = result.vjp(grad_tangent, grad_vs.numpy())
         _, to_tangent = tangent_maps(model, result.q[0])
         wants_q0, wants_v0, wants_taus, wants_params, _ = ctx.needs_input_grad
