@@ -1,5 +1,5 @@
 """Contact points, normals and frames between two shapes, with their derivatives (Nimble App. C,
-Simple §III-D); the rules are described in native/contacts.hpp and summarized here.
+Simple §III-D); the rules are described in native/contact/contacts.hpp and summarized here.
 
 The signed distance (:mod:`dcol.geom.distance`) decides whether a pair is within the margin and gives
 the witness normal n (from a to b). Each shape then offers the part of it within the feature
@@ -15,7 +15,7 @@ signed distance's witness points.
 Each contact has a point, a unit normal from a to b, two tangents (the minimal rotation taking
 world z to the normal applied to x and y: continuous in the normal except at exactly −z, where
 (x, −y) is taken) and a signed separation along the normal (> 0 apart). Derivatives are with
-respect to rigid motions [δp_a, δθ_a, δp_b, δθ_b] (12 columns, DESIGN.md) and come from the same
+respect to rigid motions [δp_a, δθ_a, δp_b, δθ_b] (12 columns, docs/conventions.md) and come from the same
 formulas in forward mode: a face contact's normal turns only with the face's body, a curved
 contact's normal also with the other body's position (Nimble §V).
 """

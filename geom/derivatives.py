@@ -1,10 +1,10 @@
-"""Derivatives of DCOL proximity with respect to both body poses (paper §II-B, §III).
+"""Derivatives of DCOL proximity with respect to both body poses (DCOL §II-B, §III).
 
 They come from the implicit function theorem at the interior-point solution, in the native core (one
 small linear solve per output at the final iterate, no finite differences). What they differentiate
 is the barrier-smoothed problem: the solve ends on the central path at ``settings.barrier`` = μ, the
 minimizer of α − μ Σ log(s) over the cone constraints' slacks s. Away from edges and corners that is
-the exact problem (9) up to O(μ); across an edge or corner, where the exact derivative jumps, the
+the exact problem (DCOL eq. 9) up to O(μ); across an edge or corner, where the exact derivative jumps, the
 barrier blends the two sides smoothly over a region that grows with μ. A larger μ gives smoother
 derivatives and a less exact α and x. A smaller μ is not always more exact: on the central path a
 second-order cone's slack lies ~μ from the cone's boundary, and a vector of doubles places it only to
@@ -21,7 +21,7 @@ exact_kkt.hpp): the solve goes to the central point at μ = 1e-9, the constraint
 orthant row active or not; a cone's slack inside, at its apex or on its boundary) fix the KKT
 equations of the exact problem, Newton's method solves them, and their linearization is
 differentiated. α and x are then exact to rounding and the derivatives agree with diffcp's to ~1e-10,
-one pose pair at a time (about 4× the smoothed derivatives' cost). Where the exact derivative does
+one pose pair at a time, at a few times the smoothed derivatives' cost. Where the exact derivative does
 not exist (no strict complementarity, multipliers not unique: face on face, an edge along a face,
 a polytope vertex of more than three faces on a face, coincident origins) or the roles are too near
 to changing to tell (a margin below ~1e-4), the result's status is ``Status.SMOOTHED`` and it holds the
@@ -29,7 +29,7 @@ smoothed derivatives at the default μ = 1e-9 instead. The signed-distance deriv
 (dcol.geom.distance) need barrier > 0.
 
 Columns of every Jacobian: body a's pose, then body b's, in one of three parameterizations
-(DESIGN.md): ``"quaternion"`` (r 3, q 4: the raw components of the given quaternion, through its
+(docs/conventions.md): ``"quaternion"`` (r 3, q 4: the raw components of the given quaternion, through its
 normalization, as DCOL.jl), ``"mrp"`` (r 3, p 3: modified Rodrigues parameters p = v/(1 + w) of the
 unit quaternion with w ≥ 0) and ``"rigid"`` (δp 3, δθ 3 for r ← r + δp, Q ← exp([δθ]×) Q in the world
 frame). "quaternion" and "mrp" need the orientations as quaternions; "rigid" also takes rotation
@@ -97,8 +97,8 @@ class ProximityGradient:
 class ContactJacobian:
     """Proximity values with the Jacobians of each with respect to (pose_a, pose_b) (P columns).
 
-    alpha float, d_alpha (P,); x (3,), d_x (3, P); p_a, p_b (3,) contact points (29), d_p_a, d_p_b
-    (3, P); distance float (30), d_distance (P,) (not differentiable at α = 1, where the distance is
+    alpha float, d_alpha (P,); x (3,), d_x (3, P); p_a, p_b (3,) contact points (DCOL eq. 29), d_p_a, d_p_b
+    (3, P); distance float (DCOL eq. 30), d_distance (P,) (not differentiable at α = 1, where the distance is
     zero: there d_distance is the derivative of the side with α > 1); normal (3,) unit, from a to b,
     d_normal (3, P); status, iterations. In the batch functions every field has a leading N axis.
     """
@@ -245,7 +245,7 @@ def contact_jacobian(
     parameterization: str = "quaternion",
     settings: SolverSettings | None = None,
 ) -> ContactJacobian:
-    """Contact points (29), distance (30), normal, α and x with their Jacobians to both poses.
+    """Contact points (DCOL eq. 29), distance (DCOL eq. 30), normal, α and x with their Jacobians to both poses.
 
     Parameters as :func:`proximity_jacobian`; returns ContactJacobian.
     """

@@ -4,7 +4,7 @@ Apart (DCOL's α > 1), the distance is the exact Euclidean distance, the second-
 
     minimize t  subject to  ‖x_a − x_b‖ ≤ t,  x_a ∈ a,  x_b ∈ b
 
-on the native interior-point solver, built from the same primitive constraints as DCOL (§III-B) with
+on the native interior-point solver, built from the same primitive constraints as DCOL (DCOL §III-B) with
 α fixed at 1; x_a and x_b are the witness points and the normal (from a to b) is (x_b − x_a)/t, read
 off the dual solution.
 

@@ -1,6 +1,6 @@
 """Triangle meshes as dcol shapes: loading, convex hulls and convex decomposition.
 
-DCOL works on convex primitives (paper §III-B), so a mesh enters as the polytope of its convex hull
+DCOL works on convex primitives (DCOL §III-B), so a mesh enters as the polytope of its convex hull
 (:class:`ConvexMesh`), or, when it is not convex, as a list of such hulls from an approximate convex
 decomposition (CoACD or V-HACD, optional extra ``dcol[mesh]``), which is cached on disk because it
 takes seconds to minutes.
@@ -177,7 +177,7 @@ def _fan_triangles(faces: tuple[IntArray, ...]) -> IntArray:
 
 
 class ConvexMesh(Polytope):
-    """Convex hull of a point cloud or mesh as a polytope ``{y : A y ≤ b}`` (paper §III-B1).
+    """Convex hull of a point cloud or mesh as a polytope ``{y : A y ≤ b}`` (DCOL §III-B1).
 
     The shape's own frame sits at the hull's volume centroid, axes parallel to the input's frame:
     a body point is ``offset_position + offset_rotation @ y`` for a shape-frame point y, where the

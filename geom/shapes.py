@@ -1,4 +1,4 @@
-"""Convex primitives of DCOL (paper §III-B), in their body frames.
+"""Convex primitives of DCOL (DCOL §III-B), in their body frames.
 
 Capsule and cylinder lie along body x with their segment ends / flat faces at x = ±L/2. The cone
 lies along body x with its apex at x = −3H/4 and its base face at x = +H/4. Polytopes ``A y ≤ b``
@@ -106,7 +106,7 @@ ShapeOrShapes: TypeAlias = "Shape | Sequence[Shape]"
 
 
 class Polytope(Shape):
-    """Polytope ``{y : A y ≤ b}`` (§III-B1), with its vertices, edges and faces.
+    """Polytope ``{y : A y ≤ b}`` (DCOL §III-B1), with its vertices, edges and faces.
 
     A : (m, 3) float64 face normals (any length, nonzero); b : (m,) float64, b > 0; bounded.
     """
@@ -201,7 +201,7 @@ class Box(Polytope):
 
 
 class Capsule(Shape):
-    """Points within R of the segment from (−L/2, 0, 0) to (L/2, 0, 0) (§III-B2)."""
+    """Points within R of the segment from (−L/2, 0, 0) to (L/2, 0, 0) (DCOL §III-B2)."""
 
     def __init__(self, R: float, L: float, *, offset: Pose | None = None) -> None:
         self._R = checked_positive(R, "R")
@@ -223,7 +223,7 @@ class Capsule(Shape):
 
 
 class Cylinder(Shape):
-    """Cylinder of radius R along body x with flat faces at x = ±L/2 (§III-B3)."""
+    """Cylinder of radius R along body x with flat faces at x = ±L/2 (DCOL §III-B3)."""
 
     def __init__(self, R: float, L: float, *, offset: Pose | None = None) -> None:
         self._R = checked_positive(R, "R")
@@ -246,7 +246,7 @@ class Cylinder(Shape):
 
 class Cone(Shape):
     """Cone of height H and half angle beta along body x: apex at x = −3H/4, base face of radius
-    H tan(beta) at x = +H/4 (§III-B4)."""
+    H tan(beta) at x = +H/4 (DCOL §III-B4)."""
 
     def __init__(self, H: float, beta: float, *, offset: Pose | None = None) -> None:
         self._H = checked_positive(H, "H")
@@ -286,7 +286,7 @@ class Sphere(Shape):
 
 
 class Ellipsoid(Shape):
-    """Ellipsoid ``{y : yᵀ P y ≤ 1}`` (§III-B5); P : (3, 3) symmetric positive definite."""
+    """Ellipsoid ``{y : yᵀ P y ≤ 1}`` (DCOL §III-B5); P : (3, 3) symmetric positive definite."""
 
     def __init__(self, P: ArrayLike, *, offset: Pose | None = None) -> None:
         P = checked_array(P, "P", (3, 3))
@@ -296,7 +296,7 @@ class Ellipsoid(Shape):
         if eigenvalues[0] <= 1e-14 * eigenvalues[-1]:
             raise ValueError("P must be positive definite")
         self._P = P
-        upper = np.linalg.cholesky(P).T  # P = Uᵀ U, the U of eq. (23)
+        upper = np.linalg.cholesky(P).T  # P = Uᵀ U, the U of DCOL eq. 23
         super().__init__(
             _native.Shape.ellipsoid(np.ascontiguousarray(upper)), 1.0 / float(np.sqrt(eigenvalues[0])), offset
         )
@@ -311,7 +311,7 @@ class Ellipsoid(Shape):
 
 
 class Polygon(Shape):
-    """Padded polygon (§III-B6): points within R of ``{(y1, y2, 0) : C y ≤ d}``.
+    """Padded polygon (DCOL §III-B6): points within R of ``{(y1, y2, 0) : C y ≤ d}``.
 
     C : (m, 2) float64 edge normals in the body xy-plane; d : (m,) float64, d > 0; R > 0.
     """

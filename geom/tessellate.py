@@ -1,7 +1,7 @@
 """Closed triangle meshes of the primitives' boundaries, for display and export.
 
 Every primitive is convex, so its mesh is the convex hull of points placed exactly on its
-boundary (paper §III-B for the body-frame definitions): the polytope's vertices, rings on the
+boundary (DCOL §III-B for the body-frame definitions): the polytope's vertices, rings on the
 curved surfaces. Curved shapes come out as inscribed faceted approximations whose vertices lie on
 the true surface.
 """

@@ -1,6 +1,6 @@
 """Vertices, edges and faces of a polytope ``{y : A y ≤ b}`` given by its half-spaces.
 
-The polytope of a :class:`dcol.geom.Polytope` (paper §III-B1) is stored as half-spaces only; this
+The polytope of a :class:`dcol.geom.Polytope` (DCOL §III-B1) is stored as half-spaces only; this
 module recovers its boundary for display, export and mesh processing. Vertices where more than
 three planes meet (a pyramid's apex, an octahedron's corners) come out once, and redundant rows of
 A (touching the polytope at a vertex, along an edge or not at all) keep their place in ``faces``.
