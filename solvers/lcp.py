@@ -4,22 +4,22 @@
 The LCP: find f with ``w = A f + b``, ``f ≥ 0``, ``w ≥ 0``, ``fᵀw = 0``. The boxed LCP replaces
 f ≥ 0 by ``lo ≤ f ≤ hi`` (w ≥ 0 where f = lo, w ≤ 0 where f = hi, w = 0 in between), where an entry
 with a friction index j has the bounds ``±mu f_j`` (Coulomb friction on contact j's normal impulse,
-App. A; ODE's "findex"). The plain LCP is the boxed one with lo = 0, hi = ∞.
+Nimble App. A; ODE's "findex"). The plain LCP is the boxed one with lo = 0, hi = ∞.
 
 Every index is *clamping* (strictly inside its bounds, w = 0) or *bounded* (at a bound); an index at
 a bound with w = 0 too is *tied*. Once the sets are known the problem is linear: with
 ``f_B = E f_C + c`` (E holds ±mu where a friction entry is at the bound of a clamping normal, c the
-fixed bounds), ``K f_C + r = 0`` with ``K = A_CC + A_CB E`` and ``r = b_C + A_CB c`` (App. A's
+fixed bounds), ``K f_C + r = 0`` with ``K = A_CC + A_CB E`` and ``r = b_C + A_CB c`` (Nimble App. A's
 modified A_CC). :func:`solve_lcp` and :func:`solve_boxed_lcp` use that twice:
 
-* stabilization (App. B): the solver's f is replaced by the least-squares-minimal solution on its
+* stabilization (Nimble App. B): the solver's f is replaced by the least-squares-minimal solution on its
   sets, ``f_C = −K⁺ r`` — unique even when K is rank deficient (identical contacts), exact to
   rounding; tied indices are tried in the clamping set first, which spreads impulses evenly;
-* warm start (App. B): the previous solution's sets are tried first and kept when they verify.
+* warm start (Nimble App. B): the previous solution's sets are tried first and kept when they verify.
 
-Gradients (§IV-A, IV-C, App. A): ``df_C = −K⁺(dK f_C + dr) + P dKᵀ K⁺ᵀ f_C`` with P = I − K⁺K (the
-pseudo-inverse's term, eq. 22, zero when K is invertible) and ``df_B = dE f_C + E df_C + dc``, with
-respect to A, b, lo, hi and mu. Tied indices stay bounded: one of the valid subgradients (§IV-B).
+Gradients (Nimble §IV-A, §IV-C, App. A): ``df_C = −K⁺(dK f_C + dr) + P dKᵀ K⁺ᵀ f_C`` with P = I − K⁺K (the
+pseudo-inverse's term, Nimble eq. 22, zero when K is invertible) and ``df_B = dE f_C + E df_C + dc``, with
+respect to A, b, lo, hi and mu. Tied indices stay bounded: one of the valid subgradients (Nimble §IV-B).
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ def _solution(
 ) -> LCPSolution:
     # An iterate stopped by the iteration limit usually has the right sets already: solving on them
     # exactly (tied entries joining the clamping set first, which spreads an impulse evenly over
-    # identical contacts: the least-squares-minimal solution of App. B) and verifying turns it into a
+    # identical contacts: the least-squares-minimal solution of Nimble App. B) and verifying turns it into a
     # solution.
     if stabilize and status in (LCPStatus.SOLVED, LCPStatus.ITERATION_LIMIT):
         f, polished = _native.lcp.polish(A, b, *bounds, f, tol)
@@ -397,7 +397,7 @@ class _Linearization:
         return (self._pinv.T if transposed else self._pinv) @ x
 
     def project(self, x: FloatArray) -> FloatArray:
-        """(I − K⁺K) x: the pseudo-inverse's term of eq. (22), zero for an invertible K."""
+        """(I − K⁺K) x: the pseudo-inverse's term of Nimble eq. 22, zero for an invertible K."""
         return np.zeros_like(x) if self.projector is None else self.projector @ x
 
 

@@ -1,18 +1,18 @@
-"""Mixed LCP by an interior-point method, and its KKT backward pass (the planar engine's appendix B,
-eqs. 24–32, after Mattingley & Boyd 2012 and OptNet):
+"""Mixed LCP by an interior-point method, and its KKT backward pass (LCP-physics App. B,
+LCP-physics eqs. 24–32, after Mattingley & Boyd 2012 and OptNet):
 
     M x + Aᵀ y + Gᵀ z + q = 0,   A x = 0,   G x + F z + s = h,   s ≥ 0, z ≥ 0, sᵀz = 0.
 
-The physics step's LCP (eq. 23) has this form with M the mass matrix, A the equality-constraint
+The physics step's LCP (LCP-physics eq. 23) has this form with M the mass matrix, A the equality-constraint
 Jacobian, G the contact and friction Jacobians and F the friction-cone coupling; a plain LCP
 w = A f + b is the case n = p = 0, F = −A, h = b (z = f, s = w).
 
 Backward pass: at the solution, differentiating the three equations with the complementarity row
 written as D(z)(G x + F z − h) = 0 gives the KKT matrix
-``K = [M  Gᵀ  Aᵀ; D(z)G  D(Gx + Fz − h) + D(z)F  0; A  0  0]`` (eq. 28, with the D(z) on F that the
-differential carries). With ``[d_x; d_z; d_y] = K⁻ᵀ [∂ℓ/∂x; ∂ℓ/∂z; ∂ℓ/∂y]`` (eq. 29), eq. 32 gives
-the cotangents of every input. Valid where the solution is strictly complementary; the interior
-point's last iterate stands in for the exact solution (its s∘z is ≤ tol).
+``K = [M  Gᵀ  Aᵀ; D(z)G  D(Gx + Fz − h) + D(z)F  0; A  0  0]`` (LCP-physics eq. 28, with the D(z) on F
+that the differential carries). With ``[d_x; d_z; d_y] = K⁻ᵀ [∂ℓ/∂x; ∂ℓ/∂z; ∂ℓ/∂y]`` (LCP-physics
+eq. 29), LCP-physics eq. 32 gives the cotangents of every input. Valid where the solution is strictly
+complementary; the interior point's last iterate stands in for the exact solution (its s∘z is ≤ tol).
 """
 
 from dataclasses import dataclass
@@ -32,7 +32,7 @@ __all__ = ["MLCPSolution", "MLCPCotangents", "solve_mlcp", "mlcp_vjp"]
 @dataclass(frozen=True)
 class MLCPSolution:
     """x (n,), y (p,), z (m,), s (m,) float64; status : LCPStatus; iterations : int;
-    residual : float (largest scaled residual of eq. 24 or the mean s∘z)."""
+    residual : float (largest scaled residual of LCP-physics eq. 24 or the mean s∘z)."""
 
     x: FloatArray
     y: FloatArray
@@ -44,7 +44,7 @@ class MLCPSolution:
 
 
 class MLCPCotangents(NamedTuple):
-    """∂ℓ/∂(M, q, A, G, F, h), shaped like the inputs (eq. 32)."""
+    """∂ℓ/∂(M, q, A, G, F, h), shaped like the inputs (LCP-physics eq. 32)."""
 
     M: FloatArray
     q: FloatArray
@@ -107,7 +107,7 @@ def mlcp_vjp(
     grad_z: ArrayLike | None = None,
     grad_y: ArrayLike | None = None,
 ) -> MLCPCotangents:
-    """MLCPCotangents from ∂ℓ/∂x (n,), ∂ℓ/∂z (m,), ∂ℓ/∂y (p,) (omitted: zero), eqs. 29–32."""
+    """MLCPCotangents from ∂ℓ/∂x (n,), ∂ℓ/∂z (m,), ∂ℓ/∂y (p,) (omitted: zero), LCP-physics eqs. 29–32."""
     M, q, A, G, F, h = _problem(M, q, G, F, h, A)
     n, m, p = q.size, h.size, A.shape[0]
     x, y, z = solution.x, solution.y, solution.z

@@ -1,6 +1,6 @@
 """Frictional contact as the nonlinear complementarity problem on Coulomb's second-order cones, with
-no polyhedral relaxation (Simple paper §II-B, eq. 1), and its implicit gradients by contact mode
-(§III-B, App. A–B).
+no polyhedral relaxation (Simple §II-B, Simple eq. 1), and its implicit gradients by contact mode
+(Simple §III-B, App. A–B).
 
 Per contact i, in its frame with the normal last: impulse λ_i = [λ_t1, λ_t2, λ_n], velocity
 v = G λ + g (G the Delassus matrix, g the free velocity). The problem:
@@ -21,7 +21,7 @@ the null space of a rank-deficient G (many contacts on few joints) long after th
 Gradients: with the modes fixed, the solution satisfies F(λ_C; G, g, μ) = 0 over the non-breaking
 contacts C: v_i = 0 for sticking contacts, and v_n,i = 0, λ_t,i + μ_i λ_n,i v_t,i / ‖v_t,i‖ = 0 for
 sliding ones; the implicit function theorem gives dλ_C = −(∂F/∂λ_C)⁻¹ ∂F/∂θ dθ, dλ = 0 for breaking
-contacts (eqs. 8–10). F depends on G and g only through v, so ∂ℓ/∂g = −Wᵀy and ∂ℓ/∂G = −(Wᵀy)λᵀ with
+contacts (Simple eqs. 8–10). F depends on G and g only through v, so ∂ℓ/∂g = −Wᵀy and ∂ℓ/∂G = −(Wᵀy)λᵀ with
 y = (∂F/∂λ_C)⁻ᵀ ∂ℓ/∂λ_C and W = ∂F/∂v.
 """
 
