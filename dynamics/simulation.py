@@ -11,14 +11,14 @@ is unstable at usual time steps). The rows of J are the contacts' normal and two
 :mod:`dcol.geom.contacts`, manifolds for flat contacts) and the joint limits near their bounds. The
 impulses f solve the boxed LCP ``w = A f + b``, A = J M⁻¹ Jᵀ, b = J v_free + b_extra, v_free the
 velocity without impulses (Nimble eqs. 3–5): normal and limit impulses ≥ 0, friction impulses within
-±μ times their contact's normal impulse (App. A), warm-started from the previous step's clamping set
-(App. B). With ``contact_model="ncp"`` the same rows (none dropped) pose the contact NCP on
-Coulomb's cones instead (Simple §II-B; :func:`dcol.solvers.solve_contact_ncp`): per contact the
-impulse [t1, t2, n] in ‖t‖ ≤ μ n, De Saxcé's correction, each joint limit a frictionless contact;
-its derivatives hold the contact modes (breaking, sticking, sliding) fixed (Simple §III-B) and, where
-sliding contacts leave their normal impulses undetermined (a face of four coplanar contacts sliding
-and turning), follow the solver's least-norm split of them (native/step_jacobians.hpp). b_extra per
-normal row:
+±μ times their contact's normal impulse (Nimble App. A), warm-started from the previous step's
+clamping set (Nimble App. B). With ``contact_model="ncp"`` the same rows (none dropped) pose the
+contact NCP on Coulomb's cones instead (Simple §II-B; :func:`dcol.solvers.solve_contact_ncp`): per
+contact the impulse [t1, t2, n] in ‖t‖ ≤ μ n, De Saxcé's correction, each joint limit a frictionless
+contact; its derivatives hold the contact modes (breaking, sticking, sliding) fixed (Simple §III-B)
+and, where sliding contacts leave their normal impulses undetermined (a face of four coplanar
+contacts sliding and turning), follow the solver's least-norm split of them
+(native/step_jacobians.hpp). b_extra per normal row:
 
 * *stabilization* (Baumgarte, as in Simple App. D, with its derivative terms): ``β φ / Δt`` for a
   penetration φ < 0, so a fraction β of it is removed per step; and ``φ / Δt`` for a gap φ > 0 (a
@@ -29,31 +29,32 @@ normal row:
   returns the approach speed times e.
 
 Step Jacobians: ∂(q⁺, v⁺)/∂(q, v, τ, θ) with θ = [π (10 per body, :func:`inertial_parameters`
-order), μ, e] by the chain rule through every term: M⁻¹, c and their derivatives (App. F), the
-contact rows' dependence on q through the contact points, normals and tangents (§V, App. C, from the
-contacts' forward-mode derivatives and the frame Jacobians' derivatives), the separations in the
-stabilization, and the LCP by its clamping set (§IV, App. A, as :func:`dcol.solvers.lcp_jvp`).
-Derivatives with respect to q are in the tangent space (integrate's), as for every dynamics function.
-They are computed natively (native/step_jacobians.hpp), for Step.jacobians at the step's LCP solution
-and for World.step_batch; reverse mode (Step.vjp, Rollout.vjp) contracts that Jacobian with the
-cotangents.
+order), μ, e] by the chain rule through every term: M⁻¹, c and their derivatives (Nimble App. F),
+the contact rows' dependence on q through the contact points, normals and tangents (Nimble §V,
+App. C, from the contacts' forward-mode derivatives and the frame Jacobians' derivatives), the
+separations in the stabilization, and the LCP by its clamping set (Nimble §IV, App. A, as
+:func:`dcol.solvers.lcp_jvp`). Derivatives with respect to q are in the tangent space (integrate's),
+as for every dynamics function. They are computed natively (native/step_jacobians.hpp), for
+Step.jacobians at the step's LCP solution and for World.step_batch; reverse mode (Step.vjp,
+Rollout.vjp) contracts that Jacobian with the cotangents.
 
-Elastic bounces (§VI): the discrete step moves a bouncing body by Δt v⁺ whatever its distance to the
-contact, so ∂q⁺/∂q misses that a body closer to the surface bounces earlier and ends farther away.
-With ``bounce=True`` (the default) ∂(q⁺, v⁺)/∂q take the continuous-time values instead (the
-saltation matrix of the impact): a change δq of the state makes each bouncing contact with gap φ_n
-and approach speed v_n < 0 hit earlier by δt = N δq / v_n. The impact's velocity jump
-Δv = −P v, P = (1 + e) M⁻¹Nᵀ (N M⁻¹ Nᵀ)⁺ N, then acts for δt longer, and the smooth acceleration a
-before it for δt shorter on the velocity that P reflects, which gives
+Elastic bounces (Nimble §VI; derivation in docs/math/elastic-bounce.md): the discrete step moves a
+bouncing body by Δt v⁺ whatever its distance to the contact, so ∂q⁺/∂q misses that a body closer to
+the surface bounces earlier and ends farther away. With ``bounce=True`` (the default) ∂(q⁺, v⁺)/∂q
+take the continuous-time values instead (the saltation matrix of the impact): a change δq of the
+state makes each bouncing contact with gap φ_n and approach speed v_n < 0 hit earlier by
+δt = N δq / v_n. The impact's velocity jump Δv = −P v, P = (1 + e) M⁻¹Nᵀ (N M⁻¹ Nᵀ)⁺ N, then acts
+for δt longer, and the smooth acceleration a before it for δt shorter on the velocity that P
+reflects, which gives
 
     ∂q⁺/∂q = (discrete) − integrate_v P,        ∂v⁺/∂q = (discrete) + (1 + e) M⁻¹Nᵀ (N M⁻¹ Nᵀ)⁺ diag(a_n / v_n) N,
 
 with N the bouncing normals' rows (in the tangent space of q⁺; the pseudo-inverse because a face's
-contact normals are linearly dependent) and a_n = N a + Ṅ v the gaps' acceleration before the impact.
-For one contact the position part is exactly Nimble's −σ (eq. 26); it replaces App. E's
-least-squares fit by the momentum-consistent projection. The velocity part (the saltation term
-(1 + e) g / |v_n| of a ball bouncing under gravity) is what makes velocity gradients right across
-impacts under gravity; ∂q⁺/∂q takes it too through q⁺ = q + Δt v⁺.
+contact normals are linearly dependent) and a_n = N a + Ṅ v the gaps' acceleration before the
+impact. For one contact the position part is exactly Nimble's −σ (Nimble eq. 26); it replaces Nimble
+App. E's least-squares fit by the momentum-consistent projection. The velocity part (the saltation
+term (1 + e) g / |v_n| of a ball bouncing under gravity) is what makes velocity gradients right
+across impacts under gravity; ∂q⁺/∂q takes it too through q⁺ = q + Δt v⁺.
 """
 
 from __future__ import annotations
@@ -407,7 +408,7 @@ class World:
     def _body_kinematics(self, q: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Scene body poses: positions (B, 3) and rotation matrices (B, 3, 3) (those of the native
         step, no quaternion round trip); Jacobians (B, 6, nv) of every scene body (world-aligned at
-        the body origin: a rigid perturbation per unit tangent step, DESIGN.md; zero for static
+        the body origin: a rigid perturbation per unit tangent step, docs/conventions.md; zero for static
         bodies)."""
         model, nv = self.model, self.model.nv
         bodies = self.scene_body_of_model
