@@ -5,7 +5,7 @@ For every ordered pair of the seven primitives the same random pose pairs are so
 - dcol's native one-pair solver, which single calls use (a batch given lists of shapes solves its
   pairs one at a time: the time of a single call without Python's share),
 - one `proximity` call per pair from Python,
-- cvxpy + Clarabel on the same problem (9), the test oracle of tests/oracle.py: compiled once per
+- cvxpy + Clarabel on the same problem (DCOL eq. 9), the test oracle of tests/support/oracle.py: compiled once per
   shape pair with the poses as parameters (the fastest cvxpy route), solved at gap and feasibility
   1e-10 (dcol's defaults: gap 1e-8, feasibility 1e-9); the whole re-solve and Clarabel's own solve
   time.

@@ -200,7 +200,7 @@ def test_free_flight_is_pure_dynamics():
 
 
 def test_bounce_correction_is_continuous_time_for_one_contact():
-    """A ball bouncing straight down: with bounce=True ∂z⁺/∂z = −e (Nimble §VI, eq. 26); without,
+    """A ball bouncing straight down: with bounce=True ∂z⁺/∂z = −e (Nimble §VI, Nimble eq. 26); without,
     the discrete step's +1."""
     restitution = 0.6
     model = _free_body_model([(Sphere(0.1), 1.0, np.eye(3) * 4e-3)], gravity=(0.0, 0.0, 0.0))
