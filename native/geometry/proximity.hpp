@@ -193,11 +193,6 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   if (deriv.request != DerivativeRequest::none) differentiate(smoothed_kkt);
 }
 
-// Rows of DCOL's problem (DCOL eq. 9) for this pair; the solver size class is chosen from it.
-inline int proximity_rows(const Shape& a, const Shape& b) {
-  return a.num_linear_rows() + b.num_linear_rows() + a.cone_dim() + b.cone_dim();
-}
-
 // Calls proximity_sized; the kernels compiled for an instruction set pass their own (kernels/).
 struct PlainSized {
   template <int N, int NA, int NTail, int MMax, int W>
@@ -239,13 +234,14 @@ void proximity_lanes_ordered(const Shape& a, const Pose* pa, const Shape& b, con
   const int rows = proximity_rows(a, b);
   if (rows <= 32) {
     proximity_rows_class<Sized, 32, W>(a, fa, b, fb, settings, out, deriv);
-  } else if (rows <= 128) {
-    proximity_rows_class<Sized, 128, W>(a, fa, b, fb, settings, out, deriv);
+  } else if (rows <= kMaxLaneRows) {
+    proximity_rows_class<Sized, kMaxLaneRows, W>(a, fa, b, fb, settings, out, deriv);
+  } else if constexpr (W == 1) {
+    proximity_rows_class<Sized, 2 * kMaxFaces + 8, 1>(a, fa, b, fb, settings, out, deriv);
   } else {
-    // Large polytopes go one at a time: their work arrays are large and their rows alone keep the
-    // processor busy.
-    for (int k = 0; k < W; ++k)
-      proximity_rows_class<Sized, 2 * kMaxFaces + 8, 1>(a, fa + k, b, fb + k, settings, out + k, deriv.at(k));
+    // The lane kernels are given only pairs that fit_lanes; a caller that breaks this gets the
+    // numerical-error status of an empty result rather than a result.
+    for (int k = 0; k < W; ++k) out[k] = ProximityResult{};
   }
 }
 

@@ -46,6 +46,18 @@ struct ProximityResult {
   int iterations = 0;
 };
 
+// Rows of DCOL's problem (DCOL eq. 9) for this pair; the solver size class is chosen from it.
+inline int proximity_rows(const Shape& a, const Shape& b) {
+  return a.num_linear_rows() + b.num_linear_rows() + a.cone_dim() + b.cone_dim();
+}
+
+// Problems of more rows go one pose pair at a time, to the one-pair kernel, not to the lane kernels:
+// their work arrays are large and their rows alone keep the processor busy.
+constexpr int kMaxLaneRows = 128;
+
+// Whether pose pairs of shapes a and b may be solved several at a time, one per lane.
+inline bool fits_lanes(const Shape& a, const Shape& b) { return proximity_rows(a, b) <= kMaxLaneRows; }
+
 // Which derivatives a proximity call computes.
 enum class DerivativeRequest : int {
   none = 0,

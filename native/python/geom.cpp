@@ -271,7 +271,8 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
   };
   // Exact derivatives go one pose pair at a time.
   const bool exact = exact_derivatives(request, settings);
-  const bool lanes = batch.shapes_a.size() == 1 && batch.shapes_b.size() == 1 && !exact;
+  const bool lanes =
+      batch.shapes_a.size() == 1 && batch.shapes_b.size() == 1 && !exact && fits_lanes(batch.a(0), batch.b(0));
   const ProximityKernels& kernel = proximity_kernels();
   auto work = [&](py::ssize_t begin, py::ssize_t end) {
     Pose posea[kMaxKernelLanes], poseb[kMaxKernelLanes];

@@ -6,7 +6,6 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -186,7 +185,6 @@ py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::hand
   require(q0.batched && taus.ndim() == 3 && taus.shape(0) == N && taus.shape(2) == nv,
           "q0 must be (N, nq), v0 (N, nv) and taus (N, T, nv)");
   const py::ssize_t T = taus.shape(1);
-  for (py::ssize_t i = 0; i < taus.size(); ++i) require(std::isfinite(taus.data()[i]), "taus must be finite");
 
   Array qs({N, T + 1, nq}), vs({N, T + 1, nv});
   JacobianBlocks blocks({N, T}, nv, parameters ? 10 * model.nbodies() + 2 : 0, derivatives);
