@@ -5,7 +5,7 @@ Two tables, a block of rows per robot:
     Pinocchio's headers from the `pin` wheel and Eigen from `cmeel-eigen`), µs per call;
   * Python: one call through each library's Python API, and dcol's batched call per state.
 
-Needs: pip install pin cmeel-eigen example-robot-data   (and g++).
+Needs: pip install ".[bench]"   (and g++).
 Usage: python benchmarks/bench_dynamics.py [--iterations 20000] [--batch 1000] [--markdown] [--quick]
 """
 
