@@ -59,7 +59,9 @@ def compile_native():
     """The benchmark binary, compiled once per version of its source (cached in the temp folder)."""
     source = os.path.join(HERE, "bench_dynamics_native.cpp")
     digest = hashlib.sha256()
-    for path in [source] + sorted(glob.glob(os.path.join(HERE, "..", "native", "dynamics", "*.hpp"))):
+    # The dynamics layer and the core it includes.
+    headers = [glob.glob(os.path.join(HERE, "..", "native", layer, "*.hpp")) for layer in ("core", "dynamics")]
+    for path in [source] + sorted(sum(headers, [])):
         with open(path, "rb") as f:
             digest.update(f.read())
     binary = os.path.join(tempfile.gettempdir(), f"dcol_bench_dynamics_{digest.hexdigest()[:16]}")
