@@ -232,12 +232,12 @@ void proximity_lanes_ordered(const Shape& a, const Pose* pa, const Shape& b, con
     fb[k] = shape_frame(b, pb[k]);
   }
   const int rows = proximity_rows(a, b);
-  if (rows <= 32) {
-    proximity_rows_class<Sized, 32, W>(a, fa, b, fb, settings, out, deriv);
+  if (rows <= kSmallRows) {
+    proximity_rows_class<Sized, kSmallRows, W>(a, fa, b, fb, settings, out, deriv);
   } else if (rows <= kMaxLaneRows) {
     proximity_rows_class<Sized, kMaxLaneRows, W>(a, fa, b, fb, settings, out, deriv);
   } else if constexpr (W == 1) {
-    proximity_rows_class<Sized, 2 * kMaxFaces + 8, 1>(a, fa, b, fb, settings, out, deriv);
+    proximity_rows_class<Sized, kMaxRows, 1>(a, fa, b, fb, settings, out, deriv);
   } else {
     // The lane kernels are given only pairs that fit_lanes; a caller that breaks this gets the
     // numerical-error status of an empty result rather than a result.
@@ -246,7 +246,7 @@ void proximity_lanes_ordered(const Shape& a, const Pose* pa, const Shape& b, con
 }
 
 // Shapes a and b at W pairs of body poses (their offsets are applied here), one result per pair.
-template <int W, class Sized = PlainSized>
+template <int W, class Sized>
 void proximity_lanes(const Shape& a, const Pose* pa, const Shape& b, const Pose* pb, const SolverSettings& settings,
                      ProximityResult* out, const DerivativeOutput& deriv) {
   // The shape with fewer slack variables goes first: the solver then skips the other's slack

@@ -51,6 +51,12 @@ inline int proximity_rows(const Shape& a, const Shape& b) {
   return a.num_linear_rows() + b.num_linear_rows() + a.cone_dim() + b.cone_dim();
 }
 
+// Rows of the smallest size class, which the pairs of round primitives and small polytopes fit.
+constexpr int kSmallRows = 32;
+
+// Rows of the largest problem: two polytopes of kMaxFaces faces and the cones' rows of any pair.
+constexpr int kMaxRows = 2 * kMaxFaces + 8;
+
 // Problems of more rows go one pose pair at a time, to the one-pair kernel, not to the lane kernels:
 // their work arrays are large and their rows alone keep the processor busy.
 constexpr int kMaxLaneRows = 128;

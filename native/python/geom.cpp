@@ -101,22 +101,25 @@ PyObject* result_repr(PyObject* self) {
   return PyUnicode_FromString(text.c_str());
 }
 
+// Each field's doc starts with its type, "type: description", which the stub of the module reads.
 PyGetSetDef result_fields[] = {
     {"alpha", [](PyObject* self, void*) { return PyFloat_FromDouble(result_of(self).alpha); }, nullptr,
-     "minimum uniform scaling α (float)", nullptr},
-    {"x", result_vector<&ProximityResult::x>, nullptr, "(3,) intersection point of the scaled shapes, world frame",
+     "float: minimum uniform scaling α", nullptr},
+    {"x", result_vector<&ProximityResult::x>, nullptr,
+     "ndarray: (3,) intersection point of the scaled shapes, world frame", nullptr},
+    {"p_a", result_vector<&ProximityResult::p_a>, nullptr, "ndarray: (3,) contact point on shape a, DCOL eq. 29",
      nullptr},
-    {"p_a", result_vector<&ProximityResult::p_a>, nullptr, "(3,) contact point on shape a, DCOL eq. 29", nullptr},
-    {"p_b", result_vector<&ProximityResult::p_b>, nullptr, "(3,) contact point on shape b, DCOL eq. 29", nullptr},
+    {"p_b", result_vector<&ProximityResult::p_b>, nullptr, "ndarray: (3,) contact point on shape b, DCOL eq. 29",
+     nullptr},
     {"distance", [](PyObject* self, void*) { return PyFloat_FromDouble(result_of(self).distance); }, nullptr,
-     "‖p_a − p_b‖, DCOL eq. 30", nullptr},
+     "float: ‖p_a − p_b‖, DCOL eq. 30", nullptr},
     {"normal", result_vector<&ProximityResult::normal>, nullptr,
-     "(3,) unit normal of the separating plane at x, from a to b (zero when α = 0)", nullptr},
-    {"status", result_status, nullptr, "dcol.solvers.Status of the solve", nullptr},
+     "ndarray: (3,) unit normal of the separating plane at x, from a to b (zero when α = 0)", nullptr},
+    {"status", result_status, nullptr, "Status: the outcome of the solve", nullptr},
     {"iterations", [](PyObject* self, void*) { return PyLong_FromLong(result_of(self).iterations); }, nullptr,
-     "interior-point iterations (int)", nullptr},
+     "int: interior-point iterations", nullptr},
     {"converged", [](PyObject* self, void*) { return PyBool_FromLong(result_of(self).status == SolveStatus::solved); },
-     nullptr, "status is SOLVED (bool)", nullptr},
+     nullptr, "bool: status is SOLVED", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 void bind_result_type(py::module_& m) {
