@@ -13,7 +13,7 @@ Shapes are immutable: their arrays are read-only views.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeAlias
+from typing import Generic, NoReturn, TypeAlias, TypeVar, overload
 
 import numpy as np
 from scipy.optimize import linprog
@@ -79,6 +79,29 @@ def polygon_corners(C: FloatArray, d: FloatArray) -> FloatArray:
     return corners
 
 
+T = TypeVar("T")
+
+
+class Field(Generic[T]):
+    """A read-only attribute of a shape: the value its constructor stored as ``_<name>``."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, shape: None, owner: type) -> Field[T]: ...
+    @overload
+    def __get__(self, shape: object, owner: type) -> T: ...
+    def __get__(self, shape: object | None, owner: type) -> Field[T] | T:
+        return self if shape is None else getattr(shape, "_" + self._name)
+
+    def __set__(self, shape: object, value: object) -> NoReturn:
+        raise AttributeError(f"{type(shape).__name__}.{self._name} is read-only: shapes are immutable")
+
+
 class Shape:
     """Base class of the primitives. ``offset=(r, q)``: fixed pose of the shape in its body, r (3,)
     and q a quaternion (4,) ``[w, x, y, z]`` or a (3, 3) rotation matrix."""
@@ -90,15 +113,8 @@ class Shape:
         native.set_frame(length_scale, position, rotation)
         self._native = native
 
-    @property
-    def offset_position(self) -> FloatArray:
-        """(3,) float64: position of the shape frame in its body."""
-        return self._offset_position
-
-    @property
-    def offset_rotation(self) -> FloatArray:
-        """(3, 3) float64: orientation of the shape frame in its body."""
-        return self._offset_rotation
+    offset_position = Field[FloatArray]("(3,) float64: position of the shape frame in its body.")
+    offset_rotation = Field[FloatArray]("(3, 3) float64: orientation of the shape frame in its body.")
 
 
 ShapeOrShapes: TypeAlias = "Shape | Sequence[Shape]"
@@ -146,15 +162,8 @@ class Polytope(Shape):
             raise ValueError("V must contain the origin strictly inside its convex hull")
         return cls(planes[:, :3], -planes[:, 3], offset=offset)
 
-    @property
-    def A(self) -> FloatArray:
-        """(m, 3) float64 face normals."""
-        return self._A
-
-    @property
-    def b(self) -> FloatArray:
-        """(m,) float64 face offsets."""
-        return self._b
+    A = Field[FloatArray]("(m, 3) float64 face normals.")
+    b = Field[FloatArray]("(m,) float64 face offsets.")
 
     @property
     def vertices(self) -> FloatArray:
@@ -191,10 +200,7 @@ class Box(Polytope):
         self._half_extents = half
         super().__init__(np.vstack([np.eye(3), -np.eye(3)]), np.r_[half, half], offset=offset)
 
-    @property
-    def half_extents(self) -> FloatArray:
-        """(3,) float64 half side lengths."""
-        return self._half_extents
+    half_extents = Field[FloatArray]("(3,) float64 half side lengths.")
 
     def __repr__(self) -> str:
         return f"Box(half_extents={self._half_extents.tolist()})"
@@ -208,15 +214,8 @@ class Capsule(Shape):
         self._L = checked_positive(L, "L")
         super().__init__(_native.Shape.capsule(self._R, self._L), self._R + 0.5 * self._L, offset)
 
-    @property
-    def R(self) -> float:
-        """float, radius."""
-        return self._R
-
-    @property
-    def L(self) -> float:
-        """float, segment length."""
-        return self._L
+    R = Field[float]("float, radius.")
+    L = Field[float]("float, segment length.")
 
     def __repr__(self) -> str:
         return f"Capsule(R={self._R}, L={self._L})"
@@ -230,15 +229,8 @@ class Cylinder(Shape):
         self._L = checked_positive(L, "L")
         super().__init__(_native.Shape.cylinder(self._R, self._L), float(np.hypot(self._R, 0.5 * self._L)), offset)
 
-    @property
-    def R(self) -> float:
-        """float, radius."""
-        return self._R
-
-    @property
-    def L(self) -> float:
-        """float, length."""
-        return self._L
+    R = Field[float]("float, radius.")
+    L = Field[float]("float, length.")
 
     def __repr__(self) -> str:
         return f"Cylinder(R={self._R}, L={self._L})"
@@ -255,15 +247,8 @@ class Cone(Shape):
         length_scale = max(0.75 * self._H, float(np.hypot(0.25 * self._H, self._H * tan_beta)))
         super().__init__(_native.Shape.cone(self._H, tan_beta), length_scale, offset)
 
-    @property
-    def H(self) -> float:
-        """float, height."""
-        return self._H
-
-    @property
-    def beta(self) -> float:
-        """float, half angle in radians."""
-        return self._beta
+    H = Field[float]("float, height.")
+    beta = Field[float]("float, half angle in radians.")
 
     def __repr__(self) -> str:
         return f"Cone(H={self._H}, beta={self._beta})"
@@ -276,10 +261,7 @@ class Sphere(Shape):
         self._R = checked_positive(R, "R")
         super().__init__(_native.Shape.sphere(self._R), self._R, offset)
 
-    @property
-    def R(self) -> float:
-        """float, radius."""
-        return self._R
+    R = Field[float]("float, radius.")
 
     def __repr__(self) -> str:
         return f"Sphere(R={self._R})"
@@ -301,10 +283,7 @@ class Ellipsoid(Shape):
             _native.Shape.ellipsoid(np.ascontiguousarray(upper)), 1.0 / float(np.sqrt(eigenvalues[0])), offset
         )
 
-    @property
-    def P(self) -> FloatArray:
-        """(3, 3) float64 shape matrix."""
-        return self._P
+    P = Field[FloatArray]("(3, 3) float64 shape matrix.")
 
     def __repr__(self) -> str:
         return f"Ellipsoid(semi_axes={(1.0 / np.sqrt(np.linalg.eigvalsh(self._P))).tolist()})"
@@ -325,25 +304,13 @@ class Polygon(Shape):
         length_scale = float(np.max(self._d / np.linalg.norm(self._C, axis=1))) + self._R
         super().__init__(_native.Shape.polygon(self._C, self._d, self._R, self._corners), length_scale, offset)
 
-    @property
-    def C(self) -> FloatArray:
-        """(m, 2) float64 edge normals."""
-        return self._C
-
-    @property
-    def d(self) -> FloatArray:
-        """(m,) float64 edge offsets."""
-        return self._d
-
-    @property
-    def corners(self) -> FloatArray:
+    C = Field[FloatArray]("(m, 2) float64 edge normals.")
+    d = Field[FloatArray]("(m,) float64 edge offsets.")
+    corners = Field[FloatArray](
         """(k, 2) float64 corners of the unpadded polygon in the body xy-plane, counterclockwise."""
-        return self._corners
+    )
 
-    @property
-    def R(self) -> float:
-        """float, padding radius."""
-        return self._R
+    R = Field[float]("float, padding radius.")
 
     def __repr__(self) -> str:
         return f"Polygon(edges={len(self._d)}, R={self._R})"
