@@ -18,7 +18,7 @@ contact the impulse [t1, t2, n] in ‖t‖ ≤ μ n, De Saxcé's correction, eac
 contact; its derivatives hold the contact modes (breaking, sticking, sliding) fixed (Simple §III-B)
 and, where sliding contacts leave their normal impulses undetermined (a face of four coplanar
 contacts sliding and turning), follow the solver's least-norm split of them
-(native/step_jacobians.hpp). b_extra per normal row:
+(native/simulation/step_jacobians.hpp). b_extra per normal row:
 
 * *stabilization* (Baumgarte, as in Simple App. D, with its derivative terms): ``β φ / Δt`` for a
   penetration φ < 0, so a fraction β of it is removed per step; and ``φ / Δt`` for a gap φ > 0 (a
@@ -34,7 +34,7 @@ the contact rows' dependence on q through the contact points, normals and tangen
 App. C, from the contacts' forward-mode derivatives and the frame Jacobians' derivatives), the
 separations in the stabilization, and the LCP by its clamping set (Nimble §IV, App. A, as
 :func:`dcol.solvers.lcp_jvp`). Derivatives with respect to q are in the tangent space (integrate's),
-as for every dynamics function. They are computed natively (native/step_jacobians.hpp), for
+as for every dynamics function. They are computed natively (native/simulation/step_jacobians.hpp), for
 Step.jacobians at the step's LCP solution and for World.step_batch; reverse mode (Step.vjp,
 Rollout.vjp) contracts that Jacobian with the cotangents.
 
@@ -594,7 +594,7 @@ class World:
     ) -> BatchStep:
         """N independent steps in native code, the GIL released, on up to `threads` threads (default:
         the world's): :meth:`step` without a warm start, and with derivatives each step's Jacobians
-        (native/step_jacobians.hpp, the forward mode of Step.jacobians(bounce=bounce)): the batch a
+        (native/simulation/step_jacobians.hpp, the forward mode of Step.jacobians(bounce=bounce)): the batch a
         trajectory optimizer linearizes along a trajectory.
 
         q (N, nq), v (N, nv), tau (N, nv) (zero if None).
@@ -625,7 +625,7 @@ class World:
         threads: int | None = None,
     ) -> BatchRollout:
         """N rollouts at once in native code, the GIL released, on up to `threads` threads (default:
-        the world's): the steps of :meth:`step` without derivatives (native/simulation.hpp), with the
+        the world's): the steps of :meth:`step` without derivatives (native/simulation/simulation.hpp), with the
         same LCP route (the previous step's sets first, then Gauss–Seidel with exact solves on its
         sets). A rollout agrees with :meth:`rollout` to round-off while their contact sets agree; on a
         degenerate LCP (a pile of boxes) round-off can pick another of its solutions, and the two part.
@@ -812,7 +812,7 @@ class _Rows:
 
 class _StepLinearization:
     """Jacobians (forward) and vector–Jacobian products (reverse) of one step, from its inputs and LCP
-    solution: the native linearization (native/step_jacobians.hpp) finds the step's rows again and
+    solution: the native linearization (native/simulation/step_jacobians.hpp) finds the step's rows again and
     differentiates at this solution (its sets; relabeled ones for complementarity-aware gradients).
     Reverse mode contracts the Jacobian with the cotangents: for these sizes a full Jacobian costs
     less natively than the partial products did in Python."""

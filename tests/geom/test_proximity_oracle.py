@@ -113,8 +113,8 @@ def test_batch_of_one_pair_matches_single_calls(kind_a, kind_b, threads):
 
 @pytest.mark.parametrize("kind_a,kind_b", PAIRS)
 def test_single_calls_agree_with_the_lane_solver(kind_a, kind_b):
-    """A single call solves with the rows four to a vector (native/row_packet_solver.hpp), a batch of
-    one shape pair with four problems in the vector's lanes (native/cone_solver.hpp): two
+    """A single call solves with the rows four to a vector (native/conic/row_packet_solver.hpp), a batch of
+    one shape pair with four problems in the vector's lanes (native/conic/cone_solver.hpp): two
     implementations of the method, which must give the same solutions and iteration counts (±1)."""
     configs = [config for _, config in pair_configurations(kind_a, kind_b, 12)]
     a, b = configs[0][0], configs[0][3]
