@@ -35,6 +35,22 @@ def test_largest_polytope_still_solves():
     assert res.alpha == pytest.approx(alpha_ref, rel=1e-6)
 
 
+def test_largest_polytopes_in_a_batch():
+    """A batch of one shape pair too large for the lane kernels is solved pair by pair: every pose
+    pair, the last incomplete group of lanes included, gets the α of the independent oracle."""
+    rng = np.random.default_rng(4)
+    normals = rng.normal(size=(MAX_FACES, 3))
+    big = Polytope(normals / np.linalg.norm(normals, axis=1, keepdims=True), np.ones(MAX_FACES))
+    count = 6
+    r_b = np.column_stack([np.linspace(2.2, 3.0, count), rng.uniform(-0.3, 0.3, (count, 2))])
+    q = np.tile(IDENTITY, (count, 1))
+    batch = proximity_batch(big, np.zeros((count, 3)), q, big, r_b, q)
+    assert np.all(batch.status == 0)
+    for k in range(count):
+        alpha_ref, _ = proximity_oracle(big, np.zeros(3), IDENTITY, big, r_b[k], IDENTITY)
+        assert batch.alpha[k] == pytest.approx(alpha_ref, rel=1e-6)
+
+
 @pytest.mark.parametrize("field,value", [("feastol", 0.0), ("abstol", -1.0), ("reltol", 2.0), ("max_iter", -1)])
 def test_invalid_settings_raise(field, value):
     with pytest.raises(ValueError, match=field):
