@@ -26,7 +26,7 @@ from dcol import _native
 from dcol._native import ContactRule
 from dcol.solvers import SolverSettings
 from dcol.typing import ArrayLike, FloatArray, Int8Array
-from dcol.validation import checked_real
+from dcol.validation import checked_instance, checked_real
 
 from .distance import DISTANCE_SETTINGS
 from .shapes import Shape
@@ -98,6 +98,6 @@ def contacts(
         checked_real(margin, "margin"),
         checked_real(feature_tolerance, "feature_tolerance"),
         bool(derivatives),
-        DISTANCE_SETTINGS if settings is None else settings,
+        checked_instance(settings, "settings", SolverSettings, DISTANCE_SETTINGS),
     )
     return ContactSet(**out)

@@ -44,7 +44,7 @@ import numpy as np
 from dcol import _native
 from dcol.solvers import SolverSettings, Status
 from dcol.typing import ArrayLike, FloatArray, Int8Array, Int32Array
-from dcol.validation import checked_array, checked_threads
+from dcol.validation import checked_array, checked_instance, checked_threads
 
 from .shapes import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Shape, ShapeOrShapes, Sphere
 
@@ -124,10 +124,7 @@ def checked_derivative_settings(
 ) -> SolverSettings:
     """The solver settings of a derivative function: default when None; with exact_allowed=False a
     barrier of 0 (exact derivatives) is refused."""
-    if settings is None:
-        return default
-    if not isinstance(settings, SolverSettings):
-        raise TypeError(f"settings must be a dcol.solvers.SolverSettings, got {type(settings).__name__}")
+    settings = checked_instance(settings, "settings", SolverSettings, default)
     if settings.barrier <= 0.0 and not exact_allowed:
         raise ValueError("settings.barrier must be > 0 for these derivatives (see dcol.geom.derivatives)")
     return settings

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from dcol import _native
 from dcol.solvers import SolverSettings, Status
 from dcol.typing import ArrayLike, FloatArray, Int8Array, Int32Array
-from dcol.validation import checked_threads, float_array, shape_error
+from dcol.validation import checked_instance, checked_threads, float_array, shape_error
 
 from .derivatives import checked_derivative_settings
 from .shapes import Shape, ShapeOrShapes
@@ -127,7 +127,7 @@ def signed_distance_batch(
         b,
         r_b,
         q_b,
-        DISTANCE_SETTINGS if settings is None else settings,
+        checked_instance(settings, "settings", SolverSettings, DISTANCE_SETTINGS),
         checked_threads(threads),
         False,
         "rigid",

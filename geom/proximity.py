@@ -16,7 +16,7 @@ from dcol import _native
 from dcol._native import ProximityResult
 from dcol.solvers import SolverSettings
 from dcol.typing import ArrayLike, FloatArray, Int8Array, Int32Array
-from dcol.validation import checked_threads
+from dcol.validation import checked_instance, checked_threads
 
 from .shapes import ShapeOrShapes
 
@@ -74,6 +74,13 @@ def proximity_batch(
     ProximityBatchResult
     """
     arrays = _native.proximity_batch(
-        a, r_a, q_a, b, r_b, q_b, _DEFAULT_SETTINGS if settings is None else settings, checked_threads(threads)
+        a,
+        r_a,
+        q_a,
+        b,
+        r_b,
+        q_b,
+        checked_instance(settings, "settings", SolverSettings, _DEFAULT_SETTINGS),
+        checked_threads(threads),
     )
     return ProximityBatchResult(**arrays)

@@ -19,7 +19,7 @@ import numpy as np
 from dcol import _native
 from dcol.solvers import SolverSettings
 from dcol.typing import ArrayLike, BoolArray, FloatArray, IntArray
-from dcol.validation import checked_integer, checked_real, checked_threads
+from dcol.validation import checked_instance, checked_integer, checked_real, checked_threads
 
 from .contacts import ContactSet
 from .distance import DISTANCE_SETTINGS
@@ -158,7 +158,7 @@ class Scene:
             margin,
             checked_real(feature_tolerance, "feature_tolerance"),
             bool(derivatives),
-            DISTANCE_SETTINGS if settings is None else settings,
+            checked_instance(settings, "settings", SolverSettings, DISTANCE_SETTINGS),
             checked_threads(threads),
         )
         shape_pair = pairs[out.pop("pair")].reshape(-1, 2)

@@ -13,7 +13,7 @@ from typing import Any
 from dcol import _native
 from dcol._native import SolverSettings, Status
 from dcol.typing import ArrayLike, FloatArray
-from dcol.validation import checked_array, is_integer
+from dcol.validation import checked_array, checked_instance, is_integer
 
 __all__ = ["ConeSolution", "SolverSettings", "Status", "solve_cone_program", "MAX_VARIABLES", "MAX_ROWS", "MAX_CONES"]
 
@@ -87,6 +87,11 @@ def solve_cone_program(
     if orthant + sum(soc_dims) != m:
         raise ValueError(f'cones["l"] + sum(cones["q"]) must equal the rows of G ({m}), got {orthant + sum(soc_dims)}')
     x, s, z, status, iterations, pcost, dcost = _native.solve_cone_program(
-        c, G, h, int(orthant), [int(d) for d in soc_dims], settings or SolverSettings()
+        c,
+        G,
+        h,
+        int(orthant),
+        [int(d) for d in soc_dims],
+        checked_instance(settings, "settings", SolverSettings, SolverSettings()),
     )
     return ConeSolution(x, s, z, status, iterations, pcost, dcost)

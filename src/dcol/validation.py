@@ -15,7 +15,7 @@ another argument, printed both ways: "G must have shape (len(h), len(c)) = (3, 2
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeAlias, TypeGuard
+from typing import TypeAlias, TypeGuard, TypeVar
 
 import numpy as np
 
@@ -37,7 +37,9 @@ __all__ = [
     "checked_interval",
     "is_integer",
     "checked_integer",
+    "MAX_THREADS",
     "checked_threads",
+    "checked_instance",
     "checked_tensor",
 ]
 
@@ -45,6 +47,8 @@ Dimension: TypeAlias = int | str | tuple[str, int]
 """A fixed length, the name of a free length, or (name, length) for a length set by another argument."""
 
 Shape: TypeAlias = tuple[Dimension, ...]
+
+T = TypeVar("T")
 
 
 def _tuple_text(items: Sequence[object]) -> str:
@@ -79,6 +83,8 @@ def _has_shape(shape: tuple[int, ...], expected: Shape) -> bool:
 def float_array(value: ArrayLike, name: str, *, copy: bool = False) -> FloatArray:
     """value as a C-contiguous float64 array (a new one with copy, else only when needed), shape and
     values unchecked; TypeError naming the argument when numpy cannot convert it."""
+    if np.iscomplexobj(value):  # numpy would drop the imaginary parts with a warning at most
+        raise TypeError(f"{name} must be an array of real numbers, got complex ones")
     try:
         if copy:
             return np.array(value, dtype=np.float64, order="C")
@@ -183,9 +189,23 @@ def checked_integer(value: object, name: str, *, minimum: int, maximum: int | No
     raise ValueError(f"{name} must be {domain}, got {value!r}")
 
 
+# More worker threads than a batch function starts: each is an operating-system thread.
+MAX_THREADS = 1024
+
+
 def checked_threads(threads: object) -> int:
-    """The worker-thread count of the batch functions: None means 1, else a positive integer."""
-    return 1 if threads is None else checked_integer(threads, "threads", minimum=1)
+    """The worker-thread count of the batch functions: None means 1, else an integer in
+    [1, MAX_THREADS]."""
+    return 1 if threads is None else checked_integer(threads, "threads", minimum=1, maximum=MAX_THREADS)
+
+
+def checked_instance(value: object, name: str, kind: type[T], default: T) -> T:
+    """value, which must be an instance of kind (default for None); TypeError naming the argument."""
+    if value is None:
+        return default
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} must be a {kind.__name__}, got {type(value).__name__}")
+    return value
 
 
 def checked_tensor(tensor: object, name: str) -> FloatArray:

@@ -3,8 +3,19 @@
 import numpy as np
 import pytest
 
-from dcol.geom import MAX_FACES, Polygon, Polytope, Sphere, proximity, proximity_batch
-from dcol.solvers import SolverSettings
+from dcol.geom import (
+    MAX_FACES,
+    Polygon,
+    Polytope,
+    Sphere,
+    contacts,
+    proximity,
+    proximity_batch,
+    proximity_jacobian,
+    signed_distance_batch,
+)
+from dcol.solvers import SolverSettings, solve_cone_program
+from dcol.validation import MAX_THREADS
 from tests.support.oracle import proximity_oracle
 
 IDENTITY = [1.0, 0.0, 0.0, 0.0]
@@ -17,11 +28,40 @@ def test_too_many_faces():
         Polygon(C, np.ones(len(angles)), 0.1)
 
 
-def test_threads_must_be_positive():
+def test_threads_must_be_a_sensible_count():
+    """Zero, negative, fractional, boolean and absurdly many threads are refused by name, before
+    anything reaches the native core (which would print its signatures for 2**40)."""
     r, q = np.zeros((4, 3)), np.tile(IDENTITY, (4, 1))
-    for threads in (0, -1, 1.5, True):
-        with pytest.raises(ValueError, match="threads must be a positive integer"):
+    for threads in (0, -1, 1.5, True, MAX_THREADS + 1, 2**40):
+        with pytest.raises(ValueError, match=rf"threads must be an integer in \[1, {MAX_THREADS}\], got"):
             proximity_batch(Sphere(1.0), r, q, Sphere(1.0), r + 3.0, q, threads=threads)
+
+
+_R, _Q = np.zeros((2, 3)), np.tile(IDENTITY, (2, 1))
+_BALL = Sphere(1.0)
+_CALLS_WITH_BAD_SETTINGS = {
+    "proximity_batch": lambda: proximity_batch(_BALL, _R, _Q, _BALL, _R + 3.0, _Q, settings=3),
+    "signed_distance_batch": lambda: signed_distance_batch(_BALL, _R, _Q, _BALL, _R + 3.0, _Q, settings=3),
+    "proximity_jacobian": lambda: proximity_jacobian(_BALL, _R[0], _Q[0], _BALL, _R[0] + 3.0, _Q[0], settings=3),
+    "contacts": lambda: contacts(_BALL, _R[0], _Q[0], _BALL, _R[0] + 1.5, _Q[0], settings=3),
+    "solve_cone_program": lambda: solve_cone_program([1.0], [[-1.0]], [0.0], {"l": 1, "q": []}, settings=3),
+}
+
+
+@pytest.mark.parametrize("function", sorted(_CALLS_WITH_BAD_SETTINGS))
+def test_settings_of_the_wrong_type_are_named(function):
+    with pytest.raises(TypeError, match="settings must be a SolverSettings, got int"):
+        _CALLS_WITH_BAD_SETTINGS[function]()
+
+
+def test_complex_arrays_are_refused():
+    """numpy would cast complex numbers to real ones, dropping their imaginary parts."""
+    with pytest.raises(TypeError, match="r_a must be an array of real numbers"):
+        signed_distance_batch(Sphere(1.0), [[0.0, 0.0, 1j]], [IDENTITY], Sphere(1.0), [[3.0, 0.0, 0.0]], [IDENTITY])
+    with pytest.raises(TypeError, match="b must be an array of real numbers, got complex ones"):
+        Polytope(np.vstack([np.eye(3), -np.eye(3)]), np.ones(6) + 0j)
+    with pytest.raises(TypeError, match="c must be an array of real numbers, got complex ones"):
+        solve_cone_program([1.0 + 0j], [[-1.0]], [0.0], {"l": 1, "q": []})
 
 
 def test_largest_polytope_still_solves():
