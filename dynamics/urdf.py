@@ -218,20 +218,37 @@ def _joint_properties(joint: ET.Element, kind: str) -> dict[str, Any]:
     return properties
 
 
-def _parse(source: str | os.PathLike[str]) -> tuple[ET.Element, str | None]:
-    text = str(source)
-    try:
-        if text.lstrip().startswith("<"):
-            return ET.fromstring(text), None
-        if not os.path.isfile(text):
+def _parse(source: str | bytes | os.PathLike[str]) -> tuple[ET.Element, str | None]:
+    """The root element of a URDF given as XML text or bytes, or as a file path, and the folder
+    relative mesh paths start from (None for XML given directly)."""
+    if isinstance(source, (bytes, bytearray)):
+        document: str | bytes = bytes(source)  # the XML itself: its declaration or BOM names the encoding
+        base_dir = None
+    elif isinstance(source, (str, os.PathLike)):
+        text = os.fspath(source)
+        if text.lstrip("\ufeff \t\r\n").startswith("<"):
+            document, base_dir = text.lstrip("\ufeff"), None
+        elif os.path.isfile(text):
+            with open(text, "rb") as file:
+                document = file.read()
+            base_dir = os.path.dirname(os.path.abspath(text))
+        else:
             raise ValueError(f"URDF file {text!r} not found")
-        return ET.parse(text).getroot(), os.path.dirname(os.path.abspath(text))
+    else:
+        raise TypeError(f"source must be a path or the URDF's XML (str or bytes), got {type(source).__name__}")
+    try:
+        root = ET.fromstring(document)
     except ET.ParseError as err:
         raise ValueError(f"URDF is not well-formed XML: {err}") from err
+    xacro = "{http://www.ros.org/wiki/xacro}"
+    for element in root.iter():
+        if str(element.tag).startswith(xacro) or any("${" in value for value in element.attrib.values()):
+            raise ValueError("this is a xacro file, not a URDF: expand it first (xacro FILE > FILE.urdf)")
+    return root, base_dir
 
 
 def load_urdf(
-    source: str | os.PathLike[str],
+    source: str | bytes | os.PathLike[str],
     *,
     floating_base: bool = False,
     package_dirs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] = (),
@@ -240,7 +257,8 @@ def load_urdf(
 ) -> Model:
     """Loads a URDF into a :class:`~dcol.dynamics.Model`.
 
-    source : path to a .urdf file, or the URDF XML itself as a string.
+    source : path to a .urdf file, or the URDF XML itself as a string or bytes (a byte-order mark
+        is allowed).
     floating_base : bool, attach the root link to the world by a floating joint named "root_joint"
         (else the root link is fixed to the world).
     package_dirs : folders searched for ``package://NAME/...`` mesh URIs (as ``DIR/NAME/...``).

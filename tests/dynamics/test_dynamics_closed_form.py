@@ -448,6 +448,33 @@ def test_error_not_xml():
         dyn.load_urdf("<robot name='x'><link name='a'></robot")
 
 
+def test_urdf_as_bytes_or_with_a_byte_order_mark():
+    """The XML given as bytes (UTF-8 with a BOM too) or as a string with a BOM is the XML, not a
+    file name: the same model as the plain string."""
+    text = spatial_tree_urdf()
+    reference = dyn.load_urdf(text)
+    for source in (text.encode(), "\ufeff".encode() + text.encode(), "\ufeff" + text):
+        model = dyn.load_urdf(source)
+        assert (model.nq, model.nv, model.nbodies) == (reference.nq, reference.nv, reference.nbodies)
+        np.testing.assert_array_equal(model.masses, reference.masses)
+
+
+def test_xacro_is_named():
+    xacro = (
+        '<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:property name="l" value="0.5"/><link name="a"/></robot>'
+    )
+    with pytest.raises(ValueError, match="xacro file.*expand it first"):
+        dyn.load_urdf(xacro)
+    with pytest.raises(ValueError, match="xacro file"):
+        dyn.load_urdf(_one_link(extra_link_xml='<visual><geometry><box size="${l} 1 1"/></geometry></visual>'))
+
+
+def test_urdf_source_of_another_type():
+    with pytest.raises(TypeError, match="source must be a path or the URDF's XML"):
+        dyn.load_urdf(42)
+
+
 def test_valid_one_link_loads():
     """The error fixtures above are otherwise valid: the unmodified one-link URDF loads."""
     model = dyn.load_urdf(_one_link())
