@@ -14,7 +14,7 @@ import numpy as np
 
 from dcol import _native
 from dcol.typing import ArrayLike, FloatArray
-from dcol.validation import check_quaternion_norms, checked_array, checked_threads, checked_vectors
+from dcol.validation import check_quaternion_norms, checked_array, checked_threads, checked_vectors, quaternion_norms
 
 from .model import Model
 
@@ -48,7 +48,7 @@ _native_dynamics = _native.dynamics
 
 def check_floating_quaternions(model: Model, q: FloatArray, name: str = "q") -> None:
     """ValueError naming q unless the quaternion of every floating joint in q (..., nq), finite, is
-    nonzero with a finite norm: the functions that take them normalize them. The checks of the
+    nonzero: the functions that take them normalize them. The checks of the
     Python-side functions; the native ones check alike."""
     for start, kind in zip(model.joint_q_index, model.joint_kinds):
         if kind == "floating":
@@ -117,7 +117,7 @@ def _quaternion_product(a: FloatArray, b: FloatArray) -> FloatArray:
 
 
 def _quaternion_matrix(quaternion: FloatArray) -> FloatArray:
-    quaternion = quaternion / np.linalg.norm(quaternion, axis=-1, keepdims=True)
+    quaternion = quaternion / quaternion_norms(quaternion)[..., None]
     w, x, y, z = np.moveaxis(quaternion, -1, 0)
     return np.stack(
         [
@@ -183,8 +183,8 @@ def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> FloatArray:
     v = np.empty((q0.shape[0], model.nv))
     for start, vstart, kind in zip(model.joint_q_index, model.joint_v_index, model.joint_kinds):
         if kind == "floating":
-            a = q0[:, start + 3 : start + 7] / np.linalg.norm(q0[:, start + 3 : start + 7], axis=1, keepdims=True)
-            b = q1[:, start + 3 : start + 7] / np.linalg.norm(q1[:, start + 3 : start + 7], axis=1, keepdims=True)
+            a = q0[:, start + 3 : start + 7] / quaternion_norms(q0[:, start + 3 : start + 7])[:, None]
+            b = q1[:, start + 3 : start + 7] / quaternion_norms(q1[:, start + 3 : start + 7])[:, None]
             relative = _quaternion_product(a * np.array([1.0, -1.0, -1.0, -1.0]), b)
             translation = np.einsum(
                 "nji,nj->ni", _quaternion_matrix(a), q1[:, start : start + 3] - q0[:, start : start + 3]
@@ -233,7 +233,7 @@ def tangent_maps(model: Model, q: ArrayLike) -> tuple[FloatArray, FloatArray]:
     to_tangent = np.zeros((count, model.nv, model.nq))
     for start, vstart, kind in zip(model.joint_q_index, model.joint_v_index, model.joint_kinds):
         if kind == "floating":
-            norm = np.linalg.norm(q[:, start + 3 : start + 7], axis=1)
+            norm = quaternion_norms(q[:, start + 3 : start + 7])
             quaternion = q[:, start + 3 : start + 7] / norm[:, None]
             R = _quaternion_matrix(quaternion)
             G = _quaternion_tangent(quaternion)

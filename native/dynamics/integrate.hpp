@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/rotations.hpp"
 #include "dynamics/model.hpp"
 
 namespace dcol::dyn {
@@ -33,7 +34,7 @@ inline void integrate(const Model& model, const double* q, const double* v, doub
       continue;
     }
     const double* rho = q + qi + 3;
-    const double norm = std::sqrt(rho[0] * rho[0] + rho[1] * rho[1] + rho[2] * rho[2] + rho[3] * rho[3]);
+    const double norm = quaternion_norm(rho);
     const double p[4] = {rho[0] / norm, rho[1] / norm, rho[2] / norm, rho[3] / norm};
     double s[4];
     Vec3 translation;

@@ -78,7 +78,7 @@ inline Mat3 axis_angle(const Vec3& u, double angle) {
 // Rotation of the quaternion [w, x, y, z] / ‖·‖ (nonzero: the callers check), by the geometry
 // core's conversion.
 inline Mat3 quaternion_matrix(const double* q) {
-  dcol::Mat3 Q;
+  dcol::Mat3 Q{};
   dcol::quaternion_to_matrix(q, Q);
   Mat3 R;
   for (int r = 0; r < 3; ++r)

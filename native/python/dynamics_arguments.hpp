@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rotations.hpp"
 #include "dynamics/model.hpp"
 
 namespace dcol::python {
@@ -67,9 +68,8 @@ inline Rows configuration(const Model& model, py::handle obj) {
     for (int i = 0; i < model.nbodies(); ++i)
       if (model.kind[i] == JointKind::floating) {
         const double* quaternion = q.row(n) + model.q_index[i] + 3;
-        double norm2 = 0.0;
-        for (int k = 0; k < 4; ++k) norm2 += quaternion[k] * quaternion[k];
-        if (!(norm2 > 0.0)) throw py::value_error("q: the floating joint's quaternion must be nonzero");
+        if (!(quaternion_norm(quaternion) > 0.0))
+          throw py::value_error("q: the floating joint's quaternion must be nonzero");
       }
   return q;
 }

@@ -165,7 +165,7 @@ inline void check_orientations_for(Parameterization p, const std::string& name, 
 // ω = Omega dθ: the world angular velocity of a change dθ of the orientation coordinates at q (raw
 // quaternion [w, x, y, z]). For a unit quaternion, ω = 2 [−v, w I + [v]×] dq.
 inline void orientation_map(Parameterization p, const double* q, double Omega[3][4]) {
-  const double norm = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  const double norm = quaternion_norm(q);
   double u[4];
   for (int i = 0; i < 4; ++i) u[i] = q[i] / norm;
   auto quaternion_rate = [](const double* unit, double scale, double E[3][4]) {

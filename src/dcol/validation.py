@@ -29,6 +29,7 @@ __all__ = [
     "float_array",
     "checked_array",
     "checked_vectors",
+    "quaternion_norms",
     "check_quaternion_norms",
     "checked_real",
     "checked_finite",
@@ -117,12 +118,20 @@ def checked_vectors(value: ArrayLike, name: str, width: int) -> tuple[FloatArray
     return checked_array(array.reshape(-1, width), name, ("N", width)), array.ndim == 2
 
 
+def quaternion_norms(quaternions: FloatArray) -> FloatArray:
+    """‖q‖ over the last axis of (..., 4) quaternions, scaled by their largest entry so that it
+    neither under- nor overflows: every nonzero finite quaternion has a positive finite norm (0 for
+    zero, NaN where an entry is not finite)."""
+    largest = np.max(np.abs(quaternions), axis=-1, keepdims=True)
+    scale = np.where(largest > 0.0, largest, 1.0)
+    return largest[..., 0] * np.sqrt(np.sum((quaternions / scale) ** 2, axis=-1))
+
+
 def check_quaternion_norms(quaternions: FloatArray, name: str, what: str = "quaternion") -> None:
-    """ValueError unless every quaternion (..., 4) of finite entries has a norm that is nonzero and
-    does not overflow: the norm that the functions taking quaternions of any norm divide by."""
-    squared = np.einsum("...i,...i->...", quaternions, quaternions)
-    if not np.all((squared > 0.0) & np.isfinite(squared)):
-        raise ValueError(f"{name}: the {what} must be nonzero, with a finite norm")
+    """ValueError unless every quaternion (..., 4) of finite entries is nonzero: the norm the
+    functions taking quaternions of any norm divide by."""
+    if not np.all(quaternion_norms(quaternions) > 0.0):
+        raise ValueError(f"{name}: the {what} must be nonzero")
 
 
 def checked_real(value: object, name: str) -> float:

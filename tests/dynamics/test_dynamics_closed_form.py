@@ -585,3 +585,25 @@ def test_floating_quaternion_normalized_or_rejected():
     q0[3:7] = 0.0
     with pytest.raises(ValueError, match=r"\bq\b"):
         dyn.rnea(m, q0, v, a)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-160, 1e-155, 1e155, 1e160, 1e300])
+def test_floating_quaternion_of_extreme_norm(scale):
+    """Any nonzero finite quaternion is an orientation, also where its squared norm under- or
+    overflows: the algorithms, integrate, difference and the tangent maps give the unit quaternion's
+    results."""
+    m = dyn.load_urdf(spatial_tree_urdf(), floating_base=True)
+    rng = np.random.default_rng(11)
+    q = np.asarray(dyn.random_configuration(m, rng), dtype=float)
+    v, a = rng.normal(size=m.nv), rng.normal(size=m.nv)
+    scaled = q.copy()
+    scaled[3:7] *= scale
+    for name, function in (("rnea", lambda q_: dyn.rnea(m, q_, v, a)), ("aba", lambda q_: dyn.aba(m, q_, v, a))):
+        assert_close(np.asarray(function(scaled)), np.asarray(function(q)), f"{name} at quaternion scale {scale}")
+    assert_close(dyn.integrate(m, scaled, v), dyn.integrate(m, q, v), "integrate")
+    assert_close(dyn.difference(m, scaled, q), np.zeros(m.nv), "difference to the same orientation")
+    to_configuration, to_tangent = dyn.tangent_maps(m, scaled)
+    reference_configuration, reference_tangent = dyn.tangent_maps(m, q)
+    assert_close(to_configuration, reference_configuration, "tangent map T, of the unit quaternion")
+    quaternion_columns = to_tangent[:, 3:7] * scale  # T⁺'s quaternion columns scale with 1/‖ρ‖
+    assert_close(np.hstack([to_tangent[:, :3], quaternion_columns, to_tangent[:, 7:]]), reference_tangent, "T⁺")

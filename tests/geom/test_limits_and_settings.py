@@ -105,3 +105,33 @@ def test_settings_repr_rebuilds_the_settings():
     rebuilt = eval(repr(settings), {"SolverSettings": SolverSettings})
     for field in ("feastol", "abstol", "reltol", "max_iter", "barrier", "centrality_tol"):
         assert getattr(rebuilt, field) == getattr(settings, field)
+
+
+# Quaternions of any nonzero finite norm are orientations: their squared norm may under- or
+# overflow (below 1e-154 or above 1e154) while the quaternion itself is fine.
+QUATERNION_SCALES = (1e-300, 1e-160, 1e-155, 1e155, 1e160, 1e300)
+
+
+@pytest.mark.parametrize("scale", QUATERNION_SCALES)
+def test_quaternions_of_extreme_norm_give_the_unit_quaternions_results(scale):
+    q_a = np.array([0.9, 0.3, -0.2, 0.25])
+    q_b = np.array([0.1, -0.7, 0.4, 0.5])
+    shapes = (Polytope(np.vstack([np.eye(3), -np.eye(3)]), np.ones(6)), Sphere(0.7))
+    r_b = np.array([2.1, 0.4, -0.3])
+    unit_a, unit_b = q_a / np.linalg.norm(q_a), q_b / np.linalg.norm(q_b)
+    reference = proximity(shapes[0], np.zeros(3), unit_a, shapes[1], r_b, unit_b)
+    result = proximity(shapes[0], np.zeros(3), scale * q_a, shapes[1], r_b, scale * q_b)
+    assert result.converged and reference.converged
+    assert result.alpha == pytest.approx(reference.alpha, rel=1e-12)
+    np.testing.assert_allclose(result.normal, reference.normal, atol=1e-12)
+    batch = proximity_batch(shapes[0], [np.zeros(3)], [scale * q_a], shapes[1], [r_b], [scale * q_b])
+    assert batch.alpha[0] == pytest.approx(reference.alpha, rel=1e-12)
+    contact = contacts(shapes[0], np.zeros(3), scale * q_a, shapes[1], r_b, scale * q_b, margin=10.0)
+    reference_contact = contacts(shapes[0], np.zeros(3), unit_a, shapes[1], r_b, unit_b, margin=10.0)
+    np.testing.assert_allclose(contact.separation, reference_contact.separation, rtol=1e-10)
+    rigid = {"parameterization": "rigid"}
+    jacobian = proximity_jacobian(shapes[0], np.zeros(3), scale * q_a, shapes[1], r_b, scale * q_b, **rigid)
+    reference_jacobian = proximity_jacobian(shapes[0], np.zeros(3), unit_a, shapes[1], r_b, unit_b, **rigid)
+    # The rotation of a rescaled quaternion differs in its last bits, which moves the derivatives,
+    # those of the barrier problem where the solver stops, by up to ~1e-7 (entries of order 1).
+    np.testing.assert_allclose(jacobian.jacobian, reference_jacobian.jacobian, rtol=0, atol=1e-6)
