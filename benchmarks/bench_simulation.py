@@ -20,6 +20,12 @@ A third table times rollouts without derivatives from the settled state: `--worl
 perturbed velocities, `--steps` steps each, by World.rollout in a Python loop and by
 World.rollout_batch (native, one and two threads), beside Nimble's own World.step.
 
+Two more tables compare with MuJoCo (mujoco_scenes.py builds its models) on the same scenes, both
+simulators settled from the same state: the robots, Solo12 lying after a fall and piles of boxes,
+with each side's contact count, step and step + Jacobian (MuJoCo's by centred differences) times;
+then piles of growing size, with the exponent of step time against contacts. `--robots ""` runs
+these alone, `--mujoco-scenes "" --piles ""` leaves them out.
+
 Nimble runs in a subprocess of `--nimble-python`: its wheel (nimblephysics 0.10.52) needs numpy < 2
 and must not share a process with torch, so give it an interpreter of its own:
 
@@ -28,6 +34,7 @@ and must not share a process with torch, so give it an interpreter of its own:
 
 Run: python benchmarks/bench_simulation.py [--settle 200] [--repeats 20] [--robots cartpole,...]
          [--batch 32] [--worlds 8] [--steps 100] [--nimble-python /tmp/nimble-venv/bin/python]
+         [--mujoco-scenes ur5,solo12_fallen,boxes8,...] [--piles 1,8,27,64] [--step-limit 1.0]
          [--markdown] [--quick]
 """
 
@@ -37,6 +44,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 
 # One thread throughout, as Nimble runs: OpenBLAS's threads cost more than they save on these small
 # matrices (waking them up takes longer than the products). Set before numpy loads OpenBLAS.
@@ -47,6 +55,7 @@ import numpy as np
 from report import Table, median_of, parse_arguments, print_report
 
 from dcol.dynamics import (
+    ModelBuilder,
     World,
     dataset_robot_path,
     difference,
@@ -57,6 +66,7 @@ from dcol.dynamics import (
     neutral,
 )
 from dcol.dynamics.robots import EXAMPLE_ROBOTS
+from dcol.geom import Box
 
 DATASET = ("cartpole", "half_cheetah", "catapult", "jump_worm")
 EXAMPLES = ("ur5", "solo12", "talos")
@@ -83,10 +93,15 @@ def _placed(world, name):
         height_index = model.joint_q_index[model.joint_names.index(HEIGHT_JOINTS[name])]
     else:
         return q
+    q[height_index] -= _lowest_point(world, q) + 1e-3
+    return q
+
+
+def _lowest_point(world, q):
+    """The height of the lowest point of the model's shapes at configuration q (their bounding boxes')."""
     lower, _ = world.scene.bounding_boxes(*world._body_kinematics(q)[:2])
     moving = world.scene_body_of_model[world.scene.body_of_shape] >= 0
-    q[height_index] -= lower[moving, 2].min() + 1e-3
-    return q
+    return lower[moving, 2].min()
 
 
 def _median_time(function, repeats):
@@ -263,6 +278,223 @@ def nimble_version(python):
     return result.stdout.strip() if result.returncode == 0 else "not installed"
 
 
+# --- MuJoCo on the same scenes -----------------------------------------------------------------------
+
+# Robots of the tables above, a fallen Solo12 and piles of boxes (boxes<count>).
+MUJOCO_SCENES = ("ur5", "talos", "solo12", "solo12_fallen", "boxes8", "boxes27") + DATASET
+PILES = (1, 8, 27, 64)
+FALL_STEPS = 500  # settling steps of the fallen Solo12 at least: its fall and the rest after it
+BOX_HALF, BOX_MASS = 0.1, 1.0  # the tests' piles (tests/support/bodies.py box_pile_model)
+# The fallen Solo12 starts rolled by this angle (rad) about x, its lowest point this high (m).
+FALL_ROLL, FALL_HEIGHT = 1.2, 0.05
+
+
+def box_pile(count):
+    """`count` (a cube number n³) free cubes in n x n columns of n, at rest: (dcol Model, q0).
+
+    Each column is stacked as the tests stack theirs (1 cm gaps, a few mm of sideways offset and
+    a small yaw drawn with a fixed seed); the columns stand 5 cm apart, beyond the 1 cm contact
+    margin, so that the contacts grow with the count as in a wide pile."""
+    side = round(count ** (1 / 3))
+    if side**3 != count:
+        raise ValueError(f"a pile of {count} boxes: the count must be a cube")
+    builder = ModelBuilder()
+    inertia = BOX_MASS * (2 * BOX_HALF) ** 2 / 6 * np.eye(3)
+    for i in range(count):
+        builder.add_body(f"box{i}", parent=None, joint=f"box{i}_free", kind="floating", mass=BOX_MASS, inertia=inertia)
+        builder.add_shape(f"box{i}", Box([BOX_HALF] * 3))
+    rng = np.random.default_rng(0)
+    gap, across = 0.01, 2 * BOX_HALF + 0.05
+    q = []
+    for i in range(count):
+        column, level = divmod(i, side)
+        x, y = across * (column % side), across * (column // side)
+        yaw = rng.uniform(-0.1, 0.1)
+        position = [x, y, BOX_HALF + gap + (2 * BOX_HALF + gap) * level] + np.r_[rng.uniform(-0.005, 0.005, 2), 0.0]
+        q.append(np.r_[position, np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
+    return builder.build(), np.concatenate(q)
+
+
+def mujoco_scene(name):
+    """(dcol World, initial configuration at rest, MuJoCo model) of a scene of MUJOCO_SCENES or
+    boxes<count>."""
+    import mujoco_scenes  # only here: the tables above do not need MuJoCo
+
+    if name.startswith("boxes"):
+        model, q = box_pile(int(name.removeprefix("boxes")))
+        spec = mujoco_scenes.box_pile_spec([f"box{i}" for i in range(model.nbodies)], BOX_HALF, BOX_MASS)
+        return World(model, dt=1e-3, friction=0.5), q, mujoco_scenes.compile_scene(spec)
+    robot = name.removesuffix("_fallen")
+    model = _model(robot)
+    world = World(model, dt=1e-3, friction=0.5)
+    if name.endswith("_fallen"):
+        q = neutral(model)
+        q[3:7] = [np.cos(FALL_ROLL / 2), np.sin(FALL_ROLL / 2), 0.0, 0.0]
+        q[2] += FALL_HEIGHT - _lowest_point(world, q)
+    else:
+        q = _placed(world, robot)
+    floating_joint = model.joint_names[0] if model.joint_kinds[0] == "floating" else None
+    spec = mujoco_scenes.urdf_spec(_urdf(robot), floating_joint, package_root=example_robot_data_dir())
+    return world, q, mujoco_scenes.compile_scene(spec)
+
+
+def measure_dcol_scene(world, q, settle, repeats, step_limit, jacobian=True):
+    """Settles `settle` steps from rest with World.step (warm-started, as measure_dcol), then the
+    median times (s) of the native one-state step and step + Jacobian ∂(q⁺, v⁺)/∂(q, v, τ) (None
+    without `jacobian`) from the settled state, and its contact count; None when a settling step
+    takes longer than `step_limit` seconds."""
+    model = world.model
+    v, tau = np.zeros(model.nv), np.zeros(model.nv)
+    previous = None
+    with warnings.catch_warnings(record=True) as caught:  # "contact LCP stopped at the iteration limit"
+        warnings.simplefilter("always")
+        for _ in range(settle):
+            start = time.perf_counter()
+            previous = world.step(q, v, tau, warm_start=previous)
+            if time.perf_counter() - start > step_limit:
+                return None
+            q, v = previous.q, previous.v
+    one = (q[None], v[None], tau[None])
+    return {
+        "contacts": int(world.step_batch(*one, threads=1).contacts[0]),
+        "step": _median_time(lambda: world.step_batch(*one, threads=1), repeats),
+        "jacobian": _median_time(lambda: world.step_batch(*one, derivatives=True, parameters=False, threads=1), repeats)
+        if jacobian
+        else None,
+        "warnings": len(caught),
+    }
+
+
+def compare_with_mujoco(name, settle, repeats, step_limit, jacobian=True):
+    """dcol's and MuJoCo's figures on one scene, both settled from the same state; or why not."""
+    import mujoco
+    import mujoco_scenes
+
+    try:
+        world, q, model = mujoco_scene(name)
+    except ValueError as error:  # MuJoCo's compiler refused the model
+        return {"error": str(error).splitlines()[0][:80]}
+    if name.endswith("_fallen"):
+        settle = max(settle, FALL_STEPS)
+    dcol = measure_dcol_scene(world, q, settle, repeats, step_limit, jacobian)
+    if dcol is None:
+        return {"error": f"a dcol step took over {step_limit:g} s"}
+    data = mujoco.MjData(model)
+    set_configuration = mujoco_scenes.set_configuration
+    set_configuration(model, data, world.model.joint_names, world.model.joint_q_index, q)
+    return {"nv": world.model.nv, "dcol": dcol, "mujoco": mujoco_scenes.measure(model, data, settle, repeats, jacobian)}
+
+
+def _ratio(value):
+    """A ratio as a cell: one decimal, or two significant digits below 1."""
+    return f"{value:.1f}x" if value >= 0.95 else f"{value:.2g}x"
+
+
+def growth_exponent(contacts, times):
+    """b of time ∝ contacts^b, least squares on log–log over the points with contacts; None below two."""
+    points = [(c, t) for c, t in zip(contacts, times) if c > 0]
+    if len(points) < 2:
+        return None
+    return float(np.polyfit(*np.log(np.array(points)).T, 1)[0])
+
+
+def mujoco_tables(args):
+    """The MuJoCo comparison's two tables: one row per scene, and piles of boxes of growing size."""
+    scenes = [name for name in args.mujoco_scenes.split(",") if name]
+    piles = [int(count) for count in args.piles.split(",") if count]
+    results = {}
+    for name in scenes:
+        results[name] = compare_with_mujoco(name, args.settle, args.repeats, args.step_limit)
+    for count in piles:
+        if f"boxes{count}" not in results:
+            results[f"boxes{count}"] = compare_with_mujoco(
+                f"boxes{count}", args.settle, args.repeats, args.step_limit, jacobian=False
+            )
+
+    comparison = Table(
+        [
+            "scene",
+            "nv",
+            "dcol contacts",
+            "MuJoCo contacts",
+            "dcol step",
+            "MuJoCo step",
+            "dcol/MuJoCo",
+            "dcol step+Jac",
+            "MuJoCo FD Jac",
+            "MuJoCo/dcol",
+        ],
+        caption=(
+            f"dcol and MuJoCo on the same scenes, one thread, dt = 1 ms, μ = 0.5, ms per step "
+            f"({median_of(args.repeats)}) after {args.settle} steps of settling from the same state "
+            f"(the fallen Solo12: {max(args.settle, FALL_STEPS)} from a roll of {FALL_ROLL} rad): dcol's native "
+            "World.step_batch for one state, without and with ∂(q⁺, v⁺)/∂(q, v, τ); MuJoCo's mj_step "
+            "(warm-started) and mjd_transitionFD (centred differences, the same Jacobian)"
+        ),
+    )
+    comparison.notes.append(
+        "Contacts are each simulator's own at the measured state: dcol's include speculative ones within its "
+        "1 cm margin, MuJoCo's (margin 0) only touching ones; scenes whose counts differ much (a robot that fell "
+        "differently) are not like for like."
+    )
+    for name in scenes:
+        result = results[name]
+        if "error" in result:
+            comparison.add(name, "", "", "", "", "", result["error"], "", "", "")
+            continue
+        dcol, mujoco = result["dcol"], result["mujoco"]
+        comparison.add(
+            name,
+            result["nv"],
+            dcol["contacts"],
+            mujoco["contacts"],
+            f"{1e3 * dcol['step']:.3f}",
+            f"{1e3 * mujoco['step']:.3f}",
+            _ratio(dcol["step"] / mujoco["step"]),
+            f"{1e3 * dcol['jacobian']:.3f}",
+            f"{1e3 * mujoco['jacobian']:.3f}",
+            _ratio(mujoco["jacobian"] / dcol["jacobian"]),
+        )
+        if dcol["warnings"]:
+            comparison.notes.append(f"{name}: {dcol['warnings']} warnings from dcol's contact solver while settling.")
+
+    growth = Table(
+        ["boxes", "nv", "dcol contacts", "MuJoCo contacts", "dcol step", "MuJoCo step", "dcol/MuJoCo"],
+        caption=(
+            "Piles of boxes (columns of 0.2 m cubes, 1 kg), settled as above: ms per step "
+            f"({median_of(args.repeats)}); a pile is left out when one of dcol's settling steps takes over "
+            f"{args.step_limit:g} s"
+        ),
+    )
+    series = {"dcol": ([], []), "MuJoCo": ([], [])}
+    for count in piles:
+        result = results[f"boxes{count}"]
+        if "error" in result:
+            growth.add(count, "", "", "", "", "", result["error"])
+            continue
+        dcol, mujoco = result["dcol"], result["mujoco"]
+        growth.add(
+            count,
+            result["nv"],
+            dcol["contacts"],
+            mujoco["contacts"],
+            f"{1e3 * dcol['step']:.3f}",
+            f"{1e3 * mujoco['step']:.3f}",
+            _ratio(dcol["step"] / mujoco["step"]),
+        )
+        for label, figures in (("dcol", dcol), ("MuJoCo", mujoco)):
+            series[label][0].append(figures["contacts"])
+            series[label][1].append(figures["step"])
+    exponents = {label: growth_exponent(*points) for label, points in series.items()}
+    if all(exponent is not None for exponent in exponents.values()):
+        growth.notes.append(
+            "Step time ∝ contacts^b, least squares on log–log: "
+            + ", ".join(f"{label} b = {exponent:.2f}" for label, exponent in exponents.items())
+            + "."
+        )
+    return [comparison, growth]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--settle", type=int, default=200)
@@ -276,8 +508,27 @@ def main():
         default=sys.executable,
         help="interpreter with nimblephysics and numpy<2 (see the module docstring)",
     )
+    parser.add_argument(
+        "--mujoco-scenes",
+        default=",".join(MUJOCO_SCENES),
+        help="scenes to compare with MuJoCo (robots, solo12_fallen, boxes<count>); empty for none",
+    )
+    parser.add_argument("--piles", default=",".join(map(str, PILES)), help="box counts (cubes) of the pile table")
+    parser.add_argument(
+        "--step-limit", type=float, default=1.0, help="leave out a scene where a dcol settling step takes longer (s)"
+    )
     args = parse_arguments(
-        parser, dict(settle=20, repeats=1, robots="cartpole,half_cheetah,ur5", worlds=2, steps=5, batch=2)
+        parser,
+        dict(
+            settle=20,
+            repeats=1,
+            robots="cartpole,half_cheetah,ur5",
+            worlds=2,
+            steps=5,
+            batch=2,
+            mujoco_scenes="ur5,solo12_fallen,boxes8",
+            piles="1,8",
+        ),
     )
     steps = Table(
         [
@@ -304,7 +555,8 @@ def main():
         ),
     )
     rollouts, python_rows = [], []
-    for name in args.robots.split(","):
+    robots = [name for name in args.robots.split(",") if name]
+    for name in robots:
         result = measure_dcol(name, args.settle, args.repeats, args.batch)
         nimble = measure_nimble(name, args.settle, args.repeats, args.nimble_python)
         if isinstance(nimble, dict):
@@ -374,11 +626,15 @@ def main():
             f"{python_time / two:.1f}x",
             *nimble_cells,
         )
+    tables = [steps, python, rollout] if robots else []
+    if args.mujoco_scenes or args.piles:
+        tables += mujoco_tables(args)
     print_report(
         "Simulation (bench_simulation.py)",
-        [steps, python, rollout],
+        tables,
         args,
-        extra_versions={"Nimble": nimble_version(args.nimble_python)},
+        libraries=("MuJoCo",) if args.mujoco_scenes or args.piles else (),
+        extra_versions={"Nimble": nimble_version(args.nimble_python)} if robots else None,
     )
 
 

@@ -22,6 +22,7 @@ DISTRIBUTIONS = {
     "diffcp": "diffcp",
     "coal": "coal",
     "Pinocchio": "pin",
+    "MuJoCo": "mujoco",
 }
 # Environment variables that set the thread counts of numpy's BLAS and OpenMP code.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
