@@ -242,6 +242,11 @@ class ConvexMesh(Polytope):
         shape._build(points, offset, name)
         return shape
 
+    def __reduce__(self) -> tuple[Callable[..., ConvexMesh], tuple[object, ...]]:
+        # The planes and the frame as they are: a hull computed again could differ in its last bits.
+        offset = (self.offset_position, self.offset_rotation)
+        return _restored_mesh, (type(self), self.A, self.b, offset, self._centroid, self._volume)
+
     def _build(self, points: FloatArray, offset: Pose | None, name: str) -> None:
         hull = _solid_hull(points, name)
         volume, centroid = _volume_and_centroid(hull)
@@ -279,6 +284,17 @@ class ConvexMesh(Polytope):
 
     def __repr__(self) -> str:
         return f"ConvexMesh(faces={len(self.b)}, vertices={len(self.vertices)}, volume={self._volume:.6g})"
+
+
+def _restored_mesh(
+    kind: type[ConvexMesh], A: FloatArray, b: FloatArray, offset: Pose, centroid: FloatArray, volume: float
+) -> ConvexMesh:
+    """A convex mesh as pickled by ConvexMesh.__reduce__: its polytope, frame, centroid and volume."""
+    mesh = kind.__new__(kind)
+    Polytope.__init__(mesh, A, b, offset=offset)
+    mesh._centroid = centroid
+    mesh._volume = volume
+    return mesh
 
 
 def _missing_backend(package: str) -> ImportError:

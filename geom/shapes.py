@@ -12,8 +12,8 @@ Shapes are immutable: their arrays are read-only views.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Generic, NoReturn, TypeAlias, TypeVar, overload
+from collections.abc import Callable, Sequence
+from typing import ClassVar, Generic, NoReturn, TypeAlias, TypeVar, overload
 
 import numpy as np
 from scipy.optimize import linprog
@@ -106,6 +106,10 @@ class Shape:
     """Base class of the primitives. ``offset=(r, q)``: fixed pose of the shape in its body, r (3,)
     and q a quaternion (4,) ``[w, x, y, z]`` or a (3, 3) rotation matrix."""
 
+    # The constructor's positional arguments, each kept as the attribute "_<name>": pickling and
+    # copying replay the constructor with them, which rebuilds the native shape.
+    _arguments: ClassVar[tuple[str, ...]] = ()
+
     def __init__(self, native: _native.Shape, length_scale: float, offset: Pose | None = None) -> None:
         position, rotation = checked_pose(offset, "offset")
         self._offset_position = position
@@ -115,6 +119,15 @@ class Shape:
 
     offset_position = Field[FloatArray]("(3,) float64: position of the shape frame in its body.")
     offset_rotation = Field[FloatArray]("(3, 3) float64: orientation of the shape frame in its body.")
+
+    def __reduce__(self) -> tuple[Callable[..., Shape], tuple[object, ...]]:
+        arguments = tuple(getattr(self, "_" + name) for name in self._arguments)
+        return _replayed, (type(self), arguments, (self._offset_position, self._offset_rotation))
+
+
+def _replayed(kind: Callable[..., Shape], arguments: tuple[object, ...], offset: Pose) -> Shape:
+    """A shape made again by its constructor, as pickled by Shape.__reduce__."""
+    return kind(*arguments, offset=offset)
 
 
 ShapeOrShapes: TypeAlias = "Shape | Sequence[Shape]"
@@ -126,6 +139,8 @@ class Polytope(Shape):
 
     A : (m, 3) float64 face normals (any length, nonzero); b : (m,) float64, b > 0; bounded.
     """
+
+    _arguments: ClassVar[tuple[str, ...]] = ("A", "b")
 
     # Corners closer than this (relative to the size) are one; see dcol.geom.topology.
     _topology_tolerance: float = DEFAULT_TOLERANCE
@@ -193,6 +208,8 @@ class Polytope(Shape):
 class Box(Polytope):
     """Axis-aligned box in its body frame, centred at the origin; half_extents : (3,), all > 0."""
 
+    _arguments: ClassVar[tuple[str, ...]] = ("half_extents",)
+
     def __init__(self, half_extents: ArrayLike, *, offset: Pose | None = None) -> None:
         half = checked_array(half_extents, "half_extents", (3,))
         if np.any(half <= 0.0):
@@ -209,6 +226,8 @@ class Box(Polytope):
 class Capsule(Shape):
     """Points within R of the segment from (−L/2, 0, 0) to (L/2, 0, 0) (DCOL §III-B2)."""
 
+    _arguments: ClassVar[tuple[str, ...]] = ("R", "L")
+
     def __init__(self, R: float, L: float, *, offset: Pose | None = None) -> None:
         self._R = checked_positive(R, "R")
         self._L = checked_positive(L, "L")
@@ -223,6 +242,8 @@ class Capsule(Shape):
 
 class Cylinder(Shape):
     """Cylinder of radius R along body x with flat faces at x = ±L/2 (DCOL §III-B3)."""
+
+    _arguments: ClassVar[tuple[str, ...]] = ("R", "L")
 
     def __init__(self, R: float, L: float, *, offset: Pose | None = None) -> None:
         self._R = checked_positive(R, "R")
@@ -239,6 +260,8 @@ class Cylinder(Shape):
 class Cone(Shape):
     """Cone of height H and half angle beta along body x: apex at x = −3H/4, base face of radius
     H tan(beta) at x = +H/4 (DCOL §III-B4)."""
+
+    _arguments: ClassVar[tuple[str, ...]] = ("H", "beta")
 
     def __init__(self, H: float, beta: float, *, offset: Pose | None = None) -> None:
         self._H = checked_positive(H, "H")
@@ -257,6 +280,8 @@ class Cone(Shape):
 class Sphere(Shape):
     """Ball of radius R centred at the origin."""
 
+    _arguments: ClassVar[tuple[str, ...]] = ("R",)
+
     def __init__(self, R: float, *, offset: Pose | None = None) -> None:
         self._R = checked_positive(R, "R")
         super().__init__(_native.Shape.sphere(self._R), self._R, offset)
@@ -269,6 +294,8 @@ class Sphere(Shape):
 
 class Ellipsoid(Shape):
     """Ellipsoid ``{y : yᵀ P y ≤ 1}`` (DCOL §III-B5); P : (3, 3) symmetric positive definite."""
+
+    _arguments: ClassVar[tuple[str, ...]] = ("P",)
 
     def __init__(self, P: ArrayLike, *, offset: Pose | None = None) -> None:
         P = checked_array(P, "P", (3, 3))
@@ -294,6 +321,8 @@ class Polygon(Shape):
 
     C : (m, 2) float64 edge normals in the body xy-plane; d : (m,) float64, d > 0; R > 0.
     """
+
+    _arguments: ClassVar[tuple[str, ...]] = ("C", "d", "R")
 
     def __init__(self, C: ArrayLike, d: ArrayLike, R: float, *, offset: Pose | None = None) -> None:
         self._C = checked_array(C, "C", ("m", 2))

@@ -122,9 +122,57 @@ PyGetSetDef result_fields[] = {
      nullptr, "bool: status is SOLVED", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
+// A result's fields in a flat tuple, the state pickle keeps: α, x, p_a, p_b, distance, normal, status,
+// iterations.
+py::tuple result_state(const ProximityResult& r) {
+  py::tuple state(16);
+  int k = 0;
+  state[k++] = r.alpha;
+  for (const double* vector : {r.x, r.p_a, r.p_b})
+    for (int i = 0; i < 3; ++i) state[k++] = vector[i];
+  state[k++] = r.distance;
+  for (int i = 0; i < 3; ++i) state[k++] = r.normal[i];
+  state[k++] = static_cast<int>(r.status);
+  state[k++] = r.iterations;
+  return state;
+}
+
+ProximityResult result_from_state(const py::tuple& state) {
+  if (state.size() != 16) throw py::value_error("a ProximityResult's state must hold 16 values");
+  ProximityResult r;
+  int k = 0;
+  r.alpha = state[k++].cast<double>();
+  for (double* vector : {r.x, r.p_a, r.p_b})
+    for (int i = 0; i < 3; ++i) vector[i] = state[k++].cast<double>();
+  r.distance = state[k++].cast<double>();
+  for (int i = 0; i < 3; ++i) r.normal[i] = state[k++].cast<double>();
+  const int status = state[k++].cast<int>();
+  if (status < 0 || status > static_cast<int>(SolveStatus::smoothed))
+    throw py::value_error("a ProximityResult's state holds an unknown status");
+  r.status = static_cast<SolveStatus>(status);
+  r.iterations = state[k++].cast<int>();
+  return r;
+}
+
+// dcol._native.proximity_result_from_state, which __reduce__ names; held for the process, as the type is.
+PyObject* result_rebuild = nullptr;
+
+PyObject* result_reduce(PyObject* self, PyObject*) {
+  try {
+    return py::make_tuple(py::handle(result_rebuild), py::make_tuple(result_state(result_of(self)))).release().ptr();
+  } catch (...) {
+    set_python_error();
+    return nullptr;
+  }
+}
+
+PyMethodDef result_methods[] = {{"__reduce__", result_reduce, METH_NOARGS, "Pickles the result as its fields."},
+                                {nullptr, nullptr, 0, nullptr}};
+
 void bind_result_type(py::module_& m) {
   static PyType_Slot slots[] = {{Py_tp_doc, const_cast<char*>("Result of dcol.geom.proximity (DCOL §III).")},
                                 {Py_tp_getset, result_fields},
+                                {Py_tp_methods, result_methods},
                                 {Py_tp_repr, reinterpret_cast<void*>(result_repr)},
                                 {0, nullptr}};
   static PyType_Spec spec{"dcol.geom.ProximityResult", sizeof(ResultObject), 0,
@@ -132,6 +180,11 @@ void bind_result_type(py::module_& m) {
   result_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&spec));
   if (!result_type) throw py::error_already_set();
   m.add_object("ProximityResult", py::handle(reinterpret_cast<PyObject*>(result_type)));
+  m.def(
+      "proximity_result_from_state",
+      [](const py::tuple& state) { return py::reinterpret_steal<py::object>(new_result(result_from_state(state))); },
+      py::arg("state"), "The ProximityResult of a pickled state (ProximityResult.__reduce__).");
+  result_rebuild = py::object(m.attr("proximity_result_from_state")).release().ptr();
 }
 
 // dcol.geom.proximity itself (geom/proximity.py re-exports it): called through CPython's vectorcall

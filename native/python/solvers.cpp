@@ -82,6 +82,15 @@ int checked_max_iter(int v) {
   return v;
 }
 
+SolverSettings checked_settings(double feastol, double abstol, double reltol, int max_iter, double barrier,
+                                double centrality_tol) {
+  SolverSettings s{checked_tolerance(feastol, "feastol"), checked_tolerance(abstol, "abstol"),
+                   checked_tolerance(reltol, "reltol"), checked_max_iter(max_iter)};
+  s.barrier = checked_barrier(barrier);
+  s.centrality_tol = checked_tolerance(centrality_tol, "centrality_tol");
+  return s;
+}
+
 using IndexArray = py::array_t<int, py::array::c_style | py::array::forcecast>;
 
 int square_size(const Array& A, const Array& b) {
@@ -330,16 +339,8 @@ void dcol::python::bind_solvers(py::module_& m) {
       .finalize();
 
   py::class_<SolverSettings>(m, "SolverSettings")
-      .def(py::init(
-               [](double feastol, double abstol, double reltol, int max_iter, double barrier, double centrality_tol) {
-                 SolverSettings s{checked_tolerance(feastol, "feastol"), checked_tolerance(abstol, "abstol"),
-                                  checked_tolerance(reltol, "reltol"), checked_max_iter(max_iter)};
-                 s.barrier = checked_barrier(barrier);
-                 s.centrality_tol = checked_tolerance(centrality_tol, "centrality_tol");
-                 return s;
-               }),
-           py::arg("feastol") = 1e-9, py::arg("abstol") = 1e-8, py::arg("reltol") = 1e-8, py::arg("max_iter") = 50,
-           py::arg("barrier") = 0.0, py::arg("centrality_tol") = 1e-2)
+      .def(py::init(&checked_settings), py::arg("feastol") = 1e-9, py::arg("abstol") = 1e-8, py::arg("reltol") = 1e-8,
+           py::arg("max_iter") = 50, py::arg("barrier") = 0.0, py::arg("centrality_tol") = 1e-2)
       .def_property(
           "feastol", [](const SolverSettings& s) { return s.feastol; },
           [](SolverSettings& s, double v) { s.feastol = checked_tolerance(v, "feastol"); })
@@ -358,6 +359,16 @@ void dcol::python::bind_solvers(py::module_& m) {
       .def_property(
           "max_iter", [](const SolverSettings& s) { return s.max_iter; },
           [](SolverSettings& s, int v) { s.max_iter = checked_max_iter(v); })
+      // Pickled as the constructor's arguments, checked again when unpickled.
+      .def(py::pickle(
+          [](const SolverSettings& s) {
+            return py::make_tuple(s.feastol, s.abstol, s.reltol, s.max_iter, s.barrier, s.centrality_tol);
+          },
+          [](const py::tuple& state) {
+            if (state.size() != 6) throw py::value_error("SolverSettings state must hold 6 values");
+            return checked_settings(state[0].cast<double>(), state[1].cast<double>(), state[2].cast<double>(),
+                                    state[3].cast<int>(), state[4].cast<double>(), state[5].cast<double>());
+          }))
       .def("__repr__", [](const SolverSettings& s) {
         // Python's float repr: std::to_string printed every tolerance as 0.000000.
         auto number = [](double v) { return std::string(py::repr(py::float_(v))); };

@@ -1,5 +1,7 @@
 """Invalid shapes and poses raise ValueError / TypeError whose message names the offending argument."""
 
+import copy
+import pickle
 import re
 
 import numpy as np
@@ -9,6 +11,7 @@ from dcol.geom import (
     Box,
     Capsule,
     Cone,
+    ConvexMesh,
     Cylinder,
     Ellipsoid,
     Polygon,
@@ -18,7 +21,7 @@ from dcol.geom import (
     proximity,
     proximity_batch,
 )
-from dcol.solvers import Status
+from dcol.solvers import SolverSettings, Status
 
 IDENTITY_Q = [1.0, 0.0, 0.0, 0.0]
 CUBE_A = np.vstack([np.eye(3), -np.eye(3)])
@@ -245,3 +248,48 @@ def test_batch_with_an_invalid_pose_raises(argument, row):
     arguments[argument][2] = row
     with pytest.raises(ValueError, match=names(argument)):
         proximity_batch(**arguments, threads=2)
+
+
+PICKLED_SHAPES = [
+    lambda: Box([0.5, 0.3, 0.2], offset=([0.1, 0.0, 0.2], [0.9, 0.1, 0.3, 0.2])),
+    lambda: Polytope(CUBE_A, np.array([1.0, 2.0, 1.0, 1.5, 1.0, 0.5])),
+    lambda: Capsule(0.2, 0.9),
+    lambda: Cylinder(0.3, 0.6, offset=([0.0, 0.1, 0.0], np.eye(3))),
+    lambda: Cone(1.2, 0.4),
+    lambda: Sphere(0.4),
+    lambda: Ellipsoid(np.diag([1.0, 4.0, 9.0]) + 0.2),
+    lambda: Polygon(SQUARE_C, np.array([0.3, 0.4, 0.5, 0.2]), 0.05),
+    lambda: ConvexMesh(CUBE_V @ SHEAR.T + 0.3, offset=([0.2, 0.0, 0.0], [0.8, 0.0, 0.6, 0.0])),
+]
+
+
+@pytest.mark.parametrize("make", PICKLED_SHAPES)
+def test_shapes_pickle_and_copy_to_identical_shapes(make):
+    """Pickling or copying replays the constructor: the copy has the same type, parameters and frame,
+    and the same proximity results, bit for bit."""
+    shape = make()
+    probe = Sphere(0.3)
+    r_probe = np.array([1.4, 0.3, -0.2])
+    expected = proximity(shape, np.zeros(3), IDENTITY_Q, probe, r_probe, IDENTITY_Q)
+    for copied in (pickle.loads(pickle.dumps(shape)), copy.deepcopy(shape), copy.copy(shape)):
+        assert type(copied) is type(shape) and copied is not shape
+        for name in ("offset_position", "offset_rotation", *type(shape)._arguments):
+            np.testing.assert_array_equal(getattr(copied, name), getattr(shape, name))
+        result = proximity(copied, np.zeros(3), IDENTITY_Q, probe, r_probe, IDENTITY_Q)
+        assert (result.alpha, result.iterations) == (expected.alpha, expected.iterations)
+        np.testing.assert_array_equal(result.normal, expected.normal)
+
+
+def test_settings_and_results_pickle():
+    settings = SolverSettings(feastol=3e-10, abstol=2e-8, reltol=5e-9, max_iter=17, barrier=1e-9, centrality_tol=1e-5)
+    restored = pickle.loads(pickle.dumps(settings))
+    assert repr(restored) == repr(settings) and restored is not settings
+    result = proximity(Sphere(1.0), np.zeros(3), IDENTITY_Q, Box([0.5, 0.5, 0.5]), [2.0, 0.3, 0.1], IDENTITY_Q)
+    for copied in (pickle.loads(pickle.dumps(result)), copy.deepcopy(result)):
+        assert isinstance(copied, ProximityResult)
+        for name in ("alpha", "distance", "status", "iterations", "converged"):
+            assert getattr(copied, name) == getattr(result, name)
+        for name in ("x", "p_a", "p_b", "normal"):
+            np.testing.assert_array_equal(getattr(copied, name), getattr(result, name))
+    with pytest.raises(ValueError, match="state must hold 16 values"):
+        type(result).__reduce__(result)[0]((1.0, 2.0))

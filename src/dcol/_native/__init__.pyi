@@ -9,7 +9,7 @@ import numpy.typing
 import typing
 from . import lcp
 from . import dynamics
-__all__: list[str] = ['CONE_MAX_CONES', 'CONE_MAX_ROWS', 'CONE_MAX_VARIABLES', 'ContactRule', 'MAX_FACES', 'ProximityResult', 'Shape', 'SolverSettings', 'Status', 'broadphase', 'contacts', 'distance_batch', 'dynamics', 'lcp', 'proximity', 'proximity_batch', 'proximity_derivatives', 'rotation_matrix', 'scene_contacts', 'shape_parameter_jacobian', 'solve_cone_program', 'support']
+__all__: list[str] = ['CONE_MAX_CONES', 'CONE_MAX_ROWS', 'CONE_MAX_VARIABLES', 'ContactRule', 'MAX_FACES', 'ProximityResult', 'Shape', 'SolverSettings', 'Status', 'broadphase', 'contacts', 'distance_batch', 'dynamics', 'lcp', 'proximity', 'proximity_batch', 'proximity_derivatives', 'proximity_result_from_state', 'rotation_matrix', 'scene_contacts', 'shape_parameter_jacobian', 'solve_cone_program', 'support']
 class Status(enum.IntEnum):
     """
     Outcome of an interior-point solve; SMOOTHED: exact proximity derivatives were asked for where none exists, and the smoothed ones are given (dcol.geom.derivatives).
@@ -25,9 +25,13 @@ class Status(enum.IntEnum):
     def __format__(self, format_spec):
         ...
 class SolverSettings:
+    def __getstate__(self) -> tuple[float, float, float, int, float, float]:
+        ...
     def __init__(self, feastol: typing.SupportsFloat | typing.SupportsIndex = 1e-09, abstol: typing.SupportsFloat | typing.SupportsIndex = 1e-08, reltol: typing.SupportsFloat | typing.SupportsIndex = 1e-08, max_iter: typing.SupportsInt | typing.SupportsIndex = 50, barrier: typing.SupportsFloat | typing.SupportsIndex = 0.0, centrality_tol: typing.SupportsFloat | typing.SupportsIndex = 0.01) -> None:
         ...
     def __repr__(self) -> str:
+        ...
+    def __setstate__(self, arg0: tuple) -> None:
         ...
     @property
     def abstol(self) -> float:
@@ -120,6 +124,11 @@ class ProximityResult:
     @property
     def x(self) -> numpy.typing.NDArray[numpy.float64]:
         """(3,) intersection point of the scaled shapes, world frame"""
+    @staticmethod
+    def __reduce__(*args, **kwargs):
+        """
+        Pickles the result as its fields.
+        """
     def __repr__(self):
         """
         Return repr(self).
@@ -170,6 +179,10 @@ def proximity_batch(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.A
     ...
 def proximity_derivatives(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any, settings: SolverSettings, request: typing.SupportsInt | typing.SupportsIndex, parameterization: str) -> tuple:
     ...
+def proximity_result_from_state(state: tuple) -> typing.Any:
+    """
+    The ProximityResult of a pickled state (ProximityResult.__reduce__).
+    """
 def rotation_matrix(q: typing.Any, name: str) -> numpy.typing.NDArray[numpy.float64]:
     ...
 def scene_contacts(shapes: typing.Any, body: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], r: typing.Any, q: typing.Any, pairs: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], margin: typing.SupportsFloat | typing.SupportsIndex, feature_tolerance: typing.SupportsFloat | typing.SupportsIndex, derivatives: bool, settings: SolverSettings, threads: typing.SupportsInt | typing.SupportsIndex) -> dict:
