@@ -52,7 +52,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
 import numpy as np
-from report import Table, median_of, parse_arguments, print_report
+from report import Table, median_of, median_time, parse_arguments, print_report
 
 from dcol.dynamics import (
     ModelBuilder,
@@ -104,15 +104,6 @@ def _lowest_point(world, q):
     return lower[moving, 2].min()
 
 
-def _median_time(function, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
 def _central_differences(world, q, v, tau, eps=1e-6):
     """∂(q⁺, v⁺)/∂(q, v, τ) (2 nv, 3 nv) by central differences, the 6 nv perturbed steps in one
     World.step_batch call (the fastest finite differences dcol offers)."""
@@ -151,18 +142,16 @@ def measure_dcol(name, settle, repeats, batch):
         "contacts": len(previous.contacts),
         "world": world,
         "state": (q, v),
-        "step": _median_time(lambda: world.step_batch(*one, threads=1), repeats),
-        "jacobian": _median_time(
-            lambda: world.step_batch(*one, derivatives=True, parameters=False, threads=1), repeats
-        ),
-        "jacobian_params": _median_time(lambda: world.step_batch(*one, derivatives=True, threads=1), repeats),
-        "batched": _median_time(
+        "step": median_time(lambda: world.step_batch(*one, threads=1), repeats),
+        "jacobian": median_time(lambda: world.step_batch(*one, derivatives=True, parameters=False, threads=1), repeats),
+        "jacobian_params": median_time(lambda: world.step_batch(*one, derivatives=True, threads=1), repeats),
+        "batched": median_time(
             lambda: world.step_batch(*many, derivatives=True, parameters=False, threads=1), max(3, repeats // 5)
         )
         / batch,
-        "central": _median_time(lambda: _central_differences(world, q, v, tau), max(3, repeats // 5)),
-        "python_step": _median_time(lambda: world.step(q, v, tau, warm_start=previous), repeats),
-        "python_jacobian": _median_time(
+        "central": median_time(lambda: _central_differences(world, q, v, tau), max(3, repeats // 5)),
+        "python_step": median_time(lambda: world.step(q, v, tau, warm_start=previous), repeats),
+        "python_jacobian": median_time(
             lambda: world.step(q, v, tau, warm_start=previous, derivatives=True).jacobians(), repeats
         ),
     }
@@ -175,13 +164,11 @@ def measure_dcol(name, settle, repeats, batch):
     result["error"] = float(np.abs(finite - analytic).max() / max(1.0, np.abs(finite).max()))
     # The same state without the ground: the scene of a Nimble model that finds no contacts.
     free = World(model, dt=1e-3, ground=False)
-    result["jacobian_free"] = _median_time(
+    result["jacobian_free"] = median_time(
         lambda: free.step_batch(*one, derivatives=True, parameters=False, threads=1), repeats
     )
     result["batched_free"] = (
-        _median_time(
-            lambda: free.step_batch(*many, derivatives=True, parameters=False, threads=1), max(3, repeats // 5)
-        )
+        median_time(lambda: free.step_batch(*many, derivatives=True, parameters=False, threads=1), max(3, repeats // 5))
         / batch
     )
     return result
@@ -196,8 +183,8 @@ def measure_rollouts(world, state, worlds, steps):
     v0 = state[1] + 1e-2 * rng.normal(size=(worlds, nv))
     taus = np.zeros((worlds, steps, nv))
     count = worlds * steps
-    python = _median_time(lambda: [world.rollout(q0[n], v0[n], taus[n]) for n in range(worlds)], 1) / count
-    native = [_median_time(lambda: world.rollout_batch(q0, v0, taus, threads=threads), 3) / count for threads in (1, 2)]
+    python = median_time(lambda: [world.rollout(q0[n], v0[n], taus[n]) for n in range(worlds)], 1) / count
+    native = [median_time(lambda: world.rollout_batch(q0, v0, taus, threads=threads), 3) / count for threads in (1, 2)]
     return python, native
 
 
@@ -357,8 +344,8 @@ def measure_dcol_scene(world, q, settle, repeats, step_limit, jacobian=True):
     one = (q[None], v[None], tau[None])
     return {
         "contacts": int(world.step_batch(*one, threads=1).contacts[0]),
-        "step": _median_time(lambda: world.step_batch(*one, threads=1), repeats),
-        "jacobian": _median_time(lambda: world.step_batch(*one, derivatives=True, parameters=False, threads=1), repeats)
+        "step": median_time(lambda: world.step_batch(*one, threads=1), repeats),
+        "jacobian": median_time(lambda: world.step_batch(*one, derivatives=True, parameters=False, threads=1), repeats)
         if jacobian
         else None,
         "warnings": len(caught),

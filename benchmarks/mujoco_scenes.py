@@ -14,6 +14,7 @@ import time
 
 import mujoco
 import numpy as np
+from report import median_time
 
 FRICTION = 0.5
 TIMESTEP = 1e-3
@@ -102,15 +103,6 @@ def set_configuration(model, data, joint_names, joint_q_index, q):
     mujoco.mj_forward(model, data)
 
 
-def _median_time(function, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
 def measure(model, data, settle, repeats, jacobian=True):
     """Settles `settle` steps, then the median times (s) of mj_step and of the centred
     finite-difference Jacobian ∂(q⁺, v⁺)/∂(q, v, τ) (mjd_transitionFD: state and control columns;
@@ -138,7 +130,7 @@ def measure(model, data, settle, repeats, jacobian=True):
     if jacobian:
         states = 2 * model.nv + model.na
         A, B = np.zeros((states, states)), np.zeros((states, model.nu))
-        result["jacobian"] = _median_time(
+        result["jacobian"] = median_time(
             lambda: mujoco.mjd_transitionFD(model, data, FD_EPSILON, True, A, B, None, None), repeats
         )
     return result

@@ -10,7 +10,9 @@ import datetime
 import importlib.metadata
 import os
 import platform
+import statistics
 import subprocess
+import time
 from dataclasses import dataclass, field
 
 # Display names of the libraries the scripts compare against, and the distributions that carry them.
@@ -97,6 +99,16 @@ def describe_run(libraries=(), extra_versions=None):
 def fastest_of(runs):
     """How a figure taken as the fastest of `runs` runs is described in a caption."""
     return "one run" if runs == 1 else f"fastest of {runs} runs"
+
+
+def median_time(function, repeats):
+    """The median wall time (s) of `repeats` calls of function()."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 def median_of(runs):
