@@ -40,6 +40,7 @@ from dcol.validation import checked_array, checked_positive
 __all__ = [
     "LCPStatus",
     "LCPBounds",
+    "returned_status",
     "LCPSolution",
     "LCPCotangents",
     "solve_lcp",
@@ -59,6 +60,15 @@ class LCPStatus(enum.IntEnum):
     UNSOLVABLE = 1  # Lemke's ray termination: no solution (or A outside the classes it processes)
     ITERATION_LIMIT = 2
     INVALID_PROBLEM = 3  # e.g. a zero diagonal for Gauss–Seidel
+    NUMERICAL_ERROR = 4  # the returned solution is not finite (its numbers overflowed)
+
+
+def returned_status(status: int, *solution: FloatArray) -> LCPStatus:
+    """The status of a returned solution: the solver's, or NUMERICAL_ERROR where the solution holds a
+    number that is not finite, whatever the solver's iterations reported."""
+    if not all(np.isfinite(array).all() for array in solution):
+        return LCPStatus.NUMERICAL_ERROR
+    return LCPStatus(status)
 
 
 class LCPBounds(NamedTuple):
@@ -194,6 +204,7 @@ def _solution(
     clamping, at_lower, at_upper, tied = _classify(A, b, f, w, bounds, tol)
     low, high = bounds.at(f)
     residual = float(np.abs(f - np.clip(f - w, low, high)).max(initial=0.0))
+    status = returned_status(status, f, w)
     for array in (f, w, clamping, at_lower, at_upper, tied):
         array.setflags(write=False)
     return LCPSolution(

@@ -24,7 +24,7 @@ from dcol import _native
 from dcol.typing import ArrayLike, FloatArray
 from dcol.validation import checked_array, checked_positive
 
-from .lcp import LCPStatus
+from .lcp import LCPStatus, returned_status
 
 __all__ = ["MLCPSolution", "MLCPCotangents", "solve_mlcp", "mlcp_vjp"]
 
@@ -91,7 +91,7 @@ def solve_mlcp(
     M, q, A, G, F, h = _problem(M, q, G, F, h, A)
     tol = checked_positive(tol, "tol")
     x, y, z, s, status, iterations, residual = _native.lcp.mlcp_ipm(M, q, A, G, F, h, tol, int(max_iterations))
-    return MLCPSolution(x, y, z, s, LCPStatus(status), iterations, residual)
+    return MLCPSolution(x, y, z, s, returned_status(status, x, y, z, s), iterations, residual)
 
 
 def mlcp_vjp(

@@ -35,7 +35,7 @@ from dcol import _native
 from dcol.typing import ArrayLike, FloatArray, Int8Array, IntArray
 from dcol.validation import checked_array, checked_positive, float_array, shape_error
 
-from .lcp import LCPStatus
+from .lcp import LCPStatus, returned_status
 
 __all__ = [
     "ContactMode",
@@ -132,7 +132,9 @@ def solve_contact_ncp(
     )
     for array in (impulses, velocities, modes):
         array.setflags(write=False)
-    return NCPSolution(impulses, velocities, modes, LCPStatus(status), iteration, residual, mu)
+    return NCPSolution(
+        impulses, velocities, modes, returned_status(status, impulses, velocities), iteration, residual, mu
+    )
 
 
 class _ModeSystem(NamedTuple):

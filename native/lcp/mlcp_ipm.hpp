@@ -63,6 +63,8 @@ struct MlcpSolver {
     };
 
     LcpReport report;
+    std::fill(x, x + n, 0.0);  // what a problem whose first factorization fails returns
+    std::fill(y, y + p, 0.0);
     // Start (CVXOPT's coneqp): with S = Z = I, solve for x, z, y with s = −z, then shift s and z
     // into the positive orthant.
     std::fill(z, z + m, 1.0);

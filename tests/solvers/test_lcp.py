@@ -265,3 +265,18 @@ def test_warm_start_on_slowly_changing_problems(method):
         assert np.allclose(warm.f, cold.f, atol=1e-8 * max(1.0, np.abs(cold.f).max()))
         previous = warm
     assert hits >= 0.9 * steps
+
+
+@pytest.mark.parametrize("scale", [1e150, 1e155, 1e200, 1e300])
+@pytest.mark.parametrize("method", ["lemke", "pgs", "ipm"])
+def test_status_says_when_the_solution_is_not_finite(scale, method):
+    """An LCP scaled so far that its products overflow: the returned solution is finite and SOLVED,
+    or its status says NUMERICAL_ERROR; never SOLVED with NaN."""
+    rng = np.random.default_rng(8)
+    B = rng.normal(size=(4, 4))
+    A, b = B @ B.T + np.eye(4), rng.normal(size=4)
+    solution = solve_lcp(scale * A, scale * b, method=method)
+    finite = np.isfinite(solution.f).all() and np.isfinite(solution.w).all()
+    assert solution.status == (LCPStatus.SOLVED if finite else LCPStatus.NUMERICAL_ERROR)
+    if finite:  # then it is the unscaled problem's solution, which scaling does not change
+        np.testing.assert_allclose(solution.f, solve_lcp(A, b, method=method).f, rtol=1e-8, atol=1e-12)

@@ -107,3 +107,12 @@ def test_bad_shapes_are_named():
         solve_mlcp(np.eye(2), np.ones(2), np.ones((3, 3)), np.zeros((3, 3)), np.ones(3))
     with pytest.raises(ValueError, match="M must be finite"):
         solve_mlcp(np.full((1, 1), np.nan), np.ones(1), np.ones((1, 1)), np.zeros((1, 1)), np.ones(1))
+
+
+def test_singular_newton_system_returns_zeros_and_says_so():
+    """A problem whose first Newton system is singular stops at once: INVALID_PROBLEM, and x and y
+    are zeros rather than whatever the memory held."""
+    solution = solve_mlcp(np.zeros((2, 2)), [1.0, 1.0], np.zeros((1, 2)), np.zeros((1, 1)), [1.0])
+    assert solution.status == LCPStatus.INVALID_PROBLEM
+    np.testing.assert_array_equal(solution.x, np.zeros(2))
+    assert solution.y.shape == (0,)
