@@ -77,12 +77,14 @@ double checked_barrier(double v) {
   return v;
 }
 
-int checked_max_iter(int v) {
-  if (v < 0 || v > 10000) throw py::value_error("max_iter must be in [0, 10000], got " + std::to_string(v));
-  return v;
+// A Python int of any size: one beyond C's int gets this message, not pybind11's signatures.
+int checked_max_iter(const py::int_& v) {
+  if (v < py::int_(0) || v > py::int_(10000))
+    throw py::value_error("max_iter must be in [0, 10000], got " + std::string(py::str(v)));
+  return v.cast<int>();
 }
 
-SolverSettings checked_settings(double feastol, double abstol, double reltol, int max_iter, double barrier,
+SolverSettings checked_settings(double feastol, double abstol, double reltol, const py::int_& max_iter, double barrier,
                                 double centrality_tol) {
   SolverSettings s{checked_tolerance(feastol, "feastol"), checked_tolerance(abstol, "abstol"),
                    checked_tolerance(reltol, "reltol"), checked_max_iter(max_iter)};
@@ -358,7 +360,7 @@ void dcol::python::bind_solvers(py::module_& m) {
           [](SolverSettings& s, double v) { s.centrality_tol = checked_tolerance(v, "centrality_tol"); })
       .def_property(
           "max_iter", [](const SolverSettings& s) { return s.max_iter; },
-          [](SolverSettings& s, int v) { s.max_iter = checked_max_iter(v); })
+          [](SolverSettings& s, const py::int_& v) { s.max_iter = checked_max_iter(v); })
       // Pickled as the constructor's arguments, checked again when unpickled.
       .def(py::pickle(
           [](const SolverSettings& s) {
@@ -367,7 +369,7 @@ void dcol::python::bind_solvers(py::module_& m) {
           [](const py::tuple& state) {
             if (state.size() != 6) throw py::value_error("SolverSettings state must hold 6 values");
             return checked_settings(state[0].cast<double>(), state[1].cast<double>(), state[2].cast<double>(),
-                                    state[3].cast<int>(), state[4].cast<double>(), state[5].cast<double>());
+                                    state[3].cast<py::int_>(), state[4].cast<double>(), state[5].cast<double>());
           }))
       .def("__repr__", [](const SolverSettings& s) {
         // Python's float repr: std::to_string printed every tolerance as 0.000000.

@@ -91,7 +91,9 @@ def test_largest_polytopes_in_a_batch():
         assert batch.alpha[k] == pytest.approx(alpha_ref, rel=1e-6)
 
 
-@pytest.mark.parametrize("field,value", [("feastol", 0.0), ("abstol", -1.0), ("reltol", 2.0), ("max_iter", -1)])
+@pytest.mark.parametrize(
+    "field,value", [("feastol", 0.0), ("abstol", -1.0), ("reltol", 2.0), ("max_iter", -1), ("max_iter", 10**12)]
+)
 def test_invalid_settings_raise(field, value):
     with pytest.raises(ValueError, match=field):
         SolverSettings(**{field: value})
