@@ -154,20 +154,21 @@ def _volume_and_centroid(hull: ConvexHull) -> tuple[float, FloatArray]:
     return volumes.sum(), inner + volumes @ corners.sum(axis=1) / (4.0 * volumes.sum())
 
 
-def _merged_planes(hull: ConvexHull, centroid: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Face planes of the hull in the frame at centroid, one per qhull facet (whose triangles all
-    carry the facet's plane).
+def _facet_normals(hull: ConvexHull) -> FloatArray:
+    """(m, 3) float64 unit outward normals of the hull's faces, one per qhull facet (whose triangles
+    all carry the facet's plane)."""
+    normals = np.unique(hull.equations, axis=0)[:, :3]
+    return normals / np.linalg.norm(normals, axis=1, keepdims=True)
 
-    Returns A (m, 3) float64 unit outward normals and b (m,) float64 offsets, each plane through
-    the outermost point along its normal: a merged facet's points are only nearly coplanar, and
-    the polytope must still hold them all.
-    """
+
+def _plane_offsets(hull: ConvexHull, centroid: FloatArray, normals: FloatArray) -> FloatArray:
+    """(m,) float64 offsets of the planes of the given normals in the frame at centroid, each through
+    the outermost point along its normal: a merged facet's points are only nearly coplanar, and the
+    polytope must still hold them all."""
     # Vertices and the points qhull kept as coplanar with a facet: the only ones that can be outermost.
     candidates = np.union1d(hull.vertices, hull.coplanar[:, 0])
     points = hull.points[candidates] - centroid
-    normals = np.unique(hull.equations, axis=0)[:, :3]
-    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
-    return normals, np.max(normals @ points.T, axis=1)
+    return np.max(normals @ points.T, axis=1)
 
 
 def _fan_triangles(faces: tuple[IntArray, ...]) -> IntArray:
@@ -250,13 +251,16 @@ class ConvexMesh(Polytope):
     def _build(self, points: FloatArray, offset: Pose | None, name: str) -> None:
         hull = _solid_hull(points, name)
         volume, centroid = _volume_and_centroid(hull)
-        A, b = _merged_planes(hull, centroid)
-        if len(b) > MAX_FACES:
+        # The face count is checked before the offsets, whose (faces × points) product a detailed
+        # mesh would make too large for memory.
+        A = _facet_normals(hull)
+        if len(A) > MAX_FACES:
             raise ValueError(
-                f"the convex hull of {name} has {len(b)} faces after merging coplanar triangles; at most "
+                f"the convex hull of {name} has {len(A)} faces after merging coplanar triangles; at most "
                 f"MAX_FACES = {MAX_FACES} are supported: decimate the mesh (e.g. trimesh's "
                 "simplify_quadric_decimation) or split it with convex_decomposition(..., max_hull_vertices=...)"
             )
+        b = _plane_offsets(hull, centroid, A)
         position, rotation = checked_pose(offset, "offset")
         super().__init__(A, b, offset=(position + rotation @ centroid, rotation))
         centroid.setflags(write=False)

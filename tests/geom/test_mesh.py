@@ -7,6 +7,7 @@ the L block's analytic membership, and Monte Carlo volumes.
 
 import os
 import sys
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -300,3 +301,17 @@ def test_missing_package_names_the_extra(tmp_path, monkeypatch):
 def test_decomposition_bad_settings(tmp_path, kwargs, error, match):
     with pytest.raises(error, match=match):
         convex_decomposition(L_BLOCK, cache_dir=tmp_path, **kwargs)
+
+
+def test_detailed_mesh_is_refused_before_a_large_allocation():
+    """An 82k-face mesh (its hull has 81,920 faces over 40,962 vertices) is refused by its face count
+    before the plane offsets, whose faces × points product would take 27 GB."""
+    sphere = trimesh.creation.icosphere(6)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=f"81920 faces .*MAX_FACES = {MAX_FACES}"):
+            ConvexMesh.from_mesh(sphere)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 200e6, f"peak {peak / 1e6:.0f} MB"
