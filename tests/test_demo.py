@@ -64,3 +64,26 @@ def test_missing_matplotlib_gives_install_hint(tmp_path, monkeypatch, capsys):
     assert main(["demo", "--output", str(output)]) == 1
     assert 'pip install "dcol[viz]"' in capsys.readouterr().err
     assert not output.exists()
+
+
+def test_command_line_version(capsys):
+    from dcol import __version__
+    from dcol.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"dcol {__version__}"
+
+
+def test_demo_makes_its_folder_and_names_the_files_it_wrote(tmp_path, capsys):
+    """An output in a folder that does not exist yet, without a suffix: the folder is made, and the
+    files written are the ones reported (matplotlib adds .png to a bare name)."""
+    from dcol.cli import main
+
+    assert main(["demo", "--output", str(tmp_path / "new" / "picture")]) == 0
+    printed = capsys.readouterr().out
+    for name in ("picture.png", "picture-simulation.png"):
+        path = tmp_path / "new" / name
+        assert path.read_bytes().startswith(PNG_SIGNATURE)
+        assert str(path) in printed
