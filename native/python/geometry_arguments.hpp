@@ -59,8 +59,11 @@ inline Mat3 as_orientation(py::handle obj, const char* name) {
   const bool ok = (a.ndim() == 1 && a.shape(0) == 4)                      ? quaternion_to_matrix(a.data(), Q)
                   : (a.ndim() == 2 && a.shape(0) == 3 && a.shape(1) == 3) ? rotation_matrix(a.data(), Q)
                                                                           : false;
-  if (!ok) throw py::value_error(std::string(name) + kOrientationRule + ", got shape " + shape_string(a));
-  return Q;
+  if (ok) return Q;
+  // A quaternion or matrix of the right shape failed on its values: show them, not the shape.
+  const bool right_shape = (a.ndim() == 1 && a.shape(0) == 4) || (a.ndim() == 2 && a.shape(0) == 3 && a.shape(1) == 3);
+  const std::string got = right_shape ? std::string(py::repr(obj)) : "shape " + shape_string(a);
+  throw py::value_error(std::string(name) + kOrientationRule + ", got " + got);
 }
 
 // The T that obj holds if it is a pybind11-bound T, else nullptr. T's type record is found once:

@@ -293,3 +293,11 @@ def test_settings_and_results_pickle():
             np.testing.assert_array_equal(getattr(copied, name), getattr(result, name))
     with pytest.raises(ValueError, match="state must hold 16 values"):
         type(result).__reduce__(result)[0]((1.0, 2.0))
+
+
+@pytest.mark.parametrize("q_a", [[np.nan, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0], 2.0 * np.eye(3)])
+def test_orientation_of_the_right_shape_shows_its_values(q_a):
+    """A quaternion or matrix refused for its values is shown, not its (correct) shape."""
+    with pytest.raises(ValueError, match=r"q_a must be a quaternion .*, got (\[|array)") as info:
+        proximity(Sphere(1.0), np.zeros(3), q_a, Sphere(1.0), [3.0, 0.0, 0.0], IDENTITY_Q)
+    assert "shape" not in str(info.value).split(", got ")[-1]
