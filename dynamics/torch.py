@@ -21,7 +21,11 @@ appearing, breaking or changing between sticking and sliding), where the step is
 from typing import Any
 
 import numpy as np
-import torch
+
+try:
+    import torch
+except ImportError as err:  # the [torch] extra is optional: say how to get it, as the other extras do
+    raise ImportError('dcol.dynamics.torch needs PyTorch, which is not installed: pip install "dcol[torch]"') from err
 from torch.autograd.function import once_differentiable
 
 from dcol.typing import ArrayLike, FloatArray

@@ -11,7 +11,11 @@ problem (dcol.geom.derivatives). Tensors on the CPU only; the shapes are dcol.ge
 from typing import Any
 
 import numpy as np
-import torch
+
+try:
+    import torch
+except ImportError as err:  # the [torch] extra is optional: say how to get it, as the other extras do
+    raise ImportError('dcol.geom.torch needs PyTorch, which is not installed: pip install "dcol[torch]"') from err
 
 from dcol.solvers import SolverSettings
 from dcol.validation import checked_tensor
