@@ -206,7 +206,8 @@ class Polytope(Shape):
 
 
 class Box(Polytope):
-    """Axis-aligned box in its body frame, centred at the origin; half_extents : (3,), all > 0."""
+    """Axis-aligned box in its body frame, centred at the origin; half_extents : (3,), all > 0 (half
+    the side lengths; :meth:`from_size` takes the side lengths, as trimesh and coal do)."""
 
     _arguments: ClassVar[tuple[str, ...]] = ("half_extents",)
 
@@ -218,6 +219,14 @@ class Box(Polytope):
         super().__init__(np.vstack([np.eye(3), -np.eye(3)]), np.r_[half, half], offset=offset)
 
     half_extents = Field[FloatArray]("(3,) float64 half side lengths.")
+
+    @classmethod
+    def from_size(cls, size: ArrayLike, *, offset: Pose | None = None) -> Box:
+        """The box of side lengths size (3,), all > 0: ``Box(size / 2)``."""
+        lengths = checked_array(size, "size", (3,))
+        if np.any(lengths <= 0.0):
+            raise ValueError("size must be > 0")
+        return cls(0.5 * lengths, offset=offset)
 
     def __repr__(self) -> str:
         return f"Box(half_extents={self._half_extents.tolist()})"

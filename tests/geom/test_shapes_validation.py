@@ -301,3 +301,14 @@ def test_orientation_of_the_right_shape_shows_its_values(q_a):
     with pytest.raises(ValueError, match=r"q_a must be a quaternion .*, got (\[|array)") as info:
         proximity(Sphere(1.0), np.zeros(3), q_a, Sphere(1.0), [3.0, 0.0, 0.0], IDENTITY_Q)
     assert "shape" not in str(info.value).split(", got ")[-1]
+
+
+def test_box_from_side_lengths():
+    """Box.from_size takes side lengths, as trimesh and coal do: the box of half those extents."""
+    box = Box.from_size([2.0, 1.0, 0.5], offset=([0.1, 0.0, 0.0], IDENTITY_Q))
+    np.testing.assert_array_equal(box.half_extents, [1.0, 0.5, 0.25])
+    np.testing.assert_array_equal(box.offset_position, [0.1, 0.0, 0.0])
+    assert proximity(box, np.zeros(3), IDENTITY_Q, Sphere(0.5), [3.1, 0.0, 0.0], IDENTITY_Q).alpha == pytest.approx(2.0)
+    for size, error in (([1.0, 0.0, 1.0], ValueError), ([1.0, 1.0], ValueError), ("big", TypeError)):
+        with pytest.raises(error, match=names("size")):
+            Box.from_size(size)
