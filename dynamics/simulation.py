@@ -60,6 +60,7 @@ across impacts under gravity; ∂q⁺/∂q takes it too through q⁺ = q + Δt v
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -158,6 +159,12 @@ class Step:
     lcp: LCPSolution | NCPSolution
     _linearization: _StepLinearization | None = None
 
+    def __repr__(self) -> str:
+        return (
+            f"Step(nq={self.q.size}, nv={self.v.size}, contacts={len(self.contacts)}, "
+            f"limits={len(self.limit_joints)}, {self.lcp.status.name}, derivatives={self._linearization is not None})"
+        )
+
     def _require_linearization(self) -> _StepLinearization:
         if self._linearization is None:
             raise ValueError("this step was taken without derivatives: call World.step(..., derivatives=True)")
@@ -193,6 +200,14 @@ class Rollout:
     v: FloatArray
     steps: list[Step]
 
+    def __repr__(self) -> str:
+        contacts = [len(step.contacts) for step in self.steps]
+        derivatives = bool(self.steps) and all(step._linearization is not None for step in self.steps)
+        return (
+            f"Rollout(T={len(self.steps)}, nq={self.q.shape[1]}, nv={self.v.shape[1]}, "
+            f"{_count_range('contacts per step', contacts)}, derivatives={derivatives})"
+        )
+
     def vjp(
         self, grad_q: ArrayLike | None = None, grad_v: ArrayLike | None = None, *, bounce: bool = True
     ) -> StepCotangents:
@@ -225,6 +240,13 @@ class BatchRollout(NamedTuple):
     contacts: Int32Array
     jacobians: StepJacobians | None = None
 
+    def __repr__(self) -> str:
+        count, steps, nq = self.q.shape
+        return (
+            f"BatchRollout(N={count}, T={steps - 1}, nq={nq}, nv={self.v.shape[2]}, "
+            f"{_count_range('contacts per step', self.contacts.ravel())}, derivatives={self.jacobians is not None})"
+        )
+
 
 class BatchStep(NamedTuple):
     """N independent steps (World.step_batch): q (N, nq), v (N, nv) the next states; contacts (N,)
@@ -234,6 +256,20 @@ class BatchStep(NamedTuple):
     v: FloatArray
     contacts: Int32Array
     jacobians: StepJacobians | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"BatchStep(N={self.q.shape[0]}, nq={self.q.shape[1]}, nv={self.v.shape[1]}, "
+            f"{_count_range('contacts', self.contacts)}, derivatives={self.jacobians is not None})"
+        )
+
+
+def _count_range(what: str, counts: Sequence[int] | Int32Array) -> str:
+    """ "what 3–7" (the least and most of counts), "what 3" when they agree, "what none" when empty."""
+    if len(counts) == 0:
+        return f"{what} none"
+    low, high = int(min(counts)), int(max(counts))
+    return f"{what} {low}" if low == high else f"{what} {low}–{high}"
 
 
 def _convex(geometry: Shape | MeshGeometry, max_vertices: int) -> Shape:
@@ -390,6 +426,12 @@ class World:
     def parameters(self) -> FloatArray:
         """θ (10 nbodies + 2,) float64: the inertial parameters, μ, e."""
         return np.concatenate([inertial_parameters(self.model).ravel(), [self.friction, self.restitution]])
+
+    def __repr__(self) -> str:
+        return (
+            f"World({self.model!r}, dt={self.dt:g}, contact_model={self.contact_model!r}, friction={self.friction:g}, "
+            f"restitution={self.restitution:g}, ground={self.ground}, shapes={len(self.scene.shapes)})"
+        )
 
     def with_parameters(self, params: ArrayLike) -> World:
         """A copy of the world with parameters θ (see parameters())."""

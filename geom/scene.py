@@ -86,6 +86,9 @@ class Scene:
         self._excluded.add((min(i, j), max(i, j)))
         self._allowed = None
 
+    def __repr__(self) -> str:
+        return f"Scene(bodies={self.num_bodies}, shapes={len(self._shapes)}, excluded pairs={len(self._excluded)})"
+
     @property
     def num_bodies(self) -> int:
         return len(self._names)

@@ -239,3 +239,21 @@ def test_rollout_batch_jacobians_are_those_of_the_steps_taken(robot):
             assert np.abs(got - block).max() <= 1e-8 * max(1.0, np.abs(block).max()), (t, name)
     assert batch.jacobians.v_params.shape == (1, 40, world.model.nv, world.num_params)
     assert max(len(step.contacts) for step in reference.steps) > 0
+
+
+def test_reprs_are_short_and_say_what_matters():
+    """A 300-step rollout prints in a line (it printed every step's solver internals), and the world,
+    its scene, steps and batches say their sizes."""
+    model = load_dataset_robot("half_cheetah")
+    world = World(model)
+    q, v = neutral(model), np.zeros(model.nv)
+    rollout = world.rollout(q, v, np.zeros((300, model.nv)))
+    text = repr(rollout)
+    assert len(text) < 500 and text.startswith("Rollout(T=300, nq=9, nv=9, contacts per step ")
+    assert repr(world).startswith("World(Model(nq=9, nv=9, nbodies=9), dt=0.001, contact_model='lcp'")
+    assert repr(world.scene).startswith("Scene(bodies=")
+    assert repr(world.step(q, v)).startswith("Step(nq=9, nv=9, contacts=")
+    batch = world.rollout_batch(np.tile(q, (2, 1)), np.tile(v, (2, 1)), np.zeros((2, 5, model.nv)))
+    assert repr(batch).startswith("BatchRollout(N=2, T=5, nq=9, nv=9, contacts per step")
+    steps = world.step_batch(np.tile(q, (3, 1)), np.tile(v, (3, 1)), np.zeros((3, model.nv)), derivatives=True)
+    assert repr(steps).startswith("BatchStep(N=3, nq=9, nv=9, contacts") and repr(steps).endswith("derivatives=True)")
