@@ -87,3 +87,17 @@ def test_demo_makes_its_folder_and_names_the_files_it_wrote(tmp_path, capsys):
         path = tmp_path / "new" / name
         assert path.read_bytes().startswith(PNG_SIGNATURE)
         assert str(path) in printed
+
+
+def test_info_names_the_kernels_and_extras(capsys):
+    from dcol import __version__, _native
+    from dcol.cli import main
+
+    assert main(["info"]) == 0
+    printed = capsys.readouterr().out
+    kernel, lanes = _native.proximity_kernel_info()
+    assert kernel in ("avx2+fma", "baseline") and lanes == (4 if kernel == "avx2+fma" else 2)
+    assert printed.startswith(f"dcol {__version__} ")
+    assert f"proximity kernels: {kernel}, {lanes} pose pairs at once" in printed
+    for extra in ("[viz]", "[torch]", "[mesh]", "[robots]"):
+        assert f"extra {extra}: " in printed

@@ -16,6 +16,7 @@ using ProximityKernelFunction = void (*)(const Shape&, const Pose*, const Shape&
                                          ProximityResult*, const DerivativeOutput&);
 
 struct ProximityKernels {
+  const char* name;  // the instruction sets they are compiled for
   int lanes;
   ProximityKernelFunction run_lanes;  // `lanes` pose pairs of one shape pair
   ProximityKernelFunction run_one;    // one pose pair

@@ -32,9 +32,9 @@ geometry::ProximityKernels best_proximity_kernels() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {4, proximity_lanes_avx2, proximity_one_avx2};
+    return {"avx2+fma", 4, proximity_lanes_avx2, proximity_one_avx2};
 #endif
-  return {2, proximity_lanes_baseline, proximity_one_baseline};
+  return {"baseline", 2, proximity_lanes_baseline, proximity_one_baseline};
 }
 
 }  // namespace

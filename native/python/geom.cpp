@@ -541,6 +541,14 @@ void dcol::python::bind_geom(py::module_& m) {
       });
 
   bind_result_type(m);
+  m.def(
+      "proximity_kernel_info",
+      []() {
+        const ProximityKernels& kernels = proximity_kernels();
+        return py::make_tuple(kernels.name, kernels.lanes);
+      },
+      "(name, lanes) of the proximity kernels this processor runs: the instruction sets they are compiled for "
+      "and how many pose pairs a batch solves at once.");
 
   m.def(
       "rotation_matrix",

@@ -23,7 +23,47 @@ def _parser() -> argparse.ArgumentParser:
         help="PNG to write, its folder made if missing, .png added without a suffix (default: %(default)s); the "
         "simulation's plot goes beside it as NAME-simulation.png",
     )
+    commands.add_parser(
+        "info", help="version, the proximity kernels this processor runs, cores and threads, extras installed"
+    )
     return parser
+
+
+# The optional extras and the packages each brings, whose versions `dcol info` reports.
+_EXTRAS = {
+    "viz": ("matplotlib",),
+    "torch": ("torch",),
+    "mesh": ("coacd", "vhacdx"),
+    "robots": ("example-robot-data",),
+}
+
+
+def _info() -> str:
+    """What `dcol info` prints: the versions, the native kernels in use, the machine's cores and the
+    extras installed."""
+    import importlib.metadata
+    import os
+    import platform
+
+    import numpy as np
+
+    from . import __version__, _native
+
+    kernel, lanes = _native.proximity_kernel_info()
+    lines = [
+        f"dcol {__version__} (Python {platform.python_version()}, numpy {np.__version__})",
+        f"proximity kernels: {kernel}, {lanes} pose pairs at once in a batch",
+        f"cores: {os.cpu_count()}; batch functions run on threads=1 unless given threads=",
+    ]
+    for extra, packages in _EXTRAS.items():
+        versions = []
+        for package in packages:
+            try:
+                versions.append(f"{package} {importlib.metadata.version(package)}")
+            except importlib.metadata.PackageNotFoundError:
+                versions.append(f"{package} missing")
+        lines.append(f"extra [{extra}]: {', '.join(versions)}")
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -39,6 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "info":
+        print(_info())
     if args.command == "demo":
         from pathlib import Path
 

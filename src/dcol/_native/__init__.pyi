@@ -9,7 +9,7 @@ import numpy.typing
 import typing
 from . import lcp
 from . import dynamics
-__all__: list[str] = ['CONE_MAX_CONES', 'CONE_MAX_ROWS', 'CONE_MAX_VARIABLES', 'ContactRule', 'MAX_FACES', 'ProximityResult', 'Shape', 'SolverSettings', 'Status', 'broadphase', 'contacts', 'distance_batch', 'dynamics', 'lcp', 'proximity', 'proximity_batch', 'proximity_derivatives', 'proximity_result_from_state', 'rotation_matrix', 'scene_contacts', 'shape_parameter_jacobian', 'solve_cone_program', 'support']
+__all__: list[str] = ['CONE_MAX_CONES', 'CONE_MAX_ROWS', 'CONE_MAX_VARIABLES', 'ContactRule', 'MAX_FACES', 'ProximityResult', 'Shape', 'SolverSettings', 'Status', 'broadphase', 'contacts', 'distance_batch', 'dynamics', 'lcp', 'proximity', 'proximity_batch', 'proximity_derivatives', 'proximity_kernel_info', 'proximity_result_from_state', 'rotation_matrix', 'scene_contacts', 'shape_parameter_jacobian', 'solve_cone_program', 'support']
 class Status(enum.IntEnum):
     """
     Outcome of an interior-point solve; SMOOTHED: exact proximity derivatives were asked for where none exists, and the smoothed ones are given (dcol.geom.derivatives).
@@ -174,6 +174,10 @@ def proximity_batch(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.A
     ...
 def proximity_derivatives(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any, settings: SolverSettings, request: typing.SupportsInt | typing.SupportsIndex, parameterization: str) -> tuple:
     ...
+def proximity_kernel_info() -> tuple[str, int]:
+    """
+    (name, lanes) of the proximity kernels this processor runs: the instruction sets they are compiled for and how many pose pairs a batch solves at once.
+    """
 def proximity_result_from_state(state: tuple) -> typing.Any:
     """
     The ProximityResult of a pickled state (ProximityResult.__reduce__).
