@@ -21,6 +21,7 @@
 #include "lcp/active_set.hpp"
 #include "lcp/lcp.hpp"
 #include "lcp/ncp.hpp"
+#include "lcp/screening.hpp"
 
 namespace dcol::sim {
 
@@ -96,6 +97,16 @@ struct StepWorkspace {
   std::vector<double> ncp_G, ncp_g, ncp_mu, ncp_lambda, ncp_v;
   std::vector<int8_t> modes;
   lcp::NcpWorkspace ncp;
+  // Contact islands (find_islands): dof → its tree (root body); a union–find over rows and trees; the
+  // rows and the dofs of island k at [island_row_start[k], island_row_start[k + 1]) of island_rows and
+  // likewise in island_dofs; each row's place in its island.
+  std::vector<int> dof_tree, island_link, island_label, island_row_start, island_rows, island_dof_start, island_dofs,
+      island_position;
+  // One island's LCP, gathered.
+  std::vector<double> island_A, island_b, island_lo, island_hi, island_mu, island_f, island_w;
+  std::vector<int> island_friction;
+  std::vector<lcp::EntrySet> island_sets, island_previous_sets;
+  lcp::ScreeningWorkspace screening;
 
   explicit StepWorkspace(const WorldSpec& world)
       : data(*world.model),
@@ -107,7 +118,15 @@ struct StepWorkspace {
         bias(world.model->nv),
         rhs(world.model->nv),
         a_free(world.model->nv),
-        v_free(world.model->nv) {}
+        v_free(world.model->nv) {
+    const dyn::Model& model = *world.model;
+    dof_tree.resize(model.nv);
+    for (int j = 0; j < model.nv; ++j) {
+      int body = model.dof_body[j];
+      while (model.parent[body] >= 0) body = model.parent[body];
+      dof_tree[j] = body;
+    }
+  }
 };
 
 struct StepReport {
@@ -292,6 +311,60 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
   return n;
 }
 
+inline int island_root(std::vector<int>& link, int x) {
+  while (link[x] != x) x = link[x] = link[link[x]];
+  return x;
+}
+
+// Contact islands: the rows split into groups that share no tree of the model. M is block-diagonal
+// over trees, so A = J M⁻¹ Jᵀ is block-diagonal over the islands and the LCP splits into one problem
+// per island (a pile's separate columns, two robots apart), which costs the sum of the islands' sizes
+// squared or cubed instead of their total's. A contact's friction rows join its normal's island.
+inline void find_islands(const WorldSpec& world, StepWorkspace& ws, int n) {
+  const int nv = world.model->nv, trees = world.model->nbodies();
+  std::vector<int>& link = ws.island_link;
+  link.resize(n + trees);  // rows, then trees (by root body)
+  for (int x = 0; x < n + trees; ++x) link[x] = x;
+  auto join = [&](int x, int y) { link[island_root(link, x)] = island_root(link, y); };
+  for (int r = 0; r < n; ++r) {
+    const double* row = ws.J.data() + static_cast<size_t>(r) * nv;
+    for (int j = 0; j < nv; ++j)
+      if (row[j] != 0.0) join(r, n + ws.dof_tree[j]);
+    if (ws.friction_index[r] >= 0) join(r, ws.friction_index[r]);
+  }
+  // Each row's and each dof's island (−1: a tree no row touches), numbered in row order.
+  std::vector<int>& label = ws.island_label;
+  label.assign(n + trees, -1);
+  int islands = 0;
+  for (int r = 0; r < n; ++r) {
+    const int root = island_root(link, r);
+    if (label[root] < 0) label[root] = islands++;
+  }
+  for (int x = 0; x < n + trees; ++x) link[x] = label[island_root(link, x)];  // link now: island of x
+  // Rows and dofs grouped by island (counting sort, keeping their order).
+  ws.island_row_start.assign(islands + 1, 0);
+  ws.island_dof_start.assign(islands + 1, 0);
+  for (int r = 0; r < n; ++r) ++ws.island_row_start[link[r] + 1];
+  for (int j = 0; j < nv; ++j)
+    if (link[n + ws.dof_tree[j]] >= 0) ++ws.island_dof_start[link[n + ws.dof_tree[j]] + 1];
+  for (int k = 0; k < islands; ++k) {
+    ws.island_row_start[k + 1] += ws.island_row_start[k];
+    ws.island_dof_start[k + 1] += ws.island_dof_start[k];
+  }
+  ws.island_rows.resize(n);
+  ws.island_position.resize(n);
+  ws.island_dofs.resize(ws.island_dof_start[islands]);
+  label.assign(ws.island_row_start.begin(), ws.island_row_start.end() - 1);  // next free slot per island
+  for (int r = 0; r < n; ++r) {
+    const int slot = label[link[r]]++;
+    ws.island_rows[slot] = r;
+    ws.island_position[r] = slot - ws.island_row_start[link[r]];
+  }
+  label.assign(ws.island_dof_start.begin(), ws.island_dof_start.end() - 1);
+  for (int j = 0; j < nv; ++j)
+    if (link[n + ws.dof_tree[j]] >= 0) ws.island_dofs[label[link[n + ws.dof_tree[j]]]++] = j;
+}
+
 }  // namespace detail
 
 // A step's problem from (q, v) under joint forces tau: the contacts (and with derivatives their
@@ -315,29 +388,41 @@ inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double*
   dyn::solve_mass_matrix(model, ws.data, ws.rhs.data());
   for (int i = 0; i < nv; ++i) ws.a_free[i] = ws.rhs[i], ws.v_free[i] = v[i] + dt * ws.rhs[i];
 
-  // A = J M̃⁻¹ Jᵀ (symmetrized), b = J v_free + b_extra.
+  // A = J M̃⁻¹ Jᵀ (symmetrized), b = J v_free + b_extra; A block by block over the contact islands,
+  // each over its own dofs (the products with other dofs are exact zeros).
   ws.minv_JT.resize(static_cast<size_t>(nv) * n);
   for (int i = 0; i < nv; ++i)
     for (int r = 0; r < n; ++r) ws.minv_JT[static_cast<size_t>(i) * n + r] = ws.J[static_cast<size_t>(r) * nv + i];
   dyn::solve_mass_matrix(model, ws.data, ws.minv_JT.data(), n);
-  ws.A.resize(static_cast<size_t>(n) * n);
+  detail::find_islands(world, ws, n);
+  ws.A.assign(static_cast<size_t>(n) * n, 0.0);
   ws.b.resize(n);
+  for (size_t k = 0; k + 1 < ws.island_row_start.size(); ++k) {
+    const int* rows = ws.island_rows.data() + ws.island_row_start[k];
+    const int* dofs = ws.island_dofs.data() + ws.island_dof_start[k];
+    const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
+    const int d = ws.island_dof_start[k + 1] - ws.island_dof_start[k];
+    for (int p = 0; p < m; ++p) {
+      const double* row = ws.J.data() + static_cast<size_t>(rows[p]) * nv;
+      for (int q = p; q < m; ++q) {
+        double forward = 0.0, backward = 0.0;
+        const double* column_row = ws.J.data() + static_cast<size_t>(rows[q]) * nv;
+        for (int e = 0; e < d; ++e) {
+          const size_t dof = dofs[e];
+          forward += row[dof] * ws.minv_JT[dof * n + rows[q]];
+          backward += column_row[dof] * ws.minv_JT[dof * n + rows[p]];
+        }
+        ws.A[static_cast<size_t>(rows[p]) * n + rows[q]] = ws.A[static_cast<size_t>(rows[q]) * n + rows[p]] =
+            0.5 * (forward + backward);
+      }
+    }
+  }
   for (int r = 0; r < n; ++r) {
     const double* row = ws.J.data() + static_cast<size_t>(r) * nv;
-    for (int s = 0; s < n; ++s) {
-      double sum = 0.0;
-      for (int i = 0; i < nv; ++i) sum += row[i] * ws.minv_JT[static_cast<size_t>(i) * n + s];
-      ws.A[static_cast<size_t>(r) * n + s] = sum;
-    }
     double sum = ws.extra[r];
     for (int i = 0; i < nv; ++i) sum += row[i] * ws.v_free[i];
     ws.b[r] = sum;
   }
-  for (int r = 0; r < n; ++r)
-    for (int s = 0; s < r; ++s) {
-      const double mean = 0.5 * (ws.A[static_cast<size_t>(r) * n + s] + ws.A[static_cast<size_t>(s) * n + r]);
-      ws.A[static_cast<size_t>(r) * n + s] = ws.A[static_cast<size_t>(s) * n + r] = mean;
-    }
   return n;
 }
 
@@ -390,6 +475,67 @@ inline lcp::LcpStatus solve_contact_ncp(const WorldSpec& world, StepWorkspace& w
   return report.status;
 }
 
+// The worse of two outcomes: a failure over an iteration limit over a solution.
+inline lcp::LcpStatus worse(lcp::LcpStatus a, lcp::LcpStatus b) {
+  auto rank = [](lcp::LcpStatus s) {
+    return s == lcp::LcpStatus::solved ? 0 : s == lcp::LcpStatus::iteration_limit ? 1 : 2;
+  };
+  return rank(b) > rank(a) ? b : a;
+}
+
+// The boxed LCP of a prepared step, island by island (find_islands): the previous step's sets first
+// when warm (Nimble App. B), failing that Gauss–Seidel with exact solves on the sets it finds, on the
+// contacts that push (lcp/screening.hpp), from the previous impulses when warm. ws.f, ws.w, ws.sets.
+inline lcp::LcpStatus solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws, bool warm) {
+  const int n = static_cast<int>(ws.kept.size());
+  const double tol = world.lcp_tolerance;
+  lcp::LcpStatus status = lcp::LcpStatus::solved;
+  for (size_t k = 0; k + 1 < ws.island_row_start.size(); ++k) {
+    const int* rows = ws.island_rows.data() + ws.island_row_start[k];
+    const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
+    ws.island_A.resize(static_cast<size_t>(m) * m);
+    for (auto* v : {&ws.island_b, &ws.island_lo, &ws.island_hi, &ws.island_mu, &ws.island_f, &ws.island_w}) v->resize(m);
+    ws.island_friction.resize(m);
+    ws.island_sets.resize(m);
+    ws.island_previous_sets.resize(m);
+    for (int p = 0; p < m; ++p) {
+      const int r = rows[p];
+      for (int q = 0; q < m; ++q) ws.island_A[static_cast<size_t>(p) * m + q] = ws.A[static_cast<size_t>(r) * n + rows[q]];
+      ws.island_b[p] = ws.b[r];
+      ws.island_lo[p] = ws.lo[r], ws.island_hi[p] = ws.hi[r], ws.island_mu[p] = ws.mu[r];
+      ws.island_friction[p] = ws.friction_index[r] >= 0 ? ws.island_position[ws.friction_index[r]] : -1;
+      ws.island_f[p] = warm ? ws.previous_f[r] : 0.0;
+      if (warm) ws.island_previous_sets[p] = ws.previous_sets[r];
+    }
+    const lcp::LcpBounds bounds{ws.island_lo.data(), ws.island_hi.data(), ws.island_friction.data(),
+                                ws.island_mu.data()};
+    const double* A = ws.island_A.data();
+    const double* b = ws.island_b.data();
+    bool solved = false;
+    if (warm) {
+      lcp::solve_on_sets(m, A, b, bounds, ws.island_previous_sets.data(), ws.island_f.data(), ws.island_w.data(),
+                         ws.active_set);
+      solved = lcp::verified(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds, ws.island_previous_sets.data(),
+                             tol);
+      if (solved) {
+        lcp::classify(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds, tol, ws.island_sets.data());
+      } else {
+        for (int p = 0; p < m; ++p) ws.island_f[p] = ws.previous_f[rows[p]];
+      }
+    }
+    if (!solved)
+      status = worse(status, lcp::solve_screened(m, A, b, bounds, ws.island_f.data(), ws.island_w.data(),
+                                                 ws.island_sets.data(), ws.screening, world.max_sweeps, tol)
+                                 .status);
+    for (int p = 0; p < m; ++p) {
+      ws.f[rows[p]] = ws.island_f[p];
+      ws.w[rows[p]] = ws.island_w[p];
+      ws.sets[rows[p]] = ws.island_sets[p];
+    }
+  }
+  return status;
+}
+
 // v⁺ = v_free + M̃⁻¹ Jᵀ f of a prepared step with its impulses in ws.f.
 inline void next_velocity(const WorldSpec& world, const StepWorkspace& ws, double* v_next) {
   const int nv = world.model->nv, n = static_cast<int>(ws.kept.size());
@@ -412,33 +558,12 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   StepReport report;
   report.contacts = static_cast<int>(ws.contacts.size());
 
-  // The boxed LCP: the previous step's sets first (Nimble App. B); failing that, Gauss–Seidel from the
-  // previous impulses (or zero) with exact solves on the sets it finds (lcp/active_set.hpp).
+  // The warm start (solve_contact_lcp) needs the same rows: the same contacts and limits.
   const bool warm = ws.has_previous && ws.previous_keys == ws.keys && static_cast<int>(ws.previous_f.size()) == n;
   ws.f.assign(n, 0.0);
   ws.w.resize(n);
   ws.sets.resize(n);
-  if (world.ncp) {
-    report.status = solve_contact_ncp(world, ws);
-  } else if (n > 0) {
-    const lcp::LcpBounds bounds{ws.lo.data(), ws.hi.data(), ws.friction_index.data(), ws.mu.data()};
-    const double* A = ws.A.data();
-    const double* b = ws.b.data();
-    const double tol = world.lcp_tolerance;
-    bool solved = false;
-    if (warm) {
-      lcp::solve_on_sets(n, A, b, bounds, ws.previous_sets.data(), ws.f.data(), ws.w.data(), ws.active_set);
-      solved = lcp::verified(n, A, b, ws.f.data(), ws.w.data(), bounds, ws.previous_sets.data(), tol);
-      if (solved) lcp::classify(n, A, b, ws.f.data(), ws.w.data(), bounds, tol, ws.sets.data());
-    }
-    if (!solved) {
-      if (warm) std::copy(ws.previous_f.begin(), ws.previous_f.end(), ws.f.begin());
-      ws.lcp.reserve(n);
-      report.status = lcp::solve_pgs_polished(n, A, b, bounds, ws.f.data(), ws.w.data(), ws.sets.data(), ws.lcp,
-                                              ws.active_set, world.max_sweeps, tol)
-                          .status;
-    }
-  }
+  report.status = world.ncp ? solve_contact_ncp(world, ws) : solve_contact_lcp(world, ws, warm);
   ws.previous_keys = ws.keys;
   ws.previous_f = ws.f;
   ws.previous_sets = ws.sets;
