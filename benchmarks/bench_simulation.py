@@ -99,7 +99,7 @@ def _placed(world, name):
 
 def _lowest_point(world, q):
     """The height of the lowest point of the model's shapes at configuration q (their bounding boxes')."""
-    lower, _ = world.scene.bounding_boxes(*world._body_kinematics(q)[:2])
+    lower, _ = world.scene.bounding_boxes(*world.body_poses(q))
     moving = world.scene_body_of_model[world.scene.body_of_shape] >= 0
     return lower[moving, 2].min()
 

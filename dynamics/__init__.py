@@ -34,7 +34,16 @@ from .robots import (
     load_dataset_robot,
     load_example_robot,
 )
-from .simulation import BatchRollout, BatchStep, Rollout, Step, StepCotangents, StepJacobians, World
+from .simulation import (
+    BatchRollout,
+    BatchStep,
+    ContactProblem,
+    Rollout,
+    Step,
+    StepCotangents,
+    StepJacobians,
+    World,
+)
 from .urdf import MeshGeometry, load_urdf
 
 __all__ = [
@@ -75,6 +84,7 @@ __all__ = [
     "Step",
     "StepJacobians",
     "StepCotangents",
+    "ContactProblem",
     "Rollout",
     "BatchStep",
     "BatchRollout",

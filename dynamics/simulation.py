@@ -12,7 +12,10 @@ is unstable at usual time steps). The rows of J are the contacts' normal and two
 impulses f solve the boxed LCP ``w = A f + b``, A = J M⁻¹ Jᵀ, b = J v_free + b_extra, v_free the
 velocity without impulses (Nimble eqs. 3–5): normal and limit impulses ≥ 0, friction impulses within
 ±μ times their contact's normal impulse (Nimble App. A), warm-started from the previous step's
-clamping set (Nimble App. B). With ``contact_model="ncp"`` the same rows (none dropped) pose the
+clamping set (Nimble App. B). The LCP is solved per contact island (rows that share no kinematic tree
+do not couple: A is block-diagonal over them) and, within an island, on the contacts that push: a
+speculative contact whose gap stays open takes no impulse, so it is left out unless the others' impulses
+would close it (World.contact_problem gives the whole problem). With ``contact_model="ncp"`` the same rows (none dropped) pose the
 contact NCP on Coulomb's cones instead (Simple §II-B; :func:`dcol.solvers.solve_contact_ncp`): per
 contact the impulse [t1, t2, n] in ‖t‖ ≤ μ n, De Saxcé's correction, each joint limit a frictionless
 contact; its derivatives hold the contact modes (breaking, sticking, sliding) fixed (Simple §III-B)
@@ -34,9 +37,10 @@ the contact rows' dependence on q through the contact points, normals and tangen
 App. C, from the contacts' forward-mode derivatives and the frame Jacobians' derivatives), the
 separations in the stabilization, and the LCP by its clamping set (Nimble §IV, App. A, as
 :func:`dcol.solvers.lcp_jvp`). Derivatives with respect to q are in the tangent space (integrate's),
-as for every dynamics function. They are computed natively (native/simulation/step_jacobians.hpp), for
-Step.jacobians at the step's LCP solution and for World.step_batch; reverse mode (Step.vjp,
-Rollout.vjp) contracts that Jacobian with the cotangents.
+as for every dynamics function. The step and its Jacobians are computed natively
+(native/simulation/simulation.hpp, step_jacobians.hpp), the same code for World.step, rollout,
+step_batch and rollout_batch; reverse mode (Step.vjp, Rollout.vjp) contracts the Jacobian with the
+cotangents.
 
 Elastic bounces (Nimble §VI; derivation in docs/math/elastic-bounce.md): the discrete step moves a
 bouncing body by Δt v⁺ whatever its distance to the contact, so ∂q⁺/∂q misses that a body closer to
@@ -69,8 +73,8 @@ import numpy as np
 from dcol import _native
 from dcol.geom import Box, ConvexMesh, Scene, SceneContacts, Shape
 from dcol.geom.distance import DISTANCE_SETTINGS
-from dcol.solvers import LCPBounds, LCPSolution, LCPStatus, NCPSolution, complementarity_aware, solve_contact_ncp
-from dcol.solvers.lcp import solve_boxed_lcp_unchecked
+from dcol.solvers import LCPBounds, LCPSolution, LCPStatus, NCPSolution, complementarity_aware
+from dcol.solvers.lcp import returned_status
 from dcol.typing import ArrayLike, BoolArray, FloatArray, Int8Array, Int32Array, IntArray
 from dcol.validation import (
     checked_array,
@@ -86,18 +90,15 @@ from dcol.validation import (
 )
 
 from .algorithms import (
-    bias_forces,
     check_floating_quaternions,
     checked_configurations,
-    crba,
     inertial_parameters,
-    integrate,
     integrate_jacobians,
 )
 from .model import Model
 from .urdf import MeshGeometry
 
-__all__ = ["World", "Step", "StepJacobians", "StepCotangents", "Rollout", "BatchRollout", "BatchStep"]
+__all__ = ["World", "Step", "ContactProblem", "StepJacobians", "StepCotangents", "Rollout", "BatchRollout", "BatchStep"]
 
 _native_dynamics = _native.dynamics
 _GROUND_HALF_EXTENTS = (10.0, 10.0, 0.5)
@@ -121,6 +122,19 @@ class StepJacobians(NamedTuple):
     v_v: FloatArray
     v_tau: FloatArray
     v_params: FloatArray | None
+
+
+class ContactProblem(NamedTuple):
+    """The contact problem of a step (World.contact_problem): its rows J (n, nv) (3 per contact, then
+    the joint limits near a bound, less the rows no joint moves), the boxed LCP w = A f + b with
+    A = J M̃⁻¹ Jᵀ (n, n), b (n,) and its bounds (dcol.solvers.LCPBounds), and kept (n,), the index
+    of each row among the 3 K + L rows of the contacts and limits."""
+
+    J: FloatArray
+    A: FloatArray
+    b: FloatArray
+    bounds: LCPBounds
+    kept: IntArray
 
 
 class StepCotangents(NamedTuple):
@@ -158,6 +172,8 @@ class Step:
     limit_impulses: FloatArray
     lcp: LCPSolution | NCPSolution
     _linearization: _StepLinearization | None = None
+    # The native step's warm start for the next step: its rows' identities, impulses and sets (LCP only).
+    _warm_start: tuple[Int32Array, FloatArray, Int8Array] | None = None
 
     def __repr__(self) -> str:
         return (
@@ -447,12 +463,10 @@ class World:
 
     # --- stepping -----------------------------------------------------------------------------------
 
-    def _body_kinematics(self, q: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """Scene body poses: positions (B, 3) and rotation matrices (B, 3, 3) (those of the native
-        step, no quaternion round trip); Jacobians (B, 6, nv) of every scene body (world-aligned at
-        the body origin: a rigid perturbation per unit tangent step, docs/conventions.md; zero for static
-        bodies)."""
-        model, nv = self.model, self.model.nv
+    def body_poses(self, q: ArrayLike) -> tuple[FloatArray, FloatArray]:
+        """Poses of the scene bodies at q (nq,): positions (B, 3) and rotation matrices (B, 3, 3), the
+        identity for the static ones; the poses :attr:`scene` is queried at."""
+        q, _ = checked_configurations(self.model, q, "q")
         bodies = self.scene_body_of_model
         moving = bodies >= 0
         positions = np.zeros((bodies.size, 3))
@@ -460,14 +474,9 @@ class World:
         frames = [self._body_frames[b] for b in bodies[moving]]
         if frames:
             positions[moving], rotations[moving] = _native_dynamics.frame_poses(
-                model._native, q, frames, self.threads, matrices=True
+                self.model._native, q[0], frames, self.threads, matrices=True
             )
-        jacobians = np.zeros((bodies.size, 6, nv))
-        for index in np.flatnonzero(moving):
-            jacobians[index] = _native_dynamics.frame_jacobian(
-                model._native, q, self._body_frames[bodies[index]], self.threads
-            )
-        return positions, rotations, jacobians
+        return positions, rotations
 
     def step(
         self,
@@ -496,47 +505,47 @@ class World:
     def _advance(
         self, q: FloatArray, v: FloatArray, tau: FloatArray, warm_start: Step | None, derivatives: bool
     ) -> Step:
-        """:meth:`step` from a checked state (a rollout's own steps need no new checks)."""
-        model, dt = self.model, self.dt
-
-        positions, rotations, body_J = self._body_kinematics(q)
-        # With derivatives the contacts are found as the native linearization finds them again (with
-        # their derivatives: the fallback of a rule-less pair then solves to the central path).
-        contacts = self.scene.contacts(
-            positions,
-            rotations,
-            margin=self.contact_margin,
-            feature_tolerance=self.feature_tolerance,
-            derivatives=derivatives,
-            threads=self.threads,
+        """:meth:`step` from a checked state (a rollout's own steps need no new checks): the native step
+        (native/simulation/simulation.hpp), the one rollout_batch and step_batch take."""
+        warm = warm_start._warm_start if warm_start is not None else None
+        out = self._native().step_one(q, v, tau, *(warm or (None, None, None)), bool(derivatives))
+        K = out["bouncing"].size
+        shape_pair = out["rows"][:K, :2].astype(np.int64)
+        body = self.scene.body_of_shape[shape_pair]
+        contacts = SceneContacts(
+            **out["contacts"], shape_a=shape_pair[:, 0], shape_b=shape_pair[:, 1], body_a=body[:, 0], body_b=body[:, 1]
         )
-        rows = _Rows(self, contacts, positions, body_J, q, v)
-        J = rows.J
-
-        # M̃ = M + Δt D: implicit damping (module docstring).
-        Minv = np.linalg.inv(crba(model, q) + dt * np.diag(model.damping))
-        Minv = 0.5 * (Minv + Minv.T)
-        a_free = Minv @ (tau - bias_forces(model, q, v) - model.damping * v)
-        v_free = v + dt * a_free
-        MinvJT = Minv @ J.T
-        A = J @ MinvJT
-        A = 0.5 * (A + A.T)
-        b = J @ v_free + rows.extra
-        n = rows.count
+        f = out["f"]
         solution: LCPSolution | NCPSolution
         if self.contact_model == "ncp":
-            solution, f = self._solve_ncp(A, b, len(contacts))
-        else:
-            lcp_warm = None
-            if warm_start is not None and isinstance(warm_start.lcp, LCPSolution):
-                if _same_rows(warm_start, warm_start.lcp, contacts, rows):
-                    lcp_warm = warm_start.lcp
-            # A = J M̃⁻¹ Jᵀ is symmetric positive semidefinite by construction: solve_boxed_lcp's checks skipped.
-            bounds = LCPBounds(np.zeros(n), np.full(n, np.inf), rows.friction_index, np.full(n, self.friction))
-            solution = solve_boxed_lcp_unchecked(
-                A, b, bounds, warm_start=lcp_warm, tol=_LCP_TOLERANCE, max_iterations=_SWEEPS, stabilize=True
+            impulses, velocities = out["ncp_impulses"], out["ncp_velocities"]
+            solution = NCPSolution(
+                impulses,
+                velocities,
+                out["modes"],
+                returned_status(out["status"], impulses, velocities),
+                out["iterations"],
+                out["residual"],
+                out["ncp_mu"],
             )
-            f = solution.f
+            warm = None
+        else:
+            sets = out["sets"]
+            bounds = LCPBounds(out["lo"], out["hi"], out["friction_index"].astype(np.int64), out["mu"])
+            solution = LCPSolution(
+                f,
+                out["w"],
+                sets == 0,
+                sets == 1,
+                sets == 2,
+                out["tied"],
+                returned_status(out["status"], f, out["w"]),
+                out["iterations"],
+                out["residual"],
+                out["warm_start_hit"],
+                bounds,
+            )
+            warm = (out["rows"], f, sets)
         if solution.status != LCPStatus.SOLVED:
             if solution.status != LCPStatus.ITERATION_LIMIT or not np.isfinite(solution.residual):
                 raise RuntimeError(
@@ -550,62 +559,33 @@ class World:
                 RuntimeWarning,
                 stacklevel=3,  # the caller of step or rollout
             )
-        v_next = v_free + MinvJT @ f
-        q_next = integrate(model, q, dt * v_next)
-
+        impulses = np.zeros(3 * K + out["rows"].shape[0] - K)
+        impulses[out["kept"]] = f
+        limits = out["rows"][K:]
         linearization = None
         if derivatives:
-            linearization = _StepLinearization(self, q, v, tau, v_next, J, Minv, f, solution)
-        impulses = np.zeros(rows.total)
-        impulses[rows.kept] = f
-        K = len(contacts)
+            linearization = _StepLinearization(self, q, v, tau, out["v"], out["minv_JT"], f, solution)
         return Step(
-            q_next,
-            v_next,
+            out["q"],
+            out["v"],
             contacts,
             impulses[: 3 * K].reshape(K, 3),
-            rows.bouncing,
-            rows.limit_joints,
-            rows.limit_signs,
+            out["bouncing"],
+            limits[:, 1].astype(np.int64),
+            limits[:, 2].astype(np.float64),
             impulses[3 * K :],
             solution,
             linearization,
+            warm,
         )
 
-    def _solve_ncp(self, A: FloatArray, b: FloatArray, K: int) -> tuple[NCPSolution, FloatArray]:
-        """The contact NCP of the rows (all kept): per contact its rows [t1, t2, n], per joint limit a
-        frictionless contact [−, −, limit row], with the native step's penalty (0.1 max diag G).
-        Returns the NCPSolution and the impulses f in row order."""
-        n = b.size
-        slots = np.full((K + n - 3 * K, 3), -1)
-        slots[:K] = 3 * np.arange(K)[:, None] + [1, 2, 0]
-        slots[K:, 2] = np.arange(3 * K, n)
-        rows = slots.ravel()
-        used = rows >= 0
-        G = np.zeros((rows.size, rows.size))
-        G[np.ix_(used, used)] = A[np.ix_(rows[used], rows[used])]
-        g = np.zeros(rows.size)
-        g[used] = b[rows[used]]
-        mu = np.r_[np.full(K, self.friction), np.zeros(rows.size // 3 - K)]
-        largest = np.diag(G).max(initial=0.0)
-        solution = solve_contact_ncp(G, g, mu, rho=0.1 * largest if largest > 0.0 else 1.0)
-        f = np.zeros(n)
-        f[rows[used]] = solution.impulses[used]
-        return solution, f
-
-    def _limit_rows(self, q: FloatArray) -> tuple[IntArray, FloatArray, FloatArray]:
-        """Joint-limit rows within limit_margin of their bound: (velocity index, sign, gap)."""
-        model = self.model
-        joints, signs, gaps = [], [], []
-        for body in self._limited:
-            qi, vi = model.joint_q_index[body], model.joint_v_index[body]
-            for sign, bound in ((1.0, model.lower_limits[qi]), (-1.0, model.upper_limits[qi])):
-                gap = sign * (q[qi] - bound)
-                if gap <= self.limit_margin:
-                    joints.append(vi)
-                    signs.append(sign)
-                    gaps.append(gap)
-        return np.array(joints, dtype=np.int64), np.array(signs), np.array(gaps)
+    def contact_problem(self, q: ArrayLike, v: ArrayLike, tau: ArrayLike | None = None) -> ContactProblem:
+        """The boxed LCP that :meth:`step` solves from (q (nq,), v (nv,)) under tau (nv,) (zero if None),
+        as a :class:`ContactProblem`: to study the contact solve or check it against another solver."""
+        tau = np.zeros(self.model.nv) if tau is None else tau
+        out = self._native().contact_problem(q, v, tau)
+        bounds = LCPBounds(out["lo"], out["hi"], out["friction_index"].astype(np.int64), out["mu"])
+        return ContactProblem(out["J"], out["A"], out["b"], bounds, out["kept"].astype(np.int64))
 
     def rollout(self, q0: ArrayLike, v0: ArrayLike, taus: ArrayLike, *, derivatives: bool = False) -> Rollout:
         """len(taus) steps from (q0 (nq,), v0 (nv,)) with controls taus (T, nv), each warm-started from
@@ -667,10 +647,8 @@ class World:
         threads: int | None = None,
     ) -> BatchRollout:
         """N rollouts at once in native code, the GIL released, on up to `threads` threads (default:
-        the world's): the steps of :meth:`step` without derivatives (native/simulation/simulation.hpp), with the
-        same LCP route (the previous step's sets first, then Gauss–Seidel with exact solves on its
-        sets). A rollout agrees with :meth:`rollout` to round-off while their contact sets agree; on a
-        degenerate LCP (a pile of boxes) round-off can pick another of its solutions, and the two part.
+        the world's): the native step of :meth:`step` (native/simulation/simulation.hpp), each
+        warm-started from the last, so a rollout is :meth:`rollout`'s bit for bit.
 
         q0 (N, nq), v0 (N, nv); taus (N, T, nv), or (T, nv) for the same controls in every world.
         derivatives : also every step's Jacobians at the step taken (warm start included), as
@@ -757,107 +735,11 @@ def _jacobian_blocks(out: dict[str, Any], parameters: bool) -> StepJacobians:
     return StepJacobians(q_q, q_v, q_tau, q_params, v_q, v_v, v_tau, v_params)
 
 
-def _limit_matrix(joints: IntArray, signs: FloatArray, nv: int) -> FloatArray:
-    matrix = np.zeros((joints.size, nv))
-    matrix[np.arange(joints.size), joints] = signs
-    return matrix
-
-
-def _same_rows(previous: Step, previous_lcp: LCPSolution, contacts: SceneContacts, rows: _Rows) -> bool:
-    """Whether the previous step's LCP rows are the same contacts and limits (for its warm start)."""
-    return (
-        len(previous.contacts) == len(contacts)
-        and np.array_equal(previous.contacts.shape_a, contacts.shape_a)
-        and np.array_equal(previous.contacts.shape_b, contacts.shape_b)
-        and np.array_equal(previous.contacts.rule, contacts.rule)
-        and np.array_equal(previous.limit_joints, rows.limit_joints)
-        and np.array_equal(previous.limit_signs, rows.limit_signs)
-        and previous_lcp.f.size == rows.count
-    )
-
-
-def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
-    """a × b along axis 1, the other axes broadcast (np.cross moves the axes and copies: slower)."""
-    return np.stack(
-        [
-            a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
-            a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-            a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0],
-        ],
-        axis=1,
-    )
-
-
-class _ContactRows:
-    """The contact rows of J (3 K, nv): per contact [normal; tangent1; tangent2] · (J_b − J_a) at the
-    contact point (the relative velocity of b's material point minus a's)."""
-
-    def __init__(self, contacts: SceneContacts, positions: FloatArray, body_J: FloatArray) -> None:
-        K, nv = len(contacts), body_J.shape[2]
-        frame = np.stack([contacts.normal, contacts.tangent1, contacts.tangent2], 1)  # (K, 3 rows, 3)
-        relative = np.zeros((K, 3, nv))
-        for body, sign in ((contacts.body_a, -1.0), (contacts.body_b, 1.0)):
-            J = body_J[body]
-            lever = contacts.point - positions[body]
-            relative += sign * (J[:, :3] - _cross(lever[:, :, None], J[:, 3:]))
-        self.J = np.einsum("kri,kin->krn", frame, relative).reshape(3 * K, nv)
-
-
-class _Rows:
-    """The LCP rows of a step: 3 per contact (normal, tangent1, tangent2), then the joint limits near
-    a bound, less the rows no joint can move (a planar model's out-of-plane friction; a contact's
-    tangents go with its normal) unless the contact model is the NCP. Per kept row: J (n, nv),
-    b_extra (n,), friction_index (n,)."""
-
-    def __init__(
-        self,
-        world: World,
-        contacts: SceneContacts,
-        positions: FloatArray,
-        body_J: FloatArray,
-        q: FloatArray,
-        v: FloatArray,
-    ) -> None:
-        K, dt = len(contacts), world.dt
-        contact_rows = _ContactRows(contacts, positions, body_J)
-        self.limit_joints, self.limit_signs, limit_gaps = world._limit_rows(q)
-        J = np.vstack([contact_rows.J, _limit_matrix(self.limit_joints, self.limit_signs, world.model.nv)])
-        normal_rows = np.arange(0, 3 * K, 3)
-        gap_rows = np.concatenate([normal_rows, np.arange(3 * K, J.shape[0])])
-
-        normal_velocity = contact_rows.J[0::3] @ v
-        self.bouncing = (
-            (world.restitution > 0.0)
-            & (normal_velocity < -world.restitution_threshold)
-            & (contacts.separation + dt * normal_velocity <= 0.0)
-        )
-        gap = np.concatenate([contacts.separation, limit_gaps])
-        rate = np.where(gap > 0.0, 1.0, world.baumgarte) / dt
-        rate[:K][self.bouncing] = 0.0
-        extra = np.zeros(J.shape[0])
-        extra[normal_rows[self.bouncing]] = world.restitution * normal_velocity[self.bouncing]
-        extra[gap_rows] += rate * gap
-        friction_index = np.full(J.shape[0], -1, dtype=np.int64)
-        friction_index[1 : 3 * K : 3] = friction_index[2 : 3 * K : 3] = normal_rows
-
-        norms = np.linalg.norm(J, axis=1)
-        keep = norms > 1e-9 * max(norms.max(initial=0.0), 1e-300)
-        keep[1 : 3 * K : 3] &= keep[normal_rows]
-        keep[2 : 3 * K : 3] &= keep[normal_rows]
-        keep |= world.contact_model == "ncp"  # the NCP's cones keep every row
-        self.kept = np.flatnonzero(keep)
-        self.count, self.total = self.kept.size, keep.size
-        new_index = np.cumsum(keep) - 1
-        self.J, self.extra = J[keep], extra[keep]
-        self.friction_index = np.where(friction_index[keep] >= 0, new_index[np.maximum(friction_index[keep], 0)], -1)
-
-
 class _StepLinearization:
     """Jacobians (forward) and vector–Jacobian products (reverse) of one step, from its inputs and LCP
     solution: the native linearization (native/simulation/step_jacobians.hpp) finds the step's rows again and
     differentiates at this solution (its sets; relabeled ones for complementarity-aware gradients).
-    Reverse mode contracts the Jacobian with the cotangents: for these sizes a full Jacobian costs
-    less natively than the partial products did in Python."""
+    Reverse mode contracts the Jacobian with the cotangents."""
 
     def __init__(
         self,
@@ -866,12 +748,11 @@ class _StepLinearization:
         v: FloatArray,
         tau: FloatArray,
         v_next: FloatArray,
-        J: FloatArray,
-        Minv: FloatArray,
+        minv_JT: FloatArray,
         f: FloatArray,
         solution: LCPSolution | NCPSolution,
     ) -> None:
-        self.world, self.q, self.v, self.tau, self.J, self.Minv, self.solution = world, q, v, tau, J, Minv, solution
+        self.world, self.q, self.v, self.tau, self.minv_JT, self.solution = world, q, v, tau, minv_JT, solution
         self.f = f
         self.dt, self.nv = world.dt, world.model.nv
         self._integrate_v = integrate_jacobians(world.model, q, world.dt * v_next)[1]
@@ -912,7 +793,7 @@ class _StepLinearization:
         if not isinstance(self.solution, LCPSolution):
             raise ValueError("complementarity-aware gradients relabel the LCP's sets: contact_model='lcp' only")
         total_v = cotangent_v + self.dt * self._integrate_v.T @ cotangent_q
-        relabeled = backward(complementarity_aware(self.solution, self.J @ (self.Minv @ total_v)))
+        relabeled = backward(complementarity_aware(self.solution, self.minv_JT.T @ total_v))
 
         def score(cot: StepCotangents) -> float:
             return float(cot.q @ cot.q + cot.tau @ cot.tau / self.dt)

@@ -3,6 +3,11 @@
 
 #include <pybind11/pybind11.h>
 
+namespace dcol::contact {
+struct Contact;
+struct ContactDerivatives;
+}  // namespace dcol::contact
+
 namespace dcol::python {
 
 // python/solvers.cpp: solver settings and statuses, the cone program, and the LCP submodule.
@@ -11,6 +16,10 @@ void bind_solvers(pybind11::module_& m);
 void bind_geom(pybind11::module_& m);
 // python/contact.cpp: signed distances, contacts and scenes.
 void bind_contact(pybind11::module_& m);
+// python/contact.cpp: K contacts as a dict of arrays (point, normal, tangent1, tangent2 (K, 3), separation
+// (K,), rule (K,) int8; with derivatives their d_* (K, 3, 12) and d_separation (K, 12)).
+pybind11::dict contact_arrays(const contact::Contact* contacts, const contact::ContactDerivatives* derivatives,
+                              pybind11::ssize_t count);
 // python/dynamics.cpp: rigid-body algorithms.
 void bind_dynamics(pybind11::module_& m);
 // python/simulation.cpp: the world's step and rollouts.

@@ -93,47 +93,6 @@ py::dict distance_batch(py::handle a, py::handle r_a, py::handle q_a, py::handle
   return out;
 }
 
-// K contacts as arrays: point, normal, tangent1, tangent2 (K, 3), separation (K,), rule (K,); with
-// derivatives also d_point, d_normal, d_tangent1, d_tangent2 (K, 3, 12) and d_separation (K, 12).
-py::dict contact_arrays(const Contact* contacts, const ContactDerivatives* deriv, py::ssize_t count) {
-  auto vectors = [&](auto member) {
-    py::array_t<double> out({count, py::ssize_t(3)});
-    for (py::ssize_t k = 0; k < count; ++k)
-      std::copy(contacts[k].*member, (contacts[k].*member) + 3, out.mutable_data(k, 0));
-    return out;
-  };
-  py::array_t<double> separation(count);
-  py::array_t<int8_t> rule(count);
-  for (py::ssize_t k = 0; k < count; ++k) {
-    separation.mutable_data()[k] = contacts[k].separation;
-    rule.mutable_data()[k] = static_cast<int8_t>(contacts[k].rule);
-  }
-  py::dict out;
-  out["point"] = vectors(&Contact::point);
-  out["normal"] = vectors(&Contact::normal);
-  out["tangent1"] = vectors(&Contact::tangent1);
-  out["tangent2"] = vectors(&Contact::tangent2);
-  out["separation"] = separation;
-  out["rule"] = rule;
-  if (!deriv) return out;
-  auto jacobians = [&](auto member) {
-    py::array_t<double> out_d({count, py::ssize_t(3), py::ssize_t(12)});
-    for (py::ssize_t k = 0; k < count; ++k)
-      for (int i = 0; i < 3; ++i)
-        std::copy((deriv[k].*member)[i], (deriv[k].*member)[i] + 12, out_d.mutable_data(k, i, 0));
-    return out_d;
-  };
-  py::array_t<double> d_separation({count, py::ssize_t(12)});
-  for (py::ssize_t k = 0; k < count; ++k)
-    std::copy(deriv[k].separation, deriv[k].separation + 12, d_separation.mutable_data(k, 0));
-  out["d_point"] = jacobians(&ContactDerivatives::point);
-  out["d_normal"] = jacobians(&ContactDerivatives::normal);
-  out["d_tangent1"] = jacobians(&ContactDerivatives::tangent1);
-  out["d_tangent2"] = jacobians(&ContactDerivatives::tangent2);
-  out["d_separation"] = d_separation;
-  return out;
-}
-
 // World support point of a shape at a body pose along direction u.
 py::array_t<double> support(py::handle shape, py::handle r, py::handle q, py::handle u) {
   const Shape& sh = as_shape(shape, "shape");
@@ -285,6 +244,45 @@ py::dict scene_contacts(py::handle shapes, const py::array_t<int64_t, py::array:
 }
 
 }  // namespace
+
+py::dict dcol::python::contact_arrays(const Contact* contacts, const ContactDerivatives* deriv, py::ssize_t count) {
+  auto vectors = [&](auto member) {
+    py::array_t<double> out({count, py::ssize_t(3)});
+    for (py::ssize_t k = 0; k < count; ++k)
+      std::copy(contacts[k].*member, (contacts[k].*member) + 3, out.mutable_data(k, 0));
+    return out;
+  };
+  py::array_t<double> separation(count);
+  py::array_t<int8_t> rule(count);
+  for (py::ssize_t k = 0; k < count; ++k) {
+    separation.mutable_data()[k] = contacts[k].separation;
+    rule.mutable_data()[k] = static_cast<int8_t>(contacts[k].rule);
+  }
+  py::dict out;
+  out["point"] = vectors(&Contact::point);
+  out["normal"] = vectors(&Contact::normal);
+  out["tangent1"] = vectors(&Contact::tangent1);
+  out["tangent2"] = vectors(&Contact::tangent2);
+  out["separation"] = separation;
+  out["rule"] = rule;
+  if (!deriv) return out;
+  auto jacobians = [&](auto member) {
+    py::array_t<double> out_d({count, py::ssize_t(3), py::ssize_t(12)});
+    for (py::ssize_t k = 0; k < count; ++k)
+      for (int i = 0; i < 3; ++i)
+        std::copy((deriv[k].*member)[i], (deriv[k].*member)[i] + 12, out_d.mutable_data(k, i, 0));
+    return out_d;
+  };
+  py::array_t<double> d_separation({count, py::ssize_t(12)});
+  for (py::ssize_t k = 0; k < count; ++k)
+    std::copy(deriv[k].separation, deriv[k].separation + 12, d_separation.mutable_data(k, 0));
+  out["d_point"] = jacobians(&ContactDerivatives::point);
+  out["d_normal"] = jacobians(&ContactDerivatives::normal);
+  out["d_tangent1"] = jacobians(&ContactDerivatives::tangent1);
+  out["d_tangent2"] = jacobians(&ContactDerivatives::tangent2);
+  out["d_separation"] = d_separation;
+  return out;
+}
 
 void dcol::python::bind_contact(py::module_& m) {
   py::native_enum<ContactRule>(m, "ContactRule", "enum.IntEnum", "How a contact's point and normal are defined.")

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -271,6 +272,142 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
   return out;
 }
 
+// Copies of a workspace vector as a new array.
+template <class T>
+py::array_t<T> array_of(const std::vector<T>& values) {
+  py::array_t<T> out(static_cast<py::ssize_t>(values.size()));
+  std::copy(values.begin(), values.end(), out.mutable_data());
+  return out;
+}
+
+// One step from one state (q (nq,), v, tau (nv,)) with everything dynamics/simulation.py's Step holds:
+// "q", "v", "contacts" (contact_arrays, with derivatives theirs) and "shape_a", "shape_b"; "rows" (R, 3)
+// int32, the rows' identities (a contact's shape pair and rule, a limit's −1, velocity index and sign)
+// that a later call takes back as warm_rows; "kept" (n,) the LCP's rows among the 3 K + L; "bouncing"
+// (K,); the LCP's "f", "w", "sets", "tied" and its bounds "lo", "hi", "friction_index", "mu"; or with
+// the NCP "ncp_impulses", "ncp_velocities", "modes", "ncp_mu"; "status", "iterations", "residual",
+// "warm_start_hit"; with derivatives "minv_JT" (nv, n). warm_rows, warm_f and warm_sets: the previous
+// step's rows, impulses and sets, tried first when its rows are this step's (or None).
+py::dict step_one(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in, py::object warm_rows,
+                  py::object warm_f, py::object warm_sets, bool derivatives) {
+  const sim::WorldSpec& spec = world.spec;
+  const dyn::Model& model = *spec.model;
+  const Rows q = python::configuration(model, q_in);
+  const Rows v = python::tangent(model, q, v_in, "v");
+  const Rows tau = python::tangent(model, q, tau_in, "tau");
+  require(!q.batched, "q must be (nq,)");
+  const py::ssize_t nq = model.nq, nv = model.nv;
+  std::unique_ptr<Workspaces> workspaces = world.workspaces->take(spec);
+  sim::StepWorkspace& ws = workspaces->step;
+  ws.has_previous = !warm_rows.is_none();
+  if (ws.has_previous) {
+    const auto rows = warm_rows.cast<py::array_t<int32_t, py::array::c_style | py::array::forcecast>>();
+    const auto f = warm_f.cast<Array>();
+    const auto sets = warm_sets.cast<py::array_t<int8_t, py::array::c_style | py::array::forcecast>>();
+    require(rows.ndim() == 2 && rows.shape(1) == 3 && f.ndim() == 1 && sets.ndim() == 1 && sets.size() == f.size(),
+            "warm_rows must be (R, 3), warm_f and warm_sets (n,)");
+    ws.previous_keys.resize(rows.shape(0));
+    for (py::ssize_t r = 0; r < rows.shape(0); ++r) ws.previous_keys[r] = {rows.at(r, 0), rows.at(r, 1), rows.at(r, 2)};
+    ws.previous_f.assign(f.data(), f.data() + f.size());
+    ws.previous_sets.resize(sets.size());
+    for (py::ssize_t i = 0; i < sets.size(); ++i) {
+      require(sets.data()[i] >= 0 && sets.data()[i] <= 2, "warm_sets must hold 0, 1 or 2");
+      ws.previous_sets[i] = static_cast<lcp::EntrySet>(sets.data()[i]);
+    }
+  }
+  Array q_next(nq), v_next(nv);
+  sim::StepReport report;
+  {
+    py::gil_scoped_release release;
+    report =
+        sim::step(spec, ws, q.row(0), v.row(0), tau.row(0), q_next.mutable_data(), v_next.mutable_data(), derivatives);
+  }
+  const int K = report.contacts, n = static_cast<int>(ws.kept.size());
+  py::dict out;
+  out["q"] = q_next;
+  out["v"] = v_next;
+  out["contacts"] =
+      python::contact_arrays(ws.contacts.data(), derivatives ? ws.contact_derivatives.data() : nullptr, K);
+  py::array_t<int32_t> rows({static_cast<py::ssize_t>(ws.keys.size()), py::ssize_t(3)});
+  for (size_t r = 0; r < ws.keys.size(); ++r) {
+    rows.mutable_at(r, 0) = ws.keys[r].shape_a;
+    rows.mutable_at(r, 1) = ws.keys[r].shape_b;
+    rows.mutable_at(r, 2) = ws.keys[r].kind;
+  }
+  out["rows"] = rows;
+  out["kept"] = array_of(ws.kept);
+  py::array_t<bool> bouncing(K);
+  for (int k = 0; k < K; ++k) bouncing.mutable_data()[k] = ws.all_restitution_velocity[3 * k] != 0.0;
+  out["bouncing"] = bouncing;
+  out["f"] = array_of(ws.f);
+  if (spec.ncp) {
+    out["ncp_impulses"] = array_of(ws.ncp_lambda);
+    out["ncp_velocities"] = array_of(ws.ncp_v);
+    out["modes"] = array_of(ws.modes);
+    out["ncp_mu"] = array_of(ws.ncp_mu);
+  } else {
+    out["w"] = array_of(ws.w);
+    py::array_t<int8_t> sets(n);
+    py::array_t<bool> tied(n);
+    const double w_tolerance = lcp::tolerances(n, ws.A.data(), ws.b.data(), ws.f.data(), spec.lcp_tolerance).w;
+    for (int i = 0; i < n; ++i) {
+      sets.mutable_data()[i] = static_cast<int8_t>(ws.sets[i]);
+      tied.mutable_data()[i] = ws.sets[i] != lcp::EntrySet::clamping && std::abs(ws.w[i]) <= w_tolerance;
+    }
+    out["sets"] = sets;
+    out["tied"] = tied;
+    out["lo"] = array_of(ws.lo);
+    out["hi"] = array_of(ws.hi);
+    out["friction_index"] = array_of(ws.friction_index);
+    out["mu"] = array_of(ws.mu);
+  }
+  out["status"] = static_cast<int>(report.status);
+  out["iterations"] = report.iterations;
+  out["residual"] = report.residual;
+  out["warm_start_hit"] = report.warm_start_hit;
+  if (derivatives) {
+    Array minv_JT({nv, static_cast<py::ssize_t>(n)});
+    std::copy(ws.minv_JT.begin(), ws.minv_JT.begin() + nv * n, minv_JT.mutable_data());
+    out["minv_JT"] = minv_JT;
+  }
+  world.workspaces->give(std::move(workspaces));
+  return out;
+}
+
+// The contact problem of the step from one state (q, v, tau): its rows "J" (n, nv), the boxed LCP's "A"
+// (n, n) and "b" (n,) with its bounds "lo", "hi", "friction_index", "mu", and "kept" (n,), the rows
+// among the 3 K + L of the contacts and limits.
+py::dict contact_problem(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in) {
+  const sim::WorldSpec& spec = world.spec;
+  const dyn::Model& model = *spec.model;
+  const Rows q = python::configuration(model, q_in);
+  const Rows v = python::tangent(model, q, v_in, "v");
+  const Rows tau = python::tangent(model, q, tau_in, "tau");
+  require(!q.batched, "q must be (nq,)");
+  std::unique_ptr<Workspaces> workspaces = world.workspaces->take(spec);
+  sim::StepWorkspace& ws = workspaces->step;
+  int n;
+  {
+    py::gil_scoped_release release;
+    n = sim::prepare_step(spec, ws, q.row(0), v.row(0), tau.row(0), false);
+  }
+  const py::ssize_t rows = n, nv = model.nv;
+  Array J({rows, nv}), A({rows, rows});
+  std::copy_n(ws.J.data(), rows * nv, J.mutable_data());
+  std::copy_n(ws.A.data(), rows * rows, A.mutable_data());
+  py::dict out;
+  out["J"] = J;
+  out["A"] = A;
+  out["b"] = array_of(ws.b);
+  out["lo"] = array_of(ws.lo);
+  out["hi"] = array_of(ws.hi);
+  out["friction_index"] = array_of(ws.friction_index);
+  out["mu"] = array_of(ws.mu);
+  out["kept"] = array_of(ws.kept);
+  world.workspaces->give(std::move(workspaces));
+  return out;
+}
+
 // The Jacobian of the step from one state (q, v, tau) at the solution f (n,) with sets: the LCP's
 // (n,) lcp::EntrySet codes, or the NCP contacts' modes (lcp::ContactMode codes): dynamics/simulation.py's
 // Step. By blocks as step_batch's without the N axis: "state_jacobian" (6, nv, nv) and with parameters
@@ -321,6 +458,9 @@ void dcol::python::bind_simulation(py::module_& root) {
            py::arg("parameters") = true, py::arg("bounce") = true, py::arg("threads") = 1)
       .def("step", &step_batch, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("derivatives") = false,
            py::arg("parameters") = true, py::arg("bounce") = true, py::arg("threads") = 1)
+      .def("step_one", &step_one, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("warm_rows") = py::none(),
+           py::arg("warm_f") = py::none(), py::arg("warm_sets") = py::none(), py::arg("derivatives") = false)
+      .def("contact_problem", &contact_problem, py::arg("q"), py::arg("v"), py::arg("tau"))
       .def("linearize", &linearize, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("f"), py::arg("sets"),
            py::arg("parameters") = true, py::arg("bounce") = true);
 }

@@ -1,8 +1,8 @@
-// Forward time stepping of a simulation world, for batched rollouts: the step of
-// dynamics/simulation.py (World.step without derivatives; its module docstring has the equations)
-// with the same contact rows, joint-limit rows, stabilization, restitution and boxed LCP, solved as
-// dcol.solvers.solve_boxed_lcp does: the previous step's sets first when the rows are the same
-// contacts and limits, else projected Gauss–Seidel with exact solves on the sets it finds.
+// The time step of a simulation world (the module docstring of dynamics/simulation.py has the
+// equations), the one World.step, rollout, step_batch and rollout_batch all run: contact rows,
+// joint-limit rows, stabilization, restitution, and the boxed LCP solved island by island (the previous
+// step's sets first when the rows are the same contacts and limits, else projected Gauss–Seidel with
+// exact solves on the sets it finds, on the contacts that push) or the contact NCP.
 // Every buffer lives in a StepWorkspace that grows to the largest contact count once and is reused.
 #pragma once
 
@@ -97,11 +97,11 @@ struct StepWorkspace {
   std::vector<double> ncp_G, ncp_g, ncp_mu, ncp_lambda, ncp_v;
   std::vector<int8_t> modes;
   lcp::NcpWorkspace ncp;
-  // Contact islands (find_islands): dof → its tree (root body); a union–find over rows and trees; the
-  // rows and the dofs of island k at [island_row_start[k], island_row_start[k + 1]) of island_rows and
-  // likewise in island_dofs; each row's place in its island.
-  std::vector<int> dof_tree, island_link, island_label, island_row_start, island_rows, island_dof_start, island_dofs,
-      island_position;
+  // Contact islands (find_islands): dof → its tree (root body); a union–find over rows and trees, the
+  // label of each root and the island of each row and tree; the rows and the dofs of island k at [island_row_start[k],
+  // island_row_start[k + 1]) of island_rows and likewise in island_dofs; each row's place in its island.
+  std::vector<int> dof_tree, island_link, island_label, island_of, island_row_start, island_rows, island_dof_start,
+      island_dofs, island_position;
   // One island's LCP, gathered.
   std::vector<double> island_A, island_b, island_lo, island_hi, island_mu, island_f, island_w;
   std::vector<int> island_friction;
@@ -132,6 +132,9 @@ struct StepWorkspace {
 struct StepReport {
   int contacts = 0;
   lcp::LcpStatus status = lcp::LcpStatus::solved;
+  int iterations = 0;           // the solver's: Gauss–Seidel sweeps over the islands, or ADMM iterations
+  double residual = 0.0;        // of the impulses returned (lcp::LcpReport's)
+  bool warm_start_hit = false;  // the previous step's sets solved every island
 };
 
 namespace detail {
@@ -206,7 +209,9 @@ inline void relative_jacobian(const WorldSpec& world, const StepWorkspace& ws, i
   }
 }
 
-// The step's LCP rows (module comment of dynamics/simulation.py's _Rows): ws.J (n × nv), ws.extra,
+// The step's LCP rows: 3 per contact (normal, tangent1, tangent2), then the joint limits within
+// limit_margin of a bound, less the rows no joint moves (a planar model's out-of-plane friction; a
+// contact's tangents go with its normal) unless the contact model is the NCP. ws.J (n × nv), ws.extra,
 // ws.friction_index and ws.mu of the kept rows; returns n.
 inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v) {
   const int nv = world.model->nv, K = static_cast<int>(ws.contacts.size());
@@ -340,13 +345,15 @@ inline void find_islands(const WorldSpec& world, StepWorkspace& ws, int n) {
     const int root = island_root(link, r);
     if (label[root] < 0) label[root] = islands++;
   }
-  for (int x = 0; x < n + trees; ++x) link[x] = label[island_root(link, x)];  // link now: island of x
+  std::vector<int>& island = ws.island_of;
+  island.resize(n + trees);
+  for (int x = 0; x < n + trees; ++x) island[x] = label[island_root(link, x)];
   // Rows and dofs grouped by island (counting sort, keeping their order).
   ws.island_row_start.assign(islands + 1, 0);
   ws.island_dof_start.assign(islands + 1, 0);
-  for (int r = 0; r < n; ++r) ++ws.island_row_start[link[r] + 1];
+  for (int r = 0; r < n; ++r) ++ws.island_row_start[island[r] + 1];
   for (int j = 0; j < nv; ++j)
-    if (link[n + ws.dof_tree[j]] >= 0) ++ws.island_dof_start[link[n + ws.dof_tree[j]] + 1];
+    if (island[n + ws.dof_tree[j]] >= 0) ++ws.island_dof_start[island[n + ws.dof_tree[j]] + 1];
   for (int k = 0; k < islands; ++k) {
     ws.island_row_start[k + 1] += ws.island_row_start[k];
     ws.island_dof_start[k + 1] += ws.island_dof_start[k];
@@ -356,13 +363,13 @@ inline void find_islands(const WorldSpec& world, StepWorkspace& ws, int n) {
   ws.island_dofs.resize(ws.island_dof_start[islands]);
   label.assign(ws.island_row_start.begin(), ws.island_row_start.end() - 1);  // next free slot per island
   for (int r = 0; r < n; ++r) {
-    const int slot = label[link[r]]++;
+    const int slot = label[island[r]]++;
     ws.island_rows[slot] = r;
-    ws.island_position[r] = slot - ws.island_row_start[link[r]];
+    ws.island_position[r] = slot - ws.island_row_start[island[r]];
   }
   label.assign(ws.island_dof_start.begin(), ws.island_dof_start.end() - 1);
   for (int j = 0; j < nv; ++j)
-    if (link[n + ws.dof_tree[j]] >= 0) ws.island_dofs[label[link[n + ws.dof_tree[j]]]++] = j;
+    if (island[n + ws.dof_tree[j]] >= 0) ws.island_dofs[label[island[n + ws.dof_tree[j]]]++] = j;
 }
 
 }  // namespace detail
@@ -451,12 +458,12 @@ inline void build_ncp(const WorldSpec& world, StepWorkspace& ws) {
 }
 
 // The NCP's initial ADMM penalty: a tenth of G's largest diagonal entry (the scale of its spectrum;
-// residual balancing adapts it), 1 for a zero G. World.step in Python uses the same.
+// residual balancing adapts it), 1 for a zero G.
 inline double ncp_penalty(double largest_diagonal) { return largest_diagonal > 0.0 ? 0.1 * largest_diagonal : 1.0; }
 
-// The impulses of a prepared step by the contact NCP (solvers/ncp.py; the penalty from G's largest
-// diagonal entry, as World.step in Python): ws.f in row order, and the modes.
-inline lcp::LcpStatus solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
+// The impulses of a prepared step by the contact NCP (solvers/ncp.py's ADMM, the penalty from G's
+// largest diagonal entry): ws.f in row order, and the modes.
+inline StepReport solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
   build_ncp(world, ws);
   const int nc = static_cast<int>(ws.ncp_mu.size()), m = 3 * nc;
   double largest = 0.0;
@@ -472,7 +479,9 @@ inline lcp::LcpStatus solve_contact_ncp(const WorldSpec& world, StepWorkspace& w
   ws.modes.resize(nc);
   lcp::contact_modes(nc, ws.ncp_lambda.data(), ws.ncp_v.data(), lcp::mode_tolerance(world.ncp_tolerance),
                      ws.modes.data());
-  return report.status;
+  StepReport out;
+  out.status = report.status, out.iterations = report.iterations, out.residual = report.residual;
+  return out;
 }
 
 // The worse of two outcomes: a failure over an iteration limit over a solution.
@@ -485,22 +494,26 @@ inline lcp::LcpStatus worse(lcp::LcpStatus a, lcp::LcpStatus b) {
 
 // The boxed LCP of a prepared step, island by island (find_islands): the previous step's sets first
 // when warm (Nimble App. B), failing that Gauss–Seidel with exact solves on the sets it finds, on the
-// contacts that push (lcp/screening.hpp), from the previous impulses when warm. ws.f, ws.w, ws.sets.
-inline lcp::LcpStatus solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws, bool warm) {
+// contacts that push (lcp/screening.hpp), from the previous impulses when warm. ws.f, ws.w, ws.sets;
+// the report's status is the worst island's, its iterations their sum, its residual their largest.
+inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws, bool warm) {
   const int n = static_cast<int>(ws.kept.size());
   const double tol = world.lcp_tolerance;
-  lcp::LcpStatus status = lcp::LcpStatus::solved;
+  StepReport report;
+  report.warm_start_hit = warm;
   for (size_t k = 0; k + 1 < ws.island_row_start.size(); ++k) {
     const int* rows = ws.island_rows.data() + ws.island_row_start[k];
     const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
     ws.island_A.resize(static_cast<size_t>(m) * m);
-    for (auto* v : {&ws.island_b, &ws.island_lo, &ws.island_hi, &ws.island_mu, &ws.island_f, &ws.island_w}) v->resize(m);
+    for (auto* v : {&ws.island_b, &ws.island_lo, &ws.island_hi, &ws.island_mu, &ws.island_f, &ws.island_w})
+      v->resize(m);
     ws.island_friction.resize(m);
     ws.island_sets.resize(m);
     ws.island_previous_sets.resize(m);
     for (int p = 0; p < m; ++p) {
       const int r = rows[p];
-      for (int q = 0; q < m; ++q) ws.island_A[static_cast<size_t>(p) * m + q] = ws.A[static_cast<size_t>(r) * n + rows[q]];
+      for (int q = 0; q < m; ++q)
+        ws.island_A[static_cast<size_t>(p) * m + q] = ws.A[static_cast<size_t>(r) * n + rows[q]];
       ws.island_b[p] = ws.b[r];
       ws.island_lo[p] = ws.lo[r], ws.island_hi[p] = ws.hi[r], ws.island_mu[p] = ws.mu[r];
       ws.island_friction[p] = ws.friction_index[r] >= 0 ? ws.island_position[ws.friction_index[r]] : -1;
@@ -515,25 +528,29 @@ inline lcp::LcpStatus solve_contact_lcp(const WorldSpec& world, StepWorkspace& w
     if (warm) {
       lcp::solve_on_sets(m, A, b, bounds, ws.island_previous_sets.data(), ws.island_f.data(), ws.island_w.data(),
                          ws.active_set);
-      solved = lcp::verified(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds, ws.island_previous_sets.data(),
-                             tol);
+      solved =
+          lcp::verified(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds, ws.island_previous_sets.data(), tol);
       if (solved) {
         lcp::classify(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds, tol, ws.island_sets.data());
       } else {
         for (int p = 0; p < m; ++p) ws.island_f[p] = ws.previous_f[rows[p]];
       }
     }
-    if (!solved)
-      status = worse(status, lcp::solve_screened(m, A, b, bounds, ws.island_f.data(), ws.island_w.data(),
-                                                 ws.island_sets.data(), ws.screening, world.max_sweeps, tol)
-                                 .status);
+    if (!solved) {
+      const lcp::LcpReport island = lcp::solve_screened(m, A, b, bounds, ws.island_f.data(), ws.island_w.data(),
+                                                        ws.island_sets.data(), ws.screening, world.max_sweeps, tol);
+      report.status = worse(report.status, island.status);
+      report.iterations += island.iterations;
+      report.residual = std::max(report.residual, island.residual);
+      report.warm_start_hit = false;
+    }
     for (int p = 0; p < m; ++p) {
       ws.f[rows[p]] = ws.island_f[p];
       ws.w[rows[p]] = ws.island_w[p];
       ws.sets[rows[p]] = ws.island_sets[p];
     }
   }
-  return status;
+  return report;
 }
 
 // v⁺ = v_free + M̃⁻¹ Jᵀ f of a prepared step with its impulses in ws.f.
@@ -555,15 +572,14 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
                        double* q_next, double* v_next, bool derivatives = false) {
   const int nv = world.model->nv;
   const int n = prepare_step(world, ws, q, v, tau, derivatives);
-  StepReport report;
-  report.contacts = static_cast<int>(ws.contacts.size());
 
   // The warm start (solve_contact_lcp) needs the same rows: the same contacts and limits.
   const bool warm = ws.has_previous && ws.previous_keys == ws.keys && static_cast<int>(ws.previous_f.size()) == n;
   ws.f.assign(n, 0.0);
   ws.w.resize(n);
   ws.sets.resize(n);
-  report.status = world.ncp ? solve_contact_ncp(world, ws) : solve_contact_lcp(world, ws, warm);
+  StepReport report = world.ncp ? solve_contact_ncp(world, ws) : solve_contact_lcp(world, ws, warm);
+  report.contacts = static_cast<int>(ws.contacts.size());
   ws.previous_keys = ws.keys;
   ws.previous_f = ws.f;
   ws.previous_sets = ws.sets;

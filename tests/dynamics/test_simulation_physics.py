@@ -500,3 +500,40 @@ def test_a_fixed_base_tree_owns_the_worlds_shapes_free_bodies_hit_them():
     rollout = world.rollout(q, np.zeros(model.nv), np.zeros((600, model.nv)))
     assert rollout.q[-1, cube + 2] == pytest.approx(0.45, abs=1e-3)
     assert np.abs(rollout.v[-1, model.joint_v_index[bodies["cube"]] :][:6]).max() < 1e-3
+
+
+def test_contact_problem_is_the_lcp_the_step_solves_island_by_island():
+    """World.contact_problem against A = J (M + Δt D)⁻¹ Jᵀ from the mass matrix (numpy's solve): two
+    cubes stacked and a third apart, in two contact islands whose block of A the other's rows do not
+    touch, and a fourth hovering 5 mm up, within the 1 cm margin, whose speculative contacts the
+    screened solve leaves out at zero impulse. The step's impulses solve the whole LCP: w = A f + b
+    complementary to f within the friction bounds."""
+    from dcol.dynamics import crba
+
+    world = World(box_pile_model(4), dt=1e-3, friction=0.5)
+    q, v = floating_state(
+        ([0.0, 0.0, 0.0995], [0.0, 0.0, -0.1]),
+        ([0.01, 0.0, 0.2993], [0.05, 0.0, 0.0]),
+        ([0.6, 0.0, 0.0998], [0.3, 0.0, 0.0]),
+        ([-0.6, 0.0, 0.105], [0.0, 0.0, 0.0]),
+    )
+    step = world.step(q, v)
+    J, A, b, bounds, kept = world.contact_problem(q, v)
+    M = crba(world.model, q) + world.dt * np.diag(world.model.damping)
+    np.testing.assert_allclose(A, J @ np.linalg.solve(M, J.T), rtol=0.0, atol=1e-12 * np.abs(A).max())
+    # islands: the rows of the cube apart (dofs 12–17) and of the stack (0–11) do not couple
+    apart = np.abs(J[:, 12:18]).max(axis=1) > 0
+    stack = np.abs(J[:, :12]).max(axis=1) > 0
+    assert apart.any() and stack.any() and not (apart & stack).any()
+    assert np.all(A[np.ix_(apart, stack)] == 0.0)
+    hovering = np.abs(J[:, 18:]).max(axis=1) > 0
+    assert hovering.sum() == 12 and np.all(b[hovering][::3] > 0.0)  # 4 speculative corners, gap closing slowly
+    f = step.lcp.f
+    assert np.all(f[hovering] == 0.0) and step.lcp.status == 0
+    w = A @ f + b
+    normal = bounds.friction_index
+    high = np.where(normal >= 0, bounds.mu * f[np.maximum(normal, 0)], np.inf)
+    low = np.where(normal >= 0, -high, 0.0)
+    assert np.all(f >= low - 1e-12) and np.all(f <= high + 1e-12)
+    assert np.abs(f - np.clip(f - w, low, high)).max() <= 1e-9
+    assert np.array_equal(np.concatenate([step.impulses.ravel(), step.limit_impulses])[kept], f)

@@ -239,27 +239,18 @@ def test_statically_indeterminate_friction_is_solved_by_pivoting():
     shifts between the feet along them, so Gauss–Seidel alone takes ~27 000 sweeps to settle. Block
     principal pivots from its sets after 16 sweeps give a solution: complementarity checked here
     from f and w = A f + b, friction within μ f_n."""
-    import dcol.dynamics.simulation as simulation
     from dcol.dynamics import World, load_dataset_robot, neutral
 
     world = World(load_dataset_robot("jump_worm"), dt=1e-3)
     q, v, previous = neutral(world.model), np.zeros(world.model.nv), None
     # lowered until its lowest shape is 1 mm into the ground
-    lower, _ = world.scene.bounding_boxes(*world._body_kinematics(q)[:2])
+    lower, _ = world.scene.bounding_boxes(*world.body_poses(q))
     q[world.model.joint_q_index[world.model.joint_names.index("rootz")]] -= lower[:-1, 2].min() + 1e-3
     for _ in range(200):
         previous = world.step(q, v, warm_start=previous)
         q, v = previous.q, previous.v
-    problems = []
-    solve = simulation.solve_boxed_lcp_unchecked
-    simulation.solve_boxed_lcp_unchecked = lambda A, b, bounds, *rest, **options: (
-        problems.append((A, b, bounds)) or solve(A, b, bounds, *rest, **options)
-    )
-    try:
-        step = world.step(q, v)  # no warm start: Gauss–Seidel from zero
-    finally:
-        simulation.solve_boxed_lcp_unchecked = solve
-    A, b, bounds = problems[0]
+    step = world.step(q, v)  # no warm start: Gauss–Seidel from zero
+    _, A, b, bounds, _ = world.contact_problem(q, v)
     f, mu, normal = step.lcp.f, bounds.mu, bounds.friction_index
     assert step.lcp.status == LCPStatus.SOLVED and step.lcp.iterations <= 64
     assert np.linalg.eigvalsh(A)[2] < 1e-9 * np.abs(A).max()  # rank-deficient
