@@ -23,12 +23,17 @@ struct Tolerances {
   double f, w;
 };
 
+// From the largest magnitudes of f, b and A.
+inline Tolerances scaled_tolerances(double f_max, double b_max, double A_max, double tol) {
+  const double f_scale = std::max(1.0, f_max);
+  return {tol * f_scale, tol * std::max({1.0, b_max, A_max * f_scale})};
+}
+
 inline Tolerances tolerances(int n, const double* A, const double* b, const double* f, double tol) {
   double f_max = 0.0, b_max = 0.0, A_max = 0.0;
   for (int i = 0; i < n; ++i) f_max = std::max(f_max, std::abs(f[i])), b_max = std::max(b_max, std::abs(b[i]));
   for (int i = 0; i < n * n; ++i) A_max = std::max(A_max, std::abs(A[i]));
-  const double f_scale = std::max(1.0, f_max);
-  return {tol * f_scale, tol * std::max({1.0, b_max, A_max * f_scale})};
+  return scaled_tolerances(f_max, b_max, A_max, tol);
 }
 
 // The sets of an (approximate) solution: of each complementary pair the smaller one is the zero one.

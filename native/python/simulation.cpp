@@ -349,7 +349,7 @@ py::dict step_one(BoundWorld& world, py::handle q_in, py::handle v_in, py::handl
     out["w"] = array_of(ws.w);
     py::array_t<int8_t> sets(n);
     py::array_t<bool> tied(n);
-    const double w_tolerance = lcp::tolerances(n, ws.A.data(), ws.b.data(), ws.f.data(), spec.lcp_tolerance).w;
+    const double w_tolerance = sim::lcp_tolerances(spec, ws).w;
     for (int i = 0; i < n; ++i) {
       sets.mutable_data()[i] = static_cast<int8_t>(ws.sets[i]);
       tied.mutable_data()[i] = ws.sets[i] != lcp::EntrySet::clamping && std::abs(ws.w[i]) <= w_tolerance;
@@ -390,6 +390,7 @@ py::dict contact_problem(BoundWorld& world, py::handle q_in, py::handle v_in, py
   {
     py::gil_scoped_release release;
     n = sim::prepare_step(spec, ws, q.row(0), v.row(0), tau.row(0), false);
+    sim::dense_delassus(ws);
   }
   const py::ssize_t rows = n, nv = model.nv;
   Array J({rows, nv}), A({rows, rows});

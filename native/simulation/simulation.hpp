@@ -102,8 +102,13 @@ struct StepWorkspace {
   // island_row_start[k + 1]) of island_rows and likewise in island_dofs; each row's place in its island.
   std::vector<int> dof_tree, island_link, island_label, island_of, island_row_start, island_rows, island_dof_start,
       island_dofs, island_position;
+  // The Delassus matrix A = J M̃⁻¹ Jᵀ by island: island k's block (m_k × m_k, its rows in island order)
+  // at delassus_start[k]; the dense n × n A (zero between islands) only where derivatives or the NCP
+  // need it (dense_delassus). island_J, island_W: an island's rows of J and of (M̃⁻¹Jᵀ)ᵀ over its dofs.
+  std::vector<double> delassus, island_J, island_W;
+  std::vector<size_t> delassus_start;
   // One island's LCP, gathered.
-  std::vector<double> island_A, island_b, island_lo, island_hi, island_mu, island_f, island_w;
+  std::vector<double> island_b, island_lo, island_hi, island_mu, island_f, island_w;
   std::vector<int> island_friction;
   std::vector<lcp::EntrySet> island_sets, island_previous_sets;
   lcp::ScreeningWorkspace screening;
@@ -372,10 +377,72 @@ inline void find_islands(const WorldSpec& world, StepWorkspace& ws, int n) {
     if (island[n + ws.dof_tree[j]] >= 0) ws.island_dofs[label[island[n + ws.dof_tree[j]]]++] = j;
 }
 
+// The Delassus blocks of the islands (ws.delassus): each from its rows of J and M̃⁻¹Jᵀ gathered over
+// its dofs into contiguous rows, A_k = ½ (J_k W_kᵀ + W_k J_kᵀ) (symmetric to round-off).
+inline void delassus_blocks(const WorldSpec& world, StepWorkspace& ws, int n) {
+  const int nv = world.model->nv, islands = static_cast<int>(ws.island_row_start.size()) - 1;
+  ws.delassus_start.resize(islands + 1);
+  ws.delassus_start[0] = 0;
+  for (int k = 0; k < islands; ++k) {
+    const size_t m = ws.island_row_start[k + 1] - ws.island_row_start[k];
+    ws.delassus_start[k + 1] = ws.delassus_start[k] + m * m;
+  }
+  ws.delassus.resize(ws.delassus_start[islands]);
+  for (int k = 0; k < islands; ++k) {
+    const int* rows = ws.island_rows.data() + ws.island_row_start[k];
+    const int* dofs = ws.island_dofs.data() + ws.island_dof_start[k];
+    const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
+    const int d = ws.island_dof_start[k + 1] - ws.island_dof_start[k];
+    ws.island_J.resize(static_cast<size_t>(m) * d);
+    ws.island_W.resize(static_cast<size_t>(m) * d);
+    for (int p = 0; p < m; ++p)
+      for (int e = 0; e < d; ++e) {
+        ws.island_J[static_cast<size_t>(p) * d + e] = ws.J[static_cast<size_t>(rows[p]) * nv + dofs[e]];
+        ws.island_W[static_cast<size_t>(p) * d + e] = ws.minv_JT[static_cast<size_t>(dofs[e]) * n + rows[p]];
+      }
+    double* block = ws.delassus.data() + ws.delassus_start[k];
+    for (int p = 0; p < m; ++p) {
+      const double* Jp = ws.island_J.data() + static_cast<size_t>(p) * d;
+      const double* Wp = ws.island_W.data() + static_cast<size_t>(p) * d;
+      for (int q = p; q < m; ++q) {
+        const double* Jq = ws.island_J.data() + static_cast<size_t>(q) * d;
+        const double* Wq = ws.island_W.data() + static_cast<size_t>(q) * d;
+        double forward = 0.0, backward = 0.0;
+        for (int e = 0; e < d; ++e) forward += Jp[e] * Wq[e], backward += Jq[e] * Wp[e];
+        block[static_cast<size_t>(p) * m + q] = block[static_cast<size_t>(q) * m + p] = 0.5 * (forward + backward);
+      }
+    }
+  }
+}
+
 }  // namespace detail
 
+// The dense Delassus matrix ws.A (n × n) from the islands' blocks, zero between islands.
+inline void dense_delassus(StepWorkspace& ws) {
+  const int n = static_cast<int>(ws.island_rows.size());
+  ws.A.assign(static_cast<size_t>(n) * n, 0.0);
+  for (size_t k = 0; k + 1 < ws.island_row_start.size(); ++k) {
+    const int* rows = ws.island_rows.data() + ws.island_row_start[k];
+    const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
+    const double* block = ws.delassus.data() + ws.delassus_start[k];
+    for (int p = 0; p < m; ++p)
+      for (int q = 0; q < m; ++q)
+        ws.A[static_cast<size_t>(rows[p]) * n + rows[q]] = block[static_cast<size_t>(p) * m + q];
+  }
+}
+
+// The tolerances of lcp/active_set.hpp for the step's whole LCP (ws.b, ws.f), from the blocks.
+inline lcp::Tolerances lcp_tolerances(const WorldSpec& world, const StepWorkspace& ws) {
+  double f_max = 0.0, b_max = 0.0, A_max = 0.0;
+  for (size_t i = 0; i < ws.f.size(); ++i) f_max = std::max(f_max, std::abs(ws.f[i]));
+  for (size_t i = 0; i < ws.b.size(); ++i) b_max = std::max(b_max, std::abs(ws.b[i]));
+  for (const double a : ws.delassus) A_max = std::max(A_max, std::abs(a));
+  return lcp::scaled_tolerances(f_max, b_max, A_max, world.lcp_tolerance);
+}
+
 // A step's problem from (q, v) under joint forces tau: the contacts (and with derivatives their
-// derivatives, for step_jacobians.hpp), the rows, v_free and the LCP's A and b. Returns the row count.
+// derivatives, for step_jacobians.hpp), the rows, v_free, the islands, the LCP's A (by island; dense too
+// with derivatives or the NCP) and b. Returns the row count.
 inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v, const double* tau,
                         bool derivatives) {
   const dyn::Model& model = *world.model;
@@ -402,28 +469,9 @@ inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double*
     for (int r = 0; r < n; ++r) ws.minv_JT[static_cast<size_t>(i) * n + r] = ws.J[static_cast<size_t>(r) * nv + i];
   dyn::solve_mass_matrix(model, ws.data, ws.minv_JT.data(), n);
   detail::find_islands(world, ws, n);
-  ws.A.assign(static_cast<size_t>(n) * n, 0.0);
+  detail::delassus_blocks(world, ws, n);
+  if (derivatives || world.ncp) dense_delassus(ws);
   ws.b.resize(n);
-  for (size_t k = 0; k + 1 < ws.island_row_start.size(); ++k) {
-    const int* rows = ws.island_rows.data() + ws.island_row_start[k];
-    const int* dofs = ws.island_dofs.data() + ws.island_dof_start[k];
-    const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
-    const int d = ws.island_dof_start[k + 1] - ws.island_dof_start[k];
-    for (int p = 0; p < m; ++p) {
-      const double* row = ws.J.data() + static_cast<size_t>(rows[p]) * nv;
-      for (int q = p; q < m; ++q) {
-        double forward = 0.0, backward = 0.0;
-        const double* column_row = ws.J.data() + static_cast<size_t>(rows[q]) * nv;
-        for (int e = 0; e < d; ++e) {
-          const size_t dof = dofs[e];
-          forward += row[dof] * ws.minv_JT[dof * n + rows[q]];
-          backward += column_row[dof] * ws.minv_JT[dof * n + rows[p]];
-        }
-        ws.A[static_cast<size_t>(rows[p]) * n + rows[q]] = ws.A[static_cast<size_t>(rows[q]) * n + rows[p]] =
-            0.5 * (forward + backward);
-      }
-    }
-  }
   for (int r = 0; r < n; ++r) {
     const double* row = ws.J.data() + static_cast<size_t>(r) * nv;
     double sum = ws.extra[r];
@@ -497,14 +545,12 @@ inline lcp::LcpStatus worse(lcp::LcpStatus a, lcp::LcpStatus b) {
 // contacts that push (lcp/screening.hpp), from the previous impulses when warm. ws.f, ws.w, ws.sets;
 // the report's status is the worst island's, its iterations their sum, its residual their largest.
 inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws, bool warm) {
-  const int n = static_cast<int>(ws.kept.size());
   const double tol = world.lcp_tolerance;
   StepReport report;
   report.warm_start_hit = warm;
   for (size_t k = 0; k + 1 < ws.island_row_start.size(); ++k) {
     const int* rows = ws.island_rows.data() + ws.island_row_start[k];
     const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
-    ws.island_A.resize(static_cast<size_t>(m) * m);
     for (auto* v : {&ws.island_b, &ws.island_lo, &ws.island_hi, &ws.island_mu, &ws.island_f, &ws.island_w})
       v->resize(m);
     ws.island_friction.resize(m);
@@ -512,8 +558,6 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws, b
     ws.island_previous_sets.resize(m);
     for (int p = 0; p < m; ++p) {
       const int r = rows[p];
-      for (int q = 0; q < m; ++q)
-        ws.island_A[static_cast<size_t>(p) * m + q] = ws.A[static_cast<size_t>(r) * n + rows[q]];
       ws.island_b[p] = ws.b[r];
       ws.island_lo[p] = ws.lo[r], ws.island_hi[p] = ws.hi[r], ws.island_mu[p] = ws.mu[r];
       ws.island_friction[p] = ws.friction_index[r] >= 0 ? ws.island_position[ws.friction_index[r]] : -1;
@@ -522,7 +566,7 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws, b
     }
     const lcp::LcpBounds bounds{ws.island_lo.data(), ws.island_hi.data(), ws.island_friction.data(),
                                 ws.island_mu.data()};
-    const double* A = ws.island_A.data();
+    const double* A = ws.delassus.data() + ws.delassus_start[k];
     const double* b = ws.island_b.data();
     bool solved = false;
     if (warm) {
