@@ -7,12 +7,15 @@
 
 #include "core/dual.hpp"
 #include "geometry/distance.hpp"
+#include "geometry/support.hpp"
 
 namespace dcol::contact {
 
 using geometry::DistanceJacobian;
 using geometry::DistanceResult;
+using geometry::shape_frame;
 using geometry::signed_distance;
+using geometry::support_point;
 
 namespace {
 
@@ -553,6 +556,101 @@ inline void distance_contact(const DistanceResult& d, const DistanceJacobian* ja
   write_contact(point, normal, separation, ContactRule::distance, out, deriv);
 }
 
+// Whether a polytope is a box: six faces in three pairs of opposite normals, the pairs orthogonal.
+// opposite[f] receives the face opposite f.
+inline bool is_box(const Shape& sh, int opposite[6]) {
+  if (sh.kind != ShapeKind::polytope || sh.num_faces != 6) return false;
+  const double* A = sh.normals.data();
+  for (int f = 0; f < 6; ++f) {
+    opposite[f] = -1;
+    const double norm_f = std::sqrt(A[3 * f] * A[3 * f] + A[3 * f + 1] * A[3 * f + 1] + A[3 * f + 2] * A[3 * f + 2]);
+    for (int g = 0; g < 6; ++g) {
+      if (g == f) continue;
+      const double norm_g = std::sqrt(A[3 * g] * A[3 * g] + A[3 * g + 1] * A[3 * g + 1] + A[3 * g + 2] * A[3 * g + 2]);
+      const double cosine =
+          (A[3 * f] * A[3 * g] + A[3 * f + 1] * A[3 * g + 1] + A[3 * f + 2] * A[3 * g + 2]) / (norm_f * norm_g);
+      if (cosine < -1.0 + 1e-12)
+        opposite[f] = g;
+      else if (std::abs(cosine) > 1e-12)
+        return false;
+    }
+    if (opposite[f] < 0) return false;
+  }
+  return true;
+}
+
+// The signed distance and normal of a shape and a box when one face of the box settles them, without
+// the cone program. The face f whose outward normal m best separates (largest s = m·p − h over the
+// faces, p the shape's support point along −m, h the face's plane offset) gives the distance s
+// exactly when p projects onto the face at an in-face distance ρ from its edges with ρ ≥ d and the
+// box is at least 2d thick along m, d = max(−s, 0): every point of the shape lies on the far side of
+// the plane, and (overlapping) any other direction u must cross at least d cos φ + ρ sin φ ≥ d of box
+// over the disk of radius ρ around p's projection, or (T − d)|cos φ| + ρ sin φ ≥ d through the
+// box below it, so m is the direction of least penetration. Returns false when the test does not
+// settle the pair; else the distance and the unit normal out of the box.
+inline bool box_face_distance(const Shape& box, const Pose& box_pose, const Shape& other, const Pose& other_pose,
+                              double* distance, double normal[3]) {
+  int opposite[6];
+  if (!is_box(box, opposite)) return false;
+  const Pose frame = shape_frame(box, box_pose), other_frame = shape_frame(other, other_pose);
+  const double* A = box.normals.data();
+  double best = -INFINITY, best_point[3] = {0.0, 0.0, 0.0};
+  int best_face = -1;
+  for (int f = 0; f < 6; ++f) {
+    const double norm = std::sqrt(A[3 * f] * A[3 * f] + A[3 * f + 1] * A[3 * f + 1] + A[3 * f + 2] * A[3 * f + 2]);
+    double m[3], minus_m[3], p[3];
+    for (int i = 0; i < 3; ++i) {
+      m[i] = (frame.Q.m[i][0] * A[3 * f] + frame.Q.m[i][1] * A[3 * f + 1] + frame.Q.m[i][2] * A[3 * f + 2]) / norm;
+      minus_m[i] = -m[i];
+    }
+    support_point(other, other_frame, minus_m, p);
+    double s = -box.offsets[f] / norm;
+    for (int i = 0; i < 3; ++i) s += m[i] * (p[i] - frame.r[i]);
+    if (s > best) best = s, best_face = f, std::copy(p, p + 3, best_point);
+  }
+  // p in the box's frame, projected onto the face's plane; its distances to the four side faces.
+  const int f = best_face;
+  const double norm_f = std::sqrt(A[3 * f] * A[3 * f] + A[3 * f + 1] * A[3 * f + 1] + A[3 * f + 2] * A[3 * f + 2]);
+  const double n_f[3] = {A[3 * f] / norm_f, A[3 * f + 1] / norm_f, A[3 * f + 2] / norm_f};
+  double c[3];
+  for (int j = 0; j < 3; ++j) {
+    c[j] = 0.0;
+    for (int i = 0; i < 3; ++i) c[j] += frame.Q.m[i][j] * (best_point[i] - frame.r[i]);
+  }
+  const double height = n_f[0] * c[0] + n_f[1] * c[1] + n_f[2] * c[2] - box.offsets[f] / norm_f;
+  for (int j = 0; j < 3; ++j) c[j] -= height * n_f[j];
+  double clearance = INFINITY;
+  for (int g = 0; g < 6; ++g) {
+    if (g == f || g == opposite[f]) continue;
+    const double norm_g = std::sqrt(A[3 * g] * A[3 * g] + A[3 * g + 1] * A[3 * g + 1] + A[3 * g + 2] * A[3 * g + 2]);
+    clearance =
+        std::min(clearance, (box.offsets[g] - A[3 * g] * c[0] - A[3 * g + 1] * c[1] - A[3 * g + 2] * c[2]) / norm_g);
+  }
+  const double depth = std::max(-best, 0.0);
+  const double thickness = (box.offsets[f] + box.offsets[opposite[f]]) / norm_f;
+  if (!(clearance >= depth && thickness >= 2.0 * depth)) return false;
+  *distance = best;
+  for (int i = 0; i < 3; ++i)
+    normal[i] = frame.Q.m[i][0] * n_f[0] + frame.Q.m[i][1] * n_f[1] + frame.Q.m[i][2] * n_f[2];
+  return true;
+}
+
+// The witness normal (from a to b) and signed distance of a pair by box_face_distance when either shape
+// is a box whose face settles the pair.
+inline bool box_face_witness(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out) {
+  double distance, normal[3];
+  if (box_face_distance(b, pb, a, pa, &distance, normal)) {
+    for (int i = 0; i < 3; ++i) out.normal[i] = -normal[i];  // out of b: from b to a
+  } else if (box_face_distance(a, pa, b, pb, &distance, normal)) {
+    for (int i = 0; i < 3; ++i) out.normal[i] = normal[i];
+  } else {
+    return false;
+  }
+  out.distance = distance;
+  out.status = SolveStatus::solved;
+  return true;
+}
+
 }  // namespace
 
 int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ContactSettings& cs,
@@ -566,8 +664,10 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   // which the plain interior-point stop is accurate enough and needs fewer iterations than centring.
   SolverSettings feature_settings = settings;
   feature_settings.barrier = 0.0;
-  signed_distance(a, pa, b, pb, has_rules ? feature_settings : settings, dist,
-                  distance_derivatives ? &dist_jac : nullptr);
+  const bool by_face = has_rules && box_face_witness(a, pa, b, pb, dist);
+  if (!by_face)
+    signed_distance(a, pa, b, pb, has_rules ? feature_settings : settings, dist,
+                    distance_derivatives ? &dist_jac : nullptr);
   // Without centring the solve can stall on nearly touching flat faces with a normal tilted enough
   // (~1e-3) to turn a face into an edge; the centred solve settles those.
   if (has_rules && (dist.status == SolveStatus::max_iterations || dist.status == SolveStatus::numerical_error))
@@ -586,7 +686,9 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
     count = ContactPlanner(fa, fb, plane, tol).plan(recipes);
   }
   if (count == 0) {
-    if (deriv && !distance_derivatives) signed_distance(a, pa, b, pb, settings, dist, &dist_jac);
+    // (The box-face test gives no witness points.)
+    if (by_face || (deriv && !distance_derivatives))
+      signed_distance(a, pa, b, pb, settings, dist, deriv ? &dist_jac : nullptr);
     distance_contact(dist, deriv ? &dist_jac : nullptr, out[0], deriv);
     return 1;
   }

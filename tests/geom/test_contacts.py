@@ -842,3 +842,39 @@ def test_nearly_flush_stacked_boxes_give_a_face_manifold():
     assert len(found) >= 2
     assert np.all(np.abs(found.normal[:, 2]) > 0.999)
     assert np.all(np.abs(found.separation) < 1e-3)
+
+
+@pytest.mark.parametrize("kind", ["polytope", "capsule", "sphere", "polygon", "box", "mesh"])
+def test_shapes_on_a_box_face_agree_with_the_signed_distance(kind):
+    """Shapes resting on, hovering over and sunk slightly into a box face, where the contacts take the
+    witness normal from the box's face (its separating axis) instead of the cone program: the normal
+    of every contact and the smallest separation against dcol.geom.signed_distance, which solves the
+    cone programs (DCOL's normal when they overlap). The box is turned, and is a on half of the cases."""
+    from tests.support.shapes import random_quaternion, random_shape
+
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        if kind == "box":
+            shape = Box(rng.uniform(0.05, 0.2, 3))
+        elif kind == "mesh":
+            shape = ConvexMesh.from_mesh(trimesh.creation.icosphere(subdivisions=1, radius=rng.uniform(0.05, 0.2)))
+        else:
+            shape = random_shape(kind, rng)
+        slab = Box([10.0, 8.0, rng.uniform(0.1, 0.3)])  # wide enough for any random shape over it
+        q_slab = random_quaternion(rng)
+        R = rotation_matrix(q_slab)
+        q_shape = random_quaternion(rng)
+        # Placed over the slab's top face (its +z side), then moved along the face normal to the wanted gap.
+        r_shape = R @ [rng.uniform(-0.5, 0.5), rng.uniform(-0.4, 0.4), 0.0] + R[:, 2] * 12.0
+        gap = [0.004, 0.0, -0.003][trial % 3]
+        r_shape = r_shape - R[:, 2] * (
+            signed_distance(shape, r_shape, q_shape, slab, np.zeros(3), q_slab).distance - gap
+        )
+        pair = (shape, r_shape, q_shape, slab, np.zeros(3), q_slab)
+        if trial % 2:
+            pair = pair[3:] + pair[:3]
+        reference = signed_distance(*pair)
+        result = contacts(*pair, margin=0.01)
+        assert len(result) >= 1, trial
+        np.testing.assert_allclose(result.normal, np.tile(reference.normal, (len(result), 1)), atol=1e-6)
+        assert result.separation.min() == pytest.approx(reference.distance, abs=1e-6), trial
