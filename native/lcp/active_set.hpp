@@ -233,6 +233,70 @@ class OrthogonalDecomposition {
   std::vector<int> perm_;
 };
 
+// The pseudo-inverse of a block-diagonal matrix whose blocks are scattered over its rows (each row's
+// block given; a row couples only with rows of its block, columns in the same order): one
+// OrthogonalDecomposition per block, so that the cost is the sum of the blocks' cubes instead of the
+// cube of their sum (the clamped matrices of contact islands).
+class BlockDecomposition {
+ public:
+  // Factors K (m × m row-major); block[i] ≥ 0 labels row i's block.
+  void factor(int m, const double* K, const int* block) {
+    m_ = m;
+    rank_ = 0;
+    int labels = 0;
+    for (int i = 0; i < m; ++i) labels = std::max(labels, block[i] + 1);
+    group_of_label_.assign(labels, -1);
+    start_.assign(1, 0);
+    int groups = 0;
+    for (int i = 0; i < m; ++i)
+      if (group_of_label_[block[i]] < 0) group_of_label_[block[i]] = groups++;
+    start_.assign(groups + 1, 0);
+    for (int i = 0; i < m; ++i) ++start_[group_of_label_[block[i]] + 1];
+    for (int g = 0; g < groups; ++g) start_[g + 1] += start_[g];
+    members_.resize(m);
+    fill_.assign(start_.begin(), start_.end() - 1);
+    for (int i = 0; i < m; ++i) members_[fill_[group_of_label_[block[i]]]++] = i;
+    if (static_cast<int>(blocks_.size()) < groups) blocks_.resize(groups);
+    for (int g = 0; g < groups; ++g) {
+      const int* rows = members_.data() + start_[g];
+      const int size = start_[g + 1] - start_[g];
+      scratch_.resize(static_cast<size_t>(size) * size);
+      for (int p = 0; p < size; ++p)
+        for (int q = 0; q < size; ++q)
+          scratch_[static_cast<size_t>(p) * size + q] = K[static_cast<size_t>(rows[p]) * m + rows[q]];
+      blocks_[g].factor(size, scratch_.data());
+      rank_ += blocks_[g].rank();
+    }
+    groups_ = groups;
+  }
+
+  int size() const { return m_; }
+  int rank() const { return rank_; }
+  bool full_rank() const { return rank_ == m_; }
+
+  // y (m) ← K⁺ y, K⁺ᵀ y, (I − K⁺K) y: block by block.
+  void solve(double* y) { apply(y, &OrthogonalDecomposition::solve); }
+  void solve_transposed(double* y) { apply(y, &OrthogonalDecomposition::solve_transposed); }
+  void project_null(double* y) { apply(y, &OrthogonalDecomposition::project_null); }
+
+ private:
+  void apply(double* y, void (OrthogonalDecomposition::*operation)(double*)) {
+    for (int g = 0; g < groups_; ++g) {
+      const int* rows = members_.data() + start_[g];
+      const int size = start_[g + 1] - start_[g];
+      scratch_.resize(size);
+      for (int p = 0; p < size; ++p) scratch_[p] = y[rows[p]];
+      (blocks_[g].*operation)(scratch_.data());
+      for (int p = 0; p < size; ++p) y[rows[p]] = scratch_[p];
+    }
+  }
+
+  int m_ = 0, rank_ = 0, groups_ = 0;
+  std::vector<int> group_of_label_, start_, members_, fill_;
+  std::vector<OrthogonalDecomposition> blocks_;
+  std::vector<double> scratch_;
+};
+
 struct ActiveSetWorkspace {
   // solve_on_sets: the sets C and B, each entry's column in C, f_B = E f_C + c (one E entry per row
   // of B at most), and the system K f_C = y.

@@ -32,7 +32,12 @@ struct LinearizationWorkspace {
   std::vector<int> active;           // the dofs that move a contact's bodies
   std::vector<int> non_breaking;     // the NCP's non-breaking contacts
   std::vector<uint8_t> is_active;
-  std::vector<double> dJ, d_gap;                     // kept rows: n × nv × nv, n × nv
+  // Each kept row's derivative dJ_r ([column][direction], nv × nv) over the dofs that move its bodies
+  // only: its dJ_count[r] dofs at dJ_dofs[dJ_start[r]...] and the count² values at dJ[dJ_offset[r]...]
+  // (limit rows: none). d_gap: n × nv.
+  std::vector<int> dJ_start, dJ_count, dJ_dofs;
+  std::vector<size_t> dJ_offset;
+  std::vector<double> dJ, d_gap;
   std::vector<double> d_free, db, df, v_jac, q_jac;  // (nv or n) × columns
   // The LCP's linearization: its own f, each bounded entry's sign (+1 upper, −1 lower) and change
   // with μ, K, right-hand sides (columns × |C|), z = K⁺ᵀ f_C and dA products.
@@ -40,6 +45,9 @@ struct LinearizationWorkspace {
   // The NCP's: sliding directions and U blocks, B = −L⁺T + PQ, T, q0 and I − B.
   std::vector<double> mode_u, mode_U, mode_B, mode_T, mode_q0, mode_M;
   lcp::OrthogonalDecomposition K_decomposition, bounce_decomposition, mode_decomposition;
+  // The LCP's clamped matrix by contact island (block-diagonal), and each clamping row's island.
+  lcp::BlockDecomposition clamped_decomposition;
+  std::vector<int> clamped_island;
   // Scratch of the products and of one contact's row derivatives.
   std::vector<double> y, u, d_q, d_params, tau_q, tau_v, tau_m, regressor_y;
   std::vector<double> relative, G, d_point, d_frame, d_separation, d_relative;
@@ -91,8 +99,11 @@ inline void minv_JT_derivatives(const WorldSpec& world, const Columns& cols, Ste
   for (int i = 0; i < nv * nv; ++i) lw.tau_q[i] = -lw.tau_q[i];  // −(δM) y
   for (int r = 0; r < n; ++r) {                                  // + dJᵀ u
     if (u[r] == 0.0) continue;
-    const double* dJr = lw.dJ.data() + static_cast<size_t>(r) * nv * nv;
-    for (int i = 0; i < nv * nv; ++i) lw.tau_q[i] += u[r] * dJr[i];
+    const int* dofs = lw.dJ_dofs.data() + lw.dJ_start[r];
+    const int a = lw.dJ_count[r];
+    const double* dJr = lw.dJ.data() + lw.dJ_offset[r];
+    for (int ci = 0; ci < a; ++ci)
+      for (int di = 0; di < a; ++di) lw.tau_q[dofs[ci] * nv + dofs[di]] += u[r] * dJr[ci * a + di];
   }
   multiply(nv, nv, nv, 1.0, lw.Minv.data(), nv, lw.tau_q.data(), nv, lw.d_q.data(), nv, false);
   if (np == 0) return;
@@ -110,10 +121,12 @@ inline void dA_product(const WorldSpec& world, const Columns& cols, StepWorkspac
   minv_JT_derivatives(world, cols, ws, lw, q, u, lw.y.data());
   std::fill(out, out + static_cast<size_t>(n) * cols.D, 0.0);
   for (int r = 0; r < n; ++r) {
-    double* row = out + static_cast<size_t>(r) * cols.D;
-    const double* dJr = lw.dJ.data() + static_cast<size_t>(r) * nv * nv;
-    for (int c = 0; c < nv; ++c)
-      for (int d = 0; d < nv; ++d) row[cols.q + d] += dJr[c * nv + d] * lw.y[c];
+    double* row = out + static_cast<size_t>(r) * cols.D + cols.q;
+    const int* dofs = lw.dJ_dofs.data() + lw.dJ_start[r];
+    const int a = lw.dJ_count[r];
+    const double* dJr = lw.dJ.data() + lw.dJ_offset[r];
+    for (int ci = 0; ci < a; ++ci)
+      for (int di = 0; di < a; ++di) row[dofs[di]] += dJr[ci * a + di] * lw.y[dofs[ci]];
   }
   multiply(n, nv, nv, 1.0, ws.J.data(), nv, lw.d_q.data(), nv, out + cols.q, cols.D, true);
   multiply(n, nv, np, 1.0, ws.J.data(), nv, lw.d_params.data(), np, out + cols.params, cols.D, true);
@@ -126,7 +139,11 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
   const dyn::Model& model = *world.model;
   const int nv = model.nv, n = static_cast<int>(ws.kept.size()), K = static_cast<int>(ws.contacts.size());
   const size_t block = static_cast<size_t>(nv) * nv;
-  lw.dJ.assign(n * block, 0.0);
+  lw.dJ_start.assign(n, 0);
+  lw.dJ_count.assign(n, 0);
+  lw.dJ_offset.assign(n, 0);
+  lw.dJ_dofs.clear();
+  lw.dJ.clear();
   lw.d_gap.assign(static_cast<size_t>(n) * nv, 0.0);
   lw.body_dJ.resize(6 * block * world.num_bodies());
   lw.has_body_dJ.assign(world.num_bodies(), 0);
@@ -135,7 +152,6 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
   lw.d_point.resize(3 * nv);
   lw.d_frame.resize(9 * nv);
   lw.d_separation.resize(nv);
-  lw.d_relative.resize(3 * block);
   for (int k = 0; k < K; ++k) {
     const int normal_row = ws.new_index[3 * k];
     if (normal_row < 0) continue;  // its tangents went with it
@@ -169,8 +185,10 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
       multiply(3, 12, nv, 1.0, &frame_derivatives[r][0][0], 12, lw.G.data(), nv, lw.d_frame.data() + 3 * r * nv, nv,
                false);
     multiply(1, 12, nv, 1.0, dc.separation, 12, lw.G.data(), nv, lw.d_separation.data(), nv, false);
-    // d_relative[i][col][dir] = Σ_sides sign (dJ_lin − d_lever × ω − lever × dω), d_lever = d_point − J_lin.
-    std::fill(lw.d_relative.begin(), lw.d_relative.end(), 0.0);
+    // d_relative[i][col][dir] = Σ_sides sign (dJ_lin − d_lever × ω − lever × dω), d_lever = d_point − J_lin,
+    // over the active dofs (their positions in lw.active).
+    const int a = static_cast<int>(lw.active.size());
+    lw.d_relative.assign(3 * static_cast<size_t>(a) * a, 0.0);
     for (int side = 0; side < 2; ++side) {
       const int body = bodies[side];
       if (world.body_frame[body] < 0) continue;
@@ -179,9 +197,11 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
       const double* dJb = lw.body_dJ.data() + 6 * block * body;
       const double lever[3] = {c.point[0] - ws.poses[body].r[0], c.point[1] - ws.poses[body].r[1],
                                c.point[2] - ws.poses[body].r[2]};
-      for (const int col : lw.active) {
+      for (int ci = 0; ci < a; ++ci) {
+        const int col = lw.active[ci];
         const double w[3] = {Jb[3 * nv + col], Jb[4 * nv + col], Jb[5 * nv + col]};
-        for (const int dir : lw.active) {
+        for (int di = 0; di < a; ++di) {
+          const int dir = lw.active[di];
           const double dl[3] = {lw.d_point[dir] - Jb[dir], lw.d_point[nv + dir] - Jb[nv + dir],
                                 lw.d_point[2 * nv + dir] - Jb[2 * nv + dir]};
           const double dw[3] = {dJb[(3 * nv + col) * nv + dir], dJb[(4 * nv + col) * nv + dir],
@@ -190,7 +210,7 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
               dJb[(0 * nv + col) * nv + dir] - (dl[1] * w[2] - dl[2] * w[1]) - (lever[1] * dw[2] - lever[2] * dw[1]),
               dJb[(1 * nv + col) * nv + dir] - (dl[2] * w[0] - dl[0] * w[2]) - (lever[2] * dw[0] - lever[0] * dw[2]),
               dJb[(2 * nv + col) * nv + dir] - (dl[0] * w[1] - dl[1] * w[0]) - (lever[0] * dw[1] - lever[1] * dw[0])};
-          for (int i = 0; i < 3; ++i) lw.d_relative[(i * nv + col) * nv + dir] += sign * term[i];
+          for (int i = 0; i < 3; ++i) lw.d_relative[(i * a + ci) * a + di] += sign * term[i];
         }
       }
     }
@@ -198,14 +218,18 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
     for (int r = 0; r < 3; ++r) {
       const int row = ws.new_index[3 * k + r];
       if (row < 0) continue;
-      double* out = lw.dJ.data() + row * block;
-      for (const int col : lw.active)
-        for (const int dir : lw.active) {
+      lw.dJ_start[row] = static_cast<int>(lw.dJ_dofs.size());
+      lw.dJ_count[row] = a;
+      lw.dJ_offset[row] = lw.dJ.size();
+      lw.dJ_dofs.insert(lw.dJ_dofs.end(), lw.active.begin(), lw.active.end());
+      for (int ci = 0; ci < a; ++ci)
+        for (int di = 0; di < a; ++di) {
+          const int col = lw.active[ci], dir = lw.active[di];
           double s = 0.0;
           for (int i = 0; i < 3; ++i)
             s += lw.d_frame[(3 * r + i) * nv + dir] * lw.relative[i * nv + col] +
-                 directions[r][i] * lw.d_relative[(i * nv + col) * nv + dir];
-          out[col * nv + dir] = s;
+                 directions[r][i] * lw.d_relative[(i * a + ci) * a + di];
+          lw.dJ.push_back(s);
         }
     }
     std::copy_n(lw.d_separation.data(), nv, lw.d_gap.data() + static_cast<size_t>(normal_row) * nv);
@@ -244,7 +268,9 @@ inline void lcp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
   lw.df.assign(static_cast<size_t>(n) * D, 0.0);
   if (nc > 0) {
     lcp::clamped_matrix(n, A, split, lw.K);
-    lw.K_decomposition.factor(nc, lw.K.data());
+    lw.clamped_island.resize(nc);
+    for (int p = 0; p < nc; ++p) lw.clamped_island[p] = ws.island_of[C[p]];
+    lw.clamped_decomposition.factor(nc, lw.K.data(), lw.clamped_island.data());
     // rhs (columns × nc) = (dA f + db)_C, plus A_CB d(f_B) in μ's column; df_C = −K⁺ rhs.
     dA_product(world, cols, ws, lw, q, lw.f_clamped.data(), lw.dAz.data());
     lw.rhs.resize(static_cast<size_t>(D) * nc);
@@ -254,14 +280,14 @@ inline void lcp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
       if (cols.mu >= 0)
         for (int r = 0; r < nb; ++r) lw.rhs[cols.mu * nc + p] += A[i * n + B[r]] * lw.d_bounded[r];
     }
-    for (int d = 0; d < D; ++d) lw.K_decomposition.solve(lw.rhs.data() + d * nc);
+    for (int d = 0; d < D; ++d) lw.clamped_decomposition.solve(lw.rhs.data() + d * nc);
     for (int p = 0; p < nc; ++p)
       for (int d = 0; d < D; ++d) lw.df[static_cast<size_t>(C[p]) * D + d] = -lw.rhs[d * nc + p];
-    if (!lw.K_decomposition.full_rank()) {
+    if (!lw.clamped_decomposition.full_rank()) {
       // + (I − K⁺K) dKᵀ z, z = K⁺ᵀ f_C: dKᵀ z = (dA ẑ)_C + Eᵀ (dA ẑ)_B + dEᵀ A_CBᵀ z (dA symmetric).
       lw.z.resize(nc);
       for (int p = 0; p < nc; ++p) lw.z[p] = f[C[p]];
-      lw.K_decomposition.solve_transposed(lw.z.data());
+      lw.clamped_decomposition.solve_transposed(lw.z.data());
       lw.z_full.assign(n, 0.0);
       for (int p = 0; p < nc; ++p) lw.z_full[C[p]] = lw.z[p];
       dA_product(world, cols, ws, lw, q, lw.z_full.data(), lw.dAz.data());
@@ -276,7 +302,7 @@ inline void lcp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
         for (int p = 0; p < nc; ++p) ACBz += A[static_cast<size_t>(C[p]) * n + i] * lw.z[p];
         lw.rhs[cols.mu * nc + E_column[r]] += lw.sign[r] * ACBz;
       }
-      for (int d = 0; d < D; ++d) lw.K_decomposition.project_null(lw.rhs.data() + d * nc);
+      for (int d = 0; d < D; ++d) lw.clamped_decomposition.project_null(lw.rhs.data() + d * nc);
       for (int p = 0; p < nc; ++p)
         for (int d = 0; d < D; ++d) lw.df[static_cast<size_t>(C[p]) * D + d] += lw.rhs[d * nc + p];
     }
@@ -479,13 +505,16 @@ inline bool bounce_terms(const WorldSpec& world, const Columns& cols, StepWorksp
   lw.bounce_scratch.assign(static_cast<size_t>(m) * nv, 0.0);
   for (int a = 0; a < m; ++a) {
     const double* N = ws.J.data() + static_cast<size_t>(rows[a]) * nv;
-    const double* dN = lw.dJ.data() + static_cast<size_t>(rows[a]) * nv * nv;
+    const double* dN = lw.dJ.data() + lw.dJ_offset[rows[a]];
+    const int* dofs = lw.dJ_dofs.data() + lw.dJ_start[rows[a]];
+    const int count = lw.dJ_count[rows[a]];
     double velocity = 0.0, acceleration = 0.0;
     for (int c = 0; c < nv; ++c) {
       velocity += N[c] * v[c];
       acceleration += N[c] * ws.a_free[c];
-      for (int d = 0; d < nv; ++d) acceleration += dN[c * nv + d] * v[c] * v[d];
     }
+    for (int ci = 0; ci < count; ++ci)
+      for (int di = 0; di < count; ++di) acceleration += dN[ci * count + di] * v[dofs[ci]] * v[dofs[di]];
     for (int c = 0; c < nv; ++c) lw.bounce_scratch[a * nv + c] = acceleration / velocity * N[c];
   }
   multiply(nv, m, nv, 1.0, lw.impulse_map.data(), m, lw.bounce_scratch.data(), nv, lw.v_jac.data() + cols.q, D, true);
@@ -544,11 +573,13 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   multiply(n, nv, D, 1.0, ws.J.data(), nv, lw.d_free.data(), D, lw.db.data(), D, false);
   for (int r = 0; r < n; ++r) {
     double* row = lw.db.data() + static_cast<size_t>(r) * D;
-    const double* dJr = lw.dJ.data() + static_cast<size_t>(r) * nv * nv;
+    const double* dJr = lw.dJ.data() + lw.dJ_offset[r];
+    const int* dofs = lw.dJ_dofs.data() + lw.dJ_start[r];
+    const int count = lw.dJ_count[r];
     const bool bouncing = ws.restitution_velocity[r] != 0.0;
-    for (int c = 0; c < nv; ++c) {
-      const double weight = ws.v_free[c] + (bouncing ? e * v[c] : 0.0);  // dJ v_free (+ e dJ v)
-      for (int d = 0; d < nv; ++d) row[cols.q + d] += dJr[c * nv + d] * weight;
+    for (int ci = 0; ci < count; ++ci) {
+      const double weight = ws.v_free[dofs[ci]] + (bouncing ? e * v[dofs[ci]] : 0.0);  // dJ v_free (+ e dJ v)
+      for (int di = 0; di < count; ++di) row[cols.q + dofs[di]] += dJr[ci * count + di] * weight;
     }
     for (int d = 0; d < nv; ++d) row[cols.q + d] += ws.gap_rate[r] * lw.d_gap[static_cast<size_t>(r) * nv + d];
     if (bouncing)
