@@ -285,7 +285,9 @@ class BlockDecomposition {
       const int* rows = members_.data() + start_[g];
       const int size = start_[g + 1] - start_[g];
       scratch_.resize(size);
-      for (int p = 0; p < size; ++p) scratch_[p] = y[rows[p]];
+      bool zero = true;
+      for (int p = 0; p < size; ++p) scratch_[p] = y[rows[p]], zero = zero && scratch_[p] == 0.0;
+      if (zero) continue;  // each operation maps 0 to 0: a block the column does not reach stays zero
       (blocks_[g].*operation)(scratch_.data());
       for (int p = 0; p < size; ++p) y[rows[p]] = scratch_[p];
     }
