@@ -14,13 +14,14 @@ velocity without impulses (Nimble eqs. 3–5): normal and limit impulses ≥ 0, 
 ±μ times their contact's normal impulse (Nimble App. A), warm-started from the previous step's
 clamping set (Nimble App. B). The LCP is solved per contact island (rows that share no kinematic tree
 do not couple: A is block-diagonal over them) and, within an island, on the contacts that push: a
-speculative contact whose gap stays open takes no impulse, so it is left out unless the others' impulses
-would close it (World.contact_problem gives the whole problem). With ``contact_model="ncp"`` the same rows (none dropped) pose the
-contact NCP on Coulomb's cones instead (Simple §II-B; :func:`dcol.solvers.solve_contact_ncp`): per
-contact the impulse [t1, t2, n] in ‖t‖ ≤ μ n, De Saxcé's correction, each joint limit a frictionless
-contact; its derivatives hold the contact modes (breaking, sticking, sliding) fixed (Simple §III-B)
-and, where sliding contacts leave their normal impulses undetermined (a face of four coplanar
-contacts sliding and turning), follow the solver's least-norm split of them
+speculative contact whose gap stays open takes no impulse, so it is left out unless the others'
+impulses would close it (World.contact_problem gives the whole problem). With
+``contact_model="ncp"`` the same rows (none dropped) pose the contact NCP on Coulomb's cones instead
+(Simple §II-B; :func:`dcol.solvers.solve_contact_ncp`): per contact the impulse [t1, t2, n] in
+‖t‖ ≤ μ n, De Saxcé's correction, each joint limit a frictionless contact; its derivatives hold the
+contact modes (breaking, sticking, sliding) fixed (Simple §III-B) and, where sliding contacts leave
+their normal impulses undetermined (a face of four coplanar contacts sliding and turning), follow the
+solver's least-norm split of them
 (native/simulation/step_jacobians.hpp). b_extra per normal row:
 
 * *stabilization* (Baumgarte, as in Simple App. D, with its derivative terms): ``β φ / Δt`` for a

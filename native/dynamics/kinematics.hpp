@@ -85,6 +85,19 @@ inline void frame_jacobian(const Model& model, const Data& data, int frame, doub
     }
 }
 
+// The columns of frame_jacobian for the dofs dofs[0..count) (those that move the frame: the others'
+// are zero) into out (6 × count row-major): what a frame touching a few dofs of a large model needs.
+inline void frame_jacobian_columns(const Model& model, const Data& data, int frame, const int* dofs, int count,
+                                   double* out) {
+  const Vec3 origin = frame_pose(model, data, frame).p;
+  for (int t = 0; t < count; ++t) {
+    const Vec6& s = data.S[dofs[t]];
+    const Vec3 lin = s.lin + cross(s.ang, origin);
+    const double column[6] = {lin.x, lin.y, lin.z, s.ang.x, s.ang.y, s.ang.z};
+    for (int r = 0; r < 6; ++r) out[r * count + t] = column[r];
+  }
+}
+
 // dJ/dq after forward_kinematics: out (6 × nv × nv row-major, zeroed here), out[r][k][j] = ∂J[r][k]/∂q_j.
 // The frame origin o moves with ∂o/∂q_j = S_j,lin + S_j,ang × o; the axis S_k turns with S_j × S_k.
 inline void frame_jacobian_derivative(const Model& model, const Data& data, int frame, double* out) {

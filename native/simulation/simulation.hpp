@@ -71,8 +71,12 @@ struct RowKey {
 
 struct StepWorkspace {
   dyn::Data data;
-  std::vector<Pose> poses;            // scene body → world pose
-  std::vector<double> body_jacobian;  // scene body → 6 × nv, [velocity of its origin; angular velocity]
+  std::vector<Pose> poses;  // scene body → world pose
+  // Scene body b → the dofs that move it (its frame's ancestors', ascending) at body_dofs[body_dof_start[b]
+  // ...body_dof_start[b + 1]) and its Jacobian over them, 6 × count at body_columns[6 body_dof_start[b]]
+  // ([velocity of its origin; angular velocity]); with derivatives also the dense form, 6 × nv per body.
+  std::vector<int> body_dof_start, body_dofs;
+  std::vector<double> body_columns, body_jacobian;
   std::vector<Box3> boxes;
   std::vector<int> order, open;
   std::vector<std::pair<int, int>> pairs;
@@ -82,12 +86,17 @@ struct StepWorkspace {
   std::vector<double> previous_f;
   std::vector<lcp::EntrySet> sets, previous_sets;
   bool has_previous = false;
-  // All rows (3 per contact, then limits) and the kept ones; gap_rate = ∂b_extra/∂gap and
-  // restitution_velocity = ∂b_extra/∂e of each row (for the step's derivatives).
-  std::vector<double> all_rows, all_extra, all_gap_rate, all_restitution_velocity, gaps, relative, row_norms;
+  // All rows (3 per contact, then limits), sparse: row i's dofs at row_dofs[row_start[i]...row_start[i + 1])
+  // and its entries likewise in row_values; gap_rate = ∂b_extra/∂gap and restitution_velocity =
+  // ∂b_extra/∂e of each row (for the step's derivatives). A contact's dofs (ascending) and each dof's
+  // place among them (dof_local, −1 elsewhere; also an island's, in island_matrices).
+  std::vector<int> row_start, row_dofs, contact_dofs, dof_local;
+  std::vector<double> row_values, all_extra, all_gap_rate, all_restitution_velocity, gaps, relative, row_norms;
   std::vector<int> all_friction, kept, new_index;
-  std::vector<double> J, extra, gap_rate, restitution_velocity, mu, lo, hi, minv_JT, A, b, f, w;
+  std::vector<double> extra, gap_rate, restitution_velocity, mu, lo, hi, A, b, f, w;
   std::vector<int> friction_index;
+  // The kept rows dense, J (n × nv) and M̃⁻¹Jᵀ (nv × n), with derivatives only (dense_rows).
+  std::vector<double> J, minv_JT;
   std::vector<double> zero, bias, rhs, a_free, v_free;
   lcp::LcpWorkspace lcp;
   lcp::ActiveSetWorkspace active_set;
@@ -98,15 +107,17 @@ struct StepWorkspace {
   std::vector<int8_t> modes;
   lcp::NcpWorkspace ncp;
   // Contact islands (find_islands): dof → its tree (root body); a union–find over rows and trees, the
-  // label of each root and the island of each row and tree; the rows and the dofs of island k at [island_row_start[k],
-  // island_row_start[k + 1]) of island_rows and likewise in island_dofs; each row's place in its island.
+  // label of each root and the island of each row and tree; the rows and the dofs of island k at
+  // [island_row_start[k], island_row_start[k + 1]) of island_rows and likewise in island_dofs; each
+  // row's place in its island.
   std::vector<int> dof_tree, island_link, island_label, island_of, island_row_start, island_rows, island_dof_start,
       island_dofs, island_position;
-  // The Delassus matrix A = J M̃⁻¹ Jᵀ by island: island k's block (m_k × m_k, its rows in island order)
-  // at delassus_start[k]; the dense n × n A (zero between islands) only where derivatives or the NCP
-  // need it (dense_delassus). island_J, island_W: an island's rows of J and of (M̃⁻¹Jᵀ)ᵀ over its dofs.
-  std::vector<double> delassus, island_J, island_W;
-  std::vector<size_t> delassus_start;
+  // Island k's rows of J and of (M̃⁻¹Jᵀ)ᵀ over its dofs (m_k × d_k each, at island_matrix_start[k]),
+  // and its block of the Delassus matrix A = J M̃⁻¹ Jᵀ (m_k × m_k, rows in island order, at
+  // delassus_start[k]); the dense n × n A (zero between islands) only where derivatives or the NCP need
+  // it (dense_delassus).
+  std::vector<double> island_J, island_W, delassus, island_scratch;
+  std::vector<size_t> island_matrix_start, delassus_start;
   // One island's LCP, gathered.
   std::vector<double> island_b, island_lo, island_hi, island_mu, island_f, island_w;
   std::vector<int> island_friction;
@@ -116,9 +127,9 @@ struct StepWorkspace {
   explicit StepWorkspace(const WorldSpec& world)
       : data(*world.model),
         poses(world.num_bodies()),
-        body_jacobian(6 * static_cast<size_t>(world.model->nv) * world.num_bodies()),
         boxes(world.shapes.size()),
         pair_scratch(contact::kMaxPairContacts),
+        dof_local(world.model->nv, -1),
         zero(world.model->nv, 0.0),
         bias(world.model->nv),
         rhs(world.model->nv),
@@ -131,6 +142,16 @@ struct StepWorkspace {
       while (model.parent[body] >= 0) body = model.parent[body];
       dof_tree[j] = body;
     }
+    body_dof_start.assign(1, 0);
+    for (int body = 0; body < world.num_bodies(); ++body) {
+      const size_t first = body_dofs.size();
+      const int frame = world.body_frame[body];
+      for (int b = frame < 0 ? -1 : model.frame_body[frame]; b >= 0; b = model.parent[b])
+        for (int k = model.v_index[b]; k < model.v_index[b] + model.nv_of(b); ++k) body_dofs.push_back(k);
+      std::sort(body_dofs.begin() + first, body_dofs.end());
+      body_dof_start.push_back(static_cast<int>(body_dofs.size()));
+    }
+    body_columns.resize(6 * body_dofs.size());
   }
 };
 
@@ -144,18 +165,17 @@ struct StepReport {
 
 namespace detail {
 
-// Body poses and Jacobians of every scene body at q.
-inline void body_kinematics(const WorldSpec& world, StepWorkspace& ws, const double* q) {
+// Body poses and Jacobians (over their dofs; with dense, also 6 × nv) of every scene body at q.
+inline void body_kinematics(const WorldSpec& world, StepWorkspace& ws, const double* q, bool dense) {
   const dyn::Model& model = *world.model;
   const int nv = model.nv;
   dyn::forward_kinematics(model, ws.data, q);
+  if (dense) ws.body_jacobian.assign(6 * static_cast<size_t>(nv) * world.num_bodies(), 0.0);
   for (int body = 0; body < world.num_bodies(); ++body) {
     Pose& pose = ws.poses[body];
-    double* J = ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body;
     const int frame = world.body_frame[body];
     if (frame < 0) {
       pose = Pose{{0.0, 0.0, 0.0}, {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}};
-      std::fill(J, J + 6 * nv, 0.0);
       continue;
     }
     const dyn::Transform X = dyn::frame_pose(model, ws.data, frame);
@@ -163,7 +183,10 @@ inline void body_kinematics(const WorldSpec& world, StepWorkspace& ws, const dou
     pose.r[0] = position.x, pose.r[1] = position.y, pose.r[2] = position.z;
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 3; ++c) pose.Q.m[r][c] = X.R.m[r][c];
-    dyn::frame_jacobian(model, ws.data, frame, J);
+    const int first = ws.body_dof_start[body], count = ws.body_dof_start[body + 1] - first;
+    dyn::frame_jacobian_columns(model, ws.data, frame, ws.body_dofs.data() + first, count,
+                                ws.body_columns.data() + 6 * static_cast<size_t>(first));
+    if (dense) dyn::frame_jacobian(model, ws.data, frame, ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body);
   }
 }
 
@@ -192,26 +215,48 @@ inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, bool deriva
   }
 }
 
-// Relative velocity of body b's material point at contact k minus body a's, per unit joint velocity:
-// out (3 × nv).
-inline void relative_jacobian(const WorldSpec& world, const StepWorkspace& ws, int k, double* out) {
-  const int nv = world.model->nv;
+// Relative velocity of body b's material point at contact k minus body a's, per unit velocity of the
+// dofs that move the two bodies: those dofs (ascending) in ws.contact_dofs and the Jacobian (3 × their
+// count) in ws.relative, from the bodies' Jacobian columns.
+inline void contact_relative_jacobian(const WorldSpec& world, StepWorkspace& ws, int k) {
   const Contact& c = ws.contacts[k];
   const RowKey& key = ws.keys[k];
-  std::fill(out, out + 3 * nv, 0.0);
-  for (const auto& [shape, sign] : {std::pair{key.shape_a, -1.0}, std::pair{key.shape_b, 1.0}}) {
-    const int body = world.shape_body[shape];
-    if (world.body_frame[body] < 0) continue;
-    const double* Jb = ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body;
+  const int bodies[2] = {world.shape_body[key.shape_a], world.shape_body[key.shape_b]};
+  std::vector<int>& dofs = ws.contact_dofs;
+  dofs.clear();
+  for (const int body : bodies)
+    dofs.insert(dofs.end(), ws.body_dofs.begin() + ws.body_dof_start[body],
+                ws.body_dofs.begin() + ws.body_dof_start[body + 1]);
+  std::sort(dofs.begin(), dofs.end());
+  dofs.erase(std::unique(dofs.begin(), dofs.end()), dofs.end());
+  const int a = static_cast<int>(dofs.size());
+  for (int e = 0; e < a; ++e) ws.dof_local[dofs[e]] = e;
+  ws.relative.assign(3 * static_cast<size_t>(a), 0.0);
+  for (int side = 0; side < 2; ++side) {
+    const int body = bodies[side], first = ws.body_dof_start[body], count = ws.body_dof_start[body + 1] - first;
+    const double sign = side == 0 ? -1.0 : 1.0;
+    const double* Jb = ws.body_columns.data() + 6 * static_cast<size_t>(first);
     const double lever[3] = {c.point[0] - ws.poses[body].r[0], c.point[1] - ws.poses[body].r[1],
                              c.point[2] - ws.poses[body].r[2]};
-    for (int j = 0; j < nv; ++j) {
-      const double w[3] = {Jb[3 * nv + j], Jb[4 * nv + j], Jb[5 * nv + j]};
+    for (int t = 0; t < count; ++t) {
+      const int e = ws.dof_local[ws.body_dofs[first + t]];
+      const double w[3] = {Jb[3 * count + t], Jb[4 * count + t], Jb[5 * count + t]};
       const double lever_cross_w[3] = {lever[1] * w[2] - lever[2] * w[1], lever[2] * w[0] - lever[0] * w[2],
                                        lever[0] * w[1] - lever[1] * w[0]};
-      for (int i = 0; i < 3; ++i) out[i * nv + j] += sign * (Jb[i * nv + j] - lever_cross_w[i]);
+      for (int i = 0; i < 3; ++i) ws.relative[i * a + e] += sign * (Jb[i * count + t] - lever_cross_w[i]);
     }
   }
+  for (int e = 0; e < a; ++e) ws.dof_local[dofs[e]] = -1;
+}
+
+// contact_relative_jacobian over all dofs: out (3 × nv).
+inline void relative_jacobian(const WorldSpec& world, StepWorkspace& ws, int k, double* out) {
+  const int nv = world.model->nv;
+  contact_relative_jacobian(world, ws, k);
+  const int a = static_cast<int>(ws.contact_dofs.size());
+  std::fill(out, out + 3 * nv, 0.0);
+  for (int i = 0; i < 3; ++i)
+    for (int e = 0; e < a; ++e) out[i * nv + ws.contact_dofs[e]] = ws.relative[i * a + e];
 }
 
 // The step's LCP rows: 3 per contact (normal, tangent1, tangent2), then the joint limits within
@@ -219,7 +264,7 @@ inline void relative_jacobian(const WorldSpec& world, const StepWorkspace& ws, i
 // contact's tangents go with its normal) unless the contact model is the NCP. ws.J (n × nv), ws.extra,
 // ws.friction_index and ws.mu of the kept rows; returns n.
 inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v) {
-  const int nv = world.model->nv, K = static_cast<int>(ws.contacts.size());
+  const int K = static_cast<int>(ws.contacts.size());
   const double dt = world.dt;
   // Limit rows: one per bound within limit_margin, with its gap.
   ws.gaps.assign(K, 0.0);
@@ -235,29 +280,42 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
       }
     }
   const int total = 3 * K + limit_rows;
-  ws.all_rows.assign(static_cast<size_t>(total) * nv, 0.0);
   ws.all_extra.assign(total, 0.0);
   ws.all_gap_rate.assign(total, 0.0);
   ws.all_restitution_velocity.assign(total, 0.0);
   ws.all_friction.assign(total, -1);
-  ws.relative.resize(3 * static_cast<size_t>(nv));
+  ws.row_start.assign(1, 0);
+  ws.row_dofs.clear();
+  ws.row_values.clear();
 
+  // A contact's rows over the dofs that move its two bodies: [normal; tangent1; tangent2] · the
+  // relative velocity Jacobian.
   for (int k = 0; k < K; ++k) {
     const Contact& c = ws.contacts[k];
-    relative_jacobian(world, ws, k, ws.relative.data());
+    contact_relative_jacobian(world, ws, k);
+    const std::vector<int>& dofs = ws.contact_dofs;
+    const int a = static_cast<int>(dofs.size());
     const double* directions[3] = {c.normal, c.tangent1, c.tangent2};
     for (int r = 0; r < 3; ++r) {
-      double* row = ws.all_rows.data() + static_cast<size_t>(3 * k + r) * nv;
-      for (int j = 0; j < nv; ++j)
-        row[j] = directions[r][0] * ws.relative[j] + directions[r][1] * ws.relative[nv + j] +
-                 directions[r][2] * ws.relative[2 * nv + j];
+      ws.row_dofs.insert(ws.row_dofs.end(), dofs.begin(), dofs.end());
+      for (int e = 0; e < a; ++e)
+        ws.row_values.push_back(directions[r][0] * ws.relative[e] + directions[r][1] * ws.relative[a + e] +
+                                directions[r][2] * ws.relative[2 * a + e]);
+      ws.row_start.push_back(static_cast<int>(ws.row_dofs.size()));
     }
     ws.all_friction[3 * k + 1] = ws.all_friction[3 * k + 2] = 3 * k;
   }
   for (int l = 0; l < limit_rows; ++l) {
     const RowKey& key = ws.keys[K + l];
-    ws.all_rows[static_cast<size_t>(3 * K + l) * nv + key.shape_b] = key.kind;
+    ws.row_dofs.push_back(key.shape_b);
+    ws.row_values.push_back(key.kind);
+    ws.row_start.push_back(static_cast<int>(ws.row_dofs.size()));
   }
+  auto row_dot = [&](int i, const double* x) {
+    double s = 0.0;
+    for (int e = ws.row_start[i]; e < ws.row_start[i + 1]; ++e) s += ws.row_values[e] * x[ws.row_dofs[e]];
+    return s;
+  };
 
   // Stabilization and restitution: b_extra of the gap rows.
   for (int g = 0; g < K + limit_rows; ++g) {
@@ -265,9 +323,7 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
     const double gap = ws.gaps[g];
     double rate = (gap > 0.0 ? 1.0 : world.baumgarte) / dt;
     if (g < K) {
-      const double* normal_row = ws.all_rows.data() + static_cast<size_t>(row) * nv;
-      double normal_velocity = 0.0;
-      for (int j = 0; j < nv; ++j) normal_velocity += normal_row[j] * v[j];
+      const double normal_velocity = row_dot(row, v);
       const bool bouncing = world.restitution > 0.0 && normal_velocity < -world.restitution_threshold &&
                             gap + dt * normal_velocity <= 0.0;
       if (bouncing) {
@@ -285,9 +341,8 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
   std::vector<double>& norms = ws.row_norms;
   norms.resize(total);
   for (int i = 0; i < total; ++i) {
-    const double* row = ws.all_rows.data() + static_cast<size_t>(i) * nv;
     double s = 0.0;
-    for (int j = 0; j < nv; ++j) s += row[j] * row[j];
+    for (int e = ws.row_start[i]; e < ws.row_start[i + 1]; ++e) s += ws.row_values[e] * ws.row_values[e];
     norms[i] = std::sqrt(s);
     largest = std::max(largest, norms[i]);
   }
@@ -302,7 +357,6 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
     }
   }
   const int n = static_cast<int>(ws.kept.size());
-  ws.J.resize(static_cast<size_t>(n) * nv);
   ws.extra.resize(n);
   ws.gap_rate.resize(n);
   ws.restitution_velocity.resize(n);
@@ -312,7 +366,6 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
   ws.hi.assign(n, std::numeric_limits<double>::infinity());
   for (int r = 0; r < n; ++r) {
     const int i = ws.kept[r];
-    std::copy_n(ws.all_rows.data() + static_cast<size_t>(i) * nv, nv, ws.J.data() + static_cast<size_t>(r) * nv);
     ws.extra[r] = ws.all_extra[i];
     ws.gap_rate[r] = ws.all_gap_rate[i];
     ws.restitution_velocity[r] = ws.all_restitution_velocity[i];
@@ -337,9 +390,8 @@ inline void find_islands(const WorldSpec& world, StepWorkspace& ws, int n) {
   for (int x = 0; x < n + trees; ++x) link[x] = x;
   auto join = [&](int x, int y) { link[island_root(link, x)] = island_root(link, y); };
   for (int r = 0; r < n; ++r) {
-    const double* row = ws.J.data() + static_cast<size_t>(r) * nv;
-    for (int j = 0; j < nv; ++j)
-      if (row[j] != 0.0) join(r, n + ws.dof_tree[j]);
+    const int i = ws.kept[r];
+    for (int e = ws.row_start[i]; e < ws.row_start[i + 1]; ++e) join(r, n + ws.dof_tree[ws.row_dofs[e]]);
     if (ws.friction_index[r] >= 0) join(r, ws.friction_index[r]);
   }
   // Each row's and each dof's island (−1: a tree no row touches), numbered in row order.
@@ -377,40 +429,61 @@ inline void find_islands(const WorldSpec& world, StepWorkspace& ws, int n) {
     if (island[n + ws.dof_tree[j]] >= 0) ws.island_dofs[label[island[n + ws.dof_tree[j]]]++] = j;
 }
 
-// The Delassus blocks of the islands (ws.delassus): each from its rows of J and M̃⁻¹Jᵀ gathered over
-// its dofs into contiguous rows, A_k = ½ (J_k W_kᵀ + W_k J_kᵀ) (symmetric to round-off).
-inline void delassus_blocks(const WorldSpec& world, StepWorkspace& ws, int n) {
-  const int nv = world.model->nv, islands = static_cast<int>(ws.island_row_start.size()) - 1;
+// Each island's rows of J and W = (M̃⁻¹Jᵀ)ᵀ over its dofs (contiguous rows; M̃⁻¹ by the tree-sparse
+// factor restricted to the island's dofs), its Delassus block A_k = ½ (J_k W_kᵀ + W_k J_kᵀ) (symmetric
+// to round-off) and b = J v_free + b_extra: each costs the island's size, not the world's.
+inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n) {
+  const dyn::Model& model = *world.model;
+  const int islands = static_cast<int>(ws.island_row_start.size()) - 1;
+  ws.island_matrix_start.resize(islands + 1);
   ws.delassus_start.resize(islands + 1);
-  ws.delassus_start[0] = 0;
+  ws.island_matrix_start[0] = ws.delassus_start[0] = 0;
   for (int k = 0; k < islands; ++k) {
     const size_t m = ws.island_row_start[k + 1] - ws.island_row_start[k];
+    const size_t d = ws.island_dof_start[k + 1] - ws.island_dof_start[k];
+    ws.island_matrix_start[k + 1] = ws.island_matrix_start[k] + m * d;
     ws.delassus_start[k + 1] = ws.delassus_start[k] + m * m;
   }
+  ws.island_J.assign(ws.island_matrix_start[islands], 0.0);
+  ws.island_W.resize(ws.island_matrix_start[islands]);
   ws.delassus.resize(ws.delassus_start[islands]);
+  ws.b.resize(n);
   for (int k = 0; k < islands; ++k) {
     const int* rows = ws.island_rows.data() + ws.island_row_start[k];
     const int* dofs = ws.island_dofs.data() + ws.island_dof_start[k];
     const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
     const int d = ws.island_dof_start[k + 1] - ws.island_dof_start[k];
-    ws.island_J.resize(static_cast<size_t>(m) * d);
-    ws.island_W.resize(static_cast<size_t>(m) * d);
+    for (int e = 0; e < d; ++e) ws.dof_local[dofs[e]] = e;
+    double* Jk = ws.island_J.data() + ws.island_matrix_start[k];
+    double* Wk = ws.island_W.data() + ws.island_matrix_start[k];
+    for (int p = 0; p < m; ++p) {
+      const int i = ws.kept[rows[p]];
+      for (int e = ws.row_start[i]; e < ws.row_start[i + 1]; ++e)
+        Jk[static_cast<size_t>(p) * d + ws.dof_local[ws.row_dofs[e]]] = ws.row_values[e];
+    }
+    // M̃⁻¹ J_kᵀ (d × m), written over W_k's storage transposed, then W_k's rows.
+    ws.island_scratch.resize(static_cast<size_t>(m) * d);
+    double* X = ws.island_scratch.data();
+    for (int e = 0; e < d; ++e)
+      for (int p = 0; p < m; ++p) X[static_cast<size_t>(e) * m + p] = Jk[static_cast<size_t>(p) * d + e];
+    dyn::solve_mass_matrix_on(model, ws.data, dofs, d, ws.dof_local.data(), X, m);
     for (int p = 0; p < m; ++p)
-      for (int e = 0; e < d; ++e) {
-        ws.island_J[static_cast<size_t>(p) * d + e] = ws.J[static_cast<size_t>(rows[p]) * nv + dofs[e]];
-        ws.island_W[static_cast<size_t>(p) * d + e] = ws.minv_JT[static_cast<size_t>(dofs[e]) * n + rows[p]];
-      }
+      for (int e = 0; e < d; ++e) Wk[static_cast<size_t>(p) * d + e] = X[static_cast<size_t>(e) * m + p];
+    for (int e = 0; e < d; ++e) ws.dof_local[dofs[e]] = -1;
     double* block = ws.delassus.data() + ws.delassus_start[k];
     for (int p = 0; p < m; ++p) {
-      const double* Jp = ws.island_J.data() + static_cast<size_t>(p) * d;
-      const double* Wp = ws.island_W.data() + static_cast<size_t>(p) * d;
+      const double* Jp = Jk + static_cast<size_t>(p) * d;
+      const double* Wp = Wk + static_cast<size_t>(p) * d;
       for (int q = p; q < m; ++q) {
-        const double* Jq = ws.island_J.data() + static_cast<size_t>(q) * d;
-        const double* Wq = ws.island_W.data() + static_cast<size_t>(q) * d;
+        const double* Jq = Jk + static_cast<size_t>(q) * d;
+        const double* Wq = Wk + static_cast<size_t>(q) * d;
         double forward = 0.0, backward = 0.0;
         for (int e = 0; e < d; ++e) forward += Jp[e] * Wq[e], backward += Jq[e] * Wp[e];
         block[static_cast<size_t>(p) * m + q] = block[static_cast<size_t>(q) * m + p] = 0.5 * (forward + backward);
       }
+      double sum = ws.extra[rows[p]];
+      for (int e = 0; e < d; ++e) sum += Jp[e] * ws.v_free[dofs[e]];
+      ws.b[rows[p]] = sum;
     }
   }
 }
@@ -431,6 +504,26 @@ inline void dense_delassus(StepWorkspace& ws) {
   }
 }
 
+// The kept rows dense, ws.J (n × nv) and ws.minv_JT (nv × n), from the islands' J_k and W_k.
+inline void dense_rows(const WorldSpec& world, StepWorkspace& ws) {
+  const int n = static_cast<int>(ws.island_rows.size()), nv = world.model->nv;
+  ws.J.assign(static_cast<size_t>(n) * nv, 0.0);
+  ws.minv_JT.assign(static_cast<size_t>(nv) * n, 0.0);
+  for (size_t k = 0; k + 1 < ws.island_row_start.size(); ++k) {
+    const int* rows = ws.island_rows.data() + ws.island_row_start[k];
+    const int* dofs = ws.island_dofs.data() + ws.island_dof_start[k];
+    const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
+    const int d = ws.island_dof_start[k + 1] - ws.island_dof_start[k];
+    const double* Jk = ws.island_J.data() + ws.island_matrix_start[k];
+    const double* Wk = ws.island_W.data() + ws.island_matrix_start[k];
+    for (int p = 0; p < m; ++p)
+      for (int e = 0; e < d; ++e) {
+        ws.J[static_cast<size_t>(rows[p]) * nv + dofs[e]] = Jk[static_cast<size_t>(p) * d + e];
+        ws.minv_JT[static_cast<size_t>(dofs[e]) * n + rows[p]] = Wk[static_cast<size_t>(p) * d + e];
+      }
+  }
+}
+
 // The tolerances of lcp/active_set.hpp for the step's whole LCP (ws.b, ws.f), from the blocks.
 inline lcp::Tolerances lcp_tolerances(const WorldSpec& world, const StepWorkspace& ws) {
   double f_max = 0.0, b_max = 0.0, A_max = 0.0;
@@ -448,7 +541,7 @@ inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double*
   const dyn::Model& model = *world.model;
   const int nv = model.nv;
   const double dt = world.dt;
-  detail::body_kinematics(world, ws, q);
+  detail::body_kinematics(world, ws, q, derivatives);
   detail::find_contacts(world, ws, derivatives);
   const int n = detail::build_rows(world, ws, q, v);
 
@@ -462,22 +555,11 @@ inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double*
   dyn::solve_mass_matrix(model, ws.data, ws.rhs.data());
   for (int i = 0; i < nv; ++i) ws.a_free[i] = ws.rhs[i], ws.v_free[i] = v[i] + dt * ws.rhs[i];
 
-  // A = J M̃⁻¹ Jᵀ (symmetrized), b = J v_free + b_extra; A block by block over the contact islands,
-  // each over its own dofs (the products with other dofs are exact zeros).
-  ws.minv_JT.resize(static_cast<size_t>(nv) * n);
-  for (int i = 0; i < nv; ++i)
-    for (int r = 0; r < n; ++r) ws.minv_JT[static_cast<size_t>(i) * n + r] = ws.J[static_cast<size_t>(r) * nv + i];
-  dyn::solve_mass_matrix(model, ws.data, ws.minv_JT.data(), n);
+  // A = J M̃⁻¹ Jᵀ and b = J v_free + b_extra island by island; the dense forms with derivatives.
   detail::find_islands(world, ws, n);
-  detail::delassus_blocks(world, ws, n);
+  detail::island_matrices(world, ws, n);
+  if (derivatives) dense_rows(world, ws);
   if (derivatives || world.ncp) dense_delassus(ws);
-  ws.b.resize(n);
-  for (int r = 0; r < n; ++r) {
-    const double* row = ws.J.data() + static_cast<size_t>(r) * nv;
-    double sum = ws.extra[r];
-    for (int i = 0; i < nv; ++i) sum += row[i] * ws.v_free[i];
-    ws.b[r] = sum;
-  }
   return n;
 }
 
@@ -599,11 +681,18 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws, b
 
 // v⁺ = v_free + M̃⁻¹ Jᵀ f of a prepared step with its impulses in ws.f.
 inline void next_velocity(const WorldSpec& world, const StepWorkspace& ws, double* v_next) {
-  const int nv = world.model->nv, n = static_cast<int>(ws.kept.size());
-  for (int i = 0; i < nv; ++i) {
-    double sum = ws.v_free[i];
-    for (int r = 0; r < n; ++r) sum += ws.minv_JT[static_cast<size_t>(i) * n + r] * ws.f[r];
-    v_next[i] = sum;
+  std::copy_n(ws.v_free.data(), world.model->nv, v_next);
+  for (size_t k = 0; k + 1 < ws.island_row_start.size(); ++k) {
+    const int* rows = ws.island_rows.data() + ws.island_row_start[k];
+    const int* dofs = ws.island_dofs.data() + ws.island_dof_start[k];
+    const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
+    const int d = ws.island_dof_start[k + 1] - ws.island_dof_start[k];
+    const double* Wk = ws.island_W.data() + ws.island_matrix_start[k];
+    for (int p = 0; p < m; ++p) {
+      const double impulse = ws.f[rows[p]];
+      if (impulse == 0.0) continue;
+      for (int e = 0; e < d; ++e) v_next[dofs[e]] += Wk[static_cast<size_t>(p) * d + e] * impulse;
+    }
   }
 }
 
