@@ -269,7 +269,8 @@ def nimble_version(python):
 
 # Robots of the tables above, a fallen Solo12 and piles of boxes (boxes<count>).
 MUJOCO_SCENES = ("ur5", "talos", "solo12", "solo12_fallen", "boxes8", "boxes27") + DATASET
-PILES = (1, 8, 27, 64)
+PILES = (1, 8, 27, 64, 125)
+ROLLOUT_STEPS = 50  # steps per rollout in the MuJoCo tables' "dcol step"
 FALL_STEPS = 500  # settling steps of the fallen Solo12 at least: its fall and the rest after it
 BOX_HALF, BOX_MASS = 0.1, 1.0  # the tests' piles (tests/support/bodies.py box_pile_model)
 # The fallen Solo12 starts rolled by this angle (rad) about x, its lowest point this high (m).
@@ -327,9 +328,10 @@ def mujoco_scene(name):
 
 def measure_dcol_scene(world, q, settle, repeats, step_limit, jacobian=True):
     """Settles `settle` steps from rest with World.step (warm-started, as measure_dcol), then the
-    median times (s) of the native one-state step and step + Jacobian ∂(q⁺, v⁺)/∂(q, v, τ) (None
-    without `jacobian`) from the settled state, and its contact count; None when a settling step
-    takes longer than `step_limit` seconds."""
+    median times (s) from the settled state of a step within a rollout (rollout_batch of
+    ROLLOUT_STEPS, each step warm-started from the last, as mj_step is), of one native step without
+    a warm start, and of step + Jacobian ∂(q⁺, v⁺)/∂(q, v, τ) (None without `jacobian`), and its
+    contact count; None when a settling step takes longer than `step_limit` seconds."""
     model = world.model
     v, tau = np.zeros(model.nv), np.zeros(model.nv)
     previous = None
@@ -342,8 +344,11 @@ def measure_dcol_scene(world, q, settle, repeats, step_limit, jacobian=True):
                 return None
             q, v = previous.q, previous.v
     one = (q[None], v[None], tau[None])
+    controls = np.zeros((1, ROLLOUT_STEPS, model.nv))
     return {
         "contacts": int(world.step_batch(*one, threads=1).contacts[0]),
+        "rollout": median_time(lambda: world.rollout_batch(q[None], v[None], controls, threads=1), repeats)
+        / ROLLOUT_STEPS,
         "step": median_time(lambda: world.step_batch(*one, threads=1), repeats),
         "jacobian": median_time(lambda: world.step_batch(*one, derivatives=True, parameters=False, threads=1), repeats)
         if jacobian
@@ -407,6 +412,7 @@ def mujoco_tables(args):
             "dcol step",
             "MuJoCo step",
             "dcol/MuJoCo",
+            "dcol cold step",
             "dcol step+Jac",
             "MuJoCo FD Jac",
             "MuJoCo/dcol",
@@ -414,9 +420,11 @@ def mujoco_tables(args):
         caption=(
             f"dcol and MuJoCo on the same scenes, one thread, dt = 1 ms, μ = 0.5, ms per step "
             f"({median_of(args.repeats)}) after {args.settle} steps of settling from the same state "
-            f"(the fallen Solo12: {max(args.settle, FALL_STEPS)} from a roll of {FALL_ROLL} rad): dcol's native "
-            "World.step_batch for one state, without and with ∂(q⁺, v⁺)/∂(q, v, τ); MuJoCo's mj_step "
-            "(warm-started) and mjd_transitionFD (centred differences, the same Jacobian)"
+            f"(the fallen Solo12: {max(args.settle, FALL_STEPS)} from a roll of {FALL_ROLL} rad): dcol's step "
+            f"within a rollout (World.rollout_batch of {ROLLOUT_STEPS} steps, each warm-started from the last) "
+            "beside MuJoCo's mj_step (warm-started); dcol's native World.step_batch for one state without a "
+            "warm start (cold step) and with ∂(q⁺, v⁺)/∂(q, v, τ) beside MuJoCo's mjd_transitionFD (centred "
+            "differences, the same Jacobian)"
         ),
     )
     comparison.notes.append(
@@ -427,7 +435,7 @@ def mujoco_tables(args):
     for name in scenes:
         result = results[name]
         if "error" in result:
-            comparison.add(name, "", "", "", "", "", result["error"], "", "", "")
+            comparison.add(name, "", "", "", "", "", result["error"], "", "", "", "")
             continue
         dcol, mujoco = result["dcol"], result["mujoco"]
         comparison.add(
@@ -435,9 +443,10 @@ def mujoco_tables(args):
             result["nv"],
             dcol["contacts"],
             mujoco["contacts"],
-            f"{1e3 * dcol['step']:.3f}",
+            f"{1e3 * dcol['rollout']:.3f}",
             f"{1e3 * mujoco['step']:.3f}",
-            _ratio(dcol["step"] / mujoco["step"]),
+            _ratio(dcol["rollout"] / mujoco["step"]),
+            f"{1e3 * dcol['step']:.3f}",
             f"{1e3 * dcol['jacobian']:.3f}",
             f"{1e3 * mujoco['jacobian']:.3f}",
             _ratio(mujoco["jacobian"] / dcol["jacobian"]),
@@ -446,9 +455,19 @@ def mujoco_tables(args):
             comparison.notes.append(f"{name}: {dcol['warnings']} warnings from dcol's contact solver while settling.")
 
     growth = Table(
-        ["boxes", "nv", "dcol contacts", "MuJoCo contacts", "dcol step", "MuJoCo step", "dcol/MuJoCo"],
+        [
+            "boxes",
+            "nv",
+            "dcol contacts",
+            "MuJoCo contacts",
+            "dcol step",
+            "MuJoCo step",
+            "dcol/MuJoCo",
+            "dcol cold step",
+        ],
         caption=(
-            "Piles of boxes (columns of 0.2 m cubes, 1 kg), settled as above: ms per step "
+            "Piles of boxes (columns of 0.2 m cubes, 1 kg), settled as above: ms per step within a rollout "
+            "and without a warm start (cold) "
             f"({median_of(args.repeats)}); a pile is left out when one of dcol's settling steps takes over "
             f"{args.step_limit:g} s"
         ),
@@ -457,7 +476,7 @@ def mujoco_tables(args):
     for count in piles:
         result = results[f"boxes{count}"]
         if "error" in result:
-            growth.add(count, "", "", "", "", "", result["error"])
+            growth.add(count, "", "", "", "", "", result["error"], "")
             continue
         dcol, mujoco = result["dcol"], result["mujoco"]
         growth.add(
@@ -465,13 +484,17 @@ def mujoco_tables(args):
             result["nv"],
             dcol["contacts"],
             mujoco["contacts"],
-            f"{1e3 * dcol['step']:.3f}",
+            f"{1e3 * dcol['rollout']:.3f}",
             f"{1e3 * mujoco['step']:.3f}",
-            _ratio(dcol["step"] / mujoco["step"]),
+            _ratio(dcol["rollout"] / mujoco["step"]),
+            f"{1e3 * dcol['step']:.3f}",
         )
-        for label, figures in (("dcol", dcol), ("MuJoCo", mujoco)):
-            series[label][0].append(figures["contacts"])
-            series[label][1].append(figures["step"])
+        for label, contacts, step in (
+            ("dcol", dcol["contacts"], dcol["rollout"]),
+            ("MuJoCo", mujoco["contacts"], mujoco["step"]),
+        ):
+            series[label][0].append(contacts)
+            series[label][1].append(step)
     exponents = {label: growth_exponent(*points) for label, points in series.items()}
     if all(exponent is not None for exponent in exponents.values()):
         growth.notes.append(

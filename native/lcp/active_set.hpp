@@ -12,6 +12,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/dot.hpp"
 #include "lcp/lcp.hpp"
 
 namespace dcol::lcp {
@@ -76,11 +77,10 @@ inline bool verified(int n, const double* A, const double* b, const double* f, c
 
 namespace detail {
 
-// Householder reflection of x (length m, stride `stride`) onto −sign(x₀)‖x‖ e₀: v overwrites x with
+// Householder reflection of x (m contiguous entries) onto −sign(x₀)‖x‖ e₀: v overwrites x with
 // v₀ = 1 implied; returns β (0 when x = 0) and sets *alpha to the new leading entry.
-inline double householder(int m, double* x, int stride, double* alpha) {
-  double norm2 = 0.0;
-  for (int i = 0; i < m; ++i) norm2 += x[i * stride] * x[i * stride];
+inline double householder(int m, double* x, double* alpha) {
+  const double norm2 = dot(x, x, m);
   if (norm2 == 0.0) {
     *alpha = 0.0;
     return 0.0;
@@ -88,7 +88,7 @@ inline double householder(int m, double* x, int stride, double* alpha) {
   const double norm = std::sqrt(norm2);
   *alpha = x[0] > 0.0 ? -norm : norm;
   const double v0 = x[0] - *alpha;
-  for (int i = 1; i < m; ++i) x[i * stride] /= v0;
+  for (int i = 1; i < m; ++i) x[i] /= v0;
   x[0] = 1.0;
   return -v0 / *alpha;  // β = 2 / vᵀv with v scaled to v₀ = 1
 }
@@ -106,11 +106,14 @@ constexpr double kRankCutoff = 1e-10;
 
 class OrthogonalDecomposition {
  public:
-  // Factors K (m × m row-major).
+  // Factors K (m × m row-major). R_ and W_ are stored by columns, so that the Householder
+  // reflections and the pivots' column norms run over contiguous memory.
   void factor(int m, const double* K) {
     m_ = m;
     rank_ = m;
-    R_.assign(K, K + static_cast<size_t>(m) * m);
+    R_.resize(static_cast<size_t>(m) * m);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < m; ++j) R_[j * m + i] = K[i * m + j];
     perm_.resize(m);
     for (int j = 0; j < m; ++j) perm_[j] = j;
     diag_.resize(m);
@@ -119,36 +122,35 @@ class OrthogonalDecomposition {
       int pivot = k;
       double best = -1.0;
       for (int j = k; j < m; ++j) {
-        double s = 0.0;
-        for (int i = k; i < m; ++i) s += R_[i * m + j] * R_[i * m + j];
+        const double s = dot(R_.data() + j * m + k, R_.data() + j * m + k, m - k);
         if (s > best) best = s, pivot = j;
       }
       if (pivot != k) {
-        for (int i = 0; i < m; ++i) std::swap(R_[i * m + k], R_[i * m + pivot]);
+        std::swap_ranges(R_.begin() + k * m, R_.begin() + (k + 1) * m, R_.begin() + pivot * m);
         std::swap(perm_[k], perm_[pivot]);
       }
       double alpha;
-      q_betas_[k] = detail::householder(m - k, R_.data() + k * m + k, m, &alpha);
+      q_betas_[k] = detail::householder(m - k, R_.data() + k * m + k, &alpha);
       diag_[k] = alpha;
       if (k == 0 ? alpha == 0.0 : std::abs(alpha) <= kRankCutoff * std::abs(diag_[0])) {
         rank_ = k;
         break;
       }
-      for (int j = k + 1; j < m; ++j) reflect(q_betas_[k], R_.data() + k * m + k, m, R_.data() + k * m + j, m, m - k);
+      for (int j = k + 1; j < m; ++j) reflect(q_betas_[k], R_.data() + k * m + k, R_.data() + j * m + k, m - k);
     }
     if (rank_ == m || rank_ == 0) return;
     // Rows 0..rank−1 of R, transposed into W (m × rank), W = Z [T; 0] by Householder QR.
     const int r = rank_;
     W_.assign(static_cast<size_t>(m) * r, 0.0);
     for (int row = 0; row < r; ++row) {
-      W_[row * r + row] = diag_[row];
-      for (int j = row + 1; j < m; ++j) W_[j * r + row] = R_[row * m + j];
+      W_[row * m + row] = diag_[row];
+      for (int j = row + 1; j < m; ++j) W_[row * m + j] = R_[j * m + row];
     }
     z_betas_.resize(r);
     t_diag_.resize(r);
     for (int k = 0; k < r; ++k) {
-      z_betas_[k] = detail::householder(m - k, W_.data() + k * r + k, r, &t_diag_[k]);
-      for (int j = k + 1; j < r; ++j) reflect(z_betas_[k], W_.data() + k * r + k, r, W_.data() + k * r + j, r, m - k);
+      z_betas_[k] = detail::householder(m - k, W_.data() + k * m + k, &t_diag_[k]);
+      for (int j = k + 1; j < r; ++j) reflect(z_betas_[k], W_.data() + k * m + k, W_.data() + j * m + k, m - k);
     }
   }
 
@@ -159,21 +161,21 @@ class OrthogonalDecomposition {
   // y (m) ← K⁺ y: the minimum-norm least-squares solution of K x = y.
   void solve(double* y) {
     const int m = m_, r = rank_;
-    for (int k = 0; k < r; ++k) reflect(q_betas_[k], R_.data() + k * m + k, m, y + k, 1, m - k);  // Qᵀ y
+    for (int k = 0; k < r; ++k) reflect(q_betas_[k], R_.data() + k * m + k, y + k, m - k);  // Qᵀ y
     x_.assign(m, 0.0);
     if (r == m) {
       for (int k = m - 1; k >= 0; --k) {  // R x = Qᵀ y
         double s = y[k];
-        for (int j = k + 1; j < m; ++j) s -= R_[k * m + j] * x_[j];
+        for (int j = k + 1; j < m; ++j) s -= R_[j * m + k] * x_[j];
         x_[k] = s / diag_[k];
       }
     } else if (r > 0) {
       for (int k = 0; k < r; ++k) {  // Tᵀ t = (Qᵀ y)[0:r], x = Z [t; 0]
         double s = y[k];
-        for (int j = 0; j < k; ++j) s -= W_[j * r + k] * x_[j];
+        for (int j = 0; j < k; ++j) s -= W_[k * m + j] * x_[j];
         x_[k] = s / t_diag_[k];
       }
-      for (int k = r - 1; k >= 0; --k) reflect(z_betas_[k], W_.data() + k * r + k, r, x_.data() + k, 1, m - k);
+      for (int k = r - 1; k >= 0; --k) reflect(z_betas_[k], W_.data() + k * m + k, x_.data() + k, m - k);
     }
     for (int j = 0; j < m; ++j) y[perm_[j]] = x_[j];
   }
@@ -184,22 +186,22 @@ class OrthogonalDecomposition {
     x_.resize(m);
     for (int j = 0; j < m; ++j) x_[j] = y[perm_[j]];  // Pᵀ y
     if (r < m && r > 0)
-      for (int k = 0; k < r; ++k) reflect(z_betas_[k], W_.data() + k * r + k, r, x_.data() + k, 1, m - k);  // Zᵀ
+      for (int k = 0; k < r; ++k) reflect(z_betas_[k], W_.data() + k * m + k, x_.data() + k, m - k);  // Zᵀ
     std::fill(y, y + m, 0.0);
     if (r == m) {
       for (int k = 0; k < m; ++k) {  // Rᵀ t = Pᵀ y
         double s = x_[k];
-        for (int j = 0; j < k; ++j) s -= R_[j * m + k] * y[j];
+        for (int j = 0; j < k; ++j) s -= R_[k * m + j] * y[j];
         y[k] = s / diag_[k];
       }
     } else {
       for (int k = r - 1; k >= 0; --k) {  // T t = (Zᵀ Pᵀ y)[0:r]
         double s = x_[k];
-        for (int j = k + 1; j < r; ++j) s -= W_[k * r + j] * y[j];
+        for (int j = k + 1; j < r; ++j) s -= W_[j * m + k] * y[j];
         y[k] = s / t_diag_[k];
       }
     }
-    for (int k = r - 1; k >= 0; --k) reflect(q_betas_[k], R_.data() + k * m + k, m, y + k, 1, m - k);  // Q
+    for (int k = r - 1; k >= 0; --k) reflect(q_betas_[k], R_.data() + k * m + k, y + k, m - k);  // Q
   }
 
   // y (m) ← (I − K⁺K) y, zero for a full-rank K.
@@ -211,21 +213,19 @@ class OrthogonalDecomposition {
     }
     x_.resize(m);
     for (int j = 0; j < m; ++j) x_[j] = y[perm_[j]];
-    for (int k = 0; k < r; ++k) reflect(z_betas_[k], W_.data() + k * r + k, r, x_.data() + k, 1, m - k);
+    for (int k = 0; k < r; ++k) reflect(z_betas_[k], W_.data() + k * m + k, x_.data() + k, m - k);
     std::fill(x_.begin(), x_.begin() + r, 0.0);
-    for (int k = r - 1; k >= 0; --k) reflect(z_betas_[k], W_.data() + k * r + k, r, x_.data() + k, 1, m - k);
+    for (int k = r - 1; k >= 0; --k) reflect(z_betas_[k], W_.data() + k * m + k, x_.data() + k, m - k);
     for (int j = 0; j < m; ++j) y[perm_[j]] = x_[j];
   }
 
  private:
-  // x ← (I − β v vᵀ) x over `length` entries, v (stride v_stride, v₀ = 1 implied) and x (stride x_stride).
-  static void reflect(double beta, const double* v, int v_stride, double* x, int x_stride, int length) {
+  // x ← (I − β v vᵀ) x over `length` contiguous entries, v₀ = 1 implied.
+  static void reflect(double beta, const double* v, double* x, int length) {
     if (beta == 0.0) return;
-    double s = x[0];
-    for (int i = 1; i < length; ++i) s += v[i * v_stride] * x[i * x_stride];
-    s *= beta;
+    const double s = beta * (x[0] + dot(v + 1, x + 1, length - 1));
     x[0] -= s;
-    for (int i = 1; i < length; ++i) x[i * x_stride] -= s * v[i * v_stride];
+    for (int i = 1; i < length; ++i) x[i] -= s * v[i];
   }
 
   int m_ = 0, rank_ = 0;

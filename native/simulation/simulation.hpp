@@ -15,6 +15,7 @@
 
 #include "contact/broadphase.hpp"
 #include "contact/contacts.hpp"
+#include "core/dot.hpp"
 #include "dynamics/crba.hpp"
 #include "dynamics/integrate.hpp"
 #include "dynamics/rnea.hpp"
@@ -477,9 +478,8 @@ inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n) {
       for (int q = p; q < m; ++q) {
         const double* Jq = Jk + static_cast<size_t>(q) * d;
         const double* Wq = Wk + static_cast<size_t>(q) * d;
-        double forward = 0.0, backward = 0.0;
-        for (int e = 0; e < d; ++e) forward += Jp[e] * Wq[e], backward += Jq[e] * Wp[e];
-        block[static_cast<size_t>(p) * m + q] = block[static_cast<size_t>(q) * m + p] = 0.5 * (forward + backward);
+        block[static_cast<size_t>(p) * m + q] = block[static_cast<size_t>(q) * m + p] =
+            0.5 * (dot(Jp, Wq, d) + dot(Jq, Wp, d));
       }
       double sum = ws.extra[rows[p]];
       for (int e = 0; e < d; ++e) sum += Jp[e] * ws.v_free[dofs[e]];
