@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/dual.hpp"
 #include "geometry/distance.hpp"
@@ -706,6 +707,51 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
     }
   }
   return count;
+}
+
+int reduce_patch(Contact* contacts, ContactDerivatives* deriv, int count) {
+  if (count <= kPatchPoints) return count;
+  auto point = [&](int k) { return to_vec(contacts[k].point); };
+  auto argmax = [&](auto score) {
+    int best = -1;
+    double best_score = 0.0;
+    for (int k = 0; k < count; ++k) {
+      const double value = score(k);
+      if (best < 0 || value > best_score) best = k, best_score = value;
+    }
+    return std::pair{best, best_score};
+  };
+  int chosen[kPatchPoints];
+  chosen[0] = argmax([&](int k) { return -contacts[k].separation; }).first;
+  const Vec3 p0 = point(chosen[0]);
+  chosen[1] = argmax([&](int k) { return dot(point(k) - p0, point(k) - p0); }).first;
+  const Vec3 p1 = point(chosen[1]);
+  const Vec3 base = p1 - p0;
+  chosen[2] = argmax([&](int k) {
+                const Vec3 c = cross(base, point(k) - p0);
+                return dot(c, c);
+              }).first;
+  const Vec3 p2 = point(chosen[2]);
+  const Vec3 up = cross(base, p2 - p0);  // the triangle's normal (its size: twice the area)
+  // The area a point adds: for each edge whose outer side it is on, the triangle it makes with it.
+  const Vec3 corners[3] = {p0, p1, p2};
+  const auto [fourth, gain] = argmax([&](int k) {
+    double added = 0.0;
+    for (int e = 0; e < 3; ++e) {
+      const Vec3& a = corners[e];
+      const Vec3& b = corners[(e + 1) % 3];
+      added = std::max(added, -dot(cross(b - a, point(k) - a), up));
+    }
+    return added;
+  });
+  int kept = 3;
+  if (gain > 0.0) chosen[kept++] = fourth;
+  std::sort(chosen, chosen + kept);
+  for (int i = 0; i < kept; ++i) {
+    contacts[i] = contacts[chosen[i]];
+    if (deriv) deriv[i] = deriv[chosen[i]];
+  }
+  return kept;
 }
 
 }  // namespace dcol::contact

@@ -281,9 +281,9 @@ py::array_t<T> array_of(const std::vector<T>& values) {
 }
 
 // One step from one state (q (nq,), v, tau (nv,)) with everything dynamics/simulation.py's Step holds:
-// "q", "v", "contacts" (contact_arrays, with derivatives theirs) and "shape_a", "shape_b"; "rows" (R, 3)
-// int32, the rows' identities (a contact's shape pair and rule, a limit's −1, velocity index and sign)
-// that a later call takes back as warm_rows; "kept" (n,) the LCP's rows among the 3 K + L; "bouncing"
+// "q", "v", "contacts" (contact_arrays, with derivatives theirs); "rows" (R, 3) int32, the rows'
+// identities (a contact's shape pair and place in it, a limit's −1, velocity index, sign) that a later
+// call takes back as warm_rows; "kept" (n,) the LCP's rows among the 3 K + L; "bouncing"
 // (K,); the LCP's "f", "w", "sets", "tied" and its bounds "lo", "hi", "friction_index", "mu"; or with
 // the NCP "ncp_impulses", "ncp_velocities", "modes", "ncp_mu"; "status", "iterations", "residual",
 // "warm_start_hit"; with derivatives "minv_JT" (nv, n). warm_rows, warm_f and warm_sets: the previous

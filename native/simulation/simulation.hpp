@@ -63,8 +63,10 @@ struct WorldSpec {
   int num_bodies() const { return static_cast<int>(body_frame.size()); }
 };
 
-// What identifies an LCP row across steps (the warm start's test): a contact's shape pair and rule,
-// or a limit's velocity index and side (shape_a = −1).
+// What identifies an LCP row across steps (the warm start's test): a contact's shape pair and its place
+// among the pair's contacts (the rows it maps are then checked by solving on the previous sets: a
+// reduced patch may trade one corner for its neighbour), or a limit's velocity index and side
+// (shape_a = −1).
 struct RowKey {
   int shape_a, shape_b, kind;
   bool operator==(const RowKey& o) const { return shape_a == o.shape_a && shape_b == o.shape_b && kind == o.kind; }
@@ -191,8 +193,9 @@ inline void body_kinematics(const WorldSpec& world, StepWorkspace& ws, const dou
   }
 }
 
-// Broad and narrow phase: ws.contacts and one key per contact in ws.keys, in the scene's pair order;
-// with derivatives also ws.contact_derivatives.
+// Broad and narrow phase: ws.contacts and one key per contact in ws.keys, in the scene's pair order,
+// each pair's patch reduced to the points that span it (contact::reduce_patch); with derivatives also
+// ws.contact_derivatives.
 inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, bool derivatives) {
   const int B = world.num_bodies();
   for (size_t s = 0; s < world.shapes.size(); ++s)
@@ -205,13 +208,15 @@ inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, bool deriva
   for (const auto& [a, b] : ws.pairs) {
     const int body_a = world.shape_body[a], body_b = world.shape_body[b];
     if (body_a == body_b || !world.collides[body_a * B + body_b]) continue;
-    const int count = contact::pair_contacts(*world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b],
-                                             world.contact, world.solver, ws.pair_scratch.data(),
-                                             derivatives ? ws.pair_derivatives.data() : nullptr);
+    ContactDerivatives* pair_derivatives = derivatives ? ws.pair_derivatives.data() : nullptr;
+    const int count = contact::reduce_patch(
+        ws.pair_scratch.data(), pair_derivatives,
+        contact::pair_contacts(*world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b], world.contact,
+                               world.solver, ws.pair_scratch.data(), pair_derivatives));
     for (int k = 0; k < count; ++k) {
       ws.contacts.push_back(ws.pair_scratch[k]);
       if (derivatives) ws.contact_derivatives.push_back(ws.pair_derivatives[k]);
-      ws.keys.push_back({a, b, static_cast<int>(ws.pair_scratch[k].rule)});
+      ws.keys.push_back({a, b, k});
     }
   }
 }
