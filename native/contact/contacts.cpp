@@ -722,7 +722,10 @@ int reduce_patch(Contact* contacts, ContactDerivatives* deriv, int count) {
     return std::pair{best, best_score};
   };
   int chosen[kPatchPoints];
-  chosen[0] = argmax([&](int k) { return -contacts[k].separation; }).first;
+  Vec3 centroid{0.0, 0.0, 0.0};
+  for (int k = 0; k < count; ++k) centroid = centroid + point(k);
+  centroid = (1.0 / count) * centroid;
+  chosen[0] = argmax([&](int k) { return dot(point(k) - centroid, point(k) - centroid); }).first;
   const Vec3 p0 = point(chosen[0]);
   chosen[1] = argmax([&](int k) { return dot(point(k) - p0, point(k) - p0); }).first;
   const Vec3 p1 = point(chosen[1]);

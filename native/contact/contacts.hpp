@@ -65,10 +65,12 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
                   const SolverSettings& settings, Contact* out, ContactDerivatives* deriv);
 
 // Keeps at most kPatchPoints of a pair's `count` contacts (and their derivatives, if deriv) that span
-// its contact patch, in place: the deepest, the one farthest from it, the one making the largest
-// triangle with those two, and the one adding the most area to that triangle (none if every other lies
-// inside it). Returns the new count. A flat patch of many vertices (a mesh's face, a clipped polygon)
-// then rests on the corners of its support polygon instead of on rows that repeat each other.
+// its contact patch, in place: the one farthest from their centroid, the one farthest from it, the one
+// making the largest triangle with those two, and the one adding the most area to that triangle (none
+// if every other lies inside it). Returns the new count. A flat patch of many vertices (a mesh's face,
+// a clipped polygon) then rests on the corners of its support polygon instead of on rows that repeat
+// each other. The choice is by position: a flat patch's points are equally deep, and choosing by depth
+// would follow round-off.
 constexpr int kPatchPoints = 4;
 int reduce_patch(Contact* contacts, ContactDerivatives* deriv, int count);
 

@@ -136,6 +136,19 @@ def test_box_sticking():
     assert step.lcp.clamping.all() and not step.lcp.tied.any()
 
 
+def test_pile_of_three_boxes_in_two_islands():
+    """A stack of two cubes (turned 0.1 rad against each other: a clipped octagon, reduced to its four
+    spanning corners) beside a third on the ground, pressed and pushed while every contact sticks: the
+    step Jacobians of a two-island pile against central differences."""
+    world = World(_free_body_model([(Box([0.1] * 3), 1.0, np.eye(3) / 150.0)] * 3), dt=1e-2, friction=1.0)
+    q = np.r_[_pose([0.0, 0.0, 0.0998]), _pose([0.01, -0.005, 0.2996], (0.0, 0.0, 1.0), 0.1), _pose([0.5, 0.0, 0.0998])]
+    v = np.r_[0.02, 0.0, -0.01, 0.0, 0.0, 0.0, 0.0, 0.01, -0.02, 0.0, 0.0, 0.0, -0.01, 0.0, 0.0, 0.0, 0.0, 0.0]
+    tau = np.r_[1.0, 0.5, 0.0, 0.0, 0.0, 0.1, 0.0, -0.5, -2.0, 0.05, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0, 0.0, 0.0]
+    step = _assert_jacobians_match(world, q, v, tau)
+    assert len(step.contacts) == 12  # four per resting face, the octagon's reduced
+    assert step.lcp.clamping.all() and not step.lcp.tied.any()
+
+
 def test_half_cheetah_cylinders_on_ground():
     """An articulated planar robot: cylinder (distance-rule) contacts, a tree of Jacobians. Lowered
     onto the ground and run 20 steps into a resting contact state: the contacts' derivatives come from
