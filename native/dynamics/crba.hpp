@@ -58,25 +58,38 @@ inline void solve_mass_matrix(const Model& model, const Data& data, double* X, i
     for (int i = model.dof_parent[k]; i >= 0; i = model.dof_parent[i]) subtract_row(k, H[k * nv + i], i);
 }
 
-// solve_mass_matrix on the dofs dofs[0..count) only (ascending; whole trees, so closed under
-// dof_parent; local[dof] their positions), X (count × cols): the same operations in the same order on
-// these entries as solve_mass_matrix on an X that is zero elsewhere, without touching the rest.
-inline void solve_mass_matrix_on(const Model& model, const Data& data, const int* dofs, int count, const int* local,
-                                 double* X, int cols) {
+// The two halves of M⁻¹ = (L⁻¹ D^{-1/2}) (D^{-1/2} L⁻ᵀ) for the factor M = Lᵀ D L, on the dofs
+// dofs[0..count) only (ascending; whole trees, so closed under dof_parent; local[dof] their
+// positions), X (count × cols): whiten_on applies D^{-1/2} L⁻ᵀ, unwhiten_on L⁻¹ D^{-1/2}. For contact
+// rows J, Z = whiten(Jᵀ) gives the Delassus matrix J M⁻¹ Jᵀ = Zᵀ Z, symmetric by construction, and
+// unwhiten(Z) = M⁻¹ Jᵀ.
+inline void whiten_on(const Model& model, const Data& data, const int* dofs, int count, const int* local, double* X,
+                      int cols) {
   const int nv = model.nv;
   const double* H = data.mass_matrix.data();
-  auto subtract_row = [&](int target, double factor, int source) {
-    for (int c = 0; c < cols; ++c) X[target * cols + c] -= factor * X[source * cols + c];
-  };
   for (int t = count - 1; t >= 0; --t) {
     const int k = dofs[t];
-    for (int i = model.dof_parent[k]; i >= 0; i = model.dof_parent[i]) subtract_row(local[i], H[k * nv + i], t);
+    for (int i = model.dof_parent[k]; i >= 0; i = model.dof_parent[i])
+      for (int c = 0; c < cols; ++c) X[local[i] * cols + c] -= H[k * nv + i] * X[t * cols + c];
   }
-  for (int t = 0; t < count; ++t)
-    for (int c = 0; c < cols; ++c) X[t * cols + c] /= H[dofs[t] * nv + dofs[t]];
+  for (int t = 0; t < count; ++t) {
+    const double scale = 1.0 / std::sqrt(H[dofs[t] * nv + dofs[t]]);
+    for (int c = 0; c < cols; ++c) X[t * cols + c] *= scale;
+  }
+}
+
+inline void unwhiten_on(const Model& model, const Data& data, const int* dofs, int count, const int* local, double* X,
+                        int cols) {
+  const int nv = model.nv;
+  const double* H = data.mass_matrix.data();
+  for (int t = 0; t < count; ++t) {
+    const double scale = 1.0 / std::sqrt(H[dofs[t] * nv + dofs[t]]);
+    for (int c = 0; c < cols; ++c) X[t * cols + c] *= scale;
+  }
   for (int t = 0; t < count; ++t) {
     const int k = dofs[t];
-    for (int i = model.dof_parent[k]; i >= 0; i = model.dof_parent[i]) subtract_row(t, H[k * nv + i], local[i]);
+    for (int i = model.dof_parent[k]; i >= 0; i = model.dof_parent[i])
+      for (int c = 0; c < cols; ++c) X[t * cols + c] -= H[k * nv + i] * X[local[i] * cols + c];
   }
 }
 

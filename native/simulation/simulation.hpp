@@ -436,8 +436,9 @@ inline void find_islands(const WorldSpec& world, StepWorkspace& ws, int n) {
 }
 
 // Each island's rows of J and W = (M̃⁻¹Jᵀ)ᵀ over its dofs (contiguous rows; M̃⁻¹ by the tree-sparse
-// factor restricted to the island's dofs), its Delassus block A_k = ½ (J_k W_kᵀ + W_k J_kᵀ) (symmetric
-// to round-off) and b = J v_free + b_extra: each costs the island's size, not the world's.
+// factor restricted to the island's dofs), its Delassus block A_k = Zᵀ Z with Z = D^{-1/2} L⁻ᵀ J_kᵀ
+// (symmetric by construction, half the products of J_k W_kᵀ), and b = J v_free + b_extra: each costs
+// the island's size, not the world's.
 inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n) {
   const dyn::Model& model = *world.model;
   const int islands = static_cast<int>(ws.island_row_start.size()) - 1;
@@ -467,25 +468,26 @@ inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n) {
       for (int e = ws.row_start[i]; e < ws.row_start[i + 1]; ++e)
         Jk[static_cast<size_t>(p) * d + ws.dof_local[ws.row_dofs[e]]] = ws.row_values[e];
     }
-    // M̃⁻¹ J_kᵀ (d × m), written over W_k's storage transposed, then W_k's rows.
+    // Z = D^{-1/2} L⁻ᵀ J_kᵀ (d × m) gives A_k = Zᵀ Z (its rows gathered into W_k's storage for the
+    // products), then W_kᵀ = M̃⁻¹ J_kᵀ = L⁻¹ D^{-1/2} Z.
     ws.island_scratch.resize(static_cast<size_t>(m) * d);
     double* X = ws.island_scratch.data();
     for (int e = 0; e < d; ++e)
       for (int p = 0; p < m; ++p) X[static_cast<size_t>(e) * m + p] = Jk[static_cast<size_t>(p) * d + e];
-    dyn::solve_mass_matrix_on(model, ws.data, dofs, d, ws.dof_local.data(), X, m);
+    dyn::whiten_on(model, ws.data, dofs, d, ws.dof_local.data(), X, m);
+    for (int p = 0; p < m; ++p)
+      for (int e = 0; e < d; ++e) Wk[static_cast<size_t>(p) * d + e] = X[static_cast<size_t>(e) * m + p];
+    double* block = ws.delassus.data() + ws.delassus_start[k];
+    for (int p = 0; p < m; ++p)
+      for (int q = p; q < m; ++q)
+        block[static_cast<size_t>(p) * m + q] = block[static_cast<size_t>(q) * m + p] =
+            dot(Wk + static_cast<size_t>(p) * d, Wk + static_cast<size_t>(q) * d, d);
+    dyn::unwhiten_on(model, ws.data, dofs, d, ws.dof_local.data(), X, m);
     for (int p = 0; p < m; ++p)
       for (int e = 0; e < d; ++e) Wk[static_cast<size_t>(p) * d + e] = X[static_cast<size_t>(e) * m + p];
     for (int e = 0; e < d; ++e) ws.dof_local[dofs[e]] = -1;
-    double* block = ws.delassus.data() + ws.delassus_start[k];
     for (int p = 0; p < m; ++p) {
       const double* Jp = Jk + static_cast<size_t>(p) * d;
-      const double* Wp = Wk + static_cast<size_t>(p) * d;
-      for (int q = p; q < m; ++q) {
-        const double* Jq = Jk + static_cast<size_t>(q) * d;
-        const double* Wq = Wk + static_cast<size_t>(q) * d;
-        block[static_cast<size_t>(p) * m + q] = block[static_cast<size_t>(q) * m + p] =
-            0.5 * (dot(Jp, Wq, d) + dot(Jq, Wp, d));
-      }
       double sum = ws.extra[rows[p]];
       for (int e = 0; e < d; ++e) sum += Jp[e] * ws.v_free[dofs[e]];
       ws.b[rows[p]] = sum;
