@@ -473,6 +473,54 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
     }
 }
 
+// Drops from the workspace's rows (before the LCP's derivatives) those that take no part in them: a
+// normal or limit row at its lower bound 0 with no impulse that does not bounce, and its friction rows
+// unless they clamp (their bounds ±μ·0 pin them at zero). Their impulses stay zero inside the step's
+// mode, and the derivatives of their rows of A and b only reach their own w, which the step does not
+// use: the derivatives are the same without them. A robot's speculative contacts are most of its rows.
+inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws) {
+  const int n = static_cast<int>(ws.kept.size()), nv = world.model->nv;
+  auto idle_normal = [&](int r) {
+    return ws.sets[r] == lcp::EntrySet::lower && ws.lo[r] == 0.0 && ws.f[r] == 0.0 && ws.restitution_velocity[r] == 0.0;
+  };
+  std::vector<int>& kept = ws.island_label;  // scratch: the rows kept, then each row's new index
+  kept.clear();
+  for (int r = 0; r < n; ++r) {
+    const int normal = ws.friction_index[r] >= 0 ? ws.friction_index[r] : r;
+    if (!idle_normal(normal) || ws.sets[r] == lcp::EntrySet::clamping) kept.push_back(r);
+  }
+  const int m = static_cast<int>(kept.size());
+  if (m == n) return;
+  std::vector<int>& position = ws.island_link;
+  position.assign(n, -1);
+  for (int p = 0; p < m; ++p) position[kept[p]] = p;
+  auto compact = [&](auto& values) {
+    for (int p = 0; p < m; ++p) values[p] = values[kept[p]];
+    values.resize(m);
+  };
+  for (auto* values : {&ws.b, &ws.f, &ws.w, &ws.lo, &ws.hi, &ws.mu, &ws.extra, &ws.gap_rate, &ws.restitution_velocity})
+    compact(*values);
+  compact(ws.sets);
+  compact(ws.island_of);
+  for (int p = 0; p < m; ++p) {
+    const int normal = ws.friction_index[kept[p]];
+    ws.friction_index[p] = normal >= 0 ? position[normal] : -1;
+  }
+  ws.friction_index.resize(m);
+  for (int& index : ws.new_index) index = index >= 0 ? position[index] : -1;
+  compact(ws.kept);
+  for (int p = 0; p < m; ++p)
+    std::copy_n(ws.J.data() + static_cast<size_t>(kept[p]) * nv, nv, ws.J.data() + static_cast<size_t>(p) * nv);
+  ws.J.resize(static_cast<size_t>(m) * nv);
+  for (int i = 0; i < nv; ++i)
+    for (int p = 0; p < m; ++p)
+      ws.minv_JT[static_cast<size_t>(i) * m + p] = ws.minv_JT[static_cast<size_t>(i) * n + kept[p]];
+  ws.minv_JT.resize(static_cast<size_t>(nv) * m);
+  for (int p = 0; p < m; ++p)
+    for (int q = 0; q < m; ++q) ws.A[static_cast<size_t>(p) * m + q] = ws.A[static_cast<size_t>(kept[p]) * n + kept[q]];
+  ws.A.resize(static_cast<size_t>(m) * m);
+}
+
 // The bounce (saltation) terms (module docstring of dynamics/simulation.py): v_jac's q columns gain
 // impulse_map diag(a_n / v_n) N, and lw.bounce_position = integrate_v impulse_map N (for q_jac's q
 // columns to lose), with impulse_map = (1 + e) M̃⁻¹Nᵀ (N M̃⁻¹ Nᵀ)⁺ over the bouncing normal rows N.
@@ -538,6 +586,7 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   using detail::multiply;
   const dyn::Model& model = *world.model;
   const detail::Columns cols(model, parameters);
+  if (!world.ncp) detail::drop_idle_rows(world, ws);
   const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), D = cols.D, np = cols.np;
   const double dt = world.dt, e = world.restitution;
 
