@@ -136,6 +136,19 @@ def test_box_sticking():
     assert step.lcp.clamping.all() and not step.lcp.tied.any()
 
 
+def test_box_on_an_edge_with_speculative_corners():
+    """A cube tilted 0.02 rad about x: two corners press on the ground, the other two hover 4 mm up,
+    within the contact margin, with no impulse (rows the Jacobians leave out as idle). Against central
+    differences: dropping them must not change the derivatives."""
+    world = World(_box_model(), dt=1e-2, friction=1.0)
+    q = _pose([0.0, 0.0, 0.1 * np.cos(0.02) + 0.1 * np.sin(0.02) - 2e-4], (1.0, 0.0, 0.0), 0.02)
+    step = _assert_jacobians_match(
+        world, q, np.array([0.02, 0.0, -0.01, 0.0, 0.0, 0.0]), np.r_[0.5, 0.2, 0, 0, 0, 0.05]
+    )
+    normals = step.impulses[:, 0]
+    assert len(step.contacts) == 4 and np.sum(normals > 0) == 2 and np.sum(normals == 0) == 2
+
+
 def test_pile_of_three_boxes_in_two_islands():
     """A stack of two cubes (turned 0.1 rad against each other: a clipped octagon, reduced to its four
     spanning corners) beside a third on the ground, pressed and pushed while every contact sticks: the
