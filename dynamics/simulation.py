@@ -173,7 +173,7 @@ class Step:
     limit_impulses: FloatArray
     lcp: LCPSolution | NCPSolution
     _linearization: _StepLinearization | None = None
-    # The native step's warm start for the next step: its rows' identities, impulses and sets (LCP only).
+    # The native step's warm start for the next step: its LCP rows' identities, impulses and sets.
     _warm_start: tuple[Int32Array, FloatArray, Int8Array] | None = None
 
     def __repr__(self) -> str:
@@ -546,7 +546,7 @@ class World:
                 out["warm_start_hit"],
                 bounds,
             )
-            warm = (out["rows"], f, sets)
+            warm = (out["row_ids"], f, sets)
         if solution.status != LCPStatus.SOLVED:
             if solution.status != LCPStatus.ITERATION_LIMIT or not np.isfinite(solution.residual):
                 raise RuntimeError(

@@ -281,13 +281,13 @@ py::array_t<T> array_of(const std::vector<T>& values) {
 }
 
 // One step from one state (q (nq,), v, tau (nv,)) with everything dynamics/simulation.py's Step holds:
-// "q", "v", "contacts" (contact_arrays, with derivatives theirs); "rows" (R, 3) int32, the rows'
-// identities (a contact's shape pair and place in it, a limit's −1, velocity index, sign) that a later
-// call takes back as warm_rows; "kept" (n,) the LCP's rows among the 3 K + L; "bouncing"
-// (K,); the LCP's "f", "w", "sets", "tied" and its bounds "lo", "hi", "friction_index", "mu"; or with
-// the NCP "ncp_impulses", "ncp_velocities", "modes", "ncp_mu"; "status", "iterations", "residual",
-// "warm_start_hit"; with derivatives "minv_JT" (nv, n). warm_rows, warm_f and warm_sets: the previous
-// step's rows, impulses and sets, tried first when its rows are this step's (or None).
+// "q", "v", "contacts" (contact_arrays, with derivatives theirs); "rows" (K + L, 3) int32, the contacts'
+// and limits' identities (a contact's shape pair and place in it, a limit's −1, velocity index, sign);
+// "row_ids" (n, 4) int32, the LCP rows' (sim::RowId), which a later call takes back as warm_rows; "kept" (n,) the LCP's
+// rows among the 3 K + L; "bouncing" (K,); the LCP's "f", "w", "sets", "tied" and its bounds "lo", "hi",
+// "friction_index", "mu"; or with the NCP "ncp_impulses", "ncp_velocities", "modes", "ncp_mu"; "status", "iterations",
+// "residual", "warm_start_hit"; with derivatives "minv_JT" (nv, n). warm_rows, warm_f and warm_sets: the previous
+// step's row_ids, impulses and sets, tried first on each island whose rows they all match (or None).
 py::dict step_one(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in, py::object warm_rows,
                   py::object warm_f, py::object warm_sets, bool derivatives) {
   const sim::WorldSpec& spec = world.spec;
@@ -304,10 +304,13 @@ py::dict step_one(BoundWorld& world, py::handle q_in, py::handle v_in, py::handl
     const auto rows = warm_rows.cast<py::array_t<int32_t, py::array::c_style | py::array::forcecast>>();
     const auto f = warm_f.cast<Array>();
     const auto sets = warm_sets.cast<py::array_t<int8_t, py::array::c_style | py::array::forcecast>>();
-    require(rows.ndim() == 2 && rows.shape(1) == 3 && f.ndim() == 1 && sets.ndim() == 1 && sets.size() == f.size(),
-            "warm_rows must be (R, 3), warm_f and warm_sets (n,)");
-    ws.previous_keys.resize(rows.shape(0));
-    for (py::ssize_t r = 0; r < rows.shape(0); ++r) ws.previous_keys[r] = {rows.at(r, 0), rows.at(r, 1), rows.at(r, 2)};
+    require(rows.ndim() == 2 && rows.shape(1) == 4 && f.ndim() == 1 && sets.ndim() == 1 && sets.size() == f.size() &&
+                rows.shape(0) == f.size(),
+            "warm_rows must be (n, 4), warm_f and warm_sets (n,)");
+    ws.previous_rows.resize(rows.shape(0));
+    for (py::ssize_t r = 0; r < rows.shape(0); ++r)
+      ws.previous_rows[r] = {{rows.at(r, 0), rows.at(r, 1), rows.at(r, 2), rows.at(r, 3)}, static_cast<int>(r)};
+    std::sort(ws.previous_rows.begin(), ws.previous_rows.end());
     ws.previous_f.assign(f.data(), f.data() + f.size());
     ws.previous_sets.resize(sets.size());
     for (py::ssize_t i = 0; i < sets.size(); ++i) {
@@ -335,6 +338,13 @@ py::dict step_one(BoundWorld& world, py::handle q_in, py::handle v_in, py::handl
     rows.mutable_at(r, 2) = ws.keys[r].kind;
   }
   out["rows"] = rows;
+  py::array_t<int32_t> row_ids({static_cast<py::ssize_t>(n), py::ssize_t(4)});
+  for (int r = 0; r < n; ++r) {
+    const sim::RowId& id = ws.row_ids[r];
+    const int values[4] = {id.shape_a, id.shape_b, id.kind, id.row};
+    for (int c = 0; c < 4; ++c) row_ids.mutable_at(r, c) = values[c];
+  }
+  out["row_ids"] = row_ids;
   out["kept"] = array_of(ws.kept);
   py::array_t<bool> bouncing(K);
   for (int k = 0; k < K; ++k) bouncing.mutable_data()[k] = ws.all_restitution_velocity[3 * k] != 0.0;

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -63,13 +64,21 @@ struct WorldSpec {
   int num_bodies() const { return static_cast<int>(body_frame.size()); }
 };
 
-// What identifies an LCP row across steps (the warm start's test): a contact's shape pair and its place
-// among the pair's contacts (the rows it maps are then checked by solving on the previous sets: a
-// reduced patch may trade one corner for its neighbour), or a limit's velocity index and side
-// (shape_a = −1).
+// What identifies a contact across steps: its shape pair and its place among the pair's contacts, or a
+// joint limit's velocity index and side (shape_a = −1).
 struct RowKey {
   int shape_a, shape_b, kind;
   bool operator==(const RowKey& o) const { return shape_a == o.shape_a && shape_b == o.shape_b && kind == o.kind; }
+};
+
+// What identifies an LCP row across steps (the warm start's match): its contact's or limit's key and
+// the row within the contact (0 normal, 1 and 2 tangents; 0 for a limit). A reduced patch may trade a
+// corner for its neighbour under the same key: the solve on the previous sets checks every match.
+struct RowId {
+  int shape_a, shape_b, kind, row;
+  auto tie() const { return std::tie(shape_a, shape_b, kind, row); }
+  bool operator<(const RowId& o) const { return tie() < o.tie(); }
+  bool operator==(const RowId& o) const { return tie() == o.tie(); }
 };
 
 struct StepWorkspace {
@@ -85,9 +94,14 @@ struct StepWorkspace {
   std::vector<std::pair<int, int>> pairs;
   std::vector<Contact> contacts, pair_scratch;
   std::vector<ContactDerivatives> contact_derivatives, pair_derivatives;  // with derivatives only
-  std::vector<RowKey> keys, previous_keys;
+  std::vector<RowKey> keys;
+  // The kept rows' identities, and the previous step's (sorted, with each one's impulse and set) for
+  // the warm start; each row's match among them (−1: none).
+  std::vector<RowId> row_ids;
+  std::vector<std::pair<RowId, int>> previous_rows;
   std::vector<double> previous_f;
   std::vector<lcp::EntrySet> sets, previous_sets;
+  std::vector<int> previous_match;
   bool has_previous = false;
   // All rows (3 per contact, then limits), sparse: row i's dofs at row_dofs[row_start[i]...row_start[i + 1])
   // and its entries likewise in row_values; gap_rate = ∂b_extra/∂gap and restitution_velocity =
@@ -103,10 +117,12 @@ struct StepWorkspace {
   std::vector<double> zero, bias, rhs, a_free, v_free;
   lcp::LcpWorkspace lcp;
   lcp::ActiveSetWorkspace active_set;
-  // The NCP (world.ncp): per NCP entry its row (−1: a joint limit's tangent), G, g, μ, λ, v = G λ + g
-  // and each NCP contact's mode.
+  // The NCP (world.ncp): per NCP entry its row (−1: a joint limit's tangent), G and g (one island's
+  // while solving, the whole NCP's for the derivatives), μ, λ, v = G λ + g and each NCP contact's mode.
   std::vector<int> ncp_row;
   std::vector<double> ncp_G, ncp_g, ncp_mu, ncp_lambda, ncp_v;
+  // The NCP's contacts grouped by island (solve_contact_ncp), island k's from ncp_contact_start[k].
+  std::vector<int> ncp_contact_start, ncp_contacts;
   std::vector<int8_t> modes;
   lcp::NcpWorkspace ncp;
   // Contact islands (find_islands): dof → its tree (root body); a union–find over rows and trees, the
@@ -377,6 +393,12 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
     ws.restitution_velocity[r] = ws.all_restitution_velocity[i];
     ws.friction_index[r] = ws.all_friction[i] >= 0 ? ws.new_index[ws.all_friction[i]] : -1;
   }
+  ws.row_ids.resize(n);
+  for (int r = 0; r < n; ++r) {
+    const int i = ws.kept[r];
+    const RowKey& key = i < 3 * K ? ws.keys[i / 3] : ws.keys[K + (i - 3 * K)];
+    ws.row_ids[r] = {key.shape_a, key.shape_b, key.kind, i < 3 * K ? i % 3 : 0};
+  }
   return n;
 }
 
@@ -566,13 +588,21 @@ inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double*
   detail::find_islands(world, ws, n);
   detail::island_matrices(world, ws, n);
   if (derivatives) dense_rows(world, ws);
-  if (derivatives || world.ncp) dense_delassus(ws);
+  if (derivatives) dense_delassus(ws);
   return n;
 }
 
-// The NCP of a prepared step (world.ncp, all rows kept): per contact its rows [t1, t2, n], per joint
-// limit a frictionless contact [−, −, limit row]; G and g from the LCP's A and b.
-inline void build_ncp(const WorldSpec& world, StepWorkspace& ws) {
+// The worse of two outcomes: a failure over an iteration limit over a solution.
+inline lcp::LcpStatus worse(lcp::LcpStatus a, lcp::LcpStatus b) {
+  auto rank = [](lcp::LcpStatus s) {
+    return s == lcp::LcpStatus::solved ? 0 : s == lcp::LcpStatus::iteration_limit ? 1 : 2;
+  };
+  return rank(b) > rank(a) ? b : a;
+}
+
+// The NCP's layout (world.ncp, all rows kept): per contact its rows [t1, t2, n], per joint limit a
+// frictionless contact [−, −, limit row] (ws.ncp_row, −1 where none), and the friction coefficients.
+inline void ncp_layout(const WorldSpec& world, StepWorkspace& ws) {
   const int n = static_cast<int>(ws.kept.size()), K = static_cast<int>(ws.contacts.size());
   const int nc = K + (n - 3 * K), m = 3 * nc;
   ws.ncp_row.assign(m, -1);
@@ -582,6 +612,12 @@ inline void build_ncp(const WorldSpec& world, StepWorkspace& ws) {
     ws.ncp_mu[k] = world.friction;
   }
   for (int l = K; l < nc; ++l) ws.ncp_row[3 * l + 2] = 3 * K + (l - K);
+}
+
+// The whole NCP of a prepared step from its dense A (for the derivatives): the layout, G and g.
+inline void build_ncp(const WorldSpec& world, StepWorkspace& ws) {
+  ncp_layout(world, ws);
+  const int n = static_cast<int>(ws.kept.size()), m = static_cast<int>(ws.ncp_row.size());
   ws.ncp_G.assign(static_cast<size_t>(m) * m, 0.0);
   ws.ncp_g.assign(m, 0.0);
   for (int a = 0; a < m; ++a) {
@@ -598,48 +634,79 @@ inline void build_ncp(const WorldSpec& world, StepWorkspace& ws) {
 // residual balancing adapts it), 1 for a zero G.
 inline double ncp_penalty(double largest_diagonal) { return largest_diagonal > 0.0 ? 0.1 * largest_diagonal : 1.0; }
 
-// The impulses of a prepared step by the contact NCP (solvers/ncp.py's ADMM, the penalty from G's
-// largest diagonal entry): ws.f in row order, and the modes.
+// The impulses of a prepared step by the contact NCP (solvers/ncp.py's ADMM), island by island: each
+// island's contacts and limits in ncp_layout's order, G from its Delassus block, the penalty from that
+// G's largest diagonal entry. ws.f in row order, ws.ncp_lambda and ws.ncp_v in the layout, and the
+// modes; the report's status is the worst island's, its iterations their sum, its residual the largest.
 inline StepReport solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
-  build_ncp(world, ws);
+  ncp_layout(world, ws);
   const int nc = static_cast<int>(ws.ncp_mu.size()), m = 3 * nc;
-  double largest = 0.0;
-  for (int a = 0; a < m; ++a) largest = std::max(largest, ws.ncp_G[static_cast<size_t>(a) * m + a]);
-  ws.ncp_lambda.resize(m);
-  ws.ncp_v.resize(m);
-  const lcp::LcpReport report =
-      lcp::solve_ncp_admm(nc, ws.ncp_G.data(), ws.ncp_g.data(), ws.ncp_mu.data(), ncp_penalty(largest),
-                          world.ncp_tolerance, world.ncp_iterations, ws.ncp_lambda.data(), ws.ncp_v.data(), ws.ncp);
+  const int islands = static_cast<int>(ws.island_row_start.size()) - 1;
+  ws.ncp_lambda.assign(m, 0.0);
+  ws.ncp_v.assign(m, 0.0);
+  // The NCP contacts of each island (a contact's island is its normal row's).
+  ws.ncp_contact_start.assign(islands + 1, 0);
+  for (int c = 0; c < nc; ++c) ++ws.ncp_contact_start[ws.island_of[ws.ncp_row[3 * c + 2]] + 1];
+  for (int k = 0; k < islands; ++k) ws.ncp_contact_start[k + 1] += ws.ncp_contact_start[k];
+  ws.ncp_contacts.resize(nc);
+  ws.island_label.assign(ws.ncp_contact_start.begin(), ws.ncp_contact_start.end() - 1);  // next free slot
+  for (int c = 0; c < nc; ++c) ws.ncp_contacts[ws.island_label[ws.island_of[ws.ncp_row[3 * c + 2]]]++] = c;
+  StepReport out;
+  for (int k = 0; k < islands; ++k) {
+    const int* contacts = ws.ncp_contacts.data() + ws.ncp_contact_start[k];
+    const int count = ws.ncp_contact_start[k + 1] - ws.ncp_contact_start[k], size = 3 * count;
+    const int rows = ws.island_row_start[k + 1] - ws.island_row_start[k];
+    const double* block = ws.delassus.data() + ws.delassus_start[k];
+    auto row_of = [&](int a) { return ws.ncp_row[3 * contacts[a / 3] + a % 3]; };
+    ws.ncp_G.assign(static_cast<size_t>(size) * size, 0.0);
+    ws.ncp_g.assign(size, 0.0);
+    double largest = 0.0;
+    for (int a = 0; a < size; ++a) {
+      const int r = row_of(a);
+      if (r < 0) continue;
+      ws.ncp_g[a] = ws.b[r];
+      for (int c = 0; c < size; ++c)
+        if (row_of(c) >= 0)
+          ws.ncp_G[static_cast<size_t>(a) * size + c] =
+              block[static_cast<size_t>(ws.island_position[r]) * rows + ws.island_position[row_of(c)]];
+      largest = std::max(largest, ws.ncp_G[static_cast<size_t>(a) * size + a]);
+    }
+    ws.island_mu.resize(count);
+    for (int i = 0; i < count; ++i) ws.island_mu[i] = ws.ncp_mu[contacts[i]];
+    ws.island_f.resize(size);
+    ws.island_w.resize(size);
+    const lcp::LcpReport report =
+        lcp::solve_ncp_admm(count, ws.ncp_G.data(), ws.ncp_g.data(), ws.island_mu.data(), ncp_penalty(largest),
+                            world.ncp_tolerance, world.ncp_iterations, ws.island_f.data(), ws.island_w.data(), ws.ncp);
+    for (int a = 0; a < size; ++a) {
+      ws.ncp_lambda[3 * contacts[a / 3] + a % 3] = ws.island_f[a];
+      ws.ncp_v[3 * contacts[a / 3] + a % 3] = ws.island_w[a];
+    }
+    out.status = worse(out.status, report.status);
+    out.iterations += report.iterations;
+    out.residual = std::max(out.residual, report.residual);
+  }
   ws.f.assign(ws.kept.size(), 0.0);
   for (int a = 0; a < m; ++a)
     if (ws.ncp_row[a] >= 0) ws.f[ws.ncp_row[a]] = ws.ncp_lambda[a];
   ws.modes.resize(nc);
   lcp::contact_modes(nc, ws.ncp_lambda.data(), ws.ncp_v.data(), lcp::mode_tolerance(world.ncp_tolerance),
                      ws.modes.data());
-  StepReport out;
-  out.status = report.status, out.iterations = report.iterations, out.residual = report.residual;
   return out;
-}
-
-// The worse of two outcomes: a failure over an iteration limit over a solution.
-inline lcp::LcpStatus worse(lcp::LcpStatus a, lcp::LcpStatus b) {
-  auto rank = [](lcp::LcpStatus s) {
-    return s == lcp::LcpStatus::solved ? 0 : s == lcp::LcpStatus::iteration_limit ? 1 : 2;
-  };
-  return rank(b) > rank(a) ? b : a;
 }
 
 // The boxed LCP of a prepared step, island by island (find_islands): the previous step's sets first
 // when warm (Nimble App. B), failing that Gauss–Seidel with exact solves on the sets it finds, on the
 // contacts that push (lcp/screening.hpp), from the previous impulses when warm. ws.f, ws.w, ws.sets;
 // the report's status is the worst island's, its iterations their sum, its residual their largest.
-inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws, bool warm) {
+inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
   const double tol = world.lcp_tolerance;
   StepReport report;
-  report.warm_start_hit = warm;
+  report.warm_start_hit = ws.has_previous;
   for (size_t k = 0; k + 1 < ws.island_row_start.size(); ++k) {
     const int* rows = ws.island_rows.data() + ws.island_row_start[k];
     const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
+    const bool warm = std::all_of(rows, rows + m, [&](int r) { return ws.previous_match[r] >= 0; });
     for (auto* v : {&ws.island_b, &ws.island_lo, &ws.island_hi, &ws.island_mu, &ws.island_f, &ws.island_w})
       v->resize(m);
     ws.island_friction.resize(m);
@@ -650,8 +717,9 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws, b
       ws.island_b[p] = ws.b[r];
       ws.island_lo[p] = ws.lo[r], ws.island_hi[p] = ws.hi[r], ws.island_mu[p] = ws.mu[r];
       ws.island_friction[p] = ws.friction_index[r] >= 0 ? ws.island_position[ws.friction_index[r]] : -1;
-      ws.island_f[p] = warm ? ws.previous_f[r] : 0.0;
-      if (warm) ws.island_previous_sets[p] = ws.previous_sets[r];
+      const int previous = ws.previous_match[r];
+      ws.island_f[p] = previous >= 0 ? ws.previous_f[previous] : 0.0;
+      if (warm) ws.island_previous_sets[p] = ws.previous_sets[previous];
     }
     const lcp::LcpBounds bounds{ws.island_lo.data(), ws.island_hi.data(), ws.island_friction.data(),
                                 ws.island_mu.data()};
@@ -666,7 +734,7 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws, b
       if (solved) {
         lcp::classify(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds, tol, ws.island_sets.data());
       } else {
-        for (int p = 0; p < m; ++p) ws.island_f[p] = ws.previous_f[rows[p]];
+        for (int p = 0; p < m; ++p) ws.island_f[p] = ws.previous_f[ws.previous_match[rows[p]]];
       }
     }
     if (!solved) {
@@ -713,14 +781,22 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   const int nv = world.model->nv;
   const int n = prepare_step(world, ws, q, v, tau, derivatives);
 
-  // The warm start (solve_contact_lcp) needs the same rows: the same contacts and limits.
-  const bool warm = ws.has_previous && ws.previous_keys == ws.keys && static_cast<int>(ws.previous_f.size()) == n;
+  // Each row's match among the previous step's rows, for the warm start (solve_contact_lcp).
+  ws.previous_match.assign(n, -1);
+  if (ws.has_previous)
+    for (int r = 0; r < n; ++r) {
+      const auto found =
+          std::lower_bound(ws.previous_rows.begin(), ws.previous_rows.end(), std::pair{ws.row_ids[r], -1});
+      if (found != ws.previous_rows.end() && found->first == ws.row_ids[r]) ws.previous_match[r] = found->second;
+    }
   ws.f.assign(n, 0.0);
   ws.w.resize(n);
   ws.sets.resize(n);
-  StepReport report = world.ncp ? solve_contact_ncp(world, ws) : solve_contact_lcp(world, ws, warm);
+  StepReport report = world.ncp ? solve_contact_ncp(world, ws) : solve_contact_lcp(world, ws);
   report.contacts = static_cast<int>(ws.contacts.size());
-  ws.previous_keys = ws.keys;
+  ws.previous_rows.resize(n);
+  for (int r = 0; r < n; ++r) ws.previous_rows[r] = {ws.row_ids[r], r};
+  std::sort(ws.previous_rows.begin(), ws.previous_rows.end());
   ws.previous_f = ws.f;
   ws.previous_sets = ws.sets;
   ws.has_previous = true;

@@ -586,7 +586,10 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   using detail::multiply;
   const dyn::Model& model = *world.model;
   const detail::Columns cols(model, parameters);
-  if (!world.ncp) detail::drop_idle_rows(world, ws);
+  if (world.ncp)
+    build_ncp(world, ws);  // the solve kept one island's G at a time
+  else
+    detail::drop_idle_rows(world, ws);
   const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), D = cols.D, np = cols.np;
   const double dt = world.dt, e = world.restitution;
 

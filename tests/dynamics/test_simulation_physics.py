@@ -593,3 +593,19 @@ def test_a_pile_of_125_boxes_settles_with_every_solve_converged():
     assert np.abs(batch.v[0, -1]).max() < 1e-3
     final = world.step(batch.q[0, -1], batch.v[0, -1])
     assert final.lcp.status == 0 and final.contacts.separation.min() > -5e-3
+
+
+@pytest.mark.parametrize("contact_model", ["lcp", "ncp"])
+def test_contact_islands_do_not_see_each_other(contact_model):
+    """A cube sliding and landing beside a second one far away: its contact problem is its own island,
+    so its trajectory is the one it has alone, bit for bit (the solvers' tolerances and penalties are
+    per island too), for the boxed LCP and the NCP."""
+    q_alone, v_alone = floating_state(([0.0, 0.0, 0.11], [0.6, 0.2, -0.3]))
+    q_far, v_far = floating_state(([3.0, 0.0, 0.12], [-0.2, 0.0, 0.0]))
+    alone = World(box_pile_model(1), dt=2e-3, contact_model=contact_model)
+    both = World(box_pile_model(2), dt=2e-3, contact_model=contact_model)
+    steps = 150
+    single = alone.rollout_batch(q_alone[None], v_alone[None], np.zeros((steps, 6)))
+    pair = both.rollout_batch(np.r_[q_alone, q_far][None], np.r_[v_alone, v_far][None], np.zeros((steps, 12)))
+    assert np.array_equal(pair.q[0, :, :7], single.q[0]) and np.array_equal(pair.v[0, :, :6], single.v[0])
+    assert pair.contacts[0].max() == 8  # both cubes on the ground
