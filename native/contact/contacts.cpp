@@ -557,29 +557,6 @@ inline void distance_contact(const DistanceResult& d, const DistanceJacobian* ja
   write_contact(point, normal, separation, ContactRule::distance, out, deriv);
 }
 
-// Whether a polytope is a box: six faces in three pairs of opposite normals, the pairs orthogonal.
-// opposite[f] receives the face opposite f.
-inline bool is_box(const Shape& sh, int opposite[6]) {
-  if (sh.kind != ShapeKind::polytope || sh.num_faces != 6) return false;
-  const double* A = sh.normals.data();
-  for (int f = 0; f < 6; ++f) {
-    opposite[f] = -1;
-    const double norm_f = std::sqrt(A[3 * f] * A[3 * f] + A[3 * f + 1] * A[3 * f + 1] + A[3 * f + 2] * A[3 * f + 2]);
-    for (int g = 0; g < 6; ++g) {
-      if (g == f) continue;
-      const double norm_g = std::sqrt(A[3 * g] * A[3 * g] + A[3 * g + 1] * A[3 * g + 1] + A[3 * g + 2] * A[3 * g + 2]);
-      const double cosine =
-          (A[3 * f] * A[3 * g] + A[3 * f + 1] * A[3 * g + 1] + A[3 * f + 2] * A[3 * g + 2]) / (norm_f * norm_g);
-      if (cosine < -1.0 + 1e-12)
-        opposite[f] = g;
-      else if (std::abs(cosine) > 1e-12)
-        return false;
-    }
-    if (opposite[f] < 0) return false;
-  }
-  return true;
-}
-
 // The signed distance and normal of a shape and a box when one face of the box settles them, without
 // the cone program. The face f whose outward normal m best separates (largest s = m·p − h over the
 // faces, p the shape's support point along −m, h the face's plane offset) gives the distance s
@@ -591,8 +568,8 @@ inline bool is_box(const Shape& sh, int opposite[6]) {
 // settle the pair; else the distance and the unit normal out of the box.
 inline bool box_face_distance(const Shape& box, const Pose& box_pose, const Shape& other, const Pose& other_pose,
                               double* distance, double normal[3]) {
-  int opposite[6];
-  if (!is_box(box, opposite)) return false;
+  if (!box.box) return false;
+  const int* opposite = box.opposite_face;
   const Pose frame = shape_frame(box, box_pose), other_frame = shape_frame(other, other_pose);
   const double* A = box.normals.data();
   double best = -INFINITY, best_point[3] = {0.0, 0.0, 0.0};

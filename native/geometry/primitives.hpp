@@ -30,6 +30,9 @@ struct Shape {
   std::vector<double> vertices;  // polytope vertices (k×3) or polygon corners (k×2), row-major
   int num_vertices = 0;
   double length_scale = 1.0;  // characteristic size, for normalization
+  // A polytope that is a box (mark_box): six faces in three orthogonal pairs, each face's opposite.
+  bool box = false;
+  int opposite_face[6] = {};
   bool has_offset = false;
   double offset_r[3] = {0.0, 0.0, 0.0};
   Mat3 offset_Q = {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
@@ -70,6 +73,31 @@ struct Shape {
     }
   }
 };
+
+// Sets sh.box and sh.opposite_face: whether the polytope has six faces in three pairs of opposite
+// normals, the pairs orthogonal (the contacts' box-face test relies on it).
+inline void mark_box(Shape& sh) {
+  sh.box = false;
+  if (sh.kind != ShapeKind::polytope || sh.num_faces != 6) return;
+  const double* A = sh.normals.data();
+  auto norm = [&](int f) {
+    return std::sqrt(A[3 * f] * A[3 * f] + A[3 * f + 1] * A[3 * f + 1] + A[3 * f + 2] * A[3 * f + 2]);
+  };
+  for (int f = 0; f < 6; ++f) {
+    sh.opposite_face[f] = -1;
+    for (int g = 0; g < 6; ++g) {
+      if (g == f) continue;
+      const double cosine =
+          (A[3 * f] * A[3 * g] + A[3 * f + 1] * A[3 * g + 1] + A[3 * f + 2] * A[3 * g + 2]) / (norm(f) * norm(g));
+      if (cosine < -1.0 + 1e-12)
+        sh.opposite_face[f] = g;
+      else if (std::abs(cosine) > 1e-12)
+        return;
+    }
+    if (sh.opposite_face[f] < 0) return;
+  }
+  sh.box = true;
+}
 
 // The layout of DCOL's problem (DCOL eq. 9): x in columns 0–2, α in column 3, then the slack variables.
 constexpr int kAlphaColumn = 3;

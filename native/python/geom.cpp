@@ -497,6 +497,7 @@ void dcol::python::bind_geom(py::module_& m) {
                     s.normals.assign(A.data(), A.data() + A.size());
                     s.offsets.assign(b.data(), b.data() + b.size());
                     set_vertices(s, vertices, 3);
+                    mark_box(s);
                     return s;
                   })
       .def_static("capsule", [](double R, double L) { return round_shape(ShapeKind::capsule, R, L); })
