@@ -133,10 +133,13 @@ struct StepWorkspace {
       island_dofs, island_position;
   // Island k's rows of J and of (M̃⁻¹Jᵀ)ᵀ over its dofs (m_k × d_k each, at island_matrix_start[k]),
   // and its block of the Delassus matrix A = J M̃⁻¹ Jᵀ (m_k × m_k, rows in island order, at
-  // delassus_start[k]); the dense n × n A (zero between islands) only where derivatives or the NCP need
-  // it (dense_delassus).
-  std::vector<double> island_J, island_W, delassus, island_scratch;
+  // delassus_start[k]); the dense n × n A (zero between islands) only for the derivatives
+  // (dense_delassus).
+  // Z_k = D^{-1/2} L⁻ᵀ J_kᵀ by rows (m_k × d_k, as J_k), A_k = Z_k Z_kᵀ made only when a solve needs
+  // it (delassus_block; delassus_ready per island): an island whose contacts are all apart needs none.
+  std::vector<double> island_J, island_W, island_Z, delassus, island_scratch;
   std::vector<size_t> island_matrix_start, delassus_start;
+  std::vector<uint8_t> delassus_ready;
   // One island's LCP, gathered.
   std::vector<double> island_b, island_lo, island_hi, island_mu, island_f, island_w;
   std::vector<int> island_friction;
@@ -283,8 +286,9 @@ inline void relative_jacobian(const WorldSpec& world, StepWorkspace& ws, int k, 
 
 // The step's LCP rows: 3 per contact (normal, tangent1, tangent2), then the joint limits within
 // limit_margin of a bound, less the rows no joint moves (a planar model's out-of-plane friction; a
-// contact's tangents go with its normal) unless the contact model is the NCP. ws.J (n × nv), ws.extra,
-// ws.friction_index and ws.mu of the kept rows; returns n.
+// contact's tangents go with its normal) unless the contact model is the NCP. All rows sparse
+// (ws.row_start, row_dofs, row_values), and the kept ones' extra, friction_index, mu, bounds and
+// identities; returns n.
 inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v) {
   const int K = static_cast<int>(ws.contacts.size());
   const double dt = world.dt;
@@ -475,7 +479,9 @@ inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n) {
   }
   ws.island_J.assign(ws.island_matrix_start[islands], 0.0);
   ws.island_W.resize(ws.island_matrix_start[islands]);
+  ws.island_Z.resize(ws.island_matrix_start[islands]);
   ws.delassus.resize(ws.delassus_start[islands]);
+  ws.delassus_ready.assign(islands, 0);
   ws.b.resize(n);
   for (int k = 0; k < islands; ++k) {
     const int* rows = ws.island_rows.data() + ws.island_row_start[k];
@@ -490,20 +496,15 @@ inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n) {
       for (int e = ws.row_start[i]; e < ws.row_start[i + 1]; ++e)
         Jk[static_cast<size_t>(p) * d + ws.dof_local[ws.row_dofs[e]]] = ws.row_values[e];
     }
-    // Z = D^{-1/2} L⁻ᵀ J_kᵀ (d × m) gives A_k = Zᵀ Z (its rows gathered into W_k's storage for the
-    // products), then W_kᵀ = M̃⁻¹ J_kᵀ = L⁻¹ D^{-1/2} Z.
+    // Z = D^{-1/2} L⁻ᵀ J_kᵀ (d × m), kept by rows for A_k = Zᵀ Z, then W_kᵀ = M̃⁻¹ J_kᵀ = L⁻¹ D^{-1/2} Z.
     ws.island_scratch.resize(static_cast<size_t>(m) * d);
     double* X = ws.island_scratch.data();
     for (int e = 0; e < d; ++e)
       for (int p = 0; p < m; ++p) X[static_cast<size_t>(e) * m + p] = Jk[static_cast<size_t>(p) * d + e];
     dyn::whiten_on(model, ws.data, dofs, d, ws.dof_local.data(), X, m);
+    double* Zk = ws.island_Z.data() + ws.island_matrix_start[k];
     for (int p = 0; p < m; ++p)
-      for (int e = 0; e < d; ++e) Wk[static_cast<size_t>(p) * d + e] = X[static_cast<size_t>(e) * m + p];
-    double* block = ws.delassus.data() + ws.delassus_start[k];
-    for (int p = 0; p < m; ++p)
-      for (int q = p; q < m; ++q)
-        block[static_cast<size_t>(p) * m + q] = block[static_cast<size_t>(q) * m + p] =
-            dot(Wk + static_cast<size_t>(p) * d, Wk + static_cast<size_t>(q) * d, d);
+      for (int e = 0; e < d; ++e) Zk[static_cast<size_t>(p) * d + e] = X[static_cast<size_t>(e) * m + p];
     dyn::unwhiten_on(model, ws.data, dofs, d, ws.dof_local.data(), X, m);
     for (int p = 0; p < m; ++p)
       for (int e = 0; e < d; ++e) Wk[static_cast<size_t>(p) * d + e] = X[static_cast<size_t>(e) * m + p];
@@ -519,6 +520,21 @@ inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n) {
 
 }  // namespace detail
 
+// Island k's Delassus block A_k = Z_k Z_kᵀ (m_k × m_k), made on first use.
+inline const double* delassus_block(StepWorkspace& ws, int k) {
+  double* block = ws.delassus.data() + ws.delassus_start[k];
+  if (ws.delassus_ready[k]) return block;
+  const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
+  const int d = ws.island_dof_start[k + 1] - ws.island_dof_start[k];
+  const double* Zk = ws.island_Z.data() + ws.island_matrix_start[k];
+  for (int p = 0; p < m; ++p)
+    for (int q = p; q < m; ++q)
+      block[static_cast<size_t>(p) * m + q] = block[static_cast<size_t>(q) * m + p] =
+          dot(Zk + static_cast<size_t>(p) * d, Zk + static_cast<size_t>(q) * d, d);
+  ws.delassus_ready[k] = 1;
+  return block;
+}
+
 // The dense Delassus matrix ws.A (n × n) from the islands' blocks, zero between islands.
 inline void dense_delassus(StepWorkspace& ws) {
   const int n = static_cast<int>(ws.island_rows.size());
@@ -526,7 +542,7 @@ inline void dense_delassus(StepWorkspace& ws) {
   for (size_t k = 0; k + 1 < ws.island_row_start.size(); ++k) {
     const int* rows = ws.island_rows.data() + ws.island_row_start[k];
     const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
-    const double* block = ws.delassus.data() + ws.delassus_start[k];
+    const double* block = delassus_block(ws, static_cast<int>(k));
     for (int p = 0; p < m; ++p)
       for (int q = 0; q < m; ++q)
         ws.A[static_cast<size_t>(rows[p]) * n + rows[q]] = block[static_cast<size_t>(p) * m + q];
@@ -553,12 +569,15 @@ inline void dense_rows(const WorldSpec& world, StepWorkspace& ws) {
   }
 }
 
-// The tolerances of lcp/active_set.hpp for the step's whole LCP (ws.b, ws.f), from the blocks.
+// The tolerances of lcp/active_set.hpp for the step's whole LCP (ws.b, ws.f), from the blocks made.
 inline lcp::Tolerances lcp_tolerances(const WorldSpec& world, const StepWorkspace& ws) {
   double f_max = 0.0, b_max = 0.0, A_max = 0.0;
   for (size_t i = 0; i < ws.f.size(); ++i) f_max = std::max(f_max, std::abs(ws.f[i]));
   for (size_t i = 0; i < ws.b.size(); ++i) b_max = std::max(b_max, std::abs(ws.b[i]));
-  for (const double a : ws.delassus) A_max = std::max(A_max, std::abs(a));
+  for (size_t k = 0; k < ws.delassus_ready.size(); ++k)
+    if (ws.delassus_ready[k])
+      for (size_t i = ws.delassus_start[k]; i < ws.delassus_start[k + 1]; ++i)
+        A_max = std::max(A_max, std::abs(ws.delassus[i]));
   return lcp::scaled_tolerances(f_max, b_max, A_max, world.lcp_tolerance);
 }
 
@@ -656,7 +675,7 @@ inline StepReport solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
     const int* contacts = ws.ncp_contacts.data() + ws.ncp_contact_start[k];
     const int count = ws.ncp_contact_start[k + 1] - ws.ncp_contact_start[k], size = 3 * count;
     const int rows = ws.island_row_start[k + 1] - ws.island_row_start[k];
-    const double* block = ws.delassus.data() + ws.delassus_start[k];
+    const double* block = delassus_block(ws, k);
     auto row_of = [&](int a) { return ws.ncp_row[3 * contacts[a / 3] + a % 3]; };
     ws.ncp_G.assign(static_cast<size_t>(size) * size, 0.0);
     ws.ncp_g.assign(size, 0.0);
@@ -695,6 +714,18 @@ inline StepReport solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
   return out;
 }
 
+// Whether f = 0 solves an island's boxed LCP without its matrix: no impulse to start from, every
+// row a normal or limit with lower bound 0 (or a friction row, whose bounds are then ±μ·0) and no
+// normal's free motion closing its gap (b ≥ 0): then w = b satisfies every row.
+inline bool apart(int m, const double* b, const lcp::LcpBounds& bounds, const double* f) {
+  for (int p = 0; p < m; ++p) {
+    if (f[p] != 0.0) return false;
+    if (bounds.friction_index[p] >= 0) continue;
+    if (bounds.lo[p] != 0.0 || b[p] < 0.0) return false;
+  }
+  return true;
+}
+
 // The boxed LCP of a prepared step, island by island (find_islands): the previous step's sets first
 // when warm (Nimble App. B), failing that Gauss–Seidel with exact solves on the sets it finds, on the
 // contacts that push (lcp/screening.hpp), from the previous impulses when warm. ws.f, ws.w, ws.sets;
@@ -723,8 +754,18 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
     }
     const lcp::LcpBounds bounds{ws.island_lo.data(), ws.island_hi.data(), ws.island_friction.data(),
                                 ws.island_mu.data()};
-    const double* A = ws.delassus.data() + ws.delassus_start[k];
     const double* b = ws.island_b.data();
+    if (apart(m, b, bounds, ws.island_f.data())) {
+      // Nothing pushes: f = 0, every normal and limit at its lower bound, each friction row at the
+      // bound its w leans on (both are 0). No Delassus block is needed.
+      for (int p = 0; p < m; ++p) {
+        ws.f[rows[p]] = 0.0;
+        ws.w[rows[p]] = b[p];
+        ws.sets[rows[p]] = b[p] >= 0.0 ? lcp::EntrySet::lower : lcp::EntrySet::upper;
+      }
+      continue;
+    }
+    const double* A = delassus_block(ws, static_cast<int>(k));
     bool solved = false;
     if (warm) {
       lcp::solve_on_sets(m, A, b, bounds, ws.island_previous_sets.data(), ws.island_f.data(), ws.island_w.data(),
