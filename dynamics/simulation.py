@@ -504,10 +504,17 @@ class World:
         return self._advance(q, v, tau, warm_start, derivatives)
 
     def _advance(
-        self, q: FloatArray, v: FloatArray, tau: FloatArray, warm_start: Step | None, derivatives: bool
+        self,
+        q: FloatArray,
+        v: FloatArray,
+        tau: FloatArray,
+        warm_start: Step | None,
+        derivatives: bool,
+        where: str = "the step",
     ) -> Step:
         """:meth:`step` from a checked state (a rollout's own steps need no new checks): the native step
-        (native/simulation/simulation.hpp), the one rollout_batch and step_batch take."""
+        (native/simulation/simulation.hpp), the one rollout_batch and step_batch take. `where` names
+        the step in errors."""
         warm = warm_start._warm_start if warm_start is not None else None
         out = self._native().step_one(q, v, tau, *(warm or (None, None, None)), bool(derivatives))
         K = out["bouncing"].size
@@ -547,11 +554,15 @@ class World:
                 bounds,
             )
             warm = (out["row_ids"], f, sets)
+        problem = f"the contact {self.contact_model.upper()}"
+        if not (np.isfinite(out["q"]).all() and np.isfinite(out["v"]).all()):
+            raise RuntimeError(
+                f"{where}: the next state is not finite ({problem} returned {solution.status.name}, "
+                f"residual {solution.residual:.1e})"
+            )
         if solution.status != LCPStatus.SOLVED:
             if solution.status != LCPStatus.ITERATION_LIMIT or not np.isfinite(solution.residual):
-                raise RuntimeError(
-                    f"the contact {self.contact_model.upper()} could not be solved ({solution.status.name})"
-                )
+                raise RuntimeError(f"{where}: {problem} could not be solved ({solution.status.name})")
             # The solver's last iterate is kept (Step.lcp says so): stopping a rollout over it would be
             # worse; its Jacobians hold on that iterate's sets or modes.
             warnings.warn(
@@ -597,8 +608,8 @@ class World:
         qs, vs = [q], [checked_array(v0, "v0", (model.nv,))]
         steps: list[Step] = []
         previous = None
-        for tau in checked_array(taus, "taus", ("T", model.nv)):
-            previous = self._advance(qs[-1], vs[-1], tau, previous, derivatives)
+        for t, tau in enumerate(checked_array(taus, "taus", ("T", model.nv))):
+            previous = self._advance(qs[-1], vs[-1], tau, previous, derivatives, f"step {t}")
             steps.append(previous)
             qs.append(previous.q)
             vs.append(previous.v)

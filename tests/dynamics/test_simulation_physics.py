@@ -8,6 +8,7 @@ cotangents of Rollout.vjp). The time stepping (module docstring of dcol.dynamics
 semi-implicit Euler, v_{k+1} = v_k + Δt (a + impulses / m), x_{k+1} = x_k + Δt v_{k+1}.
 """
 
+import re
 import warnings
 
 import numpy as np
@@ -609,3 +610,22 @@ def test_contact_islands_do_not_see_each_other(contact_model):
     pair = both.rollout_batch(np.r_[q_alone, q_far][None], np.r_[v_alone, v_far][None], np.zeros((steps, 12)))
     assert np.array_equal(pair.q[0, :, :7], single.q[0]) and np.array_equal(pair.v[0, :, :6], single.v[0])
     assert pair.contacts[0].max() == 8  # both cubes on the ground
+
+
+def test_a_state_that_stops_being_finite_raises_naming_its_step():
+    """Two cubes stacked with 1 mm gaps under the contact NCP at dt = 1 ms, whose ADMM iterate can run
+    off along the null space of a singular G: World.rollout never hands back a non-finite state, it
+    raises at the step where the state stops being finite, naming it and the solver's report (and
+    rollout_batch names the same step)."""
+    world = World(box_pile_model(2), dt=1e-3, contact_model="ncp")
+    q0, v0 = floating_state(([0.0, 0.0, 0.101], [0.0, 0.0, 0.0]), ([0.001, 0.0, 0.302], [0.0, 0.0, 0.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # iteration limits on the way
+        try:
+            result = world.rollout(q0, v0, np.zeros((1000, 12)))
+        except RuntimeError as error:
+            step = int(re.match(r"step (\d+): the next state is not finite", str(error)).group(1))
+            with pytest.raises(RuntimeError, match=f"failed at step {step}:"):
+                world.rollout_batch(q0[None], v0[None], np.zeros((1000, 12)))
+        else:
+            assert np.isfinite(result.q).all() and np.isfinite(result.v).all()
