@@ -115,7 +115,6 @@ struct StepWorkspace {
   // The kept rows dense, J (n × nv) and M̃⁻¹Jᵀ (nv × n), with derivatives only (dense_rows).
   std::vector<double> J, minv_JT;
   std::vector<double> zero, bias, rhs, a_free, v_free;
-  lcp::LcpWorkspace lcp;
   lcp::ActiveSetWorkspace active_set;
   // The NCP (world.ncp): per NCP entry its row (−1: a joint limit's tangent), G and g (one island's
   // while solving, the whole NCP's for the derivatives), μ, λ, v = G λ + g and each NCP contact's mode.
