@@ -467,7 +467,8 @@ class World:
     def body_poses(self, q: ArrayLike) -> tuple[FloatArray, FloatArray]:
         """Poses of the scene bodies at q (nq,): positions (B, 3) and rotation matrices (B, 3, 3), the
         identity for the static ones; the poses :attr:`scene` is queried at."""
-        q, _ = checked_configurations(self.model, q, "q")
+        q = checked_array(q, "q", (self.model.nq,))
+        check_floating_quaternions(self.model, q)
         bodies = self.scene_body_of_model
         moving = bodies >= 0
         positions = np.zeros((bodies.size, 3))
@@ -475,7 +476,7 @@ class World:
         frames = [self._body_frames[b] for b in bodies[moving]]
         if frames:
             positions[moving], rotations[moving] = _native_dynamics.frame_poses(
-                self.model._native, q[0], frames, self.threads, matrices=True
+                self.model._native, q, frames, self.threads, matrices=True
             )
         return positions, rotations
 
