@@ -556,14 +556,13 @@ class World:
             )
             warm = (out["row_ids"], f, sets)
         problem = f"the contact {self.contact_model.upper()}"
-        if not (np.isfinite(out["q"]).all() and np.isfinite(out["v"]).all()):
+        if out["failed"]:  # the native rollouts' rule (native/simulation/simulation.hpp step_status)
+            finite = np.isfinite(out["q"]).all() and np.isfinite(out["v"]).all()
             raise RuntimeError(
-                f"{where}: the next state is not finite ({problem} returned {solution.status.name}, "
-                f"residual {solution.residual:.1e})"
+                f"{where}: {problem} could not be solved ({solution.status.name}, residual "
+                f"{solution.residual:.1e}){'' if finite else '; the next state is not finite'}"
             )
         if solution.status != LCPStatus.SOLVED:
-            if solution.status != LCPStatus.ITERATION_LIMIT or not np.isfinite(solution.residual):
-                raise RuntimeError(f"{where}: {problem} could not be solved ({solution.status.name})")
             # The solver's last iterate is kept (Step.lcp says so): stopping a rollout over it would be
             # worse; its Jacobians hold on that iterate's sets or modes.
             warnings.warn(

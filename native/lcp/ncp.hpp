@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "lcp/active_set.hpp"
@@ -91,9 +92,32 @@ inline void project_onto_cone(const double* in, double mu, double* out) {
   }
 }
 
+// The scales a residual is taken relative to: max(1, |g|∞), and the largest impulse the data can
+// call for, kImpulseCap times |g|∞ over G's smallest positive diagonal entry (an impulse of that size
+// changes its contact's velocity by kImpulseCap times the largest free velocity). An iterate beyond it
+// has run off along G's null space (equal and opposite impulses that move nothing), and measuring the
+// residual relative to that iterate would call it converged.
+constexpr double kImpulseCap = 1e6;
+
+struct ResidualScale {
+  double g = 1.0, lambda_cap = std::numeric_limits<double>::infinity();
+};
+
+inline ResidualScale residual_scale(int n, const double* G, const double* g) {
+  ResidualScale scale;
+  double smallest_diagonal = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < n; ++i) {
+    scale.g = std::max(scale.g, std::abs(g[i]));
+    if (G[static_cast<size_t>(i) * n + i] > 0.0)
+      smallest_diagonal = std::min(smallest_diagonal, G[static_cast<size_t>(i) * n + i]);
+  }
+  if (std::isfinite(smallest_diagonal)) scale.lambda_cap = kImpulseCap * scale.g / smallest_diagonal;
+  return scale;
+}
+
 // Largest violation of λ ∈ K, v + Γ(v) ∈ K* and ⟨λ, v + Γ(v)⟩ = 0 over the contacts, relative to
-// max(1, |g|∞) max(1, |λ|∞).
-inline double residual(int nc, const double* lambda, const double* v, const double* mu, double g_scale) {
+// scale.g max(1, min(|λ|∞, scale.lambda_cap)).
+inline double residual(int nc, const double* lambda, const double* v, const double* mu, const ResidualScale& scale) {
   double worst = 0.0, lambda_max = 0.0;
   for (int i = 0; i < 3 * nc; ++i) lambda_max = std::max(lambda_max, std::abs(lambda[i]));
   for (int c = 0; c < nc; ++c) {
@@ -105,7 +129,7 @@ inline double residual(int nc, const double* lambda, const double* v, const doub
     const double complementarity = std::abs(l[0] * u[0] + l[1] * u[1] + l[2] * w_n);
     worst = std::max({worst, in_cone, in_dual, complementarity});
   }
-  return worst / (g_scale * std::max(1.0, lambda_max));
+  return worst / (scale.g * std::max(1.0, std::min(lambda_max, scale.lambda_cap)));
 }
 
 // The iterate's modes solved on exactly: a breaking contact (|λ_i| small) has λ_i = 0; a sticking
@@ -113,7 +137,7 @@ inline double residual(int nc, const double* lambda, const double* v, const doub
 // of the iterate, re-solved with each solve's own directions until they settle. The least-norm λ of
 // these 3 nc equations replaces the iterate (and true is returned) when its residual is within tol.
 inline bool polish_modes(int nc, const double* G, const double* g, const double* mu, double mode_tol, double tol,
-                         double g_scale, double* lambda, double* v, NcpWorkspace& ws) {
+                         const ResidualScale& scale, double* lambda, double* v, NcpWorkspace& ws) {
   constexpr int8_t breaking = static_cast<int8_t>(ContactMode::breaking);
   constexpr int8_t sliding = static_cast<int8_t>(ContactMode::sliding);
   const int n = 3 * nc;
@@ -157,7 +181,7 @@ inline bool polish_modes(int nc, const double* G, const double* g, const double*
       if (slip == 0.0) return false;  // the mode guess was wrong
       turn = std::max(turn, std::hypot(u[0] / slip - ws.directions[2 * c], u[1] / slip - ws.directions[2 * c + 1]));
     }
-    if (turn <= 1e-12 && residual(nc, ws.rhs.data(), ws.velocity.data(), mu, g_scale) <= tol) {
+    if (turn <= 1e-12 && residual(nc, ws.rhs.data(), ws.velocity.data(), mu, scale) <= tol) {
       std::copy(ws.rhs.begin(), ws.rhs.end(), lambda);
       std::copy(ws.velocity.begin(), ws.velocity.end(), v);
       return true;
@@ -177,8 +201,7 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
   const int n = 3 * nc;
   LcpReport report;
   report.status = LcpStatus::iteration_limit;
-  double g_scale = 1.0;
-  for (int i = 0; i < n; ++i) g_scale = std::max(g_scale, std::abs(g[i]));
+  const ResidualScale scale = residual_scale(n, G, g);
   const double mode_tol = mode_tolerance(tol);
   std::fill(lambda, lambda + n, 0.0);  // the projected iterate z of ADMM
   std::copy(g, g + n, v);
@@ -213,19 +236,19 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
       // Diverging (an NCP without a solution): the last finite iterate, and say so.
       std::copy(ws.z_previous.begin(), ws.z_previous.end(), lambda);
       lcp_velocity(n, G, g, lambda, v);
-      report.residual = residual(nc, lambda, v, mu, g_scale);
+      report.residual = residual(nc, lambda, v, mu, scale);
       report.status = LcpStatus::unsolvable;
       return report;
     }
-    report.residual = residual(nc, lambda, v, mu, g_scale);
+    report.residual = residual(nc, lambda, v, mu, scale);
     if (report.residual <= tol) {
       report.status = LcpStatus::solved;
       return report;
     }
     if (it == next_polish) {
       next_polish *= 2;
-      if (polish_modes(nc, G, g, mu, mode_tol, tol, g_scale, lambda, v, ws)) {
-        report.residual = residual(nc, lambda, v, mu, g_scale);
+      if (polish_modes(nc, G, g, mu, mode_tol, tol, scale, lambda, v, ws)) {
+        report.residual = residual(nc, lambda, v, mu, scale);
         report.status = LcpStatus::solved;
         return report;
       }
@@ -245,8 +268,8 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
       }
     }
   }
-  if (polish_modes(nc, G, g, mu, mode_tol, tol, g_scale, lambda, v, ws)) {
-    report.residual = residual(nc, lambda, v, mu, g_scale);
+  if (polish_modes(nc, G, g, mu, mode_tol, tol, scale, lambda, v, ws)) {
+    report.residual = residual(nc, lambda, v, mu, scale);
     report.status = LcpStatus::solved;
   }
   return report;

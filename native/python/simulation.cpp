@@ -372,6 +372,7 @@ py::dict step_one(BoundWorld& world, py::handle q_in, py::handle v_in, py::handl
     out["mu"] = array_of(ws.mu);
   }
   out["status"] = static_cast<int>(report.status);
+  out["failed"] = sim::step_status(spec, report, q_next.data(), v_next.data()) == sim::RolloutStatus::failed;
   out["iterations"] = report.iterations;
   out["residual"] = report.residual;
   out["warm_start_hit"] = report.warm_start_hit;

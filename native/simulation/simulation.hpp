@@ -848,10 +848,21 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   return report;
 }
 
-// Whether a step's outcome lets a rollout go on: its solver's status and a finite next state.
+// The largest relative residual of an NCP iterate stopped at the iteration limit that a rollout goes
+// on with: its cone and complementarity conditions violated by at most 1% of the data's scale (the
+// slow tail of ADMM on a stack). Beyond it the iterate is no solution (ADMM run off along G's null
+// space) and the step fails.
+constexpr double kUsableNcpResidual = 1e-2;
+
+// Whether a step's outcome lets a rollout go on: its solver's status and a finite next state. An
+// iterate stopped at the iteration limit goes on (with a warning) when it is near a solution: a
+// Gauss–Seidel iterate is within its bounds and has its sets; an NCP iterate within
+// kUsableNcpResidual.
 inline RolloutStatus step_status(const WorldSpec& world, const StepReport& report, const double* q_next,
                                  const double* v_next) {
   if (report.status != lcp::LcpStatus::solved && report.status != lcp::LcpStatus::iteration_limit)
+    return RolloutStatus::failed;
+  if (world.ncp && report.status == lcp::LcpStatus::iteration_limit && !(report.residual <= kUsableNcpResidual))
     return RolloutStatus::failed;
   if (!std::all_of(q_next, q_next + world.model->nq, [](double x) { return std::isfinite(x); }) ||
       !std::all_of(v_next, v_next + world.model->nv, [](double x) { return std::isfinite(x); }))

@@ -612,20 +612,23 @@ def test_contact_islands_do_not_see_each_other(contact_model):
     assert pair.contacts[0].max() == 8  # both cubes on the ground
 
 
-def test_a_state_that_stops_being_finite_raises_naming_its_step():
-    """Two cubes stacked with 1 mm gaps under the contact NCP at dt = 1 ms, whose ADMM iterate can run
-    off along the null space of a singular G: World.rollout never hands back a non-finite state, it
-    raises at the step where the state stops being finite, naming it and the solver's report (and
-    rollout_batch names the same step)."""
+def test_an_ncp_iterate_that_ran_off_fails_its_step_by_name():
+    """Two cubes stacked with 1 mm gaps under the contact NCP at dt = 1 ms, where ADMM's iterate runs
+    off along the null space of a singular G (impulses of 1e27, residual 1e50, where it used to be
+    called converged): World.rollout never hands back that state or a non-finite one, it raises at the
+    step, naming it and the solver's report, and rollout_batch stops at the same step."""
     world = World(box_pile_model(2), dt=1e-3, contact_model="ncp")
     q0, v0 = floating_state(([0.0, 0.0, 0.101], [0.0, 0.0, 0.0]), ([0.001, 0.0, 0.302], [0.0, 0.0, 0.0]))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # iteration limits on the way
+        warnings.simplefilter("ignore")  # iteration limits near a solution on the way
         try:
             result = world.rollout(q0, v0, np.zeros((1000, 12)))
         except RuntimeError as error:
-            step = int(re.match(r"step (\d+): the next state is not finite", str(error)).group(1))
-            with pytest.raises(RuntimeError, match=f"failed at step {step}:"):
+            match = re.match(r"step (\d+): the contact NCP could not be solved \((\w+), residual (\S+)\)", str(error))
+            assert match is not None, str(error)
+            assert match.group(2) != "SOLVED" and float(match.group(3)) > 1e-2
+            with pytest.raises(RuntimeError, match=f"failed at step {match.group(1)}:"):
                 world.rollout_batch(q0[None], v0[None], np.zeros((1000, 12)))
         else:
             assert np.isfinite(result.q).all() and np.isfinite(result.v).all()
+            assert all(step.lcp.residual <= 1e-2 for step in result.steps)
