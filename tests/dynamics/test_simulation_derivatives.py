@@ -1,6 +1,6 @@
-"""Step Jacobians of dcol.dynamics.World, of a Python step (Step.jacobians, at its LCP solution) and
-of the native batch (World.step_batch), against central finite differences of World.step, reverse
-mode against the transpose of forward mode, and the simulation's argument checks.
+"""Step Jacobians of dcol.dynamics.World, of a step (Step.jacobians, linearized again at its LCP
+solution) and of the native batch (World.step_batch), against central finite differences of
+World.step, reverse mode against the transpose of forward mode, and the simulation's argument checks.
 
 Configurations are chosen inside a contact mode (no tied contact, no contact appearing within the
 finite-difference step), where the step is differentiable.
@@ -72,7 +72,7 @@ def _native_jacobians(world, q, v, tau, *, parameters=True, bounce=False):
 
 def _assert_jacobians_match(world, q, v, tau, *, with_params=True, bounce=False, relative=RELATIVE):
     """Step.jacobians and World.step_batch's Jacobians against central differences (and each other:
-    the same linearization, at the Python step's LCP solution and at the native step's)."""
+    the same linearization, at World.step's LCP solution and inside the batch's step)."""
     step = world.step(q, v, tau, derivatives=True)
     jac = step.jacobians(bounce=bounce)
     native, q_next, v_next = _native_jacobians(world, q, v, tau, parameters=with_params, bounce=bounce)
