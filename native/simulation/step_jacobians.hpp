@@ -44,10 +44,11 @@ struct LinearizationWorkspace {
   std::vector<double> f_clamped, sign, d_bounded, K, rhs, z, z_full, dAz;
   // The NCP's: sliding directions and U blocks, B = −L⁺T + PQ, T, q0 and I − B.
   std::vector<double> mode_u, mode_U, mode_B, mode_T, mode_q0, mode_M;
-  lcp::OrthogonalDecomposition K_decomposition, bounce_decomposition, mode_decomposition;
-  // The LCP's clamped matrix by contact island (block-diagonal), and each clamping row's island.
-  lcp::BlockDecomposition clamped_decomposition;
-  std::vector<int> clamped_island;
+  lcp::OrthogonalDecomposition bounce_decomposition;
+  // The LCP's clamped matrix by contact island (block-diagonal), and each clamping row's island; the
+  // NCP's mode system L and I − B likewise, with each of their entries' island.
+  lcp::BlockDecomposition clamped_decomposition, K_decomposition, mode_decomposition;
+  std::vector<int> clamped_island, mode_island;
   // Scratch of the products and of one contact's row derivatives.
   std::vector<double> y, u, d_q, d_params, tau_q, tau_v, tau_m, regressor_y;
   std::vector<double> relative, G, d_point, d_frame, d_separation, d_relative;
@@ -364,7 +365,9 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
           for (int j = 0; j < 3; ++j) row[3 * k2 + j] = G(entry(k, i), entry(k2, j));
       }
     }
-  lw.K_decomposition.factor(r, lw.K.data());
+  lw.mode_island.resize(r);
+  for (int e = 0; e < r; ++e) lw.mode_island[e] = ws.island_of[ws.ncp_row[entry(e / 3, 2)]];
+  lw.K_decomposition.factor(r, lw.K.data(), lw.mode_island.data());
   const bool singular = !lw.K_decomposition.full_rank();
   // z = L⁺ᵀ λ_R, and ẑ: z on the NCP entries of the G-type rows (for dG's share of dLᵀ z).
   lw.z.resize(r);
@@ -462,7 +465,7 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
   for (int i = 0; i < r; ++i)
     for (int j = 0; j < r; ++j)
       lw.mode_M[static_cast<size_t>(i) * r + j] = (i == j ? 1.0 : 0.0) - lw.mode_B[static_cast<size_t>(j) * r + i];
-  lw.mode_decomposition.factor(r, lw.mode_M.data());
+  lw.mode_decomposition.factor(r, lw.mode_M.data(), lw.mode_island.data());
   for (int d = 0; d < D; ++d) lw.mode_decomposition.solve(lw.rhs.data() + static_cast<size_t>(d) * r);
   for (int k = 0; k < contacts; ++k)
     for (int j = 0; j < 3; ++j) {
