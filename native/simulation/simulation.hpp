@@ -1,8 +1,8 @@
 // The time step of a simulation world (the module docstring of dynamics/simulation.py has the
 // equations), the one World.step, rollout, step_batch and rollout_batch all run: contact rows,
 // joint-limit rows, stabilization, restitution, and the boxed LCP solved island by island (the previous
-// step's sets first when the rows are the same contacts and limits, else projected Gauss–Seidel with
-// exact solves on the sets it finds, on the contacts that push) or the contact NCP.
+// step's sets first on an island whose rows all match the previous step's, else projected Gauss–Seidel
+// with exact solves on the sets it finds, on the contacts that push) or the contact NCP.
 // Every buffer lives in a StepWorkspace that grows to the largest contact count once and is reused.
 #pragma once
 
