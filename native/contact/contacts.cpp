@@ -299,13 +299,16 @@ class ContactPlanner {
     } else if (fa_.dim == 1 && fb_.dim == 1) {
       segments();
     } else {
-      // A polygon against a segment or a polygon: corners inside the other's polygon, crossing sides.
+      // A polygon against a segment or a polygon: corners inside or on the other's polygon (a corner of
+      // b on a corner of a once, as a's), crossing sides. Flush faces offset along a side (a box on a
+      // box shifted by 1 mm) put corners of each on the other's sides: all of them are contacts.
       if (fb_.dim == 2)
         for (int i = 0; i < fa_.count; ++i)
           if (inside(a_[i], b_, fb_.count, -tol_)) add({ContactRule::point_face, i, -1, -1, -1});
       if (fa_.dim == 2)
         for (int j = 0; j < fb_.count; ++j)
-          if (inside(b_[j], a_, fa_.count, tol_)) add({ContactRule::face_point, -1, -1, j, -1});
+          if (inside(b_[j], a_, fa_.count, -tol_) && !near_corner(b_[j], a_, fa_.count))
+            add({ContactRule::face_point, -1, -1, j, -1});
       // Crossings within tol of a corner are that corner's point–face contact.
       for (int i = 0; i < sides(fa_); ++i)
         for (int j = 0; j < sides(fb_); ++j) {
@@ -337,6 +340,13 @@ class ContactPlanner {
       if (cross2(p0, p1, q) <= margin * length) return false;
     }
     return true;
+  }
+
+  // Whether q is within tol of one of the n corners of poly.
+  bool near_corner(const double* q, const double (*poly)[2], int n) const {
+    for (int i = 0; i < n; ++i)
+      if (std::hypot(q[0] - poly[i][0], q[1] - poly[i][1]) <= tol_) return true;
+    return false;
   }
 
   // Parameters s, t of the crossing of segments p0p1 and q0q1; false if they are parallel within the

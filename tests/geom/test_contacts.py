@@ -878,3 +878,18 @@ def test_shapes_on_a_box_face_agree_with_the_signed_distance(kind):
         assert len(result) >= 1, trial
         np.testing.assert_allclose(result.normal, np.tile(reference.normal, (len(result), 1)), atol=1e-6)
         assert result.separation.min() == pytest.approx(reference.distance, abs=1e-6), trial
+
+
+@pytest.mark.parametrize("gap", [0.0, 0.0005, -0.0005])
+def test_flush_boxes_shifted_along_a_side_touch_at_four_corners(gap):
+    """A cube on an equal cube shifted 1 mm along x: the bottom cube's top corners at x = 0.1 lie on the
+    upper cube's face, the upper cube's bottom corners at x = −0.099 on the lower's face, and all four
+    sit on the faces' common sides (y = ±0.1). Four contacts, two of each kind (closed form); two would
+    leave the upper cube balanced on a line."""
+    top = 0.2
+    upper = np.array([0.001, 0.0, top + 0.1 + gap])
+    result = contacts(Box([0.1] * 3), [0.0, 0.0, 0.1], IDENTITY, Box([0.1] * 3), upper, IDENTITY, margin=0.01)
+    lower_face, upper_face = np.array([0.0, 0.0, top]), np.array([0.0, 0.0, top + gap])
+    expected = [on_face([0.1, y, top], 0.0, -EZ, upper_face, "b") for y in (-0.1, 0.1)]
+    expected += [on_face([-0.099, y, top + gap], 0.0, EZ, lower_face, "a") for y in (-0.1, 0.1)]
+    assert_contacts(result, expected)
