@@ -24,17 +24,29 @@ struct Tolerances {
   double f, w;
 };
 
-// From the largest magnitudes of f, b and A.
-inline Tolerances scaled_tolerances(double f_max, double b_max, double A_max, double tol) {
-  const double f_scale = std::max(1.0, f_max);
+// An f beyond kImpulseCap times max(1, |b|∞) over A's smallest positive diagonal entry (an entry of
+// that size moves its own w a thousand times further than any b asks) is no solution but an iterate
+// run off (an LCP without a solution, friction that jams its normal, or a contact NCP drifting along
+// its null space): the scale of f is capped there, or the tolerances would grow with the iterate and
+// call it a solution.
+constexpr double kImpulseCap = 1e3;
+
+// From the largest magnitudes of f, b and A and A's smallest positive diagonal entry.
+inline Tolerances scaled_tolerances(double f_max, double b_max, double A_max, double A_min_diagonal, double tol) {
+  const double f_cap = A_min_diagonal > 0.0 ? kImpulseCap * std::max(1.0, b_max) / A_min_diagonal
+                                            : std::numeric_limits<double>::infinity();
+  const double f_scale = std::max(1.0, std::min(f_max, f_cap));
   return {tol * f_scale, tol * std::max({1.0, b_max, A_max * f_scale})};
 }
 
 inline Tolerances tolerances(int n, const double* A, const double* b, const double* f, double tol) {
-  double f_max = 0.0, b_max = 0.0, A_max = 0.0;
-  for (int i = 0; i < n; ++i) f_max = std::max(f_max, std::abs(f[i])), b_max = std::max(b_max, std::abs(b[i]));
+  double f_max = 0.0, b_max = 0.0, A_max = 0.0, A_min_diagonal = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < n; ++i) {
+    f_max = std::max(f_max, std::abs(f[i])), b_max = std::max(b_max, std::abs(b[i]));
+    if (A[i * n + i] > 0.0) A_min_diagonal = std::min(A_min_diagonal, A[i * n + i]);
+  }
   for (int i = 0; i < n * n; ++i) A_max = std::max(A_max, std::abs(A[i]));
-  return scaled_tolerances(f_max, b_max, A_max, tol);
+  return scaled_tolerances(f_max, b_max, A_max, std::isfinite(A_min_diagonal) ? A_min_diagonal : 0.0, tol);
 }
 
 // The sets of an (approximate) solution: of each complementary pair the smaller one is the zero one.

@@ -93,12 +93,9 @@ inline void project_onto_cone(const double* in, double mu, double* out) {
 }
 
 // The scales a residual is taken relative to: max(1, |g|∞), and the largest impulse the data can
-// call for, kImpulseCap times |g|∞ over G's smallest positive diagonal entry (an impulse of that size
-// changes its contact's velocity by kImpulseCap times the largest free velocity). An iterate beyond it
-// has run off along G's null space (equal and opposite impulses that move nothing), and measuring the
-// residual relative to that iterate would call it converged.
-constexpr double kImpulseCap = 1e6;
-
+// call for, kImpulseCap times that over G's smallest positive diagonal entry (lcp/active_set.hpp): an
+// iterate beyond it has run off along G's null space (equal and opposite impulses that move nothing),
+// and measuring the residual relative to that iterate would call it converged.
 struct ResidualScale {
   double g = 1.0, lambda_cap = std::numeric_limits<double>::infinity();
 };

@@ -570,14 +570,19 @@ inline void dense_rows(const WorldSpec& world, StepWorkspace& ws) {
 
 // The tolerances of lcp/active_set.hpp for the step's whole LCP (ws.b, ws.f), from the blocks made.
 inline lcp::Tolerances lcp_tolerances(const WorldSpec& world, const StepWorkspace& ws) {
-  double f_max = 0.0, b_max = 0.0, A_max = 0.0;
+  double f_max = 0.0, b_max = 0.0, A_max = 0.0, A_min_diagonal = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < ws.f.size(); ++i) f_max = std::max(f_max, std::abs(ws.f[i]));
   for (size_t i = 0; i < ws.b.size(); ++i) b_max = std::max(b_max, std::abs(ws.b[i]));
-  for (size_t k = 0; k < ws.delassus_ready.size(); ++k)
-    if (ws.delassus_ready[k])
-      for (size_t i = ws.delassus_start[k]; i < ws.delassus_start[k + 1]; ++i)
-        A_max = std::max(A_max, std::abs(ws.delassus[i]));
-  return lcp::scaled_tolerances(f_max, b_max, A_max, world.lcp_tolerance);
+  for (size_t k = 0; k < ws.delassus_ready.size(); ++k) {
+    if (!ws.delassus_ready[k]) continue;
+    const size_t m = ws.island_row_start[k + 1] - ws.island_row_start[k];
+    const double* block = ws.delassus.data() + ws.delassus_start[k];
+    for (size_t i = 0; i < m * m; ++i) A_max = std::max(A_max, std::abs(block[i]));
+    for (size_t p = 0; p < m; ++p)
+      if (block[p * m + p] > 0.0) A_min_diagonal = std::min(A_min_diagonal, block[p * m + p]);
+  }
+  return lcp::scaled_tolerances(f_max, b_max, A_max, std::isfinite(A_min_diagonal) ? A_min_diagonal : 0.0,
+                                world.lcp_tolerance);
 }
 
 // A step's problem from (q, v) under joint forces tau: the contacts (and with derivatives their

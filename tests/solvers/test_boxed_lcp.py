@@ -259,3 +259,23 @@ def test_statically_indeterminate_friction_is_solved_by_pivoting():
     low = np.where(normal >= 0, -high, 0.0)
     assert np.all(f >= low - 1e-12) and np.all(f <= high + 1e-12)
     assert np.abs(f - np.clip(f - w, low, high)).max() <= 1e-9
+
+
+def test_friction_that_jams_its_normal_is_not_reported_solved():
+    """One contact on one dof (mass 1) whose normal row moves it by a = 0.35 per unit impulse and whose
+    friction rows by 3.8 and 3.3 (a contact far off the joint's axis), asked to separate at 2834 m/s
+    (a body sunk 14 m, Baumgarte's β φ / Δt). A sliding friction impulse ±μ f_n moves the dof by
+    μ (3.8 + 3.3) f_n = 3.5 f_n against the normal's 0.35 f_n, so no impulse in the cone can open the
+    contact and the LCP has no solution. Gauss–Seidel's iterate runs off to ~1e9; its status must not
+    say SOLVED, and the residual it reports is that of the returned f."""
+    J = np.array([[0.3536], [3.778], [3.278]])
+    A, b = J @ J.T, np.array([-2834.4271, 0.0, 0.0])
+    solution = solve_boxed_lcp(
+        A, b, np.zeros(3), np.full(3, np.inf), friction_index=[-1, 0, 0], mu=[0.5, 0.5, 0.5], max_iterations=200_000
+    )
+    assert solution.status != LCPStatus.SOLVED
+    f = solution.f
+    w = A @ f + b
+    high = 0.5 * max(f[0], 0.0)
+    natural = np.abs(f - np.clip(f - w, [0.0, -high, -high], [np.inf, high, high])).max()
+    assert solution.residual == pytest.approx(natural, rel=1e-9) and natural > 1.0
