@@ -518,12 +518,6 @@ class World:
         the step in errors."""
         warm = warm_start._warm_start if warm_start is not None else None
         out = self._native().step_one(q, v, tau, *(warm or (None, None, None)), bool(derivatives))
-        K = out["bouncing"].size
-        shape_pair = out["rows"][:K, :2].astype(np.int64)
-        body = self.scene.body_of_shape[shape_pair]
-        contacts = SceneContacts(
-            **out["contacts"], shape_a=shape_pair[:, 0], shape_b=shape_pair[:, 1], body_a=body[:, 0], body_b=body[:, 1]
-        )
         f = out["f"]
         solution: LCPSolution | NCPSolution
         if self.contact_model == "ncp":
@@ -571,21 +565,18 @@ class World:
                 RuntimeWarning,
                 stacklevel=3,  # the caller of step or rollout
             )
-        impulses = np.zeros(3 * K + out["rows"].shape[0] - K)
-        impulses[out["kept"]] = f
-        limits = out["rows"][K:]
         linearization = None
         if derivatives:
             linearization = _StepLinearization(self, q, v, tau, out["v"], out["minv_JT"], f, solution)
         return Step(
             out["q"],
             out["v"],
-            contacts,
-            impulses[: 3 * K].reshape(K, 3),
+            SceneContacts(**out["contacts"]),
+            out["impulses"],
             out["bouncing"],
-            limits[:, 1].astype(np.int64),
-            limits[:, 2].astype(np.float64),
-            impulses[3 * K :],
+            out["limit_joints"],
+            out["limit_signs"],
+            out["limit_impulses"],
             solution,
             linearization,
             warm,

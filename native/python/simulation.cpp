@@ -76,6 +76,22 @@ void require(bool condition, const std::string& message) {
   if (!condition) throw py::value_error(message);
 }
 
+// The state arguments of a step: q, v and tau, checked against the model, one state (batched false:
+// (nq,), (nv,)) or a batch ((N, nq), (N, nv)).
+struct StateArguments {
+  Rows q, v, tau;
+};
+
+StateArguments state_arguments(const dyn::Model& model, py::handle q_in, py::handle v_in, py::handle tau_in,
+                               bool batched) {
+  StateArguments state;
+  state.q = python::configuration(model, q_in);
+  state.v = python::tangent(model, state.q, v_in, "v");
+  state.tau = python::tangent(model, state.q, tau_in, "tau");
+  require(state.q.batched == batched, batched ? "q must be (N, nq)" : "q must be (nq,)");
+  return state;
+}
+
 BoundWorld make_world(py::object model_obj, py::object shapes, const IndexArray& shape_body,
                       const IndexArray& body_frame, const py::array_t<uint8_t, py::array::c_style>& collides,
                       const Array& damping, const IndexArray& limit_body, const Array& limit_lower,
@@ -232,10 +248,8 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
   const sim::WorldSpec& spec = world.spec;
   const dyn::Model& model = *spec.model;
   require(threads >= 1, "threads must be at least 1");
-  const Rows q = python::configuration(model, q_in);
-  const Rows v = python::tangent(model, q, v_in, "v");
-  const Rows tau = python::tangent(model, q, tau_in, "tau");
-  require(q.batched, "q must be (N, nq)");
+  const StateArguments state = state_arguments(model, q_in, v_in, tau_in, true);
+  const Rows &q = state.q, &v = state.v, &tau = state.tau;
   const py::ssize_t N = q.count, nq = model.nq, nv = model.nv;
   Array q_next({N, nq}), v_next({N, nv});
   JacobianBlocks blocks({N}, nv, parameters ? 10 * model.nbodies() + 2 : 0, derivatives);
@@ -281,21 +295,21 @@ py::array_t<T> array_of(const std::vector<T>& values) {
 }
 
 // One step from one state (q (nq,), v, tau (nv,)) with everything dynamics/simulation.py's Step holds:
-// "q", "v", "contacts" (contact_arrays, with derivatives theirs); "rows" (K + L, 3) int32, the contacts'
-// and limits' identities (a contact's shape pair and place in it, a limit's −1, velocity index, sign);
-// "row_ids" (n, 4) int32, the LCP rows' (sim::RowId), which a later call takes back as warm_rows; "kept" (n,) the LCP's
-// rows among the 3 K + L; "bouncing" (K,); the LCP's "f", "w", "sets", "tied" and its bounds "lo", "hi",
-// "friction_index", "mu"; or with the NCP "ncp_impulses", "ncp_velocities", "modes", "ncp_mu"; "status", "iterations",
-// "residual", "warm_start_hit"; with derivatives "minv_JT" (nv, n). warm_rows, warm_f and warm_sets: the previous
-// step's row_ids, impulses and sets, tried first on each island whose rows they all match (or None).
+// "q", "v"; "contacts" (contact_arrays, with derivatives theirs, and each contact's "shape_a", "shape_b",
+// "body_a", "body_b"); "impulses" (K, 3), each contact's [normal, tangent1, tangent2]; "limit_joints",
+// "limit_signs", "limit_impulses" (L,) of the joint-limit rows; "bouncing" (K,); "row_ids" (n, 4)
+// int32, the LCP rows' identities (sim::RowId), which a later call takes back as warm_rows; the LCP's
+// "f", "w", "sets", "tied" and its bounds "lo", "hi", "friction_index", "mu"; or with the NCP
+// "ncp_impulses", "ncp_velocities", "modes", "ncp_mu"; "status", "iterations", "residual",
+// "warm_start_hit", "failed" (whether a rollout would stop here: sim::step_status); with derivatives
+// "minv_JT" (nv, n). warm_rows, warm_f and warm_sets: the previous step's row_ids, impulses and sets,
+// tried first on each island whose rows they all match (or None).
 py::dict step_one(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in, py::object warm_rows,
                   py::object warm_f, py::object warm_sets, bool derivatives) {
   const sim::WorldSpec& spec = world.spec;
   const dyn::Model& model = *spec.model;
-  const Rows q = python::configuration(model, q_in);
-  const Rows v = python::tangent(model, q, v_in, "v");
-  const Rows tau = python::tangent(model, q, tau_in, "tau");
-  require(!q.batched, "q must be (nq,)");
+  const StateArguments state = state_arguments(model, q_in, v_in, tau_in, false);
+  const Rows &q = state.q, &v = state.v, &tau = state.tau;
   const py::ssize_t nq = model.nq, nv = model.nv;
   std::unique_ptr<Workspaces> workspaces = world.workspaces->take(spec);
   sim::StepWorkspace& ws = workspaces->step;
@@ -329,15 +343,37 @@ py::dict step_one(BoundWorld& world, py::handle q_in, py::handle v_in, py::handl
   py::dict out;
   out["q"] = q_next;
   out["v"] = v_next;
-  out["contacts"] =
+  // The contacts with their scene shapes and bodies; each contact's [normal, tangent1, tangent2]
+  // impulse and each limit's (zero where a row was dropped), from the kept rows.
+  py::dict contacts =
       python::contact_arrays(ws.contacts.data(), derivatives ? ws.contact_derivatives.data() : nullptr, K);
-  py::array_t<int32_t> rows({static_cast<py::ssize_t>(ws.keys.size()), py::ssize_t(3)});
-  for (size_t r = 0; r < ws.keys.size(); ++r) {
-    rows.mutable_at(r, 0) = ws.keys[r].shape_a;
-    rows.mutable_at(r, 1) = ws.keys[r].shape_b;
-    rows.mutable_at(r, 2) = ws.keys[r].kind;
+  py::array_t<int64_t> shape_a(K), shape_b(K), body_a(K), body_b(K);
+  for (int k = 0; k < K; ++k) {
+    shape_a.mutable_data()[k] = ws.keys[k].shape_a, shape_b.mutable_data()[k] = ws.keys[k].shape_b;
+    body_a.mutable_data()[k] = spec.shape_body[ws.keys[k].shape_a];
+    body_b.mutable_data()[k] = spec.shape_body[ws.keys[k].shape_b];
   }
-  out["rows"] = rows;
+  contacts["shape_a"] = shape_a, contacts["shape_b"] = shape_b, contacts["body_a"] = body_a,
+  contacts["body_b"] = body_b;
+  out["contacts"] = contacts;
+  const py::ssize_t L = static_cast<py::ssize_t>(ws.keys.size()) - K;
+  Array impulses({static_cast<py::ssize_t>(K), py::ssize_t(3)}), limit_impulses(L);
+  py::array_t<int64_t> limit_joints(L);
+  Array limit_signs(L);
+  std::fill_n(impulses.mutable_data(), 3 * K, 0.0);
+  std::fill_n(limit_impulses.mutable_data(), L, 0.0);
+  for (py::ssize_t l = 0; l < L; ++l) {
+    limit_joints.mutable_data()[l] = ws.keys[K + l].shape_b;
+    limit_signs.mutable_data()[l] = ws.keys[K + l].kind;
+  }
+  for (int r = 0; r < n; ++r) {
+    const int i = ws.kept[r];
+    (i < 3 * K ? impulses.mutable_data()[i] : limit_impulses.mutable_data()[i - 3 * K]) = ws.f[r];
+  }
+  out["impulses"] = impulses;
+  out["limit_joints"] = limit_joints;
+  out["limit_signs"] = limit_signs;
+  out["limit_impulses"] = limit_impulses;
   py::array_t<int32_t> row_ids({static_cast<py::ssize_t>(n), py::ssize_t(4)});
   for (int r = 0; r < n; ++r) {
     const sim::RowId& id = ws.row_ids[r];
@@ -345,7 +381,6 @@ py::dict step_one(BoundWorld& world, py::handle q_in, py::handle v_in, py::handl
     for (int c = 0; c < 4; ++c) row_ids.mutable_at(r, c) = values[c];
   }
   out["row_ids"] = row_ids;
-  out["kept"] = array_of(ws.kept);
   py::array_t<bool> bouncing(K);
   for (int k = 0; k < K; ++k) bouncing.mutable_data()[k] = ws.all_restitution_velocity[3 * k] != 0.0;
   out["bouncing"] = bouncing;
@@ -391,10 +426,8 @@ py::dict step_one(BoundWorld& world, py::handle q_in, py::handle v_in, py::handl
 py::dict contact_problem(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in) {
   const sim::WorldSpec& spec = world.spec;
   const dyn::Model& model = *spec.model;
-  const Rows q = python::configuration(model, q_in);
-  const Rows v = python::tangent(model, q, v_in, "v");
-  const Rows tau = python::tangent(model, q, tau_in, "tau");
-  require(!q.batched, "q must be (nq,)");
+  const StateArguments state = state_arguments(model, q_in, v_in, tau_in, false);
+  const Rows &q = state.q, &v = state.v, &tau = state.tau;
   std::unique_ptr<Workspaces> workspaces = world.workspaces->take(spec);
   sim::StepWorkspace& ws = workspaces->step;
   int n;
@@ -430,10 +463,8 @@ py::dict linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::hand
                    bool bounce) {
   const sim::WorldSpec& spec = world.spec;
   const dyn::Model& model = *spec.model;
-  const Rows q = python::configuration(model, q_in);
-  const Rows v = python::tangent(model, q, v_in, "v");
-  const Rows tau = python::tangent(model, q, tau_in, "tau");
-  require(!q.batched, "q must be (nq,)");
+  const StateArguments state = state_arguments(model, q_in, v_in, tau_in, false);
+  const Rows &q = state.q, &v = state.v, &tau = state.tau;
   require(f.ndim() == 1 && sets.ndim() == 1, "f and sets must be 1-D");
   const int n = static_cast<int>(f.size()), num_sets = static_cast<int>(sets.size());
   for (int i = 0; i < num_sets; ++i) require(sets.data()[i] >= 0 && sets.data()[i] <= 2, "sets must hold 0, 1 or 2");

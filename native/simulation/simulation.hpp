@@ -120,8 +120,9 @@ struct StepWorkspace {
   // while solving, the whole NCP's for the derivatives), μ, λ, v = G λ + g and each NCP contact's mode.
   std::vector<int> ncp_row;
   std::vector<double> ncp_G, ncp_g, ncp_mu, ncp_lambda, ncp_v;
-  // The NCP's contacts grouped by island (solve_contact_ncp), island k's from ncp_contact_start[k].
-  std::vector<int> ncp_contact_start, ncp_contacts;
+  // The NCP's contacts grouped by island (solve_contact_ncp), island k's from ncp_contact_start[k], and
+  // each island's next free slot while grouping.
+  std::vector<int> ncp_contact_start, ncp_contacts, ncp_next_slot;
   std::vector<int8_t> modes;
   lcp::NcpWorkspace ncp;
   // Contact islands (find_islands): dof → its tree (root body); a union–find over rows and trees, the
@@ -144,6 +145,18 @@ struct StepWorkspace {
   std::vector<int> island_friction;
   std::vector<lcp::EntrySet> island_sets, island_previous_sets;
   lcp::ScreeningWorkspace screening;
+
+  // Island k's rows (m of them, in island order) and dofs (d, ascending).
+  struct Island {
+    const int* rows;
+    const int* dofs;
+    int m, d;
+  };
+  int num_islands() const { return static_cast<int>(island_row_start.size()) - 1; }
+  Island island(int k) const {
+    return {island_rows.data() + island_row_start[k], island_dofs.data() + island_dof_start[k],
+            island_row_start[k + 1] - island_row_start[k], island_dof_start[k + 1] - island_dof_start[k]};
+  }
 
   explicit StepWorkspace(const WorldSpec& world)
       : data(*world.model),
@@ -466,13 +479,12 @@ inline void find_islands(const WorldSpec& world, StepWorkspace& ws, int n) {
 // the island's size, not the world's.
 inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n) {
   const dyn::Model& model = *world.model;
-  const int islands = static_cast<int>(ws.island_row_start.size()) - 1;
+  const int islands = ws.num_islands();
   ws.island_matrix_start.resize(islands + 1);
   ws.delassus_start.resize(islands + 1);
   ws.island_matrix_start[0] = ws.delassus_start[0] = 0;
   for (int k = 0; k < islands; ++k) {
-    const size_t m = ws.island_row_start[k + 1] - ws.island_row_start[k];
-    const size_t d = ws.island_dof_start[k + 1] - ws.island_dof_start[k];
+    const size_t m = ws.island(k).m, d = ws.island(k).d;
     ws.island_matrix_start[k + 1] = ws.island_matrix_start[k] + m * d;
     ws.delassus_start[k + 1] = ws.delassus_start[k] + m * m;
   }
@@ -483,10 +495,7 @@ inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n) {
   ws.delassus_ready.assign(islands, 0);
   ws.b.resize(n);
   for (int k = 0; k < islands; ++k) {
-    const int* rows = ws.island_rows.data() + ws.island_row_start[k];
-    const int* dofs = ws.island_dofs.data() + ws.island_dof_start[k];
-    const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
-    const int d = ws.island_dof_start[k + 1] - ws.island_dof_start[k];
+    const auto [rows, dofs, m, d] = ws.island(k);
     for (int e = 0; e < d; ++e) ws.dof_local[dofs[e]] = e;
     double* Jk = ws.island_J.data() + ws.island_matrix_start[k];
     double* Wk = ws.island_W.data() + ws.island_matrix_start[k];
@@ -523,8 +532,7 @@ inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n) {
 inline const double* delassus_block(StepWorkspace& ws, int k) {
   double* block = ws.delassus.data() + ws.delassus_start[k];
   if (ws.delassus_ready[k]) return block;
-  const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
-  const int d = ws.island_dof_start[k + 1] - ws.island_dof_start[k];
+  const auto [rows, dofs, m, d] = ws.island(k);
   const double* Zk = ws.island_Z.data() + ws.island_matrix_start[k];
   for (int p = 0; p < m; ++p)
     for (int q = p; q < m; ++q)
@@ -538,10 +546,9 @@ inline const double* delassus_block(StepWorkspace& ws, int k) {
 inline void dense_delassus(StepWorkspace& ws) {
   const int n = static_cast<int>(ws.island_rows.size());
   ws.A.assign(static_cast<size_t>(n) * n, 0.0);
-  for (size_t k = 0; k + 1 < ws.island_row_start.size(); ++k) {
-    const int* rows = ws.island_rows.data() + ws.island_row_start[k];
-    const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
-    const double* block = delassus_block(ws, static_cast<int>(k));
+  for (int k = 0; k < ws.num_islands(); ++k) {
+    const auto [rows, dofs, m, d] = ws.island(k);
+    const double* block = delassus_block(ws, k);
     for (int p = 0; p < m; ++p)
       for (int q = 0; q < m; ++q)
         ws.A[static_cast<size_t>(rows[p]) * n + rows[q]] = block[static_cast<size_t>(p) * m + q];
@@ -553,11 +560,8 @@ inline void dense_rows(const WorldSpec& world, StepWorkspace& ws) {
   const int n = static_cast<int>(ws.island_rows.size()), nv = world.model->nv;
   ws.J.assign(static_cast<size_t>(n) * nv, 0.0);
   ws.minv_JT.assign(static_cast<size_t>(nv) * n, 0.0);
-  for (size_t k = 0; k + 1 < ws.island_row_start.size(); ++k) {
-    const int* rows = ws.island_rows.data() + ws.island_row_start[k];
-    const int* dofs = ws.island_dofs.data() + ws.island_dof_start[k];
-    const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
-    const int d = ws.island_dof_start[k + 1] - ws.island_dof_start[k];
+  for (int k = 0; k < ws.num_islands(); ++k) {
+    const auto [rows, dofs, m, d] = ws.island(k);
     const double* Jk = ws.island_J.data() + ws.island_matrix_start[k];
     const double* Wk = ws.island_W.data() + ws.island_matrix_start[k];
     for (int p = 0; p < m; ++p)
@@ -575,7 +579,7 @@ inline lcp::Tolerances lcp_tolerances(const WorldSpec& world, const StepWorkspac
   for (size_t i = 0; i < ws.b.size(); ++i) b_max = std::max(b_max, std::abs(ws.b[i]));
   for (size_t k = 0; k < ws.delassus_ready.size(); ++k) {
     if (!ws.delassus_ready[k]) continue;
-    const size_t m = ws.island_row_start[k + 1] - ws.island_row_start[k];
+    const size_t m = ws.island(k).m;
     const double* block = ws.delassus.data() + ws.delassus_start[k];
     for (size_t i = 0; i < m * m; ++i) A_max = std::max(A_max, std::abs(block[i]));
     for (size_t p = 0; p < m; ++p)
@@ -664,7 +668,7 @@ inline double ncp_penalty(double largest_diagonal) { return largest_diagonal > 0
 inline StepReport solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
   ncp_layout(world, ws);
   const int nc = static_cast<int>(ws.ncp_mu.size()), m = 3 * nc;
-  const int islands = static_cast<int>(ws.island_row_start.size()) - 1;
+  const int islands = ws.num_islands();
   ws.ncp_lambda.assign(m, 0.0);
   ws.ncp_v.assign(m, 0.0);
   // The NCP contacts of each island (a contact's island is its normal row's).
@@ -672,13 +676,13 @@ inline StepReport solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
   for (int c = 0; c < nc; ++c) ++ws.ncp_contact_start[ws.island_of[ws.ncp_row[3 * c + 2]] + 1];
   for (int k = 0; k < islands; ++k) ws.ncp_contact_start[k + 1] += ws.ncp_contact_start[k];
   ws.ncp_contacts.resize(nc);
-  ws.island_label.assign(ws.ncp_contact_start.begin(), ws.ncp_contact_start.end() - 1);  // next free slot
-  for (int c = 0; c < nc; ++c) ws.ncp_contacts[ws.island_label[ws.island_of[ws.ncp_row[3 * c + 2]]]++] = c;
+  ws.ncp_next_slot.assign(ws.ncp_contact_start.begin(), ws.ncp_contact_start.end() - 1);
+  for (int c = 0; c < nc; ++c) ws.ncp_contacts[ws.ncp_next_slot[ws.island_of[ws.ncp_row[3 * c + 2]]]++] = c;
   StepReport out;
   for (int k = 0; k < islands; ++k) {
     const int* contacts = ws.ncp_contacts.data() + ws.ncp_contact_start[k];
     const int count = ws.ncp_contact_start[k + 1] - ws.ncp_contact_start[k], size = 3 * count;
-    const int rows = ws.island_row_start[k + 1] - ws.island_row_start[k];
+    const int rows = ws.island(k).m;
     const double* block = delassus_block(ws, k);
     auto row_of = [&](int a) { return ws.ncp_row[3 * contacts[a / 3] + a % 3]; };
     ws.ncp_G.assign(static_cast<size_t>(size) * size, 0.0);
@@ -738,9 +742,8 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
   const double tol = world.lcp_tolerance;
   StepReport report;
   report.warm_start_hit = ws.has_previous;
-  for (size_t k = 0; k + 1 < ws.island_row_start.size(); ++k) {
-    const int* rows = ws.island_rows.data() + ws.island_row_start[k];
-    const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
+  for (int k = 0; k < ws.num_islands(); ++k) {
+    const auto [rows, dofs, m, d] = ws.island(k);
     const bool warm = std::all_of(rows, rows + m, [&](int r) { return ws.previous_match[r] >= 0; });
     for (auto* v : {&ws.island_b, &ws.island_lo, &ws.island_hi, &ws.island_mu, &ws.island_f, &ws.island_w})
       v->resize(m);
@@ -769,7 +772,7 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
       }
       continue;
     }
-    const double* A = delassus_block(ws, static_cast<int>(k));
+    const double* A = delassus_block(ws, k);
     bool solved = false;
     if (warm) {
       lcp::solve_on_sets(m, A, b, bounds, ws.island_previous_sets.data(), ws.island_f.data(), ws.island_w.data(),
@@ -802,11 +805,8 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
 // v⁺ = v_free + M̃⁻¹ Jᵀ f of a prepared step with its impulses in ws.f.
 inline void next_velocity(const WorldSpec& world, const StepWorkspace& ws, double* v_next) {
   std::copy_n(ws.v_free.data(), world.model->nv, v_next);
-  for (size_t k = 0; k + 1 < ws.island_row_start.size(); ++k) {
-    const int* rows = ws.island_rows.data() + ws.island_row_start[k];
-    const int* dofs = ws.island_dofs.data() + ws.island_dof_start[k];
-    const int m = ws.island_row_start[k + 1] - ws.island_row_start[k];
-    const int d = ws.island_dof_start[k + 1] - ws.island_dof_start[k];
+  for (int k = 0; k < ws.num_islands(); ++k) {
+    const auto [rows, dofs, m, d] = ws.island(k);
     const double* Wk = ws.island_W.data() + ws.island_matrix_start[k];
     for (int p = 0; p < m; ++p) {
       const double impulse = ws.f[rows[p]];

@@ -49,6 +49,8 @@ struct LinearizationWorkspace {
   // NCP's mode system L and I − B likewise, with each of their entries' island.
   lcp::BlockDecomposition clamped_decomposition, K_decomposition, mode_decomposition;
   std::vector<int> clamped_island, mode_island;
+  // drop_idle_rows: the rows kept, and each row's place among them (−1: dropped).
+  std::vector<int> kept_rows, kept_position;
   // Scratch of the products and of one contact's row derivatives.
   std::vector<double> y, u, d_q, d_params, tau_q, tau_v, tau_m, regressor_y;
   std::vector<double> relative, G, d_point, d_frame, d_separation, d_relative;
@@ -481,12 +483,12 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
 // unless they clamp (their bounds ±μ·0 pin them at zero). Their impulses stay zero inside the step's
 // mode, and the derivatives of their rows of A and b only reach their own w, which the step does not
 // use: the derivatives are the same without them. A robot's speculative contacts are most of its rows.
-inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws) {
+inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw) {
   const int n = static_cast<int>(ws.kept.size()), nv = world.model->nv;
   auto idle_normal = [&](int r) {
     return ws.sets[r] == lcp::EntrySet::lower && ws.lo[r] == 0.0 && ws.f[r] == 0.0 && ws.restitution_velocity[r] == 0.0;
   };
-  std::vector<int>& kept = ws.island_label;  // scratch: the rows kept, then each row's new index
+  std::vector<int>& kept = lw.kept_rows;
   kept.clear();
   for (int r = 0; r < n; ++r) {
     const int normal = ws.friction_index[r] >= 0 ? ws.friction_index[r] : r;
@@ -494,7 +496,7 @@ inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws) {
   }
   const int m = static_cast<int>(kept.size());
   if (m == n) return;
-  std::vector<int>& position = ws.island_link;
+  std::vector<int>& position = lw.kept_position;
   position.assign(n, -1);
   for (int p = 0; p < m; ++p) position[kept[p]] = p;
   auto compact = [&](auto& values) {
@@ -592,7 +594,7 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   if (world.ncp)
     build_ncp(world, ws);  // the solve kept one island's G at a time
   else
-    detail::drop_idle_rows(world, ws);
+    detail::drop_idle_rows(world, ws, lw);
   const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), D = cols.D, np = cols.np;
   const double dt = world.dt, e = world.restitution;
 
