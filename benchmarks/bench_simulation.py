@@ -382,6 +382,24 @@ def _ratio(value):
     return f"{value:.1f}x" if value >= 0.95 else f"{value:.2g}x"
 
 
+def _step_cells(label, result):
+    """The cells both MuJoCo tables open with: label, nv, each side's contacts, dcol's step in a
+    rollout, MuJoCo's step, their ratio and dcol's cold step; or the error in the ratio's place."""
+    if "error" in result:
+        return [label, "", "", "", "", "", result["error"], ""]
+    dcol, mujoco = result["dcol"], result["mujoco"]
+    return [
+        label,
+        result["nv"],
+        dcol["contacts"],
+        mujoco["contacts"],
+        f"{1e3 * dcol['rollout']:.3f}",
+        f"{1e3 * mujoco['step']:.3f}",
+        _ratio(dcol["rollout"] / mujoco["step"]),
+        f"{1e3 * dcol['step']:.3f}",
+    ]
+
+
 def growth_exponent(contacts, times):
     """b of time ∝ contacts^b, least squares on log–log over the points with contacts; None below two."""
     points = [(c, t) for c, t in zip(contacts, times) if c > 0]
@@ -435,18 +453,11 @@ def mujoco_tables(args):
     for name in scenes:
         result = results[name]
         if "error" in result:
-            comparison.add(name, "", "", "", "", "", result["error"], "", "", "", "")
+            comparison.add(*_step_cells(name, result), "", "", "")
             continue
         dcol, mujoco = result["dcol"], result["mujoco"]
         comparison.add(
-            name,
-            result["nv"],
-            dcol["contacts"],
-            mujoco["contacts"],
-            f"{1e3 * dcol['rollout']:.3f}",
-            f"{1e3 * mujoco['step']:.3f}",
-            _ratio(dcol["rollout"] / mujoco["step"]),
-            f"{1e3 * dcol['step']:.3f}",
+            *_step_cells(name, result),
             f"{1e3 * dcol['jacobian']:.3f}",
             f"{1e3 * mujoco['jacobian']:.3f}",
             _ratio(mujoco["jacobian"] / dcol["jacobian"]),
@@ -475,20 +486,10 @@ def mujoco_tables(args):
     series = {"dcol": ([], []), "MuJoCo": ([], [])}
     for count in piles:
         result = results[f"boxes{count}"]
+        growth.add(*_step_cells(count, result))
         if "error" in result:
-            growth.add(count, "", "", "", "", "", result["error"], "")
             continue
         dcol, mujoco = result["dcol"], result["mujoco"]
-        growth.add(
-            count,
-            result["nv"],
-            dcol["contacts"],
-            mujoco["contacts"],
-            f"{1e3 * dcol['rollout']:.3f}",
-            f"{1e3 * mujoco['step']:.3f}",
-            _ratio(dcol["rollout"] / mujoco["step"]),
-            f"{1e3 * dcol['step']:.3f}",
-        )
         for label, contacts, step in (
             ("dcol", dcol["contacts"], dcol["rollout"]),
             ("MuJoCo", mujoco["contacts"], mujoco["step"]),
