@@ -305,7 +305,7 @@ def test_decomposition_bad_settings(tmp_path, kwargs, error, match):
 
 def test_detailed_mesh_is_refused_before_a_large_allocation():
     """An 82k-face mesh (its hull has 81,920 faces over 40,962 vertices) is refused by its face count
-    before the plane offsets, whose faces × points product would take 27 GB."""
+    before the plane offsets, whose faces × points product would not fit in memory."""
     sphere = trimesh.creation.icosphere(6)
     tracemalloc.start()
     try:
