@@ -31,22 +31,32 @@ struct Tolerances {
 // call it a solution.
 constexpr double kImpulseCap = 1e3;
 
+// The largest impulse the data can call for: kImpulseCap max(1, |b|∞) over A's smallest positive
+// diagonal entry (infinite when none is positive).
+inline double impulse_cap(double b_max, double A_min_diagonal) {
+  return A_min_diagonal > 0.0 ? kImpulseCap * std::max(1.0, b_max) / A_min_diagonal
+                              : std::numeric_limits<double>::infinity();
+}
+
+// The smallest positive diagonal entry of A (n × n row-major), 0 when none is positive.
+inline double smallest_positive_diagonal(int n, const double* A) {
+  double smallest = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < n; ++i)
+    if (A[static_cast<size_t>(i) * n + i] > 0.0) smallest = std::min(smallest, A[static_cast<size_t>(i) * n + i]);
+  return std::isfinite(smallest) ? smallest : 0.0;
+}
+
 // From the largest magnitudes of f, b and A and A's smallest positive diagonal entry.
 inline Tolerances scaled_tolerances(double f_max, double b_max, double A_max, double A_min_diagonal, double tol) {
-  const double f_cap = A_min_diagonal > 0.0 ? kImpulseCap * std::max(1.0, b_max) / A_min_diagonal
-                                            : std::numeric_limits<double>::infinity();
-  const double f_scale = std::max(1.0, std::min(f_max, f_cap));
+  const double f_scale = std::max(1.0, std::min(f_max, impulse_cap(b_max, A_min_diagonal)));
   return {tol * f_scale, tol * std::max({1.0, b_max, A_max * f_scale})};
 }
 
 inline Tolerances tolerances(int n, const double* A, const double* b, const double* f, double tol) {
-  double f_max = 0.0, b_max = 0.0, A_max = 0.0, A_min_diagonal = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < n; ++i) {
-    f_max = std::max(f_max, std::abs(f[i])), b_max = std::max(b_max, std::abs(b[i]));
-    if (A[i * n + i] > 0.0) A_min_diagonal = std::min(A_min_diagonal, A[i * n + i]);
-  }
+  double f_max = 0.0, b_max = 0.0, A_max = 0.0;
+  for (int i = 0; i < n; ++i) f_max = std::max(f_max, std::abs(f[i])), b_max = std::max(b_max, std::abs(b[i]));
   for (int i = 0; i < n * n; ++i) A_max = std::max(A_max, std::abs(A[i]));
-  return scaled_tolerances(f_max, b_max, A_max, std::isfinite(A_min_diagonal) ? A_min_diagonal : 0.0, tol);
+  return scaled_tolerances(f_max, b_max, A_max, smallest_positive_diagonal(n, A), tol);
 }
 
 // The sets of an (approximate) solution: of each complementary pair the smaller one is the zero one.

@@ -102,13 +102,8 @@ struct ResidualScale {
 
 inline ResidualScale residual_scale(int n, const double* G, const double* g) {
   ResidualScale scale;
-  double smallest_diagonal = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < n; ++i) {
-    scale.g = std::max(scale.g, std::abs(g[i]));
-    if (G[static_cast<size_t>(i) * n + i] > 0.0)
-      smallest_diagonal = std::min(smallest_diagonal, G[static_cast<size_t>(i) * n + i]);
-  }
-  if (std::isfinite(smallest_diagonal)) scale.lambda_cap = kImpulseCap * scale.g / smallest_diagonal;
+  for (int i = 0; i < n; ++i) scale.g = std::max(scale.g, std::abs(g[i]));
+  scale.lambda_cap = impulse_cap(scale.g, smallest_positive_diagonal(n, G));
   return scale;
 }
 

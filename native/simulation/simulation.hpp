@@ -577,13 +577,13 @@ inline lcp::Tolerances lcp_tolerances(const WorldSpec& world, const StepWorkspac
   double f_max = 0.0, b_max = 0.0, A_max = 0.0, A_min_diagonal = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < ws.f.size(); ++i) f_max = std::max(f_max, std::abs(ws.f[i]));
   for (size_t i = 0; i < ws.b.size(); ++i) b_max = std::max(b_max, std::abs(ws.b[i]));
-  for (size_t k = 0; k < ws.delassus_ready.size(); ++k) {
+  for (int k = 0; k < ws.num_islands(); ++k) {
     if (!ws.delassus_ready[k]) continue;
-    const size_t m = ws.island(k).m;
+    const int m = ws.island(k).m;
     const double* block = ws.delassus.data() + ws.delassus_start[k];
-    for (size_t i = 0; i < m * m; ++i) A_max = std::max(A_max, std::abs(block[i]));
-    for (size_t p = 0; p < m; ++p)
-      if (block[p * m + p] > 0.0) A_min_diagonal = std::min(A_min_diagonal, block[p * m + p]);
+    for (size_t i = 0; i < static_cast<size_t>(m) * m; ++i) A_max = std::max(A_max, std::abs(block[i]));
+    const double smallest = lcp::smallest_positive_diagonal(m, block);
+    if (smallest > 0.0) A_min_diagonal = std::min(A_min_diagonal, smallest);
   }
   return lcp::scaled_tolerances(f_max, b_max, A_max, std::isfinite(A_min_diagonal) ? A_min_diagonal : 0.0,
                                 world.lcp_tolerance);
