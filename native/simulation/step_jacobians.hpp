@@ -591,10 +591,15 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   using detail::multiply;
   const dyn::Model& model = *world.model;
   const detail::Columns cols(model, parameters);
-  if (world.ncp)
-    build_ncp(world, ws);  // the solve kept one island's G at a time
-  else
+  if (world.ncp) {
+    // The whole NCP (the solve kept one island's G at a time) and its velocities v = G λ + g.
+    build_ncp(world, ws);
+    ws.ncp_v.resize(ws.ncp_lambda.size());
+    lcp::lcp_velocity(static_cast<int>(ws.ncp_lambda.size()), ws.ncp_G.data(), ws.ncp_g.data(), ws.ncp_lambda.data(),
+                      ws.ncp_v.data());
+  } else {
     detail::drop_idle_rows(world, ws, lw);
+  }
   const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), D = cols.D, np = cols.np;
   const double dt = world.dt, e = world.restitution;
 
@@ -692,14 +697,12 @@ inline bool linearize_step(const WorldSpec& world, StepWorkspace& ws, Linearizat
   const int nv = world.model->nv;
   ws.f.assign(f, f + n);
   if (world.ncp) {
-    build_ncp(world, ws);
+    ncp_layout(world, ws);
     const int nc = static_cast<int>(ws.ncp_mu.size()), m = 3 * nc;
     if (num_sets != nc) return false;
     ws.ncp_lambda.assign(m, 0.0);
     for (int a = 0; a < m; ++a)
       if (ws.ncp_row[a] >= 0) ws.ncp_lambda[a] = f[ws.ncp_row[a]];
-    ws.ncp_v.resize(m);
-    lcp::lcp_velocity(m, ws.ncp_G.data(), ws.ncp_g.data(), ws.ncp_lambda.data(), ws.ncp_v.data());
     ws.modes.assign(sets, sets + nc);
   } else {
     if (num_sets != n) return false;
