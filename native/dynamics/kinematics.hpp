@@ -70,6 +70,15 @@ inline bool moves_axis_of(const Model& model, int k, int j) {
   return false;
 }
 
+// Column k of a frame's Jacobian, the frame origin at `origin`: [S_k,lin + S_k,ang × origin; S_k,ang],
+// written to out[0], out[stride], …, out[5 stride].
+inline void frame_jacobian_column(const Data& data, const Vec3& origin, int k, double* out, int stride) {
+  const Vec6& s = data.S[k];
+  const Vec3 lin = s.lin + cross(s.ang, origin);
+  const double column[6] = {lin.x, lin.y, lin.z, s.ang.x, s.ang.y, s.ang.z};
+  for (int r = 0; r < 6; ++r) out[r * stride] = column[r];
+}
+
 // Jacobian of a frame after forward_kinematics: J (6 × nv row-major, zeroed here), rows [velocity of
 // the frame origin; angular velocity], world axes.
 inline void frame_jacobian(const Model& model, const Data& data, int frame, double* J) {
@@ -77,12 +86,8 @@ inline void frame_jacobian(const Model& model, const Data& data, int frame, doub
   for (int r = 0; r < 6 * nv; ++r) J[r] = 0.0;
   const Vec3 origin = frame_pose(model, data, frame).p;
   for (int body = model.frame_body[frame]; body >= 0; body = model.parent[body])
-    for (int k = model.v_index[body]; k < model.v_index[body] + model.nv_of(body); ++k) {
-      const Vec6& s = data.S[k];
-      const Vec3 lin = s.lin + cross(s.ang, origin);
-      const double column[6] = {lin.x, lin.y, lin.z, s.ang.x, s.ang.y, s.ang.z};
-      for (int r = 0; r < 6; ++r) J[r * nv + k] = column[r];
-    }
+    for (int k = model.v_index[body]; k < model.v_index[body] + model.nv_of(body); ++k)
+      frame_jacobian_column(data, origin, k, J + k, nv);
 }
 
 // The columns of frame_jacobian for the dofs dofs[0..count) (those that move the frame: the others'
@@ -90,12 +95,7 @@ inline void frame_jacobian(const Model& model, const Data& data, int frame, doub
 inline void frame_jacobian_columns(const Model& model, const Data& data, int frame, const int* dofs, int count,
                                    double* out) {
   const Vec3 origin = frame_pose(model, data, frame).p;
-  for (int t = 0; t < count; ++t) {
-    const Vec6& s = data.S[dofs[t]];
-    const Vec3 lin = s.lin + cross(s.ang, origin);
-    const double column[6] = {lin.x, lin.y, lin.z, s.ang.x, s.ang.y, s.ang.z};
-    for (int r = 0; r < 6; ++r) out[r * count + t] = column[r];
-  }
+  for (int t = 0; t < count; ++t) frame_jacobian_column(data, origin, dofs[t], out + t, count);
 }
 
 // dJ/dq after forward_kinematics: out (6 × nv × nv row-major, zeroed here), out[r][k][j] = ∂J[r][k]/∂q_j.

@@ -218,9 +218,12 @@ inline void body_kinematics(const WorldSpec& world, StepWorkspace& ws, const dou
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 3; ++c) pose.Q.m[r][c] = X.R.m[r][c];
     const int first = ws.body_dof_start[body], count = ws.body_dof_start[body + 1] - first;
-    dyn::frame_jacobian_columns(model, ws.data, frame, ws.body_dofs.data() + first, count,
-                                ws.body_columns.data() + 6 * static_cast<size_t>(first));
-    if (dense) dyn::frame_jacobian(model, ws.data, frame, ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body);
+    double* columns = ws.body_columns.data() + 6 * static_cast<size_t>(first);
+    dyn::frame_jacobian_columns(model, ws.data, frame, ws.body_dofs.data() + first, count, columns);
+    if (!dense) continue;
+    double* J = ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body;  // zero but for these columns
+    for (int r = 0; r < 6; ++r)
+      for (int t = 0; t < count; ++t) J[r * nv + ws.body_dofs[first + t]] = columns[r * count + t];
   }
 }
 
