@@ -3,10 +3,16 @@
 
 One step of length Δt from the state (q, v) under joint forces τ (semi-implicit Euler, Nimble eq. 2):
 
-    (M + Δt D) v⁺ = M v − Δt (c(q, v) − τ) + Jᵀ f,        q⁺ = integrate(q, Δt v⁺),
+    (M + Δt D) v⁺ = M v − Δt (c(q, v̄) − τ) + Jᵀ f,        q⁺ = integrate(q, Δt v⁺),
 
 with the joint damping D implicit (M̃ = M + Δt D stands for M below; explicit damping of light links
-is unstable at usual time steps). The rows of J are the contacts' normal and two tangent directions
+is unstable at usual time steps) and the velocity terms c (Coriolis, centrifugal, gyroscopic; gravity
+does not depend on v) taken at the midpoint v̄ = (v + v_free) / 2 of the motion without impulses,
+v_free = v + Δt M̃⁻¹(τ − c(q, v̄) − D v): the implicit midpoint rule in the velocities, solved by
+fixed-point iteration and Newton's method. c is quadratic in v and does no work on a free body
+(v · c(q, v) = 0), so at the midpoint it leaves a torque-free body's kinetic energy and angular
+momentum exactly as they were at any spin rate; taken at v (explicit), its ω × v coupling multiplies
+the speed by (1 + (|ω| Δt)²)^½ every step. The rows of J are the contacts' normal and two tangent directions
 (relative velocity of body b's material point at the contact minus body a's, contact frames from
 :mod:`dcol.geom.contacts`, manifolds for flat contacts) and the joint limits near their bounds. The
 impulses f solve the boxed LCP ``w = A f + b``, A = J M⁻¹ Jᵀ, b = J v_free + b_extra, v_free the
@@ -33,7 +39,8 @@ solver's least-norm split of them
   returns the approach speed times e.
 
 Step Jacobians: ∂(q⁺, v⁺)/∂(q, v, τ, θ) with θ = [π (10 per body, :func:`inertial_parameters`
-order), μ, e] by the chain rule through every term: M⁻¹, c and their derivatives (Nimble App. F),
+order), μ, e] by the chain rule through every term: M⁻¹, c and their derivatives (Nimble App. F;
+the midpoint equation differentiated implicitly, (M̃ + Δt/2 ∂c/∂v) da = dτ − ∂c/∂q dq − … ),
 the contact rows' dependence on q through the contact points, normals and tangents (Nimble §V,
 App. C, from the contacts' forward-mode derivatives and the frame Jacobians' derivatives), the
 separations in the stabilization, and the LCP by its clamping set (Nimble §IV, App. A, as

@@ -16,16 +16,26 @@
 
 #include "contact/broadphase.hpp"
 #include "contact/contacts.hpp"
+#include "core/dense_lu.hpp"
 #include "core/dot.hpp"
 #include "dynamics/crba.hpp"
 #include "dynamics/integrate.hpp"
 #include "dynamics/rnea.hpp"
+#include "dynamics/rnea_derivatives.hpp"
 #include "lcp/active_set.hpp"
 #include "lcp/lcp.hpp"
 #include "lcp/ncp.hpp"
 #include "lcp/screening.hpp"
 
 namespace dcol::sim {
+
+// The free motion's implicit midpoint equation (detail::free_motion) is solved to a velocity change of
+// kMidpointTolerance relative to the velocities: well below what a kinetic energy kept over 10⁴ steps
+// to 1e-6 needs. The fixed-point iteration hands over to Newton's method after
+// kMidpointFixedPointIterations or as soon as an iteration shrinks the change by less than
+// kMidpointSlowContraction.
+constexpr double kMidpointTolerance = 1e-12, kMidpointSlowContraction = 0.1;
+constexpr int kMidpointFixedPointIterations = 6, kMidpointNewtonIterations = 30;
 
 // What a step takes from the layers below: shapes and their poses, contacts between them.
 using contact::Box3;
@@ -81,6 +91,15 @@ struct RowId {
   bool operator==(const RowId& o) const { return tie() == o.tie(); }
 };
 
+// An LU factorization of an nv × nv matrix that couples no two kinematic trees (M, ∂c/∂v and their
+// sums do not), by its diagonal blocks, one per tree: block t (n_t × n_t, row-major) at start[t], its
+// pivots at the tree's first dof's place in pivot.
+struct TreeBlockLU {
+  std::vector<double> blocks;
+  std::vector<size_t> start;
+  std::vector<int> pivot;
+};
+
 struct StepWorkspace {
   dyn::Data data;
   std::vector<Pose> poses;  // scene body → world pose
@@ -114,7 +133,11 @@ struct StepWorkspace {
   std::vector<int> friction_index;
   // The kept rows dense, J (n × nv) and M̃⁻¹Jᵀ (nv × n), with derivatives only (dense_rows).
   std::vector<double> J, minv_JT;
-  std::vector<double> zero, bias, rhs, a_free, v_free;
+  // The free motion (free_motion): a_free, v_free = v + Δt a_free, the midpoint velocity v_mid at which
+  // the velocity-product terms are taken, and for Newton's method on the midpoint equation its matrix,
+  // M and the unused ∂τ/∂q (nv × nv each), and the matrix's LU by trees.
+  std::vector<double> zero, bias, rhs, a_free, v_free, v_mid, midpoint_K, midpoint_mass, midpoint_unused;
+  TreeBlockLU midpoint_lu;
   lcp::ActiveSetWorkspace active_set;
   // The NCP (world.ncp): per NCP entry its row (−1: a joint limit's tangent), G and g (one island's
   // while solving, the whole NCP's for the derivatives), μ, λ, v = G λ + g and each NCP contact's mode.
@@ -125,6 +148,8 @@ struct StepWorkspace {
   std::vector<int> ncp_contact_start, ncp_contacts, ncp_next_slot;
   std::vector<int8_t> modes;
   lcp::NcpWorkspace ncp;
+  // The dofs of each kinematic tree (ascending), tree t's at [tree_dof_start[t], tree_dof_start[t + 1]).
+  std::vector<int> tree_dof_start, tree_dofs;
   // Contact islands (find_islands): dof → its tree (root body); a union–find over rows and trees, the
   // label of each root and the island of each row and tree; the rows and the dofs of island k at
   // [island_row_start[k], island_row_start[k + 1]) of island_rows and likewise in island_dofs; each
@@ -168,13 +193,25 @@ struct StepWorkspace {
         bias(world.model->nv),
         rhs(world.model->nv),
         a_free(world.model->nv),
-        v_free(world.model->nv) {
+        v_free(world.model->nv),
+        v_mid(world.model->nv),
+        midpoint_K(static_cast<size_t>(world.model->nv) * world.model->nv),
+        midpoint_mass(static_cast<size_t>(world.model->nv) * world.model->nv),
+        midpoint_unused(static_cast<size_t>(world.model->nv) * world.model->nv) {
     const dyn::Model& model = *world.model;
     dof_tree.resize(model.nv);
     for (int j = 0; j < model.nv; ++j) {
       int body = model.dof_body[j];
       while (model.parent[body] >= 0) body = model.parent[body];
       dof_tree[j] = body;
+    }
+    tree_dof_start.assign(1, 0);
+    for (int root = 0; root < model.nbodies(); ++root) {
+      if (model.parent[root] >= 0) continue;
+      for (int j = 0; j < model.nv; ++j)
+        if (dof_tree[j] == root) tree_dofs.push_back(j);
+      if (static_cast<int>(tree_dofs.size()) > tree_dof_start.back())
+        tree_dof_start.push_back(static_cast<int>(tree_dofs.size()));
     }
     body_dof_start.assign(1, 0);
     for (int body = 0; body < world.num_bodies(); ++body) {
@@ -592,27 +629,127 @@ inline lcp::Tolerances lcp_tolerances(const WorldSpec& world, const StepWorkspac
                                 world.lcp_tolerance);
 }
 
+// Factorizes the tree blocks of K (nv × nv, row-major); false when one is singular.
+inline bool factor_by_trees(const StepWorkspace& ws, int nv, const double* K, TreeBlockLU& lu) {
+  const int trees = static_cast<int>(ws.tree_dof_start.size()) - 1;
+  lu.start.assign(1, 0);
+  for (int t = 0; t < trees; ++t) {
+    const size_t n = ws.tree_dof_start[t + 1] - ws.tree_dof_start[t];
+    lu.start.push_back(lu.start.back() + n * n);
+  }
+  lu.blocks.resize(lu.start.back());
+  lu.pivot.resize(nv);
+  for (int t = 0; t < trees; ++t) {
+    const int* dofs = ws.tree_dofs.data() + ws.tree_dof_start[t];
+    const int n = ws.tree_dof_start[t + 1] - ws.tree_dof_start[t];
+    double* block = lu.blocks.data() + lu.start[t];
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b) block[a * n + b] = K[static_cast<size_t>(dofs[a]) * nv + dofs[b]];
+    if (!lu_factor(n, block, n, lu.pivot.data() + ws.tree_dof_start[t])) return false;
+  }
+  return true;
+}
+
+// x ← K⁻¹ x (x: nv) with the factorization of factor_by_trees; scratch: nv.
+inline void solve_by_trees(const StepWorkspace& ws, const TreeBlockLU& lu, double* x, double* scratch) {
+  for (size_t t = 0; t + 1 < ws.tree_dof_start.size(); ++t) {
+    const int* dofs = ws.tree_dofs.data() + ws.tree_dof_start[t];
+    const int n = ws.tree_dof_start[t + 1] - ws.tree_dof_start[t];
+    for (int a = 0; a < n; ++a) scratch[a] = x[dofs[a]];
+    lu_solve(n, lu.blocks.data() + lu.start[t], n, lu.pivot.data() + ws.tree_dof_start[t], scratch);
+    for (int a = 0; a < n; ++a) x[dofs[a]] = scratch[a];
+  }
+}
+
+namespace detail {
+
+// c(q, v_mid) − τ + D v into ws.rhs for v_mid = v + Δt a / 2 (forward kinematics done): the free
+// motion's residual less M̃ a.
+inline void midpoint_bias(const WorldSpec& world, StepWorkspace& ws, const double* v, const double* tau,
+                          const double* a) {
+  const dyn::Model& model = *world.model;
+  for (int i = 0; i < model.nv; ++i) ws.v_mid[i] = v[i] + 0.5 * world.dt * a[i];
+  dyn::rnea_forward_pass(model, ws.data, ws.v_mid.data(), ws.zero.data());
+  dyn::rnea_backward_pass(model, ws.data, ws.bias.data());
+  for (int i = 0; i < model.nv; ++i) ws.rhs[i] = ws.bias[i] - tau[i] + world.damping[i] * v[i];
+}
+
+// The free motion a_free (and v_free = v + Δt a_free) by the implicit midpoint rule in the velocity
+// terms: M̃ a + c(q, v_mid) + D v = τ, v_mid = v + Δt a / 2, M̃ = M + Δt D (damping implicit). The
+// velocity terms are quadratic in v with v · c(q, v) = 0 for a free body (c = Sᵀ(ν ×* I ν)), so at
+// the midpoint velocity they do no work: a torque-free body keeps its kinetic energy (and, M being
+// constant in its own frame, its angular momentum) at any spin rate, where the explicit c(q, v) turns
+// the body-frame ω × v coupling into a growth of (1 + (ω Δt)²)^½ per step. Solved from the explicit
+// a by fixed-point iteration (contracting by about |ω| Δt / 2), and by Newton's method on the
+// equation when that contracts too slowly (fast spins, large steps). Leaves the factorized M̃ in
+// ws.data and v_mid at the solution.
+inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v,
+                        const double* tau) {
+  const dyn::Model& model = *world.model;
+  const int nv = model.nv;
+  const double dt = world.dt;
+  dyn::crba(model, ws.data, q);
+  for (int i = 0; i < nv; ++i) ws.data.mass_matrix[i * nv + i] += dt * world.damping[i];
+  dyn::factorize_mass_matrix(model, ws.data);
+  auto velocity_scale = [&] {
+    double scale = 0.0;
+    for (int i = 0; i < nv; ++i) scale = std::max({scale, std::abs(v[i]), std::abs(dt * ws.a_free[i])});
+    return scale;
+  };
+  // Fixed point a ← M̃⁻¹(τ − c(q, v + Δt a / 2) − D v) from a = 0, i.e. from the explicit step.
+  std::fill(ws.a_free.begin(), ws.a_free.end(), 0.0);
+  double change = 0.0, previous_change = 0.0;
+  bool converged = false;
+  for (int iteration = 0; iteration < kMidpointFixedPointIterations; ++iteration) {
+    midpoint_bias(world, ws, v, tau, ws.a_free.data());
+    for (int i = 0; i < nv; ++i) ws.rhs[i] = -ws.rhs[i];
+    dyn::solve_mass_matrix(model, ws.data, ws.rhs.data());
+    change = 0.0;
+    for (int i = 0; i < nv; ++i) change = std::max(change, dt * std::abs(ws.rhs[i] - ws.a_free[i]));
+    std::copy(ws.rhs.begin(), ws.rhs.end(), ws.a_free.begin());
+    if (iteration > 0) {
+      // The iterate's error is about change · ρ / (1 − ρ) for the contraction ρ the last two changes show.
+      const double contraction = change / previous_change;
+      converged = change == 0.0 || (contraction < 1.0 && change * contraction / (1.0 - contraction) <=
+                                                             kMidpointTolerance * velocity_scale());
+      if (converged || (iteration > 1 && contraction > kMidpointSlowContraction)) break;
+    }
+    previous_change = change;
+  }
+  // Newton on F(a) = M̃ a + c(q, v_mid) + D v − τ, F' = M̃ + Δt/2 ∂c/∂v(v_mid).
+  for (int iteration = 0; !converged && iteration < kMidpointNewtonIterations; ++iteration) {
+    midpoint_bias(world, ws, v, tau, ws.a_free.data());
+    dyn::rnea_derivatives(model, ws.data, q, ws.v_mid.data(), ws.a_free.data(), ws.midpoint_unused.data(),
+                          ws.midpoint_K.data(), ws.midpoint_mass.data());
+    for (int i = 0; i < nv; ++i) {
+      double* K = ws.midpoint_K.data() + static_cast<size_t>(i) * nv;
+      const double* M = ws.midpoint_mass.data() + static_cast<size_t>(i) * nv;
+      double residual = ws.rhs[i] + dt * world.damping[i] * ws.a_free[i];
+      for (int j = 0; j < nv; ++j) residual += M[j] * ws.a_free[j], K[j] = 0.5 * dt * K[j] + M[j];
+      K[i] += dt * world.damping[i];
+      ws.rhs[i] = -residual;
+    }
+    if (!factor_by_trees(ws, nv, ws.midpoint_K.data(), ws.midpoint_lu)) break;
+    solve_by_trees(ws, ws.midpoint_lu, ws.rhs.data(), ws.midpoint_unused.data());
+    change = 0.0;
+    for (int i = 0; i < nv; ++i) ws.a_free[i] += ws.rhs[i], change = std::max(change, dt * std::abs(ws.rhs[i]));
+    converged = change <= kMidpointTolerance * velocity_scale();
+  }
+  for (int i = 0; i < nv; ++i) ws.v_free[i] = v[i] + dt * ws.a_free[i];
+  for (int i = 0; i < nv; ++i) ws.v_mid[i] = v[i] + 0.5 * dt * ws.a_free[i];
+}
+
+}  // namespace detail
+
 // A step's problem from (q, v) under joint forces tau: the contacts (and with derivatives their
 // derivatives, for step_jacobians.hpp), the rows, v_free, the islands, the LCP's A (by island; dense too
 // with derivatives or the NCP) and b. Returns the row count.
 inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v, const double* tau,
                         bool derivatives) {
-  const dyn::Model& model = *world.model;
-  const int nv = model.nv;
-  const double dt = world.dt;
   detail::body_kinematics(world, ws, q, derivatives);
   detail::find_contacts(world, ws, derivatives);
   const int n = detail::build_rows(world, ws, q, v);
-
-  // a_free = M̃⁻¹ (τ − c − D v), M̃ = M + Δt D (implicit damping); c after forward_kinematics above.
-  dyn::rnea_forward_pass(model, ws.data, v, ws.zero.data());
-  dyn::rnea_backward_pass(model, ws.data, ws.bias.data());
-  dyn::crba(model, ws.data, q);
-  for (int i = 0; i < nv; ++i) ws.data.mass_matrix[i * nv + i] += dt * world.damping[i];
-  dyn::factorize_mass_matrix(model, ws.data);
-  for (int i = 0; i < nv; ++i) ws.rhs[i] = tau[i] - ws.bias[i] - world.damping[i] * v[i];
-  dyn::solve_mass_matrix(model, ws.data, ws.rhs.data());
-  for (int i = 0; i < nv; ++i) ws.a_free[i] = ws.rhs[i], ws.v_free[i] = v[i] + dt * ws.rhs[i];
+  detail::free_motion(world, ws, q, v, tau);
 
   // A = J M̃⁻¹ Jᵀ and b = J v_free + b_extra island by island; the dense forms with derivatives.
   detail::find_islands(world, ws, n);

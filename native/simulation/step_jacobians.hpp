@@ -2,7 +2,8 @@
 // (the module docstring of dynamics/simulation.py has the equations; Nimble §IV–VI, App. A, C, F),
 // after a step(…, derivatives = true) in the same workspace or at a given LCP solution
 // (linearize_step, for World.step's Step in Python):
-//   * v_free = v + Δt M̃⁻¹(τ − c − D v) through inverse dynamics: ∂ moves it by −Δt M̃⁻¹ ∂rnea(q, v, a_free);
+//   * v_free = v + Δt a_free, M̃ a_free + c(q, v_mid) + D v = τ at v_mid = v + Δt a_free / 2, through inverse
+//     dynamics: ∂ moves it by −Δt (M̃ + Δt/2 ∂rnea/∂v)⁻¹ ∂rnea(q, v_mid, a_free);
 //   * the rows J and their gaps through the contacts' derivatives and the body Jacobians' derivatives;
 //   * M̃⁻¹ Jᵀ u at fixed u by M̃⁻¹ (dJᵀ u − (δM) y), y = M̃⁻¹ Jᵀ u, (δM) y = δrnea(q, 0, y) without gravity;
 //   * the LCP by its clamping set C: f_B = E f_C + c on the bounded set, K = A_CC + A_CB E,
@@ -26,7 +27,10 @@
 namespace dcol::sim {
 
 struct LinearizationWorkspace {
-  std::vector<double> Minv, dtau_dq, dtau_dv, mass, regressor;
+  // M̃⁻¹, the inverse dynamics' derivatives and regressor, and the free motion's (M̃ + Δt/2 ∂τ/∂v)⁻¹
+  // (mass holds the matrix, K_lu its LU by trees).
+  std::vector<double> Minv, dtau_dq, dtau_dv, mass, regressor, Kinv;
+  TreeBlockLU K_lu;
   std::vector<double> body_dJ;       // scene body → 6 × nv × nv, [row][column][direction]
   std::vector<uint8_t> has_body_dJ;  // scene body → whether body_dJ holds it this step
   std::vector<int> active;           // the dofs that move a contact's bodies
@@ -611,24 +615,44 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
     for (int j = 0; j < i; ++j)
       lw.Minv[i * nv + j] = lw.Minv[j * nv + i] = 0.5 * (lw.Minv[i * nv + j] + lw.Minv[j * nv + i]);
 
-  // Inverse dynamics' derivatives and regressor at (q, v, a_free).
-  for (auto* buffer : {&lw.dtau_dq, &lw.dtau_dv, &lw.mass, &lw.tau_q, &lw.tau_v, &lw.tau_m, &lw.d_q})
+  // Inverse dynamics' derivatives and regressor at (q, v_mid, a_free): the free motion solves
+  // rnea(q, v_mid, a) + Δt D a + D v = τ with v_mid = v + Δt a / 2 (detail::free_motion), so
+  // (M̃ + Δt/2 ∂τ/∂v) da = dτ − ∂τ/∂q dq − (∂τ/∂v + D) dv − Y dπ, inverted by LU (not symmetric).
+  for (auto* buffer : {&lw.dtau_dq, &lw.dtau_dv, &lw.mass, &lw.tau_q, &lw.tau_v, &lw.tau_m, &lw.d_q, &lw.Kinv})
     buffer->resize(static_cast<size_t>(nv) * nv);
   for (auto* buffer : {&lw.regressor, &lw.regressor_y, &lw.d_params}) buffer->resize(static_cast<size_t>(nv) * np);
-  dyn::rnea_derivatives(model, ws.data, q, v, ws.a_free.data(), lw.dtau_dq.data(), lw.dtau_dv.data(), lw.mass.data());
-  if (parameters) dyn::joint_torque_regressor(model, ws.data, q, v, ws.a_free.data(), lw.regressor.data());
+  dyn::rnea_derivatives(model, ws.data, q, ws.v_mid.data(), ws.a_free.data(), lw.dtau_dq.data(), lw.dtau_dv.data(),
+                        lw.mass.data());
+  if (parameters)
+    dyn::joint_torque_regressor(model, ws.data, q, ws.v_mid.data(), ws.a_free.data(), lw.regressor.data());
+  for (int i = 0; i < nv; ++i) {
+    for (int j = 0; j < nv; ++j) lw.mass[i * nv + j] += 0.5 * dt * lw.dtau_dv[i * nv + j];
+    lw.mass[i * nv + i] += dt * world.damping[i];
+    lw.dtau_dv[i * nv + i] += world.damping[i];
+  }
+  std::fill(lw.Kinv.begin(), lw.Kinv.end(), 0.0);
+  if (factor_by_trees(ws, nv, lw.mass.data(), lw.K_lu)) {
+    lw.u.resize(nv);
+    lw.y.resize(nv);
+    for (int j = 0; j < nv; ++j) {
+      std::fill(lw.u.begin(), lw.u.end(), 0.0);
+      lw.u[j] = 1.0;
+      solve_by_trees(ws, lw.K_lu, lw.u.data(), lw.y.data());
+      for (int i = 0; i < nv; ++i) lw.Kinv[i * nv + j] = lw.u[i];
+    }
+  } else {
+    lw.Kinv = lw.Minv;  // an exactly singular midpoint equation: the explicit step's linearization
+  }
 
   // d_free = ∂v_free/∂(q, v, τ, θ) (nv × D).
   lw.d_free.assign(static_cast<size_t>(nv) * D, 0.0);
-  for (int i = 0; i < nv; ++i) lw.dtau_dv[i * nv + i] += world.damping[i];
-  multiply(nv, nv, nv, -dt, lw.Minv.data(), nv, lw.dtau_dq.data(), nv, lw.d_free.data() + cols.q, D, true);
-  multiply(nv, nv, nv, -dt, lw.Minv.data(), nv, lw.dtau_dv.data(), nv, lw.d_free.data() + cols.v, D, true);
+  multiply(nv, nv, nv, -dt, lw.Kinv.data(), nv, lw.dtau_dq.data(), nv, lw.d_free.data() + cols.q, D, true);
+  multiply(nv, nv, nv, -dt, lw.Kinv.data(), nv, lw.dtau_dv.data(), nv, lw.d_free.data() + cols.v, D, true);
   for (int i = 0; i < nv; ++i) {
     lw.d_free[static_cast<size_t>(i) * D + cols.v + i] += 1.0;
-    for (int j = 0; j < nv; ++j) lw.d_free[static_cast<size_t>(i) * D + cols.tau + j] = dt * lw.Minv[i * nv + j];
+    for (int j = 0; j < nv; ++j) lw.d_free[static_cast<size_t>(i) * D + cols.tau + j] = dt * lw.Kinv[i * nv + j];
   }
-  multiply(nv, nv, np, -dt, lw.Minv.data(), nv, lw.regressor.data(), np, lw.d_free.data() + cols.params, D, true);
-
+  multiply(nv, nv, np, -dt, lw.Kinv.data(), nv, lw.regressor.data(), np, lw.d_free.data() + cols.params, D, true);
   // The rows' derivatives, then db = ∂(J v_free + b_extra) (n × D).
   detail::row_derivatives(world, ws, lw);
   lw.db.resize(static_cast<size_t>(n) * D);
