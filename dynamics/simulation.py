@@ -33,7 +33,11 @@ solver's least-norm split of them
 * *stabilization* (Baumgarte, as in Simple App. D, with its derivative terms): ``β φ / Δt`` for a
   penetration φ < 0, so a fraction β of it is removed per step; and ``φ / Δt`` for a gap φ > 0 (a
   speculative contact: it only acts if the step would close the gap, and then lands the bodies exactly
-  in contact). Joint limits use the same rule with φ the distance to the bound.
+  in contact). Joint limits use the same rule with φ the distance to the bound, with two
+  differences: a limit gets its row whenever the step's free motion would reach the bound (not only
+  within ``limit_margin``), so no step of any length passes through it; and a bound already passed
+  (φ < 0) is not pushed back through the velocity, which would throw the joint off with energy it
+  never had, but by moving q: q⁺ gains −β φ along the joint, v⁺ only stops further violation.
 * *restitution*: a contact approaching faster than ``restitution_threshold`` that the step would
   close is *bouncing*: its row asks ``v⁺_n ≥ −e v_n`` (b_extra = e v_n, no stabilization term), which
   returns the approach speed times e.
@@ -322,7 +326,7 @@ class World:
     contact_model : "lcp", Nimble's boxed LCP (friction pyramid, warm-started), or "ncp", the contact
         NCP on Coulomb's cones (dcol.solvers.solve_contact_ncp; module docstring).
     restitution_threshold : approach speed (m/s) below which contacts do not bounce.
-    limit_margin : joint limits this close (rad or m) get a row.
+    limit_margin : joint limits this close (rad or m) get a row (and those the step would reach).
     mesh_vertices : mesh collision geometry becomes the convex hull of at most this many of its
         vertices (ConvexMesh.from_mesh's max_vertices).
     feature_tolerance : of :func:`dcol.geom.contacts`.

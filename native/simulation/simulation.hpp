@@ -114,6 +114,13 @@ struct StepWorkspace {
   std::vector<Contact> contacts, pair_scratch;
   std::vector<ContactDerivatives> contact_derivatives, pair_derivatives;  // with derivatives only
   std::vector<RowKey> keys;
+  // Joint limits passed: the coordinate (q and v index) and the move of q back towards the bound that
+  // the step adds after integrating (β times the violation).
+  struct LimitCorrection {
+    int q_index, v_index;
+    double delta;
+  };
+  std::vector<LimitCorrection> limit_corrections;
   // The kept rows' identities, and the previous step's (sorted, with each one's impulse and set) for
   // the warm start; each row's match among them (−1: none).
   std::vector<RowId> row_ids;
@@ -344,18 +351,24 @@ inline void relative_jacobian(const WorldSpec& world, StepWorkspace& ws, int k, 
 inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v) {
   const int K = static_cast<int>(ws.contacts.size());
   const double dt = world.dt;
-  // Limit rows: one per bound within limit_margin, with its gap.
+  // Limit rows: one per bound within limit_margin now or after the free motion (so that no step,
+  // however fast or long, passes through a bound), with its gap. A bound already passed is not pushed
+  // back by velocity (which would throw the joint off it with energy it never had) but by moving q
+  // (ws.limit_corrections, applied in step()).
   ws.gaps.assign(K, 0.0);
   for (int k = 0; k < K; ++k) ws.gaps[k] = ws.contacts[k].separation;
+  ws.limit_corrections.clear();
   int limit_rows = 0;
   for (const JointLimit& limit : world.limits)
     for (const double sign : {1.0, -1.0}) {
       const double gap = sign * (q[limit.q_index] - (sign > 0 ? limit.lower : limit.upper));
-      if (gap <= world.limit_margin) {
+      const double free_gap = gap + dt * sign * ws.v_free[limit.v_index];
+      if (std::min(gap, free_gap) <= world.limit_margin) {
         ws.gaps.push_back(gap);
         ws.keys.push_back({-1, limit.v_index, sign > 0 ? 1 : -1});
         ++limit_rows;
       }
+      if (gap < 0.0) ws.limit_corrections.push_back({limit.q_index, limit.v_index, -world.baumgarte * gap * sign});
     }
   const int total = 3 * K + limit_rows;
   ws.all_extra.assign(total, 0.0);
@@ -399,7 +412,7 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
   for (int g = 0; g < K + limit_rows; ++g) {
     const int row = g < K ? 3 * g : 3 * K + (g - K);
     const double gap = ws.gaps[g];
-    double rate = (gap > 0.0 ? 1.0 : world.baumgarte) / dt;
+    double rate = (gap > 0.0 ? 1.0 : g < K ? world.baumgarte : 0.0) / dt;
     if (g < K) {
       const double normal_velocity = row_dot(row, v);
       const bool bouncing = world.restitution > 0.0 && normal_velocity < -world.restitution_threshold &&
@@ -748,8 +761,8 @@ inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double*
                         bool derivatives) {
   detail::body_kinematics(world, ws, q, derivatives);
   detail::find_contacts(world, ws, derivatives);
-  const int n = detail::build_rows(world, ws, q, v);
   detail::free_motion(world, ws, q, v, tau);
+  const int n = detail::build_rows(world, ws, q, v);
 
   // A = J M̃⁻¹ Jᵀ and b = J v_free + b_extra island by island; the dense forms with derivatives.
   detail::find_islands(world, ws, n);
@@ -990,6 +1003,7 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   next_velocity(world, ws, v_next);
   for (int i = 0; i < nv; ++i) ws.rhs[i] = world.dt * v_next[i];
   dyn::integrate(*world.model, q, ws.rhs.data(), q_next);
+  for (const auto& correction : ws.limit_corrections) q_next[correction.q_index] += correction.delta;
   return report;
 }
 

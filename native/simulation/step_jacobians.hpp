@@ -705,6 +705,9 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
     for (int d = 0; d < nv; ++d)
       lw.q_jac[static_cast<size_t>(i) * D + cols.q + d] +=
           lw.integrate_q[i * nv + d] - (bounced ? lw.bounce_position[i * nv + d] : 0.0);
+  // A passed limit's correction −β gap (1-dof joints: the tangent is the coordinate).
+  for (const auto& correction : ws.limit_corrections)
+    lw.q_jac[static_cast<size_t>(correction.v_index) * D + cols.q + correction.v_index] -= world.baumgarte;
   std::copy(lw.q_jac.begin(), lw.q_jac.end(), jacobian);
   std::copy(lw.v_jac.begin(), lw.v_jac.end(), jacobian + static_cast<size_t>(nv) * D);
 }

@@ -313,6 +313,64 @@ def test_a_tumbling_body_flips_about_its_intermediate_axis_with_energy_and_momen
     np.testing.assert_allclose(batch.v[0, 999, 3:], exact, atol=1e-3)
 
 
+# --- 4c. joint limits -----------------------------------------------------------------------------------
+
+
+def _slider(lower=-1.0, upper=1.0):
+    """A 1 kg body on a prismatic joint along x with limits [lower, upper], no gravity."""
+    builder = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    builder.add_body(
+        "slider", parent=None, joint="slide", kind="prismatic", axis=(1, 0, 0), mass=1.0,
+        inertia=1e-2 * np.eye(3), lower=lower, upper=upper,
+    )  # fmt: skip
+    return builder.build()
+
+
+@pytest.mark.parametrize("dt", [0.01, 0.05])
+def test_a_slider_stops_at_its_limit_whatever_the_step(dt):
+    """At 100 m/s a step covers 1–5 m, far beyond the limit margin: the step that reaches the bound
+    lands the slider exactly on it (its velocity covers the distance left, speculatively), the next
+    one stops it (a perfectly inelastic stop: limits do not bounce), and it stays."""
+    world = World(_slider(), dt=dt, ground=False)
+    result = world.rollout_batch(np.zeros((1, 1)), np.full((1, 1), 100.0), np.zeros((20, 1)))
+    q, v = result.q[0, :, 0], result.v[0, :, 0]
+    assert q.max() <= 1.0 + 1e-12
+    hit = int(np.argmax(q >= 1.0 - 1e-12))
+    assert q[hit] == pytest.approx(1.0, abs=1e-12) and v[hit] == pytest.approx((1.0 - q[hit - 1]) / dt)
+    np.testing.assert_allclose(v[hit + 1 :], 0.0, atol=1e-12)
+    assert np.abs(v).max() <= 100.0
+
+
+@pytest.mark.parametrize("dt", [0.01, 0.05])
+def test_a_slider_started_past_its_limit_is_moved_back_without_speed(dt):
+    """5 m past its upper bound at rest: the limit neither throws the slider back with the speed that
+    would undo the violation in a few steps (β 5 m / Δt = 20 m/s at 50 ms) nor lets it move further;
+    its position returns by β of the violation per step, q_k − 1 = 5 (1 − β)^k, with v = 0 throughout."""
+    world = World(_slider(), dt=dt, ground=False, baumgarte=0.2)
+    result = world.rollout_batch(np.full((1, 1), 6.0), np.zeros((1, 1)), np.zeros((30, 1)))
+    np.testing.assert_array_equal(result.v[0, :, 0], 0.0)
+    np.testing.assert_allclose(result.q[0, :, 0] - 1.0, 5.0 * 0.8 ** np.arange(31), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dt", [0.01, 0.05])
+def test_a_half_cheetah_falling_onto_its_height_limit_never_gains_energy(dt):
+    """The half-cheetah (no gravity, so its energy is all kinetic) thrown down at 140 m/s onto its
+    rootz limit 1 m below: the limit stops the root within the step that reaches it and the legs'
+    joints then swing into theirs, and the kinetic energy ½ vᵀ M(q) v never exceeds its start (it used
+    to reach 10¹⁷⁸ m/s)."""
+    from dcol.dynamics import crba
+
+    model = load_dataset_robot("half_cheetah", gravity=(0.0, 0.0, 0.0))
+    world = World(model, dt=dt)
+    q0, v0 = np.zeros(model.nq), np.zeros(model.nv)
+    q0[1], v0[1] = model.lower_limits[1] + 1.0, -140.0
+    result = world.rollout_batch(q0[None], v0[None], np.zeros((60, model.nv)))
+    q, v = result.q[0], result.v[0]
+    energy = np.array([0.5 * vk @ crba(model, qk) @ vk for qk, vk in zip(q, v)])
+    assert np.all(energy <= energy[0] * (1 + 1e-9))
+    assert q[:, 1].min() >= model.lower_limits[1] - 1e-9
+
+
 # --- 5. a pile of boxes -------------------------------------------------------------------------------
 
 
