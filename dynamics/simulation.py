@@ -3,44 +3,53 @@
 
 One step of length Δt from the state (q, v) under joint forces τ (semi-implicit Euler, Nimble eq. 2):
 
-    (M + Δt D) v⁺ = M v − Δt (c(q, v̄) − τ) + Jᵀ f,        q⁺ = integrate(q, Δt v⁺),
+    (M + Δt D) v⁺ = M v − Δt (c(q, v̄) − τ) + Jᵀ f,        q⁺ = integrate(q, Δt v⁺ + δq),
 
 with the joint damping D implicit (M̃ = M + Δt D stands for M below; explicit damping of light links
-is unstable at usual time steps) and the velocity terms c (Coriolis, centrifugal, gyroscopic; gravity
-does not depend on v) taken at the midpoint v̄ = (v + v_free) / 2 of the motion without impulses,
-v_free = v + Δt M̃⁻¹(τ − c(q, v̄) − D v): the implicit midpoint rule in the velocities, solved by
-fixed-point iteration and Newton's method. c is quadratic in v and does no work on a free body
-(v · c(q, v) = 0), so at the midpoint it leaves a torque-free body's kinetic energy and angular
-momentum exactly as they were at any spin rate; taken at v (explicit), its ω × v coupling multiplies
-the speed by (1 + (|ω| Δt)²)^½ every step. The rows of J are the contacts' normal and two tangent directions
-(relative velocity of body b's material point at the contact minus body a's, contact frames from
-:mod:`dcol.geom.contacts`, manifolds for flat contacts) and the joint limits near their bounds. The
-impulses f solve the boxed LCP ``w = A f + b``, A = J M⁻¹ Jᵀ, b = J v_free + b_extra, v_free the
-velocity without impulses (Nimble eqs. 3–5): normal and limit impulses ≥ 0, friction impulses within
-±μ times their contact's normal impulse (Nimble App. A), warm-started from the previous step's
-clamping set (Nimble App. B). The LCP is solved per contact island (rows that share no kinematic tree
-do not couple: A is block-diagonal over them) and, within an island, on the contacts that push: a
-speculative contact whose gap stays open takes no impulse, so it is left out unless the others'
-impulses would close it (World.contact_problem gives the whole problem). With
-``contact_model="ncp"`` the same rows (none dropped) pose the contact NCP on Coulomb's cones instead
-(Simple §II-B; :func:`dcol.solvers.solve_contact_ncp`): per contact the impulse [t1, t2, n] in
-‖t‖ ≤ μ n, De Saxcé's correction, each joint limit a frictionless contact; its derivatives hold the
-contact modes (breaking, sticking, sliding) fixed (Simple §III-B) and, where sliding contacts leave
-their normal impulses undetermined (a face of four coplanar contacts sliding and turning), follow the
-solver's least-norm split of them
-(native/simulation/step_jacobians.hpp). b_extra per normal row:
+is unstable at usual time steps), δq the position correction of penetrations (below), and the
+velocity terms c (Coriolis, centrifugal, gyroscopic; gravity does not depend on v) taken at the
+midpoint v̄ = (v + v_free) / 2 of the motion without impulses, v_free = v + Δt M̃⁻¹(τ − c(q, v̄)
+− D v): the implicit midpoint rule in the velocities, solved by fixed-point iteration and Newton's
+method. c is quadratic in v and does no work on a free body (v · c(q, v) = 0), so at the midpoint it
+leaves a torque-free body's kinetic energy and angular momentum exactly as they were at any spin
+rate; taken at v (explicit), its ω × v coupling multiplies the speed by (1 + (|ω| Δt)²)^½ every
+step. The rows of J are the contacts' normal and two tangent directions (relative velocity of body
+b's material point at the contact minus body a's, contact frames from :mod:`dcol.geom.contacts`,
+manifolds for flat contacts) and the joint limits near their bounds. The impulses f solve the boxed
+LCP ``w = A f + b``, A = J M⁻¹ Jᵀ, b = J v_free + b_extra, v_free the velocity without impulses
+(Nimble eqs. 3–5): normal and limit impulses ≥ 0, friction impulses within ±μ times their contact's
+normal impulse (Nimble App. A), warm-started from the previous step's clamping set (Nimble App. B).
+The LCP is solved per contact island (rows that share no kinematic tree do not couple: A is
+block-diagonal over them) and, within an island, on the contacts that push: a speculative contact
+whose gap stays open takes no impulse, so it is left out unless the others' impulses would close it
+(World.contact_problem gives the whole problem). With ``contact_model="ncp"`` the same rows (none
+dropped) pose the contact NCP on Coulomb's cones instead (Simple §II-B;
+:func:`dcol.solvers.solve_contact_ncp`): per contact the impulse [t1, t2, n] in ‖t‖ ≤ μ n, De
+Saxcé's correction, each joint limit a frictionless contact; its derivatives hold the contact modes
+(breaking, sticking, sliding) fixed (Simple §III-B) and, where sliding contacts leave their normal
+impulses undetermined (a face of four coplanar contacts sliding and turning), follow the solver's
+least-norm split of them (native/simulation/step_jacobians.hpp). b_extra per normal row:
 
-* *stabilization* (Baumgarte, as in Simple App. D, with its derivative terms): ``β φ / Δt`` for a
-  penetration φ < 0, so a fraction β of it is removed per step; and ``φ / Δt`` for a gap φ > 0 (a
-  speculative contact: it only acts if the step would close the gap, and then lands the bodies exactly
-  in contact). Joint limits use the same rule with φ the distance to the bound, with two
-  differences: a limit gets its row whenever the step's free motion would reach the bound (not only
-  within ``limit_margin``), so no step of any length passes through it; and a bound already passed
-  (φ < 0) is not pushed back through the velocity, which would throw the joint off with energy it
-  never had, but by moving q: q⁺ gains −β φ along the joint, v⁺ only stops further violation.
+* *speculative contacts*: ``φ / Δt`` for a gap φ > 0: the row only acts if the step would close the
+  gap, and then lands the bodies exactly in contact. A penetration φ < 0 gets no velocity term: a
+  Baumgarte term β φ / Δt (Simple App. D) throws bodies apart with energy they never had, and where
+  penetrations ask one body for opposite moves it poses an LCP with no bounded solution; the
+  penetration is removed by moving q instead (position correction, below). Joint limits: a limit
+  gets its row whenever the step's free motion would reach the bound (not only within
+  ``limit_margin``), so no step of any length passes through it, and a bound already passed
+  (φ < 0) is restored by moving q: q⁺ gains −β φ along the joint.
 * *restitution*: a contact approaching faster than ``restitution_threshold`` that the step would
   close is *bouncing*: its row asks ``v⁺_n ≥ −e v_n`` (b_extra = e v_n, no stabilization term), which
   returns the approach speed times e.
+
+Position correction (post-stabilization, as the planar engine's appendix §A.7 does after its step):
+island by island, the normal rows P of the penetrating contacts pose the frictionless LCP
+``w = (A_P + κ diag A_P) f_c + β (φ_P + s) ≥ 0, f_c ≥ 0, w ⊥ f_c`` whose δq = M̃⁻¹ J_Pᵀ f_c moves each
+penetration a fraction β of the way out to the allowed penetration s (1 % of ``contact_margin``),
+κ = 10⁻³ bounding it where penetrations ask one body for opposite moves; then
+``q⁺ = integrate(q, Δt v⁺ + δq)`` with v⁺ untouched, so removing a penetration never adds kinetic
+energy. Islands whose penetrations are all within s are not solved; the step Jacobians differentiate
+δq through the clamped set of f_c.
 
 Step Jacobians: ∂(q⁺, v⁺)/∂(q, v, τ, θ) with θ = [π (10 per body, :func:`inertial_parameters`
 order), μ, e] by the chain rule through every term: M⁻¹, c and their derivatives (Nimble App. F;
@@ -321,8 +330,10 @@ class World:
     dt : time step (s).
     ground : bool, a static ground whose top face is the plane z = ground_height.
     friction : Coulomb coefficient μ ≥ 0; restitution : coefficient e in [0, 1].
-    baumgarte : β in [0, 1], fraction of a penetration removed per step.
-    contact_margin : gaps up to this (m) give speculative contacts (module docstring).
+    baumgarte : β in [0, 1], fraction of a penetration (or of a joint limit's violation) removed per
+        step, by moving q (module docstring).
+    contact_margin : gaps up to this (m) give speculative contacts, and penetrations up to 1 % of it
+        are left to rest (module docstring).
     contact_model : "lcp", Nimble's boxed LCP (friction pyramid, warm-started), or "ncp", the contact
         NCP on Coulomb's cones (dcol.solvers.solve_contact_ncp; module docstring).
     restitution_threshold : approach speed (m/s) below which contacts do not bounce.

@@ -37,6 +37,13 @@ namespace dcol::sim {
 constexpr double kMidpointTolerance = 1e-12, kMidpointSlowContraction = 0.1;
 constexpr int kMidpointFixedPointIterations = 6, kMidpointNewtonIterations = 30;
 
+// The position correction (detail::position_correction) leaves penetrations within
+// kAllowedPenetration of the contact margin alone: resting contacts sit that little inside each other
+// without a solve every step. Its Delassus matrix's diagonal is scaled by 1 + kCorrectionRegularization,
+// which makes the correction unique and bounds it where penetrations ask one body for opposite moves
+// (a link pushed out through both faces of a slab).
+constexpr double kAllowedPenetration = 1e-2, kCorrectionRegularization = 1e-3;
+
 // What a step takes from the layers below: shapes and their poses, contacts between them.
 using contact::Box3;
 using contact::Contact;
@@ -146,6 +153,13 @@ struct StepWorkspace {
   std::vector<double> zero, bias, rhs, a_free, v_free, v_mid, midpoint_K, midpoint_mass, midpoint_unused;
   TreeBlockLU midpoint_lu;
   lcp::ActiveSetWorkspace active_set;
+  // The position correction (detail::position_correction): per kept row its impulse (zero but on
+  // penetrating normals), the configuration change δq = M̃⁻¹ Jᵀ f_c (nv), and one island's problem
+  // while solving.
+  std::vector<double> correction_f, correction_dq;
+  std::vector<int> correction_rows;
+  std::vector<double> correction_A, correction_b, correction_x, correction_w;
+  std::vector<lcp::EntrySet> correction_sets;
   // The NCP (world.ncp): per NCP entry its row (−1: a joint limit's tangent), G and g (one island's
   // while solving, the whole NCP's for the derivatives), μ, λ, v = G λ + g and each NCP contact's mode.
   std::vector<int> ncp_row;
@@ -412,7 +426,7 @@ inline int build_rows(const WorldSpec& world, StepWorkspace& ws, const double* q
   for (int g = 0; g < K + limit_rows; ++g) {
     const int row = g < K ? 3 * g : 3 * K + (g - K);
     const double gap = ws.gaps[g];
-    double rate = (gap > 0.0 ? 1.0 : g < K ? world.baumgarte : 0.0) / dt;
+    double rate = gap > 0.0 ? 1.0 / dt : 0.0;  // penetrations: detail::position_correction
     if (g < K) {
       const double normal_velocity = row_dot(row, v);
       const bool bouncing = world.restitution > 0.0 && normal_velocity < -world.restitution_threshold &&
@@ -955,6 +969,68 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
   return report;
 }
 
+namespace detail {
+
+// The gap of kept row r if it is a contact's normal row, +∞ otherwise.
+inline double normal_row_gap(const StepWorkspace& ws, int r) {
+  const int i = ws.kept[r];
+  return i < 3 * static_cast<int>(ws.contacts.size()) && i % 3 == 0 ? ws.gaps[i / 3]
+                                                                    : std::numeric_limits<double>::infinity();
+}
+
+// Penetrations are removed by moving q, not through the velocity: a Baumgarte term β φ / Δt in the
+// velocity LCP throws bodies apart with energy they never had (β φ / Δt is 200 m/s for a link 1 m
+// into a slab at 1 ms) and, where penetrations ask one body for opposite moves, poses an LCP that
+// takes the solver's whole iteration limit. Island by island, the contacts' normal rows with φ < 0 pose
+// the frictionless LCP  w = (A_P + κ diag A_P) f_c + β (φ + s) ≥ 0, f_c ≥ 0, w ⊥ f_c
+// (A_P = J_P M̃⁻¹ J_Pᵀ, s the allowed penetration, κ kCorrectionRegularization) whose δq = M̃⁻¹ J_Pᵀ f_c
+// moves each penetration a fraction β of the way out, to first order, and the step integrates
+// q ⊕ (Δt v⁺ + δq): v⁺ is left as the velocity LCP made it. Only islands with a penetration deeper
+// than s are solved. Post-stabilization in the sense of Cline & Pai (2003); the planar engine's
+// appendix (§A.7) does the same after its step.
+inline void position_correction(const WorldSpec& world, StepWorkspace& ws, StepReport& report) {
+  const int n = static_cast<int>(ws.kept.size()), islands = ws.num_islands();
+  const double allowed = kAllowedPenetration * world.contact.margin;
+  ws.correction_f.assign(n, 0.0);
+  ws.correction_dq.assign(world.model->nv, 0.0);
+  for (int k = 0; k < islands; ++k) {
+    const auto [rows, dofs, m, d] = ws.island(k);
+    ws.correction_rows.clear();  // island positions of the penetrating normals
+    bool deep = false;
+    for (int p = 0; p < m; ++p) {
+      const double gap = normal_row_gap(ws, rows[p]);
+      if (gap < 0.0) ws.correction_rows.push_back(p), deep = deep || gap < -allowed;
+    }
+    if (!deep) continue;
+    const double* A = delassus_block(ws, k);
+    const int P = static_cast<int>(ws.correction_rows.size());
+    ws.correction_A.resize(static_cast<size_t>(P) * P);
+    for (auto* values : {&ws.correction_b, &ws.correction_x, &ws.correction_w}) values->assign(P, 0.0);
+    ws.correction_sets.resize(P);
+    for (int a = 0; a < P; ++a) {
+      const int pa = ws.correction_rows[a];
+      for (int b = 0; b < P; ++b)
+        ws.correction_A[static_cast<size_t>(a) * P + b] = A[static_cast<size_t>(pa) * m + ws.correction_rows[b]];
+      ws.correction_A[static_cast<size_t>(a) * P + a] *= 1.0 + kCorrectionRegularization;
+      ws.correction_b[a] = world.baumgarte * (normal_row_gap(ws, rows[pa]) + allowed);
+    }
+    const lcp::LcpReport solve = lcp::solve_screened(
+        P, ws.correction_A.data(), ws.correction_b.data(), lcp::LcpBounds{}, ws.correction_x.data(),
+        ws.correction_w.data(), ws.correction_sets.data(), ws.screening, world.max_sweeps, world.lcp_tolerance);
+    report.status = worse(report.status, solve.status);
+    const double* Wk = ws.island_W.data() + ws.island_matrix_start[k];
+    for (int a = 0; a < P; ++a) {
+      const int pa = ws.correction_rows[a];
+      const double impulse = ws.correction_x[a];
+      ws.correction_f[rows[pa]] = impulse;
+      if (impulse == 0.0) continue;
+      for (int e = 0; e < d; ++e) ws.correction_dq[dofs[e]] += Wk[static_cast<size_t>(pa) * d + e] * impulse;
+    }
+  }
+}
+
+}  // namespace detail
+
 // v⁺ = v_free + M̃⁻¹ Jᵀ f of a prepared step with its impulses in ws.f.
 inline void next_velocity(const WorldSpec& world, const StepWorkspace& ws, double* v_next) {
   std::copy_n(ws.v_free.data(), world.model->nv, v_next);
@@ -999,9 +1075,10 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   ws.previous_sets = ws.sets;
   ws.has_previous = true;
 
-  // q⁺ = q ⊕ Δt v⁺.
+  // q⁺ = q ⊕ (Δt v⁺ + δq).
+  detail::position_correction(world, ws, report);
   next_velocity(world, ws, v_next);
-  for (int i = 0; i < nv; ++i) ws.rhs[i] = world.dt * v_next[i];
+  for (int i = 0; i < nv; ++i) ws.rhs[i] = world.dt * v_next[i] + ws.correction_dq[i];
   dyn::integrate(*world.model, q, ws.rhs.data(), q_next);
   for (const auto& correction : ws.limit_corrections) q_next[correction.q_index] += correction.delta;
   return report;

@@ -60,6 +60,12 @@ struct LinearizationWorkspace {
   std::vector<double> relative, G, d_point, d_frame, d_separation, d_relative;
   std::vector<double> integrate_q, integrate_v, impulse_map, bounce_scratch, bounce_position, v_next;
   std::vector<int> bounce_rows;
+  // The position correction's derivatives (correction_derivatives): its rows that push, dA products,
+  // the system (A_CC + κ diag A_CC, LU) and its right-hand sides and solutions, and ∂δq/∂X
+  // (nv × columns).
+  std::vector<int> correction_clamped, correction_pivot;
+  std::vector<double> correction_dA, correction_rhs, correction_K, correction_column, correction_df, correction_unit,
+      correction_jac;
 };
 
 namespace detail {
@@ -489,8 +495,9 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
 // use: the derivatives are the same without them. A robot's speculative contacts are most of its rows.
 inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw) {
   const int n = static_cast<int>(ws.kept.size()), nv = world.model->nv;
-  auto idle_normal = [&](int r) {
-    return ws.sets[r] == lcp::EntrySet::lower && ws.lo[r] == 0.0 && ws.f[r] == 0.0 && ws.restitution_velocity[r] == 0.0;
+  auto idle_normal = [&](int r) {  // the position correction's rows that push stay too
+    return ws.sets[r] == lcp::EntrySet::lower && ws.lo[r] == 0.0 && ws.f[r] == 0.0 &&
+           ws.restitution_velocity[r] == 0.0 && ws.correction_f[r] == 0.0;
   };
   std::vector<int>& kept = lw.kept_rows;
   kept.clear();
@@ -507,7 +514,8 @@ inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, Linearizat
     for (int p = 0; p < m; ++p) values[p] = values[kept[p]];
     values.resize(m);
   };
-  for (auto* values : {&ws.b, &ws.f, &ws.w, &ws.lo, &ws.hi, &ws.mu, &ws.extra, &ws.gap_rate, &ws.restitution_velocity})
+  for (auto* values : {&ws.b, &ws.f, &ws.w, &ws.lo, &ws.hi, &ws.mu, &ws.extra, &ws.gap_rate, &ws.restitution_velocity,
+                       &ws.correction_f})
     compact(*values);
   compact(ws.sets);
   compact(ws.island_of);
@@ -528,6 +536,63 @@ inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, Linearizat
   for (int p = 0; p < m; ++p)
     for (int q = 0; q < m; ++q) ws.A[static_cast<size_t>(p) * m + q] = ws.A[static_cast<size_t>(kept[p]) * n + kept[q]];
   ws.A.resize(static_cast<size_t>(m) * m);
+}
+
+// ∂δq/∂X (nv × columns) into lw.correction_jac for the position correction δq = M̃⁻¹ Jᵀ f_c
+// (detail::position_correction): on its rows C with f_c > 0, (A_CC + κ diag A_CC) f_C = −β (φ_C + s), so
+//   (A_CC + κ diag A_CC) df_C = −(dA f_c)_C − κ diag(dA)_C f_C − β dφ_C,
+// and dδq = M̃⁻¹ Jᵀ df_c + ∂(M̃⁻¹ Jᵀ f_c) at fixed f_c.
+inline void correction_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws,
+                                   LinearizationWorkspace& lw, const double* q) {
+  const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), D = cols.D, np = cols.np;
+  lw.correction_jac.assign(static_cast<size_t>(nv) * D, 0.0);
+  std::vector<int>& C = lw.correction_clamped;
+  C.clear();
+  for (int r = 0; r < n; ++r)
+    if (ws.correction_f[r] > 0.0) C.push_back(r);
+  const int c = static_cast<int>(C.size());
+  if (c == 0) return;
+  lw.correction_dA.resize(static_cast<size_t>(n) * D);
+  lw.correction_rhs.assign(static_cast<size_t>(c) * D, 0.0);
+  dA_product(world, cols, ws, lw, q, ws.correction_f.data(), lw.correction_dA.data());
+  for (int a = 0; a < c; ++a) {
+    double* row = lw.correction_rhs.data() + static_cast<size_t>(a) * D;
+    const double* dAf = lw.correction_dA.data() + static_cast<size_t>(C[a]) * D;
+    for (int d = 0; d < D; ++d) row[d] = -dAf[d];
+    for (int d = 0; d < nv; ++d) row[cols.q + d] -= world.baumgarte * lw.d_gap[static_cast<size_t>(C[a]) * nv + d];
+  }
+  // κ d(A_ii) f_i, A_ii's derivative as row i of (∂A/∂X) e_i.
+  for (int a = 0; a < c; ++a) {
+    lw.correction_unit.assign(n, 0.0);
+    lw.correction_unit[C[a]] = 1.0;
+    dA_product(world, cols, ws, lw, q, lw.correction_unit.data(), lw.correction_dA.data());
+    const double* dAii = lw.correction_dA.data() + static_cast<size_t>(C[a]) * D;
+    double* row = lw.correction_rhs.data() + static_cast<size_t>(a) * D;
+    for (int d = 0; d < D; ++d) row[d] -= kCorrectionRegularization * dAii[d] * ws.correction_f[C[a]];
+  }
+  // A_CC + κ diag A_CC by LU, solved for each column.
+  lw.correction_K.resize(static_cast<size_t>(c) * c);
+  for (int a = 0; a < c; ++a) {
+    for (int b = 0; b < c; ++b)
+      lw.correction_K[static_cast<size_t>(a) * c + b] = ws.A[static_cast<size_t>(C[a]) * n + C[b]];
+    lw.correction_K[static_cast<size_t>(a) * c + a] *= 1.0 + kCorrectionRegularization;
+  }
+  lw.correction_pivot.resize(c);
+  if (!lu_factor(c, lw.correction_K.data(), c, lw.correction_pivot.data())) return;
+  lw.correction_df.assign(static_cast<size_t>(n) * D, 0.0);
+  lw.correction_column.resize(c);
+  for (int d = 0; d < D; ++d) {
+    for (int a = 0; a < c; ++a) lw.correction_column[a] = lw.correction_rhs[static_cast<size_t>(a) * D + d];
+    lu_solve(c, lw.correction_K.data(), c, lw.correction_pivot.data(), lw.correction_column.data());
+    for (int a = 0; a < c; ++a) lw.correction_df[static_cast<size_t>(C[a]) * D + d] = lw.correction_column[a];
+  }
+  multiply(nv, n, D, 1.0, ws.minv_JT.data(), n, lw.correction_df.data(), D, lw.correction_jac.data(), D, false);
+  minv_JT_derivatives(world, cols, ws, lw, q, ws.correction_f.data(), ws.correction_dq.data());
+  for (int i = 0; i < nv; ++i) {
+    double* row = lw.correction_jac.data() + static_cast<size_t>(i) * D;
+    for (int d = 0; d < nv; ++d) row[cols.q + d] += lw.d_q[i * nv + d];
+    for (int p = 0; p < np; ++p) row[cols.params + p] += lw.d_params[static_cast<size_t>(i) * np + p];
+  }
 }
 
 // The bounce (saltation) terms (module docstring of dynamics/simulation.py): v_jac's q columns gain
@@ -692,15 +757,18 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
     }
   }
 
-  // q⁺ = q ⊕ Δt v⁺: q_jac = Δt integrate_v v_jac + [integrate_q, 0, …]; then the bounce terms.
+  // q⁺ = q ⊕ (Δt v⁺ + δq): q_jac = integrate_v (Δt v_jac + ∂δq) + [integrate_q, 0, …]; then the
+  // bounce terms.
   lw.integrate_q.resize(static_cast<size_t>(nv) * nv);
   lw.integrate_v.resize(static_cast<size_t>(nv) * nv);
   lw.u.resize(nv);
-  for (int i = 0; i < nv; ++i) lw.u[i] = dt * v_next[i];
+  detail::correction_derivatives(world, cols, ws, lw, q);
+  for (int i = 0; i < nv; ++i) lw.u[i] = dt * v_next[i] + ws.correction_dq[i];
   dyn::integrate_jacobians(model, lw.u.data(), lw.integrate_q.data(), lw.integrate_v.data());
   const bool bounced = bounce && n > 0 && detail::bounce_terms(world, cols, ws, lw, v);
   lw.q_jac.resize(static_cast<size_t>(nv) * D);
   multiply(nv, nv, D, dt, lw.integrate_v.data(), nv, lw.v_jac.data(), D, lw.q_jac.data(), D, false);
+  multiply(nv, nv, D, 1.0, lw.integrate_v.data(), nv, lw.correction_jac.data(), D, lw.q_jac.data(), D, true);
   for (int i = 0; i < nv; ++i)
     for (int d = 0; d < nv; ++d)
       lw.q_jac[static_cast<size_t>(i) * D + cols.q + d] +=
@@ -736,6 +804,8 @@ inline bool linearize_step(const WorldSpec& world, StepWorkspace& ws, Linearizat
     ws.sets.resize(n);
     for (int i = 0; i < n; ++i) ws.sets[i] = static_cast<lcp::EntrySet>(sets[i]);
   }
+  StepReport correction;
+  detail::position_correction(world, ws, correction);
   lw.v_next.resize(nv);
   next_velocity(world, ws, lw.v_next.data());
   step_jacobians(world, ws, lw, q, v, lw.v_next.data(), parameters, bounce, jacobian);

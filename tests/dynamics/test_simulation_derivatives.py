@@ -242,7 +242,7 @@ def test_bounce_correction_is_continuous_time_for_one_contact():
     restitution = 0.6
     model = _free_body_model([(Sphere(0.1), 1.0, np.eye(3) * 4e-3)], gravity=(0.0, 0.0, 0.0))
     world = World(model, dt=1e-2, restitution=restitution, friction=0.0)
-    step = world.step(_pose([0.0, 0.0, 0.095]), np.array([0.0, 0.0, -2.0, 0.0, 0.0, 0.0]), derivatives=True)
+    step = world.step(_pose([0.0, 0.0, 0.105]), np.array([0.0, 0.0, -2.0, 0.0, 0.0, 0.0]), derivatives=True)
     assert step.bouncing.all()
     assert step.v[2] == pytest.approx(restitution * 2.0, rel=1e-9)
     assert step.jacobians(bounce=True).q_q[2, 2] == pytest.approx(-restitution, abs=1e-9)

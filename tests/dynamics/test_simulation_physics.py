@@ -313,7 +313,7 @@ def test_a_tumbling_body_flips_about_its_intermediate_axis_with_energy_and_momen
     np.testing.assert_allclose(batch.v[0, 999, 3:], exact, atol=1e-3)
 
 
-# --- 4c. joint limits -----------------------------------------------------------------------------------
+# --- 4c. joint limits and deep penetration --------------------------------------------------------------
 
 
 def _slider(lower=-1.0, upper=1.0):
@@ -369,6 +369,42 @@ def test_a_half_cheetah_falling_onto_its_height_limit_never_gains_energy(dt):
     energy = np.array([0.5 * vk @ crba(model, qk) @ vk for qk, vk in zip(q, v)])
     assert np.all(energy <= energy[0] * (1 + 1e-9))
     assert q[:, 1].min() >= model.lower_limits[1] - 1e-9
+
+
+@pytest.mark.parametrize("dt", [1e-3, 1e-2, 1 / 60])
+def test_a_box_started_inside_the_ground_is_moved_out_without_speed(dt):
+    """The cube resting 5 cm deep in the ground: the penetration is removed by moving the cube (a
+    fraction β per step), not by a Baumgarte velocity (which launched it at β φ / Δt = 10 m/s at 1 ms):
+    it rises monotonically to the allowed 1e-4 m penetration (1 % of the 1 cm contact margin) and never
+    moves faster than rounding."""
+    world = World(load_dataset_robot("box", floating_base=True), dt=dt)
+    q0, v0 = box_on_ground()
+    q0[2] = 0.05
+    result = world.rollout_batch(q0[None], v0[None], np.zeros((100, 6)))
+    z = result.q[0, :, 2]
+    assert np.all(np.diff(z) >= -1e-12) and z.max() <= 0.1
+    assert z[-1] == pytest.approx(0.1 - 1e-4, abs=1e-6)
+    assert np.abs(result.v[0]).max() <= 1e-12
+
+
+@pytest.mark.parametrize("dt", [1e-3, 1e-2])
+def test_a_double_pendulum_hanging_through_the_ground_slab_stays_bounded(dt):
+    """The shipped double pendulum (pivot on the ground's top face, 2 m of links hanging through the
+    1 m slab): every step's LCP converges (it used to run 200,000 sweeps per step) and the swing's
+    kinetic energy stays below what falling 4 m (the most any point of the chain can drop) would give
+    (a Baumgarte velocity of β φ / Δt drove it to 311 rad/s)."""
+    from dcol.dynamics import crba, inertial_parameters
+
+    model = load_dataset_robot("double_pendulum")
+    world = World(model, dt=dt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = world.rollout_batch(np.array([[0.3, 0.2]]), np.zeros((1, 2)), np.zeros((100, 2)))
+    q, v = result.q[0], result.v[0]
+    assert np.isfinite(q).all() and np.isfinite(v).all()
+    mass = inertial_parameters(model)[::10].sum()
+    energy = np.array([0.5 * vk @ crba(model, qk) @ vk for qk, vk in zip(q, v)])
+    assert energy.max() <= mass * G * 4.0
 
 
 # --- 5. a pile of boxes -------------------------------------------------------------------------------
