@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from dcol import _native
 from dcol._native import ContactRule
-from dcol.solvers import SolverSettings
+from dcol.solvers import SolverSettings, Status
 from dcol.typing import ArrayLike, FloatArray, Int8Array
 from dcol.validation import checked_instance, checked_real
 
@@ -39,8 +39,11 @@ class ContactSet:
     """K contacts between two shapes.
 
     point, normal, tangent1, tangent2 : (K, 3) float64 world; separation : (K,) float64;
-    rule : (K,) int8 ContactRule codes. With derivatives: d_point, d_normal, d_tangent1, d_tangent2
-    (K, 3, 12) and d_separation (K, 12) float64, with respect to [δp_a, δθ_a, δp_b, δθ_b]; else None.
+    rule : (K,) int8 ContactRule codes. status : dcol.solvers.Status of the signed-distance solve that
+    found them (of a scene's, the worst): a solve that failed finds no contacts, and says so here
+    rather than reporting the shapes apart. With derivatives: d_point, d_normal, d_tangent1,
+    d_tangent2 (K, 3, 12) and d_separation (K, 12) float64, with respect to [δp_a, δθ_a, δp_b, δθ_b];
+    else None.
     """
 
     point: FloatArray
@@ -49,6 +52,7 @@ class ContactSet:
     tangent2: FloatArray
     separation: FloatArray
     rule: Int8Array
+    status: Status
     d_point: FloatArray | None = None
     d_normal: FloatArray | None = None
     d_tangent1: FloatArray | None = None

@@ -33,6 +33,9 @@ enum class SolveStatus : int {
   smoothed = 4,
 };
 
+// The worse of two outcomes of solves that give values only (no derivatives: never smoothed).
+inline SolveStatus worse(SolveStatus a, SolveStatus b) { return static_cast<int>(a) > static_cast<int>(b) ? a : b; }
+
 // The gap tolerances are ECOS's and Clarabel's defaults, 1e-8 (DCOL.jl's is 1e-6); each further
 // digit of the gap costs iterations. The residuals, which the ray start makes small from the first
 // iteration, are held to 1e-9: solves with barrier > 0 (the derivative and distance functions) stop

@@ -56,6 +56,16 @@ inline Box3 bounding_box(const Shape& sh, const Pose& body, double margin) {
   return box;
 }
 
+// Whether two boxes overlap along y and z (touching counts).
+inline bool overlap_yz(const Box3& b, const Box3& c) {
+  return c.upper[1] >= b.lower[1] && b.upper[1] >= c.lower[1] && c.upper[2] >= b.lower[2] && b.upper[2] >= c.lower[2];
+}
+
+// Whether two boxes overlap (touching counts).
+inline bool overlap(const Box3& b, const Box3& c) {
+  return c.upper[0] >= b.lower[0] && b.upper[0] >= c.lower[0] && overlap_yz(b, c);
+}
+
 // Pairs (i, j), i < j, of boxes that overlap (touching counts), in sweep order, into `pairs`; `order`
 // and `open` are scratch, so a caller that keeps the three vectors allocates nothing once they have grown.
 inline void sweep_and_prune(const std::vector<Box3>& boxes, std::vector<int>& order, std::vector<int>& open,
@@ -72,9 +82,7 @@ inline void sweep_and_prune(const std::vector<Box3>& boxes, std::vector<int>& or
     open.erase(std::remove_if(open.begin(), open.end(), [&](int j) { return boxes[j].upper[0] < b.lower[0]; }),
                open.end());
     for (int j : open) {
-      const Box3& c = boxes[j];
-      if (c.upper[1] >= b.lower[1] && b.upper[1] >= c.lower[1] && c.upper[2] >= b.lower[2] && b.upper[2] >= c.lower[2])
-        pairs.emplace_back(std::min(i, j), std::max(i, j));
+      if (overlap_yz(b, boxes[j])) pairs.emplace_back(std::min(i, j), std::max(i, j));
     }
     open.push_back(i);
   }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "contact/broadphase.hpp"
 #include "core/dual.hpp"
 #include "geometry/distance.hpp"
 #include "geometry/support.hpp"
@@ -642,7 +643,11 @@ inline bool box_face_witness(const Shape& a, const Pose& pa, const Shape& b, con
 }  // namespace
 
 int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ContactSettings& cs,
-                  const SolverSettings& settings, Contact* out, ContactDerivatives* deriv) {
+                  const SolverSettings& settings, Contact* out, ContactDerivatives* deriv, SolveStatus* status) {
+  if (status != nullptr) *status = SolveStatus::solved;
+  // Shapes whose bounding boxes, grown by the margin, do not meet are apart without a solve (whose
+  // squared distances overflow for shapes 10¹⁵⁵ m apart).
+  if (!overlap(bounding_box(a, pa, 0.5 * cs.margin), bounding_box(b, pb, 0.5 * cs.margin))) return 0;
   const bool has_rules = a.kind != ShapeKind::cylinder && a.kind != ShapeKind::cone && a.kind != ShapeKind::ellipsoid &&
                          b.kind != ShapeKind::cylinder && b.kind != ShapeKind::cone && b.kind != ShapeKind::ellipsoid;
   DistanceResult dist;
@@ -660,7 +665,9 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   // (~1e-3) to turn a face into an edge; the centred solve settles those.
   if (has_rules && (dist.status == SolveStatus::max_iterations || dist.status == SolveStatus::numerical_error))
     signed_distance(a, pa, b, pb, settings, dist, nullptr);
-  if (dist.distance > cs.margin) return 0;
+  if (status != nullptr) *status = dist.status;
+  // Apart, or a solve that failed (status): its witnesses are no contacts.
+  if (!(dist.distance <= cs.margin) || dist.status == SolveStatus::numerical_error) return 0;
   const Vec3 n = to_vec(dist.normal);
   Plane2 plane;
   tangents(n, plane.e1, plane.e2);
@@ -675,8 +682,11 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   }
   if (count == 0) {
     // (The box-face test gives no witness points.)
-    if (by_face || (deriv && !distance_derivatives))
+    if (by_face || (deriv && !distance_derivatives)) {
       signed_distance(a, pa, b, pb, settings, dist, deriv ? &dist_jac : nullptr);
+      if (status != nullptr) *status = dist.status;
+      if (dist.status == SolveStatus::numerical_error) return 0;
+    }
     distance_contact(dist, deriv ? &dist_jac : nullptr, out[0], deriv);
     return 1;
   }

@@ -60,9 +60,11 @@ struct ContactSettings {
 };
 
 // Contacts of shapes a and b at body poses pa, pb (nothing if their signed distance exceeds the
-// margin); with deriv, each contact's derivatives. Returns the count, at most kMaxPairContacts.
+// margin); with deriv, each contact's derivatives. Returns the count, at most kMaxPairContacts; with
+// status, the outcome of the signed-distance solve that decided them (none where it is not finite).
 int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ContactSettings& cs,
-                  const SolverSettings& settings, Contact* out, ContactDerivatives* deriv);
+                  const SolverSettings& settings, Contact* out, ContactDerivatives* deriv,
+                  SolveStatus* status = nullptr);
 
 // Keeps at most kPatchPoints of a pair's `count` contacts (and their derivatives, if deriv) that span
 // its contact patch, in place: the one farthest from their centroid, the one farthest from it, the one

@@ -13,9 +13,6 @@ namespace dcol::geometry {
 
 namespace {
 
-// The worse of two solve outcomes.
-inline SolveStatus worse(SolveStatus a, SolveStatus b) { return static_cast<int>(a) > static_cast<int>(b) ? a : b; }
-
 // The Euclidean branch for shapes a, b with their own frames fa, fb. N: variables (x_a, x_b, t, the
 // slack variables); MMax: rows.
 template <int N, int MMax>

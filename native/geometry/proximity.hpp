@@ -273,6 +273,7 @@ void proximity_lanes(const Shape& a, const Pose* pa, const Shape& b, const Pose*
       d_b[i] = fb.r[i] - pb[k].r[i];
     }
     apply_offsets(d_a, d_b, deriv.request, deriv.jacobian[k]);
+    if (!finite_jacobian(deriv.request, deriv.jacobian[k])) out[k].status = SolveStatus::numerical_error;
   }
 }
 

@@ -569,6 +569,18 @@ inline void apply_offsets(const double d_a[3], const double d_b[3], DerivativeRe
   for_each_row(request, J, row, row);
 }
 
+// Whether every row of J the request fills is finite: a solve can end SOLVED_INACCURATE with
+// derivatives its KKT system could not give (shapes 10⁹ times their size apart), and a status must say
+// so rather than hand out NaN as a result.
+inline bool finite_jacobian(DerivativeRequest request, ProximityJacobian& J) {
+  bool finite = true;
+  auto check = [&](const double* jr) {
+    for (int j = 0; j < 12; ++j) finite = finite && std::isfinite(jr[j]);
+  };
+  for_each_row(request, J, check, check);
+  return finite;
+}
+
 // Swapping the shapes swaps the column blocks, the contact points, and flips the normal.
 inline void swap_sides(DerivativeRequest request, ProximityJacobian& J) {
   auto swap_blocks = [](double* jr) { std::swap_ranges(jr, jr + 6, jr + 6); };

@@ -128,11 +128,14 @@ py::dict pair_contacts_py(py::handle a, py::handle r_a, py::handle q_a, py::hand
   Contact contacts[kMaxPairContacts];
   std::vector<ContactDerivatives> deriv(derivatives ? kMaxPairContacts : 0);
   int count;
+  SolveStatus status;
   {
     py::gil_scoped_release release;
-    count = pair_contacts(sa, pa, sb, pb, cs, settings, contacts, derivatives ? deriv.data() : nullptr);
+    count = pair_contacts(sa, pa, sb, pb, cs, settings, contacts, derivatives ? deriv.data() : nullptr, &status);
   }
-  return contact_arrays(contacts, derivatives ? deriv.data() : nullptr, count);
+  py::dict out = contact_arrays(contacts, derivatives ? deriv.data() : nullptr, count);
+  out["status"] = status;
+  return out;
 }
 
 // Body poses of a scene, checked: (B, 3) positions and (B, 4) quaternions or (B, 3, 3) matrices.
@@ -211,6 +214,7 @@ py::dict scene_contacts(py::handle shapes, const py::array_t<int64_t, py::array:
   // Each pair's contacts in its own list (most pairs have none or a few); gathered after the join.
   std::vector<std::vector<Contact>> found(k);
   std::vector<std::vector<ContactDerivatives>> found_derivatives(derivatives ? k : 0);
+  std::vector<SolveStatus> statuses(k, SolveStatus::solved);
   auto work = [&](py::ssize_t begin, py::ssize_t end) {
     std::vector<Contact> scratch(kMaxPairContacts);
     std::vector<ContactDerivatives> scratch_derivatives(derivatives ? kMaxPairContacts : 0);
@@ -218,7 +222,7 @@ py::dict scene_contacts(py::handle shapes, const py::array_t<int64_t, py::array:
       const int sa = static_cast<int>(pairs.data()[2 * i]), sb = static_cast<int>(pairs.data()[2 * i + 1]);
       const int count =
           pair_contacts(*scene.shapes[sa], poses[scene.body[sa]], *scene.shapes[sb], poses[scene.body[sb]], cs,
-                        settings, scratch.data(), derivatives ? scratch_derivatives.data() : nullptr);
+                        settings, scratch.data(), derivatives ? scratch_derivatives.data() : nullptr, &statuses[i]);
       found[i].assign(scratch.begin(), scratch.begin() + count);
       if (derivatives) found_derivatives[i].assign(scratch_derivatives.begin(), scratch_derivatives.begin() + count);
     }
@@ -240,6 +244,9 @@ py::dict scene_contacts(py::handle shapes, const py::array_t<int64_t, py::array:
   std::copy(pair_index.begin(), pair_index.end(), pair_of.mutable_data());
   py::dict out = contact_arrays(all.data(), derivatives ? all_derivatives.data() : nullptr, all.size());
   out["pair"] = pair_of;
+  SolveStatus status = SolveStatus::solved;
+  for (const SolveStatus pair_status : statuses) status = worse(status, pair_status);
+  out["status"] = status;
   return out;
 }
 

@@ -353,6 +353,7 @@ py::dict step_one(BoundWorld& world, py::handle q_in, py::handle v_in, py::handl
     body_a.mutable_data()[k] = spec.shape_body[ws.keys[k].shape_a];
     body_b.mutable_data()[k] = spec.shape_body[ws.keys[k].shape_b];
   }
+  contacts["status"] = ws.contact_status;
   contacts["shape_a"] = shape_a, contacts["shape_b"] = shape_b, contacts["body_a"] = body_a,
   contacts["body_b"] = body_b;
   out["contacts"] = contacts;

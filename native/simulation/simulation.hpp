@@ -121,6 +121,7 @@ struct StepWorkspace {
   std::vector<Contact> contacts, pair_scratch;
   std::vector<ContactDerivatives> contact_derivatives, pair_derivatives;  // with derivatives only
   std::vector<RowKey> keys;
+  geometry::SolveStatus contact_status = geometry::SolveStatus::solved;  // the narrow phase's worst solve
   // Joint limits passed: the coordinate (q and v index) and the move of q back towards the bound that
   // the step adds after integrating (β times the violation).
   struct LimitCorrection {
@@ -296,15 +297,18 @@ inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, bool deriva
   ws.contacts.clear();
   ws.keys.clear();
   ws.contact_derivatives.clear();
+  ws.contact_status = geometry::SolveStatus::solved;
   if (derivatives) ws.pair_derivatives.resize(contact::kMaxPairContacts);
   for (const auto& [a, b] : ws.pairs) {
     const int body_a = world.shape_body[a], body_b = world.shape_body[b];
     if (body_a == body_b || !world.collides[body_a * B + body_b]) continue;
     ContactDerivatives* pair_derivatives = derivatives ? ws.pair_derivatives.data() : nullptr;
+    geometry::SolveStatus pair_status;
     const int count = contact::reduce_patch(
         ws.pair_scratch.data(), pair_derivatives,
         contact::pair_contacts(*world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b], world.contact,
-                               world.solver, ws.pair_scratch.data(), pair_derivatives));
+                               world.solver, ws.pair_scratch.data(), pair_derivatives, &pair_status));
+    ws.contact_status = conic::worse(ws.contact_status, pair_status);
     for (int k = 0; k < count; ++k) {
       ws.contacts.push_back(ws.pair_scratch[k]);
       if (derivatives) ws.contact_derivatives.push_back(ws.pair_derivatives[k]);

@@ -27,7 +27,7 @@ from dcol.geom import (
     contacts,
     signed_distance,
 )
-from dcol.solvers import SolverSettings
+from dcol.solvers import SolverSettings, Status
 from tests.support.oracle import rotation_matrix
 from tests.support.shapes import random_configuration, random_quaternion
 
@@ -893,3 +893,24 @@ def test_flush_boxes_shifted_along_a_side_touch_at_four_corners(gap):
     expected = [on_face([0.1, y, top], 0.0, -EZ, upper_face, "b") for y in (-0.1, 0.1)]
     expected += [on_face([-0.099, y, top + gap], 0.0, EZ, lower_face, "a") for y in (-0.1, 0.1)]
     assert_contacts(result, expected)
+
+
+@pytest.mark.parametrize("distance", [1e9, 1e155, 1e300])
+def test_shapes_far_apart_have_no_contacts_at_any_distance(distance):
+    """Every pair of kinds with centres 10⁹–10³⁰⁰ m apart: no contacts, SOLVED (their bounding boxes
+    are apart; the solve's squared distances overflowed beyond 10¹⁵⁴ and gave a fake overlap)."""
+    shapes = [Sphere(1.0), Box([1.0, 0.5, 0.7]), Capsule(0.3, 1.0), Ellipsoid(np.diag([1.0, 4.0, 9.0]))]
+    identity = [1.0, 0.0, 0.0, 0.0]
+    for a in shapes:
+        for b in shapes:
+            found = contacts(a, np.zeros(3), identity, b, [distance, distance, 0.0], identity, margin=1.0)
+            assert len(found) == 0 and found.status == Status.SOLVED, (type(a).__name__, type(b).__name__)
+
+
+def test_contacts_carry_the_status_of_their_solve():
+    """A touching pair reports its solve's SOLVED with its contact (a sphere of radius 1 resting on a
+    box's top face: separation 0 at the top face's centre, closed form)."""
+    found = contacts(Sphere(1.0), [0.0, 0.0, 2.0], [1, 0, 0, 0], Box([1.0, 1.0, 1.0]), np.zeros(3), [1, 0, 0, 0])
+    assert found.status == Status.SOLVED and len(found) == 1
+    np.testing.assert_allclose(found.separation, [0.0], atol=1e-7)
+    np.testing.assert_allclose(found.point[0, 2], 1.0, atol=1e-7)
