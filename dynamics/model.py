@@ -29,7 +29,7 @@ from dcol import _native
 from dcol.geom import Shape
 from dcol.geom.rotations import checked_pose
 from dcol.typing import ArrayLike, FloatArray, IntArray, Pose
-from dcol.validation import checked_array, checked_nonnegative
+from dcol.validation import checked_array, checked_nonnegative, float_array
 
 if TYPE_CHECKING:
     from .urdf import MeshGeometry  # the URDF loader builds models with this module
@@ -171,27 +171,25 @@ class Model:
         self._frame_index = {name: i for i, name in enumerate(self.frame_names)}
         self.collision_shapes = list(builder._collision)
         self.visual_shapes = list(builder._visual)
-        for array in (
-            self.parents,
-            self.joint_q_index,
-            self.joint_v_index,
-            self.gravity,
-            self.joint_rotations,
-            self.joint_positions,
-            self.joint_axes,
-            self.masses,
-            self.coms,
-            self.rotational_inertias,
-            self.lower_limits,
-            self.upper_limits,
-            self.velocity_limits,
-            self.effort_limits,
-            self.damping,
-        ):
-            array.setflags(write=False)
         self._frame_bodies = np.array([f["body"] for f in frames], dtype=np.int32)
         self._frame_rotations = np.array([f["placement"][0] for f in frames]).reshape(len(frames), 3, 3)
         self._frame_positions = np.array([f["placement"][1] for f in frames]).reshape(len(frames), 3)
+        self._freeze()
+        self._native = self._native_model()
+
+    def _freeze(self) -> None:
+        """Makes every array of the model read-only: models are immutable."""
+        for value in vars(self).values():
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The native model is rebuilt from the arrays when unpickled.
+        return {name: value for name, value in vars(self).items() if name != "_native"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self._freeze()  # pickle makes arrays writeable
         self._native = self._native_model()
 
     def _native_model(self) -> _native.dynamics.Model:
@@ -229,9 +227,9 @@ class Model:
             inertias.append(inertia)
         model = copy.copy(self)
         model.masses, model.coms, model.rotational_inertias = np.array(masses), np.array(coms), np.array(inertias)
-        for array in (model.masses, model.coms, model.rotational_inertias):
-            array.setflags(write=False)
+        model._freeze()
         model._native = model._native_model()
+        _check_mass_matrix(model, "params: ")
         return model
 
     def frame_index(self, name: str) -> int:
@@ -319,7 +317,9 @@ class ModelBuilder:
         def per_dof(value: ArrayLike | None, size: int, default: float, what: str) -> FloatArray:
             if value is None or unbounded and what in ("lower", "upper"):
                 return np.full(size, default)
-            return np.broadcast_to(np.asarray(value, dtype=np.float64), (size,)).copy()
+            name = f"joint {joint!r} {what}"
+            array = float_array(value, name)  # one value for every dof, or one per dof
+            return np.broadcast_to(checked_array(array, name, () if array.ndim == 0 else (size,), infinite=True), size)
 
         body: dict[str, Any] = {
             "name": name,
@@ -368,14 +368,24 @@ class ModelBuilder:
     def build(self) -> Model:
         """The immutable Model. ValueError when some joint moves no inertia (M would be singular)."""
         model = Model(self)
-        if model.nv:
-            from .algorithms import crba, neutral  # algorithms import this module
-
-            M = crba(model, neutral(model))
-            scale = max(1.0, float(np.abs(M).max()))
-            for body, (joint, first) in enumerate(zip(model.joint_names, model.joint_v_index)):
-                last = first + _NV[model.joint_kinds[body]]
-                block = M[first:last, first:last]
-                if np.linalg.eigvalsh(block).min() <= 1e-12 * scale:
-                    raise ValueError(f"joint {joint!r} moves no mass or inertia along its axis (singular mass matrix)")
+        _check_mass_matrix(model, "")
         return model
+
+
+def _check_mass_matrix(model: Model, where: str) -> None:
+    """ValueError, prefixed by `where`, when some joint of the model moves no inertia: its block of
+    the mass matrix would be singular, and the algorithms that solve with M would return NaN."""
+    if not model.nv:
+        return
+    from .algorithms import crba, neutral  # algorithms import this module
+
+    M = crba(model, neutral(model))
+    scale = max(1.0, float(np.abs(M).max()))
+    for body, (joint, first) in enumerate(zip(model.joint_names, model.joint_v_index)):
+        last = first + _NV[model.joint_kinds[body]]
+        block = M[first:last, first:last]
+        if np.linalg.eigvalsh(block).min() <= 1e-12 * scale:
+            raise ValueError(
+                f"{where}joint {joint!r} moves no mass or inertia along its axis (singular mass matrix): the "
+                f"bodies it moves (body {model.body_names[body]!r} and its descendants) need mass or inertia"
+            )

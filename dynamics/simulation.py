@@ -472,6 +472,10 @@ class World:
             f"restitution={self.restitution:g}, ground={self.ground}, shapes={len(self.scene.shapes)})"
         )
 
+    def __getstate__(self) -> dict[str, Any]:
+        # The native world is built again on first use, from the model and the scene.
+        return {**vars(self), "_native_world": None}
+
     def with_parameters(self, params: ArrayLike) -> World:
         """A copy of the world with parameters θ (see parameters())."""
         params = checked_array(params, "params", (self.num_params,))

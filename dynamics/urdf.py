@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dcol.geom.mesh import load_mesh
 from dcol.geom.shapes import Box, Cylinder, Shape, Sphere
 from dcol.typing import ArrayLike, FloatArray
 
@@ -50,11 +51,7 @@ class MeshGeometry:
 
     def load(self) -> trimesh.Trimesh:
         """The scaled mesh as a trimesh.Trimesh in the mesh frame (scenes loaded as one mesh)."""
-        import trimesh  # only needed for meshes
-
-        mesh = trimesh.load_mesh(self.path)
-        if mesh.is_empty:
-            raise ValueError(f"mesh file {self.path!r} holds no triangles")
+        mesh = load_mesh(self.path)
         mesh.apply_scale(np.asarray(self.scale))
         return mesh
 
@@ -226,8 +223,9 @@ def _parse(source: str | bytes | os.PathLike[str]) -> tuple[ET.Element, str | No
         base_dir = None
     elif isinstance(source, (str, os.PathLike)):
         text = os.fspath(source)
-        if text.lstrip("\ufeff \t\r\n").startswith("<"):
-            document, base_dir = text.lstrip("\ufeff"), None
+        xml = text.lstrip("\ufeff \t\r\n")  # an XML declaration must open the document
+        if xml.startswith("<"):
+            document, base_dir = xml, None
         elif os.path.isfile(text):
             with open(text, "rb") as file:
                 document = file.read()

@@ -17,6 +17,7 @@ import hashlib
 import importlib
 import importlib.metadata
 import json
+import math
 import os
 import tempfile
 import zipfile
@@ -51,6 +52,17 @@ _TOPOLOGY_TOLERANCE = 10.0 * _COPLANAR_TOLERANCE
 
 # A closed mesh whose volume is within this fraction of its hull's volume is convex.
 _CONVEX_TOLERANCE = 1e-6
+
+# load_mesh merges vertices closer than this fraction of the mesh's size, as trimesh merges those
+# within 1e-8 m, but independent of the units.
+_MERGE_TOLERANCE = 1e-8
+
+# Largest rounded coordinate of the merge: int64 holds up to 9.2e18.
+_MERGE_RANGE = 1e18
+
+# Points per block of the plane offsets' (faces × points) products: MAX_FACES × this many float64
+# stay a few megabytes, however many points the hull keeps.
+_OFFSET_BLOCK = 1024
 
 
 def load_mesh(path: str | os.PathLike[str]) -> trimesh.Trimesh:
@@ -88,8 +100,21 @@ def load_mesh(path: str | os.PathLike[str]) -> trimesh.Trimesh:
     if not np.all(np.isfinite(mesh.vertices)):
         raise ValueError(f"mesh file {path!r} has non-finite vertex coordinates (NaN or inf)")
     # Texture seams and per-face normals split vertices; merge them so the surface is connected.
-    mesh.process(merge_tex=True, merge_norm=True)
+    mesh.merge_vertices(merge_tex=True, merge_norm=True, digits_vertex=_merge_digits(mesh.vertices))
     return mesh
+
+
+def _merge_digits(vertices: FloatArray) -> int:
+    """Decimal places to which trimesh rounds the vertices (V, 3) to merge them: a grid finer than
+    _MERGE_TOLERANCE of the mesh's size, as long as the rounded coordinates fit in int64 (with
+    trimesh's fixed 8 places, coordinates beyond about 9e10 overflow and every vertex merges into one)."""
+    largest = float(np.max(np.abs(vertices)))
+    # The size relative to the largest coordinate, in [0, 2√3]: the size itself may overflow.
+    spread = float(np.linalg.norm(np.ptp(vertices / largest, axis=0))) if largest > 0.0 else 0.0
+    if spread == 0.0:  # all vertices at one point: any grid merges them
+        return 0
+    fine = math.ceil(-math.log10(_MERGE_TOLERANCE * spread * largest))
+    return min(fine, math.floor(math.log10(_MERGE_RANGE / largest)))
 
 
 def _mesh_argument(mesh_or_path: MeshOrPath, name: str) -> tuple[trimesh.Trimesh, str]:
@@ -167,8 +192,13 @@ def _plane_offsets(hull: ConvexHull, centroid: FloatArray, normals: FloatArray) 
     polytope must still hold them all."""
     # Vertices and the points qhull kept as coplanar with a facet: the only ones that can be outermost.
     candidates = np.union1d(hull.vertices, hull.coplanar[:, 0])
-    points = hull.points[candidates] - centroid
-    return np.max(normals @ points.T, axis=1)
+    # In blocks of points: a finely tessellated mesh keeps most of its points as coplanar ones, and
+    # all of them at once would make a (faces × points) product far larger than the hull.
+    offsets = np.full(len(normals), -np.inf)
+    for start in range(0, len(candidates), _OFFSET_BLOCK):
+        points = hull.points[candidates[start : start + _OFFSET_BLOCK]] - centroid
+        offsets = np.maximum(offsets, np.max(normals @ points.T, axis=1))
+    return offsets
 
 
 def _fan_triangles(faces: tuple[IntArray, ...]) -> IntArray:

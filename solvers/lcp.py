@@ -35,7 +35,7 @@ import scipy.linalg
 
 from dcol import _native
 from dcol.typing import ArrayLike, BoolArray, FloatArray, IntArray
-from dcol.validation import checked_array, checked_positive
+from dcol.validation import checked_array, checked_iterations, checked_positive, float_array
 
 __all__ = [
     "LCPStatus",
@@ -272,6 +272,7 @@ def solve_lcp(
     if method not in ("lemke", "pgs", "ipm"):
         raise ValueError(f"method must be 'lemke', 'pgs' or 'ipm', got {method!r}")
     tol = checked_positive(tol, "tol")
+    limit = None if max_iterations is None else checked_iterations(max_iterations)
     if method != "lemke":
         _require_monotone(A, method, symmetric=method == "pgs")
     bounds = _plain_bounds(b.size)
@@ -279,18 +280,16 @@ def solve_lcp(
     if hit is not None:
         return hit
     if method == "lemke":
-        limit = 10 * (b.size + 1) if max_iterations is None else int(max_iterations)
-        f, status, iterations, _ = _native.lcp.lemke(A, b, limit)
+        f, status, iterations, _ = _native.lcp.lemke(A, b, 10 * (b.size + 1) if limit is None else limit)
     elif method == "pgs":
-        limit = 10000 if max_iterations is None else int(max_iterations)
         f0 = np.zeros(b.size) if warm_start is None else np.maximum(warm_start.f, 0.0)
-        f, status, iterations, _ = _native.lcp.pgs(A, b, None, None, None, None, f0, limit, tol, stabilize)
+        sweeps = 10000 if limit is None else limit
+        f, status, iterations, _ = _native.lcp.pgs(A, b, None, None, None, None, f0, sweeps, tol, bool(stabilize))
         stabilize = False  # Gauss–Seidel has tried its sets already
     else:
-        limit = 100 if max_iterations is None else int(max_iterations)
         empty = np.zeros((0, 0))
         _, _, f, _, status, iterations, _ = _native.lcp.mlcp_ipm(
-            empty, np.zeros(0), empty, np.zeros((b.size, 0)), -A, b, min(tol, 1e-10), limit
+            empty, np.zeros(0), empty, np.zeros((b.size, 0)), -A, b, min(tol, 1e-10), 100 if limit is None else limit
         )
         f = np.maximum(f, 0.0)
     return _solution(A, b, bounds, f, status, iterations, tol, stabilize)
@@ -345,7 +344,7 @@ def solve_boxed_lcp(
         LCPBounds(lower, upper, index.astype(np.int64), coefficients),
         warm_start=warm_start,
         tol=tol,
-        max_iterations=max_iterations,
+        max_iterations=checked_iterations(max_iterations),
         stabilize=stabilize,
     )
 
@@ -369,7 +368,7 @@ def solve_boxed_lcp_unchecked(
     if hit is not None:
         return hit
     f0 = np.zeros(b.size) if warm_start is None else np.array(warm_start.f)
-    f, status, iterations, _ = _native.lcp.pgs(A, b, *bounds, f0, int(max_iterations), tol, stabilize)
+    f, status, iterations, _ = _native.lcp.pgs(A, b, *bounds, f0, int(max_iterations), tol, bool(stabilize))
     return _solution(A, b, bounds, f, status, iterations, tol, stabilize=False)  # the sets were tried
 
 
@@ -381,7 +380,7 @@ class _Linearization:
     well conditioned (then P = I − K⁺K = 0) and by the SVD pseudo-inverse otherwise."""
 
     def __init__(self, solution: LCPSolution, A: ArrayLike) -> None:
-        A = np.asarray(A, dtype=np.float64)
+        A = float_array(A, "A")
         self.sets = _bounded_map(solution.bounds, solution.f, solution.clamping, solution.at_lower, solution.at_upper)
         C, B = self.sets.C, self.sets.B
         self.A_CB = A[np.ix_(C, B)]
@@ -451,21 +450,22 @@ def lcp_jvp(
     simulation's A = J M⁻¹ Jᵀ) never forms the (D, n, n) tensor.
     """
     n = solution.f.size
-    db = np.asarray(db, dtype=np.float64)
+    db = float_array(db, "db")
     batched = db.ndim == 2
     db = db.reshape(-1, n)
     count = db.shape[0]
     if callable(dA):
         apply_dA = dA
     else:
-        dense = np.asarray(dA, dtype=np.float64).reshape(count, n, n)
+        dense = float_array(dA, "dA").reshape(count, n, n)
 
         def apply_dA(u: FloatArray, transposed: bool) -> FloatArray:
             return (dense.transpose(0, 2, 1) if transposed else dense) @ u
 
     zero = np.zeros((count, n))
     d_lo, d_hi, d_mu = (
-        zero if d is None else np.asarray(d, dtype=np.float64).reshape(count, n) for d in (dlo, dhi, dmu)
+        zero if d is None else float_array(d, name).reshape(count, n)
+        for d, name in ((dlo, "dlo"), (dhi, "dhi"), (dmu, "dmu"))
     )
     lin = _Linearization(solution, A)
     sets = lin.sets
@@ -510,7 +510,7 @@ def lcp_vjp(solution: LCPSolution, A: ArrayLike, grad_f: ArrayLike, *, low_rank_
     lin = _Linearization(solution, A)
     sets = lin.sets
     B, C = sets.B, sets.C
-    grad_f = np.asarray(grad_f, dtype=np.float64)
+    grad_f = float_array(grad_f, "grad_f")
     f_C = solution.f[C]
     g = grad_f[C] + sets.E.T @ grad_f[B]  # f_B = E f_C + c passes its share to f_C
     y = lin.solve(g, transposed=True)

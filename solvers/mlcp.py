@@ -22,7 +22,7 @@ import numpy as np
 
 from dcol import _native
 from dcol.typing import ArrayLike, FloatArray
-from dcol.validation import checked_array, checked_positive
+from dcol.validation import checked_array, checked_iterations, checked_positive
 
 from .lcp import LCPStatus, returned_status
 
@@ -90,7 +90,8 @@ def solve_mlcp(
     """
     M, q, A, G, F, h = _problem(M, q, G, F, h, A)
     tol = checked_positive(tol, "tol")
-    x, y, z, s, status, iterations, residual = _native.lcp.mlcp_ipm(M, q, A, G, F, h, tol, int(max_iterations))
+    limit = checked_iterations(max_iterations)
+    x, y, z, s, status, iterations, residual = _native.lcp.mlcp_ipm(M, q, A, G, F, h, tol, limit)
     return MLCPSolution(x, y, z, s, returned_status(status, x, y, z, s), iterations, residual)
 
 
@@ -120,9 +121,12 @@ def mlcp_vjp(
     K[n + m :, :n] = A
     rhs = np.concatenate(
         [
-            np.zeros(n) if grad_x is None else grad_x,
-            np.zeros(m) if grad_z is None else grad_z,
-            np.zeros(p) if grad_y is None else grad_y,
+            np.zeros(size) if grad is None else checked_array(grad, name, ((length, size),))
+            for grad, name, length, size in (
+                (grad_x, "grad_x", "len(q)", n),
+                (grad_z, "grad_z", "len(h)", m),
+                (grad_y, "grad_y", "len(A)", p),
+            )
         ]
     )
     d = np.linalg.solve(K.T, rhs)

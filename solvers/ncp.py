@@ -33,7 +33,7 @@ import numpy as np
 
 from dcol import _native
 from dcol.typing import ArrayLike, FloatArray, Int8Array, IntArray
-from dcol.validation import checked_array, checked_positive, float_array, shape_error
+from dcol.validation import checked_array, checked_iterations, checked_positive, float_array, shape_error
 
 from .lcp import LCPStatus, returned_status
 
@@ -123,13 +123,15 @@ def solve_contact_ncp(
     eigenvalues = np.linalg.eigvalsh(G) if nc else np.zeros(1)
     if eigenvalues.min() < -1e-10 * scale_G:
         raise ValueError("G must be positive semidefinite (a Delassus matrix)")
+    tol = checked_positive(tol, "tol")
+    limit = checked_iterations(max_iterations)
     if rho is None:
         largest = max(eigenvalues.max(), 1e-12)
         rho = float(np.sqrt(largest * max(eigenvalues.min(), 1e-2 * largest)))
+    else:
+        rho = checked_positive(rho, "rho")
     # modes: ContactMode codes, native (lcp/ncp.hpp's contact_modes, shared with the simulation).
-    impulses, velocities, modes, status, iteration, residual = _native.lcp.ncp_admm(
-        G, g, mu, float(rho), checked_positive(tol, "tol"), int(max_iterations)
-    )
+    impulses, velocities, modes, status, iteration, residual = _native.lcp.ncp_admm(G, g, mu, rho, tol, limit)
     for array in (impulses, velocities, modes):
         array.setflags(write=False)
     return NCPSolution(
@@ -146,7 +148,7 @@ class _ModeSystem(NamedTuple):
 
 def _mode_system(solution: NCPSolution, G: ArrayLike) -> _ModeSystem:
     """The implicit equations F(λ_C) = 0 of the current modes, linearized."""
-    G = np.asarray(G, dtype=np.float64)
+    G = float_array(G, "G")
     lam = solution.impulses.reshape(-1, 3)
     v = solution.velocities.reshape(-1, 3)
     nc = lam.shape[0]
@@ -177,10 +179,10 @@ def ncp_jvp(
 ) -> FloatArray:
     """Directional derivative dλ (3nc,) of the impulses along (dG, dg, dmu), modes held fixed."""
     system = _mode_system(solution, G)
-    dv = np.asarray(dG, dtype=np.float64) @ solution.impulses + np.asarray(dg, dtype=np.float64)
+    dv = float_array(dG, "dG") @ solution.impulses + float_array(dg, "dg")
     rhs = system.W @ dv
     if dmu is not None:
-        rhs = rhs + system.dmu @ np.broadcast_to(np.asarray(dmu, dtype=np.float64), solution.mu.shape)
+        rhs = rhs + system.dmu @ np.broadcast_to(float_array(dmu, "dmu"), solution.mu.shape)
     d_lambda = np.zeros_like(solution.impulses)
     if system.rows.size:
         d_lambda[system.rows] = -np.linalg.solve(system.jacobian, rhs)
@@ -190,7 +192,7 @@ def ncp_jvp(
 def ncp_vjp(solution: NCPSolution, G: ArrayLike, grad_impulses: ArrayLike) -> NCPCotangents:
     """NCPCotangents ∂ℓ/∂(G, g, mu) from ∂ℓ/∂λ (3nc,): the transpose of ncp_jvp."""
     system = _mode_system(solution, G)
-    grad_impulses = np.asarray(grad_impulses, dtype=np.float64)
+    grad_impulses = float_array(grad_impulses, "grad_impulses")
     y = np.linalg.solve(system.jacobian.T, grad_impulses[system.rows]) if system.rows.size else np.zeros(0)
     grad_g = -system.W.T @ y
     return NCPCotangents(G=np.outer(grad_g, solution.impulses), g=grad_g, mu=-system.dmu.T @ y)

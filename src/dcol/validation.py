@@ -40,6 +40,8 @@ __all__ = [
     "checked_integer",
     "MAX_THREADS",
     "checked_threads",
+    "MAX_ITERATIONS",
+    "checked_iterations",
     "checked_instance",
     "checked_tensor",
 ]
@@ -206,6 +208,15 @@ def checked_threads(threads: object) -> int:
     """The worker-thread count of the batch functions: None means 1, else an integer in
     [1, MAX_THREADS]."""
     return 1 if threads is None else checked_integer(threads, "threads", minimum=1, maximum=MAX_THREADS)
+
+
+# The native solvers count their iterations in C ints.
+MAX_ITERATIONS = 2**31 - 1
+
+
+def checked_iterations(max_iterations: object) -> int:
+    """The iteration limit of a solver (pivots, sweeps, iterations): an integer in [0, MAX_ITERATIONS]."""
+    return checked_integer(max_iterations, "max_iterations", minimum=0, maximum=MAX_ITERATIONS)
 
 
 def checked_instance(value: object, name: str, kind: type[T], default: T) -> T:

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import dcol.dynamics as dyn
+from dcol.validation import MAX_THREADS
 from tests.support.pinocchio_oracle import rotation_from_quaternion
 
 G = 9.81
@@ -449,11 +450,12 @@ def test_error_not_xml():
 
 
 def test_urdf_as_bytes_or_with_a_byte_order_mark():
-    """The XML given as bytes (UTF-8 with a BOM too) or as a string with a BOM is the XML, not a
-    file name: the same model as the plain string."""
+    """The XML given as bytes (UTF-8 with a BOM too) or as a string with a BOM, or with blank lines
+    before its XML declaration, is the XML, not a file name: the same model as the plain string."""
     text = spatial_tree_urdf()
     reference = dyn.load_urdf(text)
-    for source in (text.encode(), "\ufeff".encode() + text.encode(), "\ufeff" + text):
+    assert text.startswith("<?xml")
+    for source in (text.encode(), "\ufeff".encode() + text.encode(), "\ufeff" + text, "\n  " + text, "\ufeff\n" + text):
         model = dyn.load_urdf(source)
         assert (model.nq, model.nv, model.nbodies) == (reference.nq, reference.nv, reference.nbodies)
         np.testing.assert_array_equal(model.masses, reference.masses)
@@ -473,6 +475,26 @@ def test_xacro_is_named():
 def test_urdf_source_of_another_type():
     with pytest.raises(TypeError, match="source must be a path or the URDF's XML"):
         dyn.load_urdf(42)
+
+
+@pytest.mark.parametrize("argument", ["lower", "upper", "velocity_limit", "effort_limit", "damping"])
+def test_joint_limits_and_damping_are_checked(argument):
+    """A complex number (numpy would drop its imaginary part), NaN or a wrong length is refused by name."""
+    values = {"lower": -1.0, "upper": 1.0, "velocity_limit": 2.0, "effort_limit": 3.0, "damping": 0.1}
+
+    def add(value):
+        builder = dyn.ModelBuilder()
+        arguments = {**values, argument: value}
+        builder.add_body("a", parent=None, joint="j", kind="revolute", mass=1.0, inertia=np.eye(3), **arguments)
+        return builder.build()
+
+    name = f"joint 'j' {argument.removesuffix('_limit')}"
+    with pytest.raises(TypeError, match=f"{name} must be an array of real numbers, got complex ones"):
+        add([values[argument] + 0.5j])
+    with pytest.raises(ValueError, match=f"{name} must not contain NaN"):
+        add(np.nan)
+    with pytest.raises(ValueError, match=rf"{name} must have shape \(1,\), got \(2,\)"):
+        add([values[argument]] * 2)
 
 
 def test_valid_one_link_loads():
@@ -557,6 +579,43 @@ def test_bad_batch_mismatch(tree):
     Q = np.array([dyn.neutral(m)] * 3, dtype=float)
     with pytest.raises(ValueError):
         dyn.rnea(m, Q, np.zeros((2, m.nv)), np.zeros((3, m.nv)))
+
+
+def _calls_with_threads(m):
+    """Every dcol.dynamics function and World method that takes threads, as threads → call."""
+    q, z = np.asarray(dyn.neutral(m), dtype=float), np.zeros(m.nv)
+    world = dyn.World(m, ground=False)
+    return {
+        "frame_placement": lambda t: dyn.frame_placement(m, q, "c", threads=t),
+        "frame_jacobian": lambda t: dyn.frame_jacobian(m, q, "c", threads=t),
+        "frame_jacobian_derivative": lambda t: dyn.frame_jacobian_derivative(m, q, "c", threads=t),
+        "rnea": lambda t: dyn.rnea(m, q, z, z, threads=t),
+        "bias_forces": lambda t: dyn.bias_forces(m, q, z, threads=t),
+        "gravity_forces": lambda t: dyn.gravity_forces(m, q, threads=t),
+        "crba": lambda t: dyn.crba(m, q, threads=t),
+        "aba": lambda t: dyn.aba(m, q, z, z, threads=t),
+        "minverse": lambda t: dyn.minverse(m, q, threads=t),
+        "rnea_derivatives": lambda t: dyn.rnea_derivatives(m, q, z, z, threads=t),
+        "aba_derivatives": lambda t: dyn.aba_derivatives(m, q, z, z, threads=t),
+        "bias_force_derivatives": lambda t: dyn.bias_force_derivatives(m, q, z, threads=t),
+        "minverse_derivative": lambda t: dyn.minverse_derivative(m, q, z, threads=t),
+        "rnea_parameter_derivatives": lambda t: dyn.rnea_parameter_derivatives(m, q, z, z, threads=t),
+        "aba_parameter_derivatives": lambda t: dyn.aba_parameter_derivatives(m, q, z, z, threads=t),
+        "World": lambda t: dyn.World(m, ground=False, threads=t),
+        "World.step_batch": lambda t: world.step_batch(q[None], z[None], threads=t),
+        "World.rollout_batch": lambda t: world.rollout_batch(q[None], z[None], np.zeros((1, 2, m.nv)), threads=t),
+    }
+
+
+@pytest.mark.parametrize("function", sorted(_calls_with_threads(dyn.load_urdf(spatial_tree_urdf()))))
+def test_threads_are_checked_by_name(tree, function):
+    """Threads out of [1, MAX_THREADS] or not integers are refused with one message everywhere,
+    before the native core (which printed its signatures for 2**40)."""
+    call = _calls_with_threads(tree)[function]
+    call(2)
+    for threads in (0, 1.5, True, "2", 2**40):
+        with pytest.raises(ValueError, match=rf"threads must be an integer in \[1, {MAX_THREADS}\], got"):
+            call(threads)
 
 
 def test_unknown_frame_name(tree):

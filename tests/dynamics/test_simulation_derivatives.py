@@ -17,6 +17,7 @@ from dcol.dynamics import (
     integrate,
     integrate_jacobians,
     load_dataset_robot,
+    minverse,
     neutral,
     random_configuration,
 )
@@ -237,8 +238,8 @@ def test_free_flight_is_pure_dynamics():
 
 
 def test_bounce_correction_is_continuous_time_for_one_contact():
-    """A ball bouncing straight down: with bounce=True ∂z⁺/∂z = −e (Nimble §VI, Nimble eq. 26); without,
-    the discrete step's +1."""
+    """A ball bouncing straight down, 5 mm above the ground and closing it within the step: with
+    bounce=True ∂z⁺/∂z = −e (Nimble §VI, Nimble eq. 26); without, the discrete step's +1."""
     restitution = 0.6
     model = _free_body_model([(Sphere(0.1), 1.0, np.eye(3) * 4e-3)], gravity=(0.0, 0.0, 0.0))
     world = World(model, dt=1e-2, restitution=restitution, friction=0.0)
@@ -335,6 +336,39 @@ def test_with_inertial_parameters_round_trip_and_checks():
         model.with_inertial_parameters(bad)
     with pytest.raises(ValueError, match="shape"):
         model.with_inertial_parameters(params[:, :9])
+
+
+@pytest.mark.parametrize(
+    "robot, zeroed, joint",
+    [
+        ("box", slice(0, 4), "root_joint"),
+        ("double_pendulum", slice(0, 20), "shoulder"),
+        ("double_pendulum", slice(10, 20), "elbow"),
+    ],
+)
+def test_parameters_that_leave_a_joint_without_inertia_are_refused(robot, zeroed, joint):
+    """Zero mass (and first moment), or all ten parameters zero, leave a joint moving nothing: the mass
+    matrix is singular and its solves gave NaN, or numpy's "Singular matrix". The parameters are
+    refused by name, by the builder's own rule, whether they come through the world or the model."""
+    world = World(load_dataset_robot(robot))
+    params = world.parameters().copy()
+    params[zeroed] = 0.0
+    message = rf"params: joint '{joint}' moves no mass or inertia along its axis \(singular mass matrix\)"
+    with pytest.raises(ValueError, match=message):
+        world.with_parameters(params)
+    with pytest.raises(ValueError, match=message):
+        world.model.with_inertial_parameters(params[:-2].reshape(-1, 10))
+
+
+def test_a_massless_link_that_moves_a_heavy_one_is_accepted():
+    """The builder's rule, not a stricter one: a first pendulum link without mass or inertia still
+    swings the second, which keeps the mass matrix invertible."""
+    model = load_dataset_robot("double_pendulum")
+    params = inertial_parameters(model).copy()
+    params[0] = 0.0
+    light = model.with_inertial_parameters(params)
+    np.testing.assert_array_equal(light.masses, [0.0, model.masses[1]])
+    assert np.all(np.isfinite(minverse(light, neutral(light))))
 
 
 def test_convex_mesh_max_vertices_is_an_inner_approximation():

@@ -7,11 +7,21 @@ from dcol.geom import (
     MAX_FACES,
     Polygon,
     Polytope,
+    Scene,
     Sphere,
+    contact_jacobian,
+    contact_jacobian_batch,
     contacts,
+    distance_jacobian,
+    distance_jacobian_batch,
     proximity,
     proximity_batch,
+    proximity_gradient,
+    proximity_gradient_batch,
     proximity_jacobian,
+    proximity_jacobian_batch,
+    shape_parameter_jacobian,
+    signed_distance,
     signed_distance_batch,
 )
 from dcol.solvers import SolverSettings, solve_cone_program
@@ -28,30 +38,95 @@ def test_too_many_faces():
         Polygon(C, np.ones(len(angles)), 0.1)
 
 
-def test_threads_must_be_a_sensible_count():
-    """Zero, negative, fractional, boolean and absurdly many threads are refused by name, before
-    anything reaches the native core (which would print its signatures for 2**40)."""
-    r, q = np.zeros((4, 3)), np.tile(IDENTITY, (4, 1))
-    for threads in (0, -1, 1.5, True, MAX_THREADS + 1, 2**40):
-        with pytest.raises(ValueError, match=rf"threads must be an integer in \[1, {MAX_THREADS}\], got"):
-            proximity_batch(Sphere(1.0), r, q, Sphere(1.0), r + 3.0, q, threads=threads)
-
-
 _R, _Q = np.zeros((2, 3)), np.tile(IDENTITY, (2, 1))
 _BALL = Sphere(1.0)
-_CALLS_WITH_BAD_SETTINGS = {
-    "proximity_batch": lambda: proximity_batch(_BALL, _R, _Q, _BALL, _R + 3.0, _Q, settings=3),
-    "signed_distance_batch": lambda: signed_distance_batch(_BALL, _R, _Q, _BALL, _R + 3.0, _Q, settings=3),
-    "proximity_jacobian": lambda: proximity_jacobian(_BALL, _R[0], _Q[0], _BALL, _R[0] + 3.0, _Q[0], settings=3),
-    "contacts": lambda: contacts(_BALL, _R[0], _Q[0], _BALL, _R[0] + 1.5, _Q[0], settings=3),
-    "solve_cone_program": lambda: solve_cone_program([1.0], [[-1.0]], [0.0], {"l": 1, "q": []}, settings=3),
+_PAIR = (_BALL, _R, _Q, _BALL, _R + 1.5, _Q)  # a batch of two pose pairs
+_ONE = (_BALL, _R[0], _Q[0], _BALL, _R[0] + 1.5, _Q[0])
+_SCENE = Scene()
+_SCENE.add_body(_BALL)
+_SCENE.add_body(_BALL)
+
+# Every dcol.geom and dcol.solvers function that takes threads or settings, as keywords → call.
+_CALLS_WITH_THREADS = {
+    "proximity_batch": lambda **kw: proximity_batch(*_PAIR, **kw),
+    "proximity_jacobian_batch": lambda **kw: proximity_jacobian_batch(*_PAIR, **kw),
+    "proximity_gradient_batch": lambda **kw: proximity_gradient_batch(*_PAIR, **kw),
+    "contact_jacobian_batch": lambda **kw: contact_jacobian_batch(*_PAIR, **kw),
+    "signed_distance_batch": lambda **kw: signed_distance_batch(*_PAIR, **kw),
+    "distance_jacobian_batch": lambda **kw: distance_jacobian_batch(*_PAIR, **kw),
+    "Scene.contacts": lambda **kw: _SCENE.contacts(_R + [[0.0, 0.0, 0.0], [1.5, 0.0, 0.0]], _Q, **kw),
+}
+_CALLS_WITH_SETTINGS = {
+    **_CALLS_WITH_THREADS,
+    "proximity": lambda **kw: proximity(*_ONE, **kw),
+    "proximity_jacobian": lambda **kw: proximity_jacobian(*_ONE, **kw),
+    "proximity_gradient": lambda **kw: proximity_gradient(*_ONE, **kw),
+    "contact_jacobian": lambda **kw: contact_jacobian(*_ONE, **kw),
+    "shape_parameter_jacobian": lambda **kw: shape_parameter_jacobian(*_ONE, **kw),
+    "signed_distance": lambda **kw: signed_distance(*_ONE, **kw),
+    "distance_jacobian": lambda **kw: distance_jacobian(*_ONE, **kw),
+    "contacts": lambda **kw: contacts(*_ONE, **kw),
+    "solve_cone_program": lambda **kw: solve_cone_program([1.0], [[-1.0]], [0.0], {"l": 1, "q": []}, **kw),
 }
 
 
-@pytest.mark.parametrize("function", sorted(_CALLS_WITH_BAD_SETTINGS))
+@pytest.mark.parametrize("function", sorted(_CALLS_WITH_THREADS))
+def test_threads_must_be_a_sensible_count(function):
+    """Zero, negative, fractional, boolean, textual and absurdly many threads are refused by name,
+    before anything reaches the native core (which would print its signatures for 2**40)."""
+    call = _CALLS_WITH_THREADS[function]
+    call(threads=2)
+    for threads in (0, -1, 1.5, True, "2", MAX_THREADS + 1, 2**40):
+        with pytest.raises(ValueError, match=rf"threads must be an integer in \[1, {MAX_THREADS}\], got"):
+            call(threads=threads)
+
+
+@pytest.mark.parametrize("function", sorted(_CALLS_WITH_SETTINGS))
 def test_settings_of_the_wrong_type_are_named(function):
+    call = _CALLS_WITH_SETTINGS[function]
+    call(settings=SolverSettings(barrier=1e-9, centrality_tol=1e-5))  # one every function takes
+    # proximity is the native function itself, with the native wording.
+    for settings, kind in ((3, "int"), ("fast", "str"), ({"max_iter": 10}, "dict")):
+        with pytest.raises(TypeError, match=rf"settings must be a (dcol\.solvers\.)?SolverSettings.*, got .*{kind}"):
+            call(settings=settings)
+
+
+def test_torch_proximity_checks_threads_and_settings():
+    torch = pytest.importorskip("torch")
+    from dcol.geom.torch import proximity as torch_proximity
+
+    r, q = torch.zeros((2, 3), dtype=torch.float64), torch.tensor(_Q)
+    with pytest.raises(ValueError, match=rf"threads must be an integer in \[1, {MAX_THREADS}\], got 1099511627776"):
+        torch_proximity(_BALL, r, q, _BALL, r + 3.0, q, threads=2**40)
     with pytest.raises(TypeError, match="settings must be a SolverSettings, got int"):
-        _CALLS_WITH_BAD_SETTINGS[function]()
+        torch_proximity(_BALL, r, q, _BALL, r + 3.0, q, settings=3)
+
+
+@pytest.mark.parametrize(
+    "field, value, error, message",
+    [
+        ("max_iter", 1.5, ValueError, "max_iter must be an integer ≥ 0, got 1.5"),
+        ("max_iter", "10", ValueError, "max_iter must be an integer ≥ 0, got '10'"),
+        ("max_iter", True, ValueError, "max_iter must be an integer ≥ 0, got True"),
+        ("max_iter", 10**12, ValueError, r"max_iter must be in \[0, 10000\], got 1000000000000"),
+        ("feastol", "1e-8", TypeError, "feastol must be a real number, got '1e-8'"),
+        ("abstol", 1e-8j, TypeError, r"abstol must be a real number, got 1e-08j"),
+        ("barrier", [0.0], TypeError, r"barrier must be a real number, got \[0.0\]"),
+        ("centrality_tol", np.nan, ValueError, r"centrality_tol must be in \(0, 1\), got nan"),
+    ],
+    ids=["float", "str", "bool", "huge", "str tolerance", "complex", "list", "NaN"],
+)
+def test_settings_of_the_wrong_kind_are_named(field, value, error, message):
+    """Values of the wrong kind were pybind11's list of signatures; numpy integers were refused."""
+    with pytest.raises(error, match=message):
+        SolverSettings(**{field: value})
+    settings = SolverSettings()
+    with pytest.raises(error, match=message):
+        setattr(settings, field, value)
+    assert repr(settings) == repr(SolverSettings())  # unchanged
+    assert SolverSettings(max_iter=np.int64(7), feastol=np.float32(0.5)).max_iter == 7
+    with pytest.raises(TypeError, match="reltol must be a real number, got None"):
+        settings.reltol = None  # None stands for the default in the constructor only
 
 
 def test_complex_arrays_are_refused():

@@ -16,7 +16,7 @@ from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
 
 import dcol.geom.mesh as mesh_module
-from dcol.geom import MAX_FACES, Box, Sphere, proximity
+from dcol.geom import MAX_FACES, Box, Sphere, proximity, support_point
 from dcol.geom.mesh import ConvexMesh, convex_decomposition, load_mesh
 from tests.support.topology import check_closed_solid
 
@@ -28,6 +28,7 @@ POINT_CLOUD_PLY = (
     "end_header\n0 0 0\n1 0 0\n0 1 0\n"
 )
 NAN_OBJ = "v 0 0 0\nv 1 0 0\nv 0 nan 0\nv 0 0 1\nf 1 2 3\nf 1 3 4\nf 1 2 4\nf 2 3 4\n"
+IDENTITY = [1.0, 0.0, 0.0, 0.0]
 TETRAHEDRON = np.array([[1.0, 0.5, 0.2], [1.3, 0.5, 0.2], [1.0, 0.9, 0.2], [1.1, 0.6, 0.5]])  # tetrahedron.stl
 
 
@@ -303,15 +304,95 @@ def test_decomposition_bad_settings(tmp_path, kwargs, error, match):
         convex_decomposition(L_BLOCK, cache_dir=tmp_path, **kwargs)
 
 
+def _peak_memory(function):
+    """Peak bytes numpy and Python allocate while function() runs (tracemalloc tracks numpy's arrays)."""
+    tracemalloc.start()
+    try:
+        function()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_detailed_mesh_is_refused_before_a_large_allocation():
     """An 82k-face mesh (its hull has 81,920 faces over 40,962 vertices) is refused by its face count
     before the plane offsets, whose faces × points product would not fit in memory."""
     sphere = trimesh.creation.icosphere(6)
-    tracemalloc.start()
-    try:
+
+    def build():
         with pytest.raises(ValueError, match=f"81920 faces .*MAX_FACES = {MAX_FACES}"):
             ConvexMesh.from_mesh(sphere)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert peak < 200e6, f"peak {peak / 1e6:.0f} MB"
+
+    bound = 200e6
+    assert len(sphere.faces) * len(sphere.vertices) * 8 > 100 * bound  # the product's float64 bytes
+    peak = _peak_memory(build)
+    assert peak < bound, f"peak {peak / 1e6:.0f} MB"
+
+
+def test_finely_tessellated_hull_takes_memory_of_its_size():
+    """A 200-sided prism whose side faces carry 250,000 points: qhull keeps them all as coplanar points,
+    and the plane offsets, a max over faces × points, must not hold that product at once. The hull is
+    the prism's: 202 faces (the 200 unit side normals and ±z) and its closed-form volume."""
+    sides, per_side = 200, 1250
+    rng = np.random.default_rng(5)
+    angles = 2 * np.pi * np.arange(sides + 1) / sides
+    ring = np.column_stack([np.cos(angles), np.sin(angles)])
+    t, z = rng.uniform(size=(sides, per_side, 1)), rng.uniform(-0.5, 0.5, size=(sides, per_side, 1))
+    on_sides = np.concatenate([ring[:-1, None] * (1 - t) + ring[1:, None] * t, z], axis=2).reshape(-1, 3)
+    corners = np.vstack([np.column_stack([ring[:-1], np.full(sides, h)]) for h in (-0.5, 0.5)])
+    points = np.vstack([on_sides, corners])
+
+    shapes = []
+    bound = 40e6
+    assert (sides + 2) * len(points) * 8 > 10 * bound  # the product's float64 bytes
+    peak = _peak_memory(lambda: shapes.append(ConvexMesh(points)))
+    assert peak < bound, f"peak {peak / 1e6:.0f} MB"
+
+    shape = shapes[0]
+    middles = angles[:-1] + np.pi / sides
+    normals = np.vstack([np.column_stack([np.cos(middles), np.sin(middles), np.zeros(sides)]), [[0, 0, 1], [0, 0, -1]]])
+    offsets = np.r_[np.full(sides, np.cos(np.pi / sides)), 0.5, 0.5]  # from the axis, the centroid's height
+    lengths = np.linalg.norm(shape.A, axis=1)
+    match = np.argmax(normals @ shape.A.T / lengths, axis=1)  # the hull's face nearest each prism face
+    assert sorted(match) == list(range(sides + 2))
+    # A merged facet may tilt by twice the coplanar tolerance (a millionth of the size) over its width.
+    tilt = 2e-6 * np.linalg.norm(np.ptp(points, axis=0)) / (2 * np.sin(np.pi / sides))
+    np.testing.assert_allclose(shape.A[match] / lengths[match, None], normals, rtol=0, atol=tilt)
+    np.testing.assert_allclose(shape.b[match] / lengths[match], offsets, atol=1e-5)
+    np.testing.assert_allclose(shape.centroid, 0.0, atol=1e-9)
+    assert shape.volume == pytest.approx(sides / 2 * np.sin(2 * np.pi / sides), rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "side, center",
+    [(2e12, [0.0, 0.0, 0.0]), (1e-6, [0.0, 0.0, 0.0]), (2.0, [1e9, -1e9, 1e9]), (2e12, [3e13, 0.0, -3e13])],
+    ids=["1e12 m", "micrometre", "far off the origin", "1e12 m far off"],
+)
+def test_cubes_of_any_size_and_place(tmp_path, side, center):
+    """A cube's hull is the cube, in metres or micrometres and far from its origin: trimesh merges a
+    loaded mesh's vertices by rounding them to 1e-8 in int64, which overflowed for coordinates of
+    1e12 and merged the cube into one point. The OBJ file has every coordinate's shortest repr."""
+    center = np.array(center)
+    signs = trimesh.creation.box([2.0, 2.0, 2.0])  # corners ±1 and the triangles between them
+    corners = center + side / 2 * signs.vertices
+    obj = "".join("v " + " ".join(repr(float(x)) for x in corner) + "\n" for corner in corners)
+    obj += "".join(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in signs.faces)
+    (tmp_path / "cube.obj").write_text(obj)
+    scale = side + np.abs(center).max()  # the coordinates' size: their rounding is relative to it
+    for shape in (
+        ConvexMesh.from_mesh(tmp_path / "cube.obj"),
+        ConvexMesh.from_mesh(trimesh.Trimesh(corners, signs.faces, process=False)),
+        ConvexMesh(corners),
+    ):
+        assert shape.volume == pytest.approx(side**3, rel=1e-9)
+        np.testing.assert_allclose(shape.centroid, center, rtol=0, atol=1e-15 * scale)
+        found = shape.vertices + shape.centroid
+        assert len(found) == 8
+        np.testing.assert_allclose(
+            found[np.lexsort(found.T)], corners[np.lexsort(corners.T)], rtol=0, atol=1e-15 * scale
+        )
+        for direction in ([1.0, 1.0, 1.0], [-1.0, 0.5, -0.2], [0.3, -0.9, 0.1]):
+            expected = center + side / 2 * np.sign(direction)
+            np.testing.assert_allclose(
+                support_point(shape, np.zeros(3), IDENTITY, direction), expected, atol=1e-15 * scale
+            )

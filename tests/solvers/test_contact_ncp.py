@@ -202,3 +202,25 @@ def test_a_problem_without_solution_is_reported_with_finite_impulses():
     solution = solve_contact_ncp(G, g, mu)
     assert solution.status != LCPStatus.SOLVED and solution.residual > 1e-3
     assert np.all(np.isfinite(solution.impulses)) and np.all(np.isfinite(solution.velocities))
+
+
+def test_arguments_of_the_wrong_kind_are_named():
+    """Complex derivative arguments were cast to real (numpy drops the imaginary parts); a complex rho
+    ended in float()'s message, a negative one in an INVALID_PROBLEM status."""
+    G, g = np.eye(3), np.array([0.0, 0.0, -1.0])
+    solution = solve_contact_ncp(G, g, MU)
+    imaginary = np.array([0.0, 0.0, 1e-3j])
+    calls = {
+        "G": lambda: ncp_vjp(solution, G + 0j, np.ones(3)),
+        "dG": lambda: ncp_jvp(solution, G, np.zeros((3, 3)) + 0j, np.zeros(3)),
+        "dg": lambda: ncp_jvp(solution, G, np.zeros((3, 3)), imaginary),
+        "dmu": lambda: ncp_jvp(solution, G, np.zeros((3, 3)), np.zeros(3), dmu=[1j]),
+        "grad_impulses": lambda: ncp_vjp(solution, G, imaginary),
+    }
+    for name, call in calls.items():
+        with pytest.raises(TypeError, match=f"^{name} must be an array of real numbers, got complex ones"):
+            call()
+    with pytest.raises(TypeError, match="rho must be a real number, got 1j"):
+        solve_contact_ncp(G, g, MU, rho=1j)
+    with pytest.raises(ValueError, match="rho must be finite and > 0, got -1.0"):
+        solve_contact_ncp(G, g, MU, rho=-1.0)

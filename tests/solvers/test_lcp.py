@@ -7,7 +7,17 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from dcol.solvers import LCPStatus, complementarity_aware, lcp_jacobian, lcp_jvp, lcp_vjp, solve_lcp
+from dcol.solvers import (
+    LCPStatus,
+    complementarity_aware,
+    lcp_jacobian,
+    lcp_jvp,
+    lcp_vjp,
+    solve_boxed_lcp,
+    solve_contact_ncp,
+    solve_lcp,
+    solve_mlcp,
+)
 
 
 def psd_problem(rng, n, rank=None):
@@ -280,3 +290,46 @@ def test_status_says_when_the_solution_is_not_finite(scale, method):
     assert solution.status == (LCPStatus.SOLVED if finite else LCPStatus.NUMERICAL_ERROR)
     if finite:  # then it is the unscaled problem's solution, which scaling does not change
         np.testing.assert_allclose(solution.f, solve_lcp(A, b, method=method).f, rtol=1e-8, atol=1e-12)
+
+
+# Every solver of the LCP family with a problem of known solution: (keywords → solution, solution).
+_SOLVES = {
+    "lemke": (lambda **kw: solve_lcp(np.eye(2), -np.ones(2), **kw).f, [1.0, 1.0]),
+    "pgs": (lambda **kw: solve_lcp(np.eye(2), -np.ones(2), method="pgs", **kw).f, [1.0, 1.0]),
+    "ipm": (lambda **kw: solve_lcp(np.eye(2), -np.ones(2), method="ipm", **kw).f, [1.0, 1.0]),
+    "boxed": (lambda **kw: solve_boxed_lcp(np.eye(2), -np.ones(2), np.zeros(2), [0.5, 2.0], **kw).f, [0.5, 1.0]),
+    # min ½x² − 2x subject to x ≤ 1: x = 1 with multiplier z = 1.
+    "mlcp": (lambda **kw: solve_mlcp([[1.0]], [-2.0], [[1.0]], [[0.0]], [1.0], **kw).z, [1.0]),
+    # A contact approaching at 1 m/s along its normal (last) with G = I stops: λ = (0, 0, 1).
+    "ncp": (lambda **kw: solve_contact_ncp(np.eye(3), [0.0, 0.0, -1.0], 0.5, **kw).impulses, [0.0, 0.0, 1.0]),
+}
+
+
+@pytest.mark.parametrize("solver", sorted(_SOLVES))
+def test_iteration_limits_are_checked_by_name(solver):
+    """A limit beyond the native core's C int was pybind11's list of signatures; a fractional, textual
+    or negative one was used as it came out of int()."""
+    solve, expected = _SOLVES[solver]
+    np.testing.assert_allclose(solve(max_iterations=np.int64(1000)), expected, atol=1e-8)
+    for limit in (-1, 1.5, True, "5", 2**31, 10**12):
+        with pytest.raises(ValueError, match=r"max_iterations must be an integer in \[0, 2147483647\], got"):
+            solve(max_iterations=limit)
+
+
+def test_derivative_arguments_refuse_complex_numbers():
+    """numpy would drop the imaginary parts (with a warning at most)."""
+    A, b = np.eye(2), -np.ones(2)
+    solution = solve_lcp(A, b)
+    boxed = solve_boxed_lcp(A, b, np.zeros(2), [0.5, 2.0])
+    zero_A, zero_b, imaginary = np.zeros((2, 2)), np.zeros(2), np.array([0.0, 1e-3j])
+    calls = {
+        "A": lambda: lcp_vjp(solution, A + 0j, [1.0, 0.0]),
+        "dA": lambda: lcp_jvp(solution, A, zero_A + 0j, zero_b),
+        "db": lambda: lcp_jvp(solution, A, zero_A, imaginary),
+        "dlo": lambda: lcp_jvp(boxed, A, zero_A, zero_b, dlo=imaginary),
+        "dhi": lambda: lcp_jvp(boxed, A, zero_A, zero_b, dhi=imaginary),
+        "grad_f": lambda: lcp_vjp(solution, A, imaginary),
+    }
+    for name, call in calls.items():
+        with pytest.raises(TypeError, match=f"^{name} must be an array of real numbers, got complex ones"):
+            call()

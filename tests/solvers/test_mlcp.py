@@ -116,3 +116,13 @@ def test_singular_newton_system_returns_zeros_and_says_so():
     assert solution.status == LCPStatus.INVALID_PROBLEM
     np.testing.assert_array_equal(solution.x, np.zeros(2))
     assert solution.y.shape == (0,)
+
+
+def test_cotangents_are_checked_by_name():
+    """Complex cotangents made complex cotangents of every input; wrong lengths, numpy's message."""
+    problem = ([[1.0]], [-2.0], [[1.0]], [[0.0]], [1.0])  # min ½x² − 2x subject to x ≤ 1
+    solution = solve_mlcp(*problem)
+    with pytest.raises(TypeError, match="grad_x must be an array of real numbers, got complex ones"):
+        mlcp_vjp(solution, *problem, grad_x=[1j])
+    with pytest.raises(ValueError, match=r"grad_z must have shape \(len\(h\),\) = \(1,\), got \(2,\)"):
+        mlcp_vjp(solution, *problem, grad_z=[1.0, 2.0])
