@@ -506,6 +506,99 @@ def mujoco_tables(args):
     return [comparison, growth]
 
 
+def _spinning_box_energy(v, inertia):
+    """Kinetic energy of free cubes from (T, 6) velocities [linear; angular], each half in a frame
+    where the other's norm is the frame-free one (a cube's inertia is isotropic)."""
+    return 0.5 * BOX_MASS * (v[:, :3] ** 2).sum(1) + 0.5 * inertia * (v[:, 3:] ** 2).sum(1)
+
+
+def abuse_table(args):
+    """Two of the reproducers of abuse that used to break the simulation, on dcol and on MuJoCo (the
+    same scenes, one thread): the double pendulum started with its links through the ground slab, and a
+    force-free box spinning at 50 rad/s."""
+    import mujoco
+    import mujoco_scenes
+
+    table = Table(
+        ["scene", "steps", "dcol ms", "MuJoCo ms", "dcol outcome", "MuJoCo outcome"],
+        caption=(
+            "Under abuse, one thread: total ms of each simulator's rollout (median of "
+            f"{args.repeats}) and what became of the state"
+        ),
+    )
+    # The shipped double pendulum, its pivot on the ground's top face and 2 m of links hanging through.
+    steps = 100
+    world = World(load_dataset_robot("double_pendulum"), dt=1e-3)
+    q0 = np.array([0.3, 0.2])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = world.rollout_batch(q0[None], np.zeros((1, 2)), np.zeros((1, steps, 2)), threads=1)
+    dcol_time = median_time(
+        lambda: world.rollout_batch(q0[None], np.zeros((1, 2)), np.zeros((1, steps, 2)), threads=1), args.repeats
+    )
+    model = mujoco_scenes.compile_scene(mujoco_scenes.urdf_spec(dataset_robot_path("double_pendulum")))
+    data = mujoco.MjData(model)
+
+    def mujoco_rollout():
+        mujoco.mj_resetData(model, data)
+        data.qpos[:] = q0
+        speeds = []
+        for _ in range(steps):
+            mujoco.mj_step(model, data)
+            speeds.append(np.abs(data.qvel).max())
+        return max(speeds)
+
+    mujoco_speed = mujoco_rollout()
+    table.add(
+        "double pendulum 2 m through the ground",
+        steps,
+        f"{1e3 * dcol_time:.2f}",
+        f"{1e3 * median_time(mujoco_rollout, args.repeats):.2f}",
+        f"max {np.abs(result.v).max():.2f} rad/s, {len(caught)} solver warnings",
+        f"max {mujoco_speed:.2f} rad/s",
+    )
+
+    # A force-free unit cube at 1 m/s spinning at 50 rad/s about z.
+    steps, half = 10_000, 0.5
+    inertia = BOX_MASS * (2 * half) ** 2 / 6
+    builder = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    builder.add_body("box", parent=None, joint="box_free", kind="floating", mass=BOX_MASS, inertia=inertia * np.eye(3))
+    builder.add_shape("box", Box([half] * 3))
+    world = World(builder.build(), dt=1e-3, ground=False)
+    q0, v0 = np.r_[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0], np.r_[1.0, 0.0, 0.0, 0.0, 0.0, 50.0]
+    taus = np.zeros((1, steps, 6))
+    result = world.rollout_batch(q0[None], v0[None], taus, threads=1)
+    dcol_time = median_time(lambda: world.rollout_batch(q0[None], v0[None], taus, threads=1), args.repeats)
+    model = mujoco_scenes.compile_scene(mujoco_scenes.box_pile_spec(["box"], half, BOX_MASS))
+    model.opt.gravity[:] = 0.0
+    data = mujoco.MjData(model)
+
+    def mujoco_spin():
+        mujoco.mj_resetData(model, data)
+        data.qpos[:] = [0.0, 0.0, 100.0, 1.0, 0.0, 0.0, 0.0]  # far above the ground plane
+        data.qvel[:] = v0  # free joint: linear velocity in the world frame, angular in the body's
+        velocities = np.empty((steps, 6))
+        for t in range(steps):
+            mujoco.mj_step(model, data)
+            velocities[t] = data.qvel
+        return velocities
+
+    initial = _spinning_box_energy(v0[None], inertia)[0]
+    drift = {
+        "dcol": _spinning_box_energy(result.v[0], inertia) / initial - 1,
+        "MuJoCo": _spinning_box_energy(mujoco_spin(), inertia) / initial - 1,
+    }
+    table.add(
+        "free box spinning at 50 rad/s",
+        steps,
+        f"{1e3 * dcol_time:.2f}",
+        f"{1e3 * median_time(mujoco_spin, args.repeats):.2f}",
+        f"energy drift {np.abs(drift['dcol']).max():.1e}",
+        f"energy drift {np.abs(drift['MuJoCo']).max():.1e}",
+    )
+    return table
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--settle", type=int, default=200)
@@ -527,6 +620,9 @@ def main():
     parser.add_argument("--piles", default=",".join(map(str, PILES)), help="box counts (cubes) of the pile table")
     parser.add_argument(
         "--step-limit", type=float, default=1.0, help="leave out a scene where a dcol settling step takes longer (s)"
+    )
+    parser.add_argument(
+        "--abuse", action=argparse.BooleanOptionalAction, default=True, help="the table of abuse reproducers"
     )
     args = parse_arguments(
         parser,
@@ -640,11 +736,13 @@ def main():
     tables = [steps, python, rollout] if robots else []
     if args.mujoco_scenes or args.piles:
         tables += mujoco_tables(args)
+    if args.abuse:
+        tables.append(abuse_table(args))
     print_report(
         "Simulation (bench_simulation.py)",
         tables,
         args,
-        libraries=("MuJoCo",) if args.mujoco_scenes or args.piles else (),
+        libraries=("MuJoCo",) if args.mujoco_scenes or args.piles or args.abuse else (),
         extra_versions={"Nimble": nimble_version(args.nimble_python)} if robots else None,
     )
 

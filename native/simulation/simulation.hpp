@@ -44,6 +44,13 @@ constexpr int kMidpointFixedPointIterations = 6, kMidpointNewtonIterations = 30;
 // (a link pushed out through both faces of a slab).
 constexpr double kAllowedPenetration = 1e-2, kCorrectionRegularization = 1e-3;
 
+// The largest relative error of a contact solve's iterate stopped at the iteration limit that a
+// rollout goes on with (with a warning): its complementarity, bound and cone conditions violated by at
+// most 1% of the data's scale (the slow tail of Gauss–Seidel or ADMM on a stack). Beyond it the
+// iterate is no solution (ADMM run off along G's null space, Gauss–Seidel on an LCP it cannot solve)
+// and the step fails.
+constexpr double kUsableResidual = 1e-2;
+
 // What a step takes from the layers below: shapes and their poses, contacts between them.
 using contact::Box3;
 using contact::Contact;
@@ -190,7 +197,7 @@ struct StepWorkspace {
   // One island's LCP, gathered.
   std::vector<double> island_b, island_lo, island_hi, island_mu, island_f, island_w;
   std::vector<int> island_friction;
-  std::vector<lcp::EntrySet> island_sets, island_previous_sets;
+  std::vector<lcp::EntrySet> island_sets, island_previous_sets, island_usable_sets;
   lcp::ScreeningWorkspace screening;
 
   // Island k's rows (m of them, in island order) and dofs (d, ascending).
@@ -254,6 +261,9 @@ struct StepReport {
   int iterations = 0;           // the solver's: Gauss–Seidel sweeps over the islands, or ADMM iterations
   double residual = 0.0;        // of the impulses returned (lcp::LcpReport's)
   bool warm_start_hit = false;  // the previous step's sets solved every island
+  // Whether an iterate stopped at the iteration limit is near enough a solution to go on with
+  // (kUsableResidual); true for a solution.
+  bool usable = true;
 };
 
 namespace detail {
@@ -883,6 +893,7 @@ inline StepReport solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
     out.status = worse(out.status, report.status);
     out.iterations += report.iterations;
     out.residual = std::max(out.residual, report.residual);
+    if (report.status == lcp::LcpStatus::iteration_limit && !(report.residual <= kUsableResidual)) out.usable = false;
   }
   ws.f.assign(ws.kept.size(), 0.0);
   for (int a = 0; a < m; ++a)
@@ -959,6 +970,14 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
     if (!solved) {
       const lcp::LcpReport island = lcp::solve_screened(m, A, b, bounds, ws.island_f.data(), ws.island_w.data(),
                                                         ws.island_sets.data(), ws.screening, world.max_sweeps, tol);
+      if (island.status == lcp::LcpStatus::iteration_limit) {
+        // The iterate's sets at kUsableResidual of the scale, and whether it satisfies them that well.
+        ws.island_usable_sets.resize(m);
+        lcp::classify(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds, kUsableResidual,
+                      ws.island_usable_sets.data());
+        report.usable = report.usable && lcp::verified(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds,
+                                                       ws.island_usable_sets.data(), kUsableResidual);
+      }
       report.status = worse(report.status, island.status);
       report.iterations += island.iterations;
       report.residual = std::max(report.residual, island.residual);
@@ -1088,22 +1107,13 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   return report;
 }
 
-// The largest relative residual of an NCP iterate stopped at the iteration limit that a rollout goes
-// on with: its cone and complementarity conditions violated by at most 1% of the data's scale (the
-// slow tail of ADMM on a stack). Beyond it the iterate is no solution (ADMM run off along G's null
-// space) and the step fails.
-constexpr double kUsableNcpResidual = 1e-2;
-
 // Whether a step's outcome lets a rollout go on: its solver's status and a finite next state. An
-// iterate stopped at the iteration limit goes on (with a warning) when it is near a solution: a
-// Gauss–Seidel iterate is within its bounds and has its sets; an NCP iterate within
-// kUsableNcpResidual.
+// iterate stopped at the iteration limit goes on (with a warning) when it is usable (kUsableResidual).
 inline RolloutStatus step_status(const WorldSpec& world, const StepReport& report, const double* q_next,
                                  const double* v_next) {
   if (report.status != lcp::LcpStatus::solved && report.status != lcp::LcpStatus::iteration_limit)
     return RolloutStatus::failed;
-  if (world.ncp && report.status == lcp::LcpStatus::iteration_limit && !(report.residual <= kUsableNcpResidual))
-    return RolloutStatus::failed;
+  if (!report.usable) return RolloutStatus::failed;
   if (!std::all_of(q_next, q_next + world.model->nq, [](double x) { return std::isfinite(x); }) ||
       !std::all_of(v_next, v_next + world.model->nv, [](double x) { return std::isfinite(x); }))
     return RolloutStatus::failed;
