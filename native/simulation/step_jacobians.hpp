@@ -718,6 +718,7 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
     for (int j = 0; j < nv; ++j) lw.d_free[static_cast<size_t>(i) * D + cols.tau + j] = dt * lw.Kinv[i * nv + j];
   }
   multiply(nv, nv, np, -dt, lw.Kinv.data(), nv, lw.regressor.data(), np, lw.d_free.data() + cols.params, D, true);
+
   // The rows' derivatives, then db = ∂(J v_free + b_extra) (n × D).
   detail::row_derivatives(world, ws, lw);
   lw.db.resize(static_cast<size_t>(n) * D);

@@ -7,10 +7,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dcol.geom import Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere, proximity, proximity_batch
+from dcol.geom import Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Sphere, proximity, proximity_batch
 from dcol.solvers import SolverSettings, Status
-from tests.support.oracle import bounding_radii, gauge, proximity_oracle, rotation_matrix, shape_frame, shape_kind
-from tests.support.shapes import KINDS, REGIMES, body_position, random_configuration, random_quaternion, random_shape
+from tests.support.oracle import bounding_radii, gauge, proximity_oracle, rotation_matrix, shape_frame
+from tests.support.shapes import (
+    KINDS,
+    REGIMES,
+    body_position,
+    random_configuration,
+    random_quaternion,
+    random_shape,
+    scaled_copy,
+)
 
 PAIRS = list(itertools.product(KINDS, KINDS))
 SQUARE = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
@@ -21,23 +29,6 @@ def problem_size(a, r_a, q_a, b, r_b, q_b):
     """Length scale of a configuration: shape sizes plus how far it sits from the world origin."""
     (origin_a, _), (origin_b, _) = shape_frame(a, r_a, q_a), shape_frame(b, r_b, q_b)
     return bounding_radii(a)[1] + bounding_radii(b)[1] + max(np.abs(origin_a).max(), np.abs(origin_b).max())
-
-
-def copy_of(shape, s=1.0, with_offset=True):
-    """The shape rebuilt from its attributes with every length multiplied by s, with or without its offset pose."""
-    offset = (s * shape.offset_position, shape.offset_rotation) if with_offset else None
-    kind = shape_kind(shape)
-    if kind == "polytope":
-        return Polytope(shape.A, s * shape.b, offset=offset)
-    if kind in ("capsule", "cylinder"):
-        return type(shape)(s * shape.R, s * shape.L, offset=offset)
-    if kind == "cone":
-        return Cone(s * shape.H, shape.beta, offset=offset)
-    if kind == "sphere":
-        return Sphere(s * shape.R, offset=offset)
-    if kind == "ellipsoid":
-        return Ellipsoid(shape.P / s**2, offset=offset)
-    return Polygon(shape.C, s * shape.d, s * shape.R, offset=offset)
 
 
 def assert_all_finite(res):
@@ -183,7 +174,7 @@ def test_alpha_is_invariant_to_units(scale, rng):
     for kind_a, kind_b in PAIRS:
         a, r_a, q_a, b, r_b, q_b = random_configuration(kind_a, kind_b, rng, REGIMES[rng.integers(3)], offsets=True)
         unit = proximity(a, r_a, q_a, b, r_b, q_b)
-        res = proximity(copy_of(a, scale), scale * r_a, q_a, copy_of(b, scale), scale * r_b, q_b)
+        res = proximity(scaled_copy(a, scale), scale * r_a, q_a, scaled_copy(b, scale), scale * r_b, q_b)
         assert res.status == Status.SOLVED
         assert res.alpha == pytest.approx(proximity_oracle(a, r_a, q_a, b, r_b, q_b)[0], rel=1e-6)
         assert res.alpha == pytest.approx(unit.alpha, rel=1e-7)
@@ -232,7 +223,7 @@ def test_offset_pose_equals_moving_the_body(kind, rng):
     """A shape with offset (r_off, Q_off) at body pose (r, Q) is the plain shape at (r + Q r_off, Q Q_off)."""
     a_offset, r_a, q_a, b_offset, r_b, q_b = random_configuration(kind, kind, rng, "near", offsets=True)
     (origin_a, Q_a), (origin_b, Q_b) = shape_frame(a_offset, r_a, q_a), shape_frame(b_offset, r_b, q_b)
-    a_plain, b_plain = copy_of(a_offset, with_offset=False), copy_of(b_offset, with_offset=False)
+    a_plain, b_plain = scaled_copy(a_offset, with_offset=False), scaled_copy(b_offset, with_offset=False)
     moved = proximity(a_offset, r_a, q_a, b_offset, r_b, q_b)
     direct = proximity(a_plain, origin_a, Q_a, b_plain, origin_b, Q_b)
     assert moved.alpha == pytest.approx(direct.alpha, rel=1e-9)

@@ -3,7 +3,7 @@
 import numpy as np
 
 from dcol.geom import Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Sphere
-from tests.support.oracle import bounding_radii, rotation_matrix
+from tests.support.oracle import bounding_radii, rotation_matrix, shape_kind
 
 KINDS = ["polytope", "capsule", "cylinder", "cone", "sphere", "ellipsoid", "polygon"]
 REGIMES = ["penetrating", "near", "separated"]
@@ -65,9 +65,39 @@ def random_shape(kind, rng, offset=False):
     raise ValueError(kind)
 
 
+def scaled_copy(shape, s=1.0, with_offset=True):
+    """The shape rebuilt from its attributes with every length multiplied by s, with or without its offset pose."""
+    offset = (s * shape.offset_position, shape.offset_rotation) if with_offset else None
+    kind = shape_kind(shape)
+    if kind == "polytope":
+        return Polytope(shape.A, s * shape.b, offset=offset)
+    if kind in ("capsule", "cylinder"):
+        return type(shape)(s * shape.R, s * shape.L, offset=offset)
+    if kind == "cone":
+        return Cone(s * shape.H, shape.beta, offset=offset)
+    if kind == "sphere":
+        return Sphere(s * shape.R, offset=offset)
+    if kind == "ellipsoid":
+        return Ellipsoid(shape.P / s**2, offset=offset)
+    return Polygon(shape.C, s * shape.d, s * shape.R, offset=offset)
+
+
 def body_position(shape, origin, q):
     """Body position that puts the shape's own frame origin at ``origin`` for body orientation q."""
     return origin - rotation_matrix(q) @ shape.offset_position
+
+
+def regime_distance(a, b, rng, regime):
+    """A distance between the shape origins of a and b for the regime: "penetrating" (below the sum of
+    their inner radii, so α < 1), "near" (between the sums of inner and outer radii) or "separated"
+    (above the sum of the outer radii, so α > 1)."""
+    (inner_a, outer_a), (inner_b, outer_b) = bounding_radii(a), bounding_radii(b)
+    inner, outer = inner_a + inner_b, outer_a + outer_b
+    return {
+        "penetrating": rng.uniform(0.1, 0.9) * inner,
+        "near": rng.uniform(inner, outer),
+        "separated": rng.uniform(1.05, 2.5) * outer,
+    }[regime]
 
 
 def random_configuration(kind_a, kind_b, rng, regime, offsets=False):
@@ -77,13 +107,7 @@ def random_configuration(kind_a, kind_b, rng, regime, offsets=False):
     (above the sum of the outer radii, so α > 1) or "near" (in between: touching is possible).
     """
     a, b = random_shape(kind_a, rng, offsets), random_shape(kind_b, rng, offsets)
-    (inner_a, outer_a), (inner_b, outer_b) = bounding_radii(a), bounding_radii(b)
-    inner, outer = inner_a + inner_b, outer_a + outer_b
-    distance = {
-        "penetrating": rng.uniform(0.1, 0.9) * inner,
-        "near": rng.uniform(inner, outer),
-        "separated": rng.uniform(1.05, 2.5) * outer,
-    }[regime]
+    distance = regime_distance(a, b, rng, regime)
     direction = rng.normal(size=3)
     origin_a = rng.normal(size=3)
     origin_b = origin_a + distance * direction / np.linalg.norm(direction)

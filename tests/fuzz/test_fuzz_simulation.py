@@ -1,0 +1,338 @@
+"""Fuzz of dcol.dynamics.World: free bodies spinning at up to 1000 rad/s, and stacks and piles of
+random shapes dropped on the ground.
+
+Free bodies (no gravity, no ground, far enough apart never to meet) keep their kinetic energy
+½ m |v|² + ½ ωᵀ I ω, the norm of their angular momentum ‖I ω‖ and their speed |v| (body-frame
+velocities; all three are frame-invariant): the step's velocity terms are the implicit midpoint rule,
+which keeps these quadratic invariants exactly when its equation is solved. Stacks and piles stay
+finite, above the ground, without deep overlaps, with no more mechanical energy than they started with
+(contacts and friction only take it away), and every contact problem is solved.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dcol.dynamics import ModelBuilder, World
+from dcol.geom import Box, Capsule, Cylinder, Sphere
+from tests.support.fuzz import LONG, finite, fuzz_settings, record, seeds, unit
+from tests.support.oracle import bounding_radii, support
+
+G = 9.81
+
+
+def physical_inertia(rng, mass):
+    """Rotational inertia of a solid box of random sides 1 cm … 1 m (its principal moments satisfy the
+    triangle inequality, as every rigid body's do), about random principal axes."""
+    a, b, c = 10.0 ** rng.uniform(-2.0, 0.0, 3)
+    moments = mass * np.array([b * b + c * c, a * a + c * c, a * a + b * b]) / 12.0
+    R = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    return R @ np.diag(moments) @ R.T, max(a, b, c)
+
+
+def kinetic(v, masses, inertias):
+    """Per body ½ m |v|² + ½ ωᵀ I ω, ‖I ω‖ and |v| of body-frame twists v (..., nb, 6)."""
+    linear, angular = v[..., :3], v[..., 3:]
+    momentum = np.einsum("bij,...bj->...bi", inertias, angular)
+    energy = 0.5 * masses * (linear**2).sum(-1) + 0.5 * (angular * momentum).sum(-1)
+    return energy, np.linalg.norm(momentum, axis=-1), np.linalg.norm(linear, axis=-1)
+
+
+@fuzz_settings(short=8, long=300)
+@given(
+    bodies=st.integers(1, 3),
+    seed=seeds,
+    spin=st.one_of(st.just(1000.0), st.floats(0.0, 1000.0)),
+    dt_exponent=st.floats(-4.0, -3.0),
+)
+def test_free_bodies_keep_energy_and_momentum(bodies, seed, spin, dt_exponent):
+    """Torque-free bodies of random mass (10 g … 100 kg), inertia and pose, spinning at up to spin rad/s
+    about random axes and moving at up to 10 m/s, for hundreds of steps of 0.1–1 ms."""
+    rng = np.random.default_rng(seed)
+    dt, steps = 10.0**dt_exponent, 300 if LONG else 150
+    builder = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    masses, inertias, sizes, q0, v0 = [], [], [], [], []
+    for i in range(bodies):
+        mass = 10.0 ** rng.uniform(-2.0, 2.0)
+        inertia, size = physical_inertia(rng, mass)
+        sizes.append(size)
+        builder.add_body(f"b{i}", parent=None, joint=f"j{i}", kind="floating", mass=mass, inertia=inertia)
+        builder.add_shape(f"b{i}", Sphere(size))
+        masses.append(mass)
+        inertias.append(inertia)
+        # 1 km apart: no pair can meet within the run (at most 10 m/s for at most 0.3 s).
+        q0.append(np.r_[1000.0 * i, 0.0, 0.0, unit(rng.normal(size=4))])
+        v0.append(np.r_[rng.uniform(0.0, 10.0) * unit(rng.normal(size=3)), spin * unit(rng.normal(size=3))])
+    world = World(builder.build(), dt=dt, ground=False)
+    q0, v0 = np.concatenate(q0), np.concatenate(v0)
+    family = "simulation, free bodies"
+    try:
+        rollout = world.rollout_batch(q0[None], v0[None], np.zeros((steps, 6 * bodies)))
+    except RuntimeError as err:
+        return record(family, "wrong", f"no contact, yet the rollout failed: {err}")
+    if not finite(rollout.q, rollout.v):
+        return record(family, "nan", "non-finite state")
+    masses, inertias = np.array(masses), np.array(inertias)
+    energy, momentum, speed = kinetic(rollout.v[0].reshape(steps + 1, bodies, 6), masses, inertias)
+    # Relative drifts; angular momentum and speed of the bodies that have them (a body at rest keeps
+    # none, and its rounding is no drift).
+    spinning = momentum[0] > 1e-6 * np.sqrt(2.0 * energy[0] * np.linalg.eigvalsh(inertias).max(axis=1))
+    drift = [np.abs(x / x[0] - 1.0).max(initial=0.0) for x in (energy, momentum[:, spinning], speed[:, speed[0] > 0])]
+    detail = f"bodies={bodies} seed={seed} spin={spin!r} dt={dt!r}: relative drifts {drift}"
+    # The midpoint equation is solved to a tolerance, not to rounding: a little drift adds up. Known:
+    # the slower motions of a world whose fastest one sets that tolerance: other bodies, and a body's
+    # translation slower than its spin's rim speed (its energy and momentum hold, its speed drifts).
+    slow_speed = any(np.linalg.norm(v[:3]) < spin * size for v, size in zip(v0.reshape(-1, 6), sizes))
+    known = "test_known_slow_motion_beside_a_fast_one" if bodies > 1 else None
+    if not np.max(drift[:2]) <= 1e-8:
+        return record(family, "wrong", detail, known)
+    if slow_speed:
+        known = "test_known_slow_motion_beside_a_fast_one"
+    record(family, "ok" if drift[2] <= 1e-8 else "wrong", detail, known)
+
+
+def spinning_bodies(bodies, dt=1e-3, steps=300):
+    """Rollout of torque-free bodies (mass, principal moments, ω) 1 km apart; their energies (T + 1, nb)."""
+    builder = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    for i, (mass, moments, _) in enumerate(bodies):
+        builder.add_body(f"b{i}", parent=None, joint=f"j{i}", kind="floating", mass=mass, inertia=np.diag(moments))
+        builder.add_shape(f"b{i}", Sphere(0.1))
+    world = World(builder.build(), dt=dt, ground=False)
+    q0 = np.concatenate([np.r_[1000.0 * i, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0] for i in range(len(bodies))])
+    v0 = np.concatenate([np.r_[0.0, 0.0, 0.0, omega] for _, _, omega in bodies])
+    rollout = world.rollout_batch(q0[None], v0[None], np.zeros((steps, 6 * len(bodies))))
+    v = rollout.v[0].reshape(steps + 1, len(bodies), 6)
+    return np.stack(
+        [0.5 * (np.asarray(moments) * v[:, i, 3:] ** 2).sum(-1) for i, (_, moments, _) in enumerate(bodies)], 1
+    )
+
+
+@pytest.mark.xfail(
+    strict=True, reason="native: the midpoint solve's tolerance follows the fastest motion; slow ones drift"
+)
+def test_known_slow_motion_beside_a_fast_one():
+    """Two torque-free bodies 1 km apart, both spinning at 500 rad/s: the light one keeps its energy when
+    alone; beside the heavy one its midpoint equation is solved only as far as the heavy one needs. And
+    one body spinning at 1000 rad/s while moving at 0.1 m/s: its speed drifts at 0.1 ms steps."""
+    omega = 500.0 * np.array([1.0, 0.0, 1.0]) / np.sqrt(2.0)
+    heavy, light = (1.0, [1.0, 2.0, 2.5], omega), (1.0, [1e-4, 2e-4, 2.5e-4], omega)
+    alone = spinning_bodies([light])[:, 0]
+    assert np.abs(alone / alone[0] - 1.0).max() < 1e-12
+    beside = spinning_bodies([heavy, light])[:, 1]
+    builder = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    builder.add_body("b", parent=None, joint="j", kind="floating", mass=0.44, inertia=np.diag([0.0016, 0.0021, 0.0027]))
+    builder.add_shape("b", Sphere(0.1))
+    world = World(builder.build(), dt=1e-4, ground=False)
+    q0, v0 = np.r_[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0], np.r_[0.0, 0.1, 0.0, 600.0, 0.0, 800.0]
+    speed = np.linalg.norm(world.rollout_batch(q0[None], v0[None], np.zeros((3000, 6))).v[0, :, :3], axis=1)
+    assert np.abs(beside / beside[0] - 1.0).max() < 1e-8 and np.abs(speed / speed[0] - 1.0).max() < 1e-8
+
+
+@pytest.mark.xfail(
+    strict=True, reason="native: inertia breaking the triangle inequality is accepted, and spins blow up"
+)
+def test_known_unphysical_inertia():
+    """Principal moments (1, 2, 14) are no rigid body's (1 + 2 < 14). Either the model refuses them
+    (ValueError), or the step keeps the energy of the torque-free spin, 800 rad/s at 1 ms steps, as it
+    does for every physical inertia."""
+    builder = ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    try:
+        builder.add_body("b", parent=None, joint="j", kind="floating", mass=1.0, inertia=np.diag([1.0, 2.0, 14.0]))
+        builder.add_shape("b", Sphere(0.1))
+        world = World(builder.build(), dt=1e-3, ground=False)
+    except ValueError:
+        return
+    omega = 800.0 * np.array([1.0, 0.0, 1.0]) / np.sqrt(2.0)
+    q0, v0 = np.r_[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0], np.r_[0.0, 0.0, 0.0, omega]
+    rollout = world.rollout_batch(q0[None], v0[None], np.zeros((300, 6)))
+    energy = 0.5 * (np.array([1.0, 2.0, 14.0]) * rollout.v[0, :, 3:] ** 2).sum(-1)
+    assert np.abs(energy / energy[0] - 1.0).max() < 1e-9
+
+
+SHAPES = ["box", "sphere", "capsule", "cylinder"]
+
+
+def pile_shape(kind, rng):
+    """A shape of size 5–20 cm and its half height when upright."""
+    h = rng.uniform(0.05, 0.2)
+    if kind == "box":
+        sides = np.r_[rng.uniform(0.5, 1.5, 2) * h, h]
+        return Box(sides), h
+    if kind == "sphere":
+        return Sphere(h), h
+    # Capsules and cylinders lie along body x: on their side, their half height is R.
+    if kind == "capsule":
+        return Capsule(h, rng.uniform(0.5, 2.0) * h), h
+    return Cylinder(h, rng.uniform(0.5, 2.0) * h), h
+
+
+def pile(count, kinds, seed, dt, friction, restitution, contact_model, columns):
+    """A World and the start q0 of count bodies of the given kinds (rng from seed), none touching another
+    or the ground: stacked in one column (each one's lowest point 0–1 cm above the highest of the one
+    below, sideways offsets up to a third of their size, random yaw, small tilts) or scattered over
+    60 cm with heights up to 50 cm (bounding spheres apart; above the others when there is no room);
+    and the masses (count,) and the isotropic rotational inertias (count,) of the bodies."""
+    rng = np.random.default_rng(seed)
+    builder = ModelBuilder(gravity=(0.0, 0.0, -G))
+    up = np.array([0.0, 0.0, 1.0])
+    q0, placed, height, masses, inertias = [], [], 0.0, [], []
+    for i in range(count):
+        shape, half = pile_shape(kinds[i], rng)
+        mass = 10.0 ** rng.uniform(-1.0, 1.0)
+        masses.append(mass)
+        inertias.append(0.4 * mass * half**2)
+        inertia = inertias[-1] * np.eye(3)
+        builder.add_body(f"b{i}", parent=None, joint=f"j{i}", kind="floating", mass=mass, inertia=inertia)
+        builder.add_shape(f"b{i}", shape)
+        yaw, tilt = rng.uniform(-np.pi, np.pi), rng.normal(scale=0.05, size=2)
+        orientation = unit(np.r_[np.cos(yaw / 2), tilt[0], tilt[1], np.sin(yaw / 2)])
+        below, above = support(shape, np.zeros(3), orientation, -up), support(shape, np.zeros(3), orientation, up)
+        radius = bounding_radii(shape)[1]
+        if columns:
+            xy = rng.uniform(-half / 3, half / 3, 2)
+            z = height + rng.uniform(0.0, 0.01) + below
+            height = z + above
+        else:
+            for _ in range(100):
+                xy, z = rng.uniform(-0.3, 0.3, 2), below + rng.uniform(0.0, 0.5)
+                if all(np.linalg.norm(np.r_[xy, z] - c) > radius + r for c, r in placed):
+                    break
+            else:
+                z = max(c[2] + r for c, r in placed) + radius
+            placed.append((np.r_[xy, z], radius))
+        q0.append(np.r_[xy, z, orientation])
+    world = World(builder.build(), dt=dt, friction=friction, restitution=restitution, contact_model=contact_model)
+    return world, np.concatenate(q0), np.array(masses), np.array(inertias)
+
+
+def deepest_penetration(world, rollout, samples=20):
+    """The deepest overlap (m, ≥ 0) of the contacts at `samples` states spread over a rollout."""
+    deepest = 0.0
+    for t in np.linspace(0, rollout.q.shape[1] - 1, samples).astype(int):
+        contacts = world.step(rollout.q[0, t], rollout.v[0, t]).contacts
+        if len(contacts):
+            deepest = max(deepest, -float(contacts.separation.min()))
+    return deepest
+
+
+def drop(world, q0, seconds=0.5):
+    """Rollout from rest for `seconds`, and the warnings it gave (iteration limits)."""
+    steps, nv = round(seconds / world.dt), world.model.nv
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rollout = world.rollout_batch(q0[None], np.zeros((1, nv)), np.zeros((steps, nv)))
+    return rollout, [str(w.message) for w in caught]
+
+
+@fuzz_settings(short=8, long=200)
+@given(
+    count=st.integers(2, 6),
+    kinds=st.lists(st.sampled_from(SHAPES), min_size=6, max_size=6),
+    seed=seeds,
+    dt=st.sampled_from([1e-3, 2e-3, 5e-3, 1e-2]),
+    friction=st.floats(0.0, 1.0),
+    restitution=st.sampled_from([0.0, 0.0, 0.3]),
+    contact_model=st.sampled_from(["lcp", "ncp"]),
+    columns=st.booleans(),
+)
+def test_stacks_and_piles_stay_finite_and_solved(count, kinds, seed, dt, friction, restitution, contact_model, columns):
+    """Bodies of random kinds, sizes and masses (0.1–10 kg) dropped in a column or scattered, for 0.5 s."""
+    world, q0, masses, inertias = pile(count, kinds, seed, dt, friction, restitution, contact_model, columns)
+    family = f"simulation, piles ({contact_model})"
+    detail = (
+        f"count={count} kinds={kinds[:count]} seed={seed} dt={dt} friction={friction!r} "
+        f"restitution={restitution} columns={columns}"
+    )
+    # Known: the NCP on tilted boxes; the LCP at 5–10 ms, and on impacts from above 60 cm (3.4 m/s).
+    high = q0.reshape(count, 7)[:, 2].max() > 0.6
+    known = {
+        "ncp": "test_known_ncp_tilted_cube_on_the_ground",
+        "lcp": "test_known_tilted_stack_sinks_at_10_ms"
+        if dt >= 5e-3
+        else "test_known_heavy_box_plows_into_a_light_one"
+        if high
+        else None,
+    }[contact_model]
+    try:
+        rollout, caught = drop(world, q0)
+    except RuntimeError as err:
+        return record(family, "wrong", f"{err}: {detail}", known)
+    if not finite(rollout.q, rollout.v):
+        return record(family, "nan", f"non-finite state: {detail}", known)
+    steps = rollout.q.shape[1] - 1
+    z = rollout.q[0].reshape(steps + 1, count, 7)[:, :, 2]
+    v = rollout.v[0].reshape(steps + 1, count, 6)
+    # Mechanical energy, kinetic (body-frame twists, isotropic inertias) and potential: contacts and
+    # friction only take it away. The stabilization may lift a body out of a penetration: 2 cm each.
+    energy = (0.5 * masses * (v[..., :3] ** 2).sum(-1) + 0.5 * inertias * (v[..., 3:] ** 2).sum(-1)).sum(-1)
+    energy += G * (masses * z).sum(-1)
+    problems = []
+    if energy.max() > energy[0] + G * 0.02 * masses.sum():
+        problems.append(f"mechanical energy rose from {energy[0]:.4g} J to {energy.max():.4g} J")
+    if z.min() < 0.0:
+        problems.append(f"a centre fell below the ground: z = {z.min():.3f} m")
+    # No contact deeper than 2 cm at any of 20 states along the way: speculative contacts and the
+    # stabilization keep penetrations far below that.
+    try:
+        deepest = deepest_penetration(world, rollout)
+    except RuntimeError as err:  # a step taken again from a state along the way
+        return record(family, "wrong", f"{err}: {detail}", known)
+    if deepest > 0.02:
+        problems.append(f"bodies sank {deepest:.3f} m into each other or the ground")
+    if problems:
+        return record(family, "wrong", "; ".join(problems) + " — " + detail, known)
+    if caught:  # an iteration limit: a status that says why (the known_* tests below reproduce it)
+        return record(family, "status")
+    record(family, "ok")
+
+
+@pytest.mark.xfail(strict=True, reason="native: NCP contact fails on a cube dropped tilted onto the ground")
+def test_known_ncp_tilted_cube_on_the_ground():
+    """A 20 cm cube of 1 kg (isotropic inertia 1/600 kg m², mass near its centre) tilted by a few
+    degrees about two axes, resting on the ground, under the contact NCP at 2 ms: every step solved."""
+    builder = ModelBuilder(gravity=(0.0, 0.0, -G))
+    builder.add_body("cube", parent=None, joint="free", kind="floating", mass=1.0, inertia=np.eye(3) / 600.0)
+    builder.add_shape("cube", Box([0.1, 0.1, 0.1]))
+    world = World(builder.build(), dt=2e-3, contact_model="ncp")
+    q0 = np.r_[0.0, 0.0, 0.1, unit(np.array([1.0, 0.05, 0.02, 0.0]))]
+    rollout, caught = drop(world, q0)
+    assert not caught and finite(rollout.q)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="native: a stack of three tilted boxes at 10 ms sinks into itself and the ground"
+)
+def test_known_tilted_stack_sinks_at_10_ms():
+    """Three boxes of 0.11, 0.12 and 1.97 kg, tilted by a few degrees and yawed, dropped 5–10 mm onto
+    each other at dt = 10 ms: every LCP is SOLVED, no warning, yet after 0.5 s the boxes overlap by
+    centimetres (at 1 ms they come to rest stacked)."""
+    halves = [[0.112, 0.0787, 0.1455], [0.0867, 0.234, 0.1724], [0.0339, 0.0635, 0.0542]]
+    masses = [0.1079, 0.1167, 1.9696]
+    q0 = np.array(
+        [
+            [0.0223, 0.0042, 0.1683, 0.5523, 0.018, 0.0651, 0.8309],
+            [0.0048, -0.023, 0.5251, 0.75, -0.0366, -0.0272, 0.6598],
+            [0.0174, 0.0067, 0.7828, 0.9344, 0.0047, -0.0371, 0.3544],
+        ]
+    )
+    q0[:, 3:] /= np.linalg.norm(q0[:, 3:], axis=1, keepdims=True)
+    builder = ModelBuilder(gravity=(0.0, 0.0, -G))
+    for i, (half, mass) in enumerate(zip(halves, masses)):
+        inertia = 0.4 * mass * half[2] ** 2 * np.eye(3)
+        builder.add_body(f"b{i}", parent=None, joint=f"j{i}", kind="floating", mass=mass, inertia=inertia)
+        builder.add_shape(f"b{i}", Box(half))
+    world = World(builder.build(), dt=1e-2)
+    rollout, caught = drop(world, q0.ravel())
+    assert not caught and deepest_penetration(world, rollout) < 0.02
+
+
+@pytest.mark.xfail(strict=True, reason="native: a 4.6 kg box dropped from 2 m onto a 0.2 kg one sinks into it")
+def test_known_heavy_box_plows_into_a_light_one():
+    """Six boxes scattered (pile's draw for seed 0, frictionless, 1 ms): the heaviest, dropped from 2 m,
+    lands on a light one and sinks into it by centimetres, every LCP SOLVED."""
+    world, q0, _, _ = pile(6, ["box"] * 6, 0, 1e-3, 0.0, 0.0, "lcp", False)
+    rollout, caught = drop(world, q0, seconds=0.6)
+    assert not caught and deepest_penetration(world, rollout, samples=60) < 0.02
