@@ -30,11 +30,11 @@
 namespace dcol::sim {
 
 // The free motion's implicit midpoint equation (detail::free_motion) is solved to a velocity change of
-// kMidpointTolerance relative to each dof's velocity (or kMidpointScaleFloor of the largest one): well
-// below what a kinetic energy kept over 10⁴ steps to 1e-6 needs. The fixed-point iteration hands over
-// to Newton's method after kMidpointFixedPointIterations or as soon as an iteration shrinks the change
-// by less than kMidpointSlowContraction.
-constexpr double kMidpointTolerance = 1e-12, kMidpointScaleFloor = 1e-6, kMidpointSlowContraction = 0.1;
+// kMidpointTolerance relative to the velocities: well below what a kinetic energy kept over 10⁴ steps
+// to 1e-6 needs. The fixed-point iteration hands over to Newton's method after
+// kMidpointFixedPointIterations or as soon as an iteration shrinks the change by less than
+// kMidpointSlowContraction.
+constexpr double kMidpointTolerance = 1e-12, kMidpointSlowContraction = 0.1;
 constexpr int kMidpointFixedPointIterations = 6, kMidpointNewtonIterations = 30;
 
 // The position correction (detail::position_correction) leaves penetrations within
@@ -156,10 +156,9 @@ struct StepWorkspace {
   // The kept rows dense, J (n × nv) and M̃⁻¹Jᵀ (nv × n), with derivatives only (dense_rows).
   std::vector<double> J, minv_JT;
   // The free motion (free_motion): a_free, v_free = v + Δt a_free, the midpoint velocity v_mid at which
-  // the velocity-product terms are taken, each dof's last change, and for Newton's method on the
-  // midpoint equation its matrix, M and the unused ∂τ/∂q (nv × nv each), and the matrix's LU by trees.
-  std::vector<double> zero, bias, rhs, a_free, v_free, v_mid, midpoint_change, midpoint_K, midpoint_mass,
-      midpoint_unused;
+  // the velocity-product terms are taken, and for Newton's method on the midpoint equation its matrix,
+  // M and the unused ∂τ/∂q (nv × nv each), and the matrix's LU by trees.
+  std::vector<double> zero, bias, rhs, a_free, v_free, v_mid, midpoint_K, midpoint_mass, midpoint_unused;
   TreeBlockLU midpoint_lu;
   lcp::ActiveSetWorkspace active_set;
   // The position correction (detail::position_correction): per kept row its impulse (zero but on
@@ -733,18 +732,10 @@ inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double*
   dyn::crba(model, ws.data, q);
   for (int i = 0; i < nv; ++i) ws.data.mass_matrix[i * nv + i] += dt * world.damping[i];
   dyn::factorize_mass_matrix(model, ws.data);
-  // Whether changes (per dof, scaled by factor) are within kMidpointTolerance of each dof's own
-  // velocities: a slow body beside a fast one (or a slow translation beside a fast spin) keeps its
-  // energy as well as it would alone. The floor, a fraction of the largest velocity, spares dofs at rest.
-  ws.midpoint_change.resize(nv);
-  auto small_enough = [&](double factor) {
+  auto velocity_scale = [&] {
     double scale = 0.0;
     for (int i = 0; i < nv; ++i) scale = std::max({scale, std::abs(v[i]), std::abs(dt * ws.a_free[i])});
-    for (int i = 0; i < nv; ++i)
-      if (factor * ws.midpoint_change[i] >
-          kMidpointTolerance * (std::abs(v[i]) + std::abs(dt * ws.a_free[i]) + kMidpointScaleFloor * scale))
-        return false;
-    return true;
+    return scale;
   };
   // Fixed point a ← M̃⁻¹(τ − c(q, v + Δt a / 2) − D v) from a = 0, i.e. from the explicit step.
   std::fill(ws.a_free.begin(), ws.a_free.end(), 0.0);
@@ -755,15 +746,13 @@ inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double*
     for (int i = 0; i < nv; ++i) ws.rhs[i] = -ws.rhs[i];
     dyn::solve_mass_matrix(model, ws.data, ws.rhs.data());
     change = 0.0;
-    for (int i = 0; i < nv; ++i) {
-      ws.midpoint_change[i] = dt * std::abs(ws.rhs[i] - ws.a_free[i]);
-      change = std::max(change, ws.midpoint_change[i]);
-    }
+    for (int i = 0; i < nv; ++i) change = std::max(change, dt * std::abs(ws.rhs[i] - ws.a_free[i]));
     std::copy(ws.rhs.begin(), ws.rhs.end(), ws.a_free.begin());
     if (iteration > 0) {
       // The iterate's error is about change · ρ / (1 − ρ) for the contraction ρ the last two changes show.
       const double contraction = change / previous_change;
-      converged = change == 0.0 || (contraction < 1.0 && small_enough(contraction / (1.0 - contraction)));
+      converged = change == 0.0 || (contraction < 1.0 && change * contraction / (1.0 - contraction) <=
+                                                             kMidpointTolerance * velocity_scale());
       if (converged || (iteration > 1 && contraction > kMidpointSlowContraction)) break;
     }
     previous_change = change;
@@ -783,8 +772,9 @@ inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double*
     }
     if (!factor_by_trees(ws, nv, ws.midpoint_K.data(), ws.midpoint_lu)) break;
     solve_by_trees(ws, ws.midpoint_lu, ws.rhs.data(), ws.midpoint_unused.data());
-    for (int i = 0; i < nv; ++i) ws.a_free[i] += ws.rhs[i], ws.midpoint_change[i] = dt * std::abs(ws.rhs[i]);
-    converged = small_enough(1.0);
+    change = 0.0;
+    for (int i = 0; i < nv; ++i) ws.a_free[i] += ws.rhs[i], change = std::max(change, dt * std::abs(ws.rhs[i]));
+    converged = change <= kMidpointTolerance * velocity_scale();
   }
   for (int i = 0; i < nv; ++i) ws.v_free[i] = v[i] + dt * ws.a_free[i];
   for (int i = 0; i < nv; ++i) ws.v_mid[i] = v[i] + 0.5 * dt * ws.a_free[i];
