@@ -85,9 +85,15 @@ class DistanceJacobian(DistanceResult):
     d_normal: FloatArray
 
 
-def _single_pose(r_a: ArrayLike, q_a: ArrayLike, r_b: ArrayLike, q_b: ArrayLike) -> list[FloatArray]:
-    """One pose pair as arrays with a leading axis of 1, for the batch functions, which check their
-    values (a batch given here would pass their checks as one)."""
+def _single_pair(
+    a: Shape, r_a: ArrayLike, q_a: ArrayLike, b: Shape, r_b: ArrayLike, q_b: ArrayLike
+) -> list[FloatArray]:
+    """One shape pair's pose pair as arrays with a leading axis of 1, for the batch functions, which
+    check their values (a batch given here would pass their checks as one; so would a list of one
+    shape for a shape)."""
+    for shape, name in ((a, "a"), (b, "b")):
+        if not isinstance(shape, Shape):
+            raise TypeError(f"{name} must be a dcol.geom shape, got {type(shape).__name__}")
     poses = []
     for value, name, shapes in (
         (r_a, "r_a", [(3,)]),
@@ -146,7 +152,7 @@ def signed_distance(
     settings: SolverSettings | None = None,
 ) -> DistanceResult:
     """Signed distance of shapes a and b at body poses (r, q): a DistanceResult (see the module)."""
-    r_a1, q_a1, r_b1, q_b1 = _single_pose(r_a, q_a, r_b, q_b)
+    r_a1, q_a1, r_b1, q_b1 = _single_pair(a, r_a, q_a, b, r_b, q_b)
     out = signed_distance_batch(a, r_a1, q_a1, b, r_b1, q_b1, settings=settings)
     return DistanceResult(**{key: value[0] for key, value in vars(out).items()})
 
@@ -195,7 +201,7 @@ def distance_jacobian(
     settings: SolverSettings | None = None,
 ) -> DistanceJacobian:
     """Signed distance of one pose pair and its derivatives: a DistanceJacobian."""
-    r_a1, q_a1, r_b1, q_b1 = _single_pose(r_a, q_a, r_b, q_b)
+    r_a1, q_a1, r_b1, q_b1 = _single_pair(a, r_a, q_a, b, r_b, q_b)
     out = distance_jacobian_batch(a, r_a1, q_a1, b, r_b1, q_b1, parameterization=parameterization, settings=settings)
     return DistanceJacobian(**{key: value[0] for key, value in vars(out).items()})
 

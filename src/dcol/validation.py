@@ -85,13 +85,16 @@ def _has_shape(shape: tuple[int, ...], expected: Shape) -> bool:
 
 def float_array(value: ArrayLike, name: str, *, copy: bool = False) -> FloatArray:
     """value as a C-contiguous float64 array (a new one with copy, else only when needed), shape and
-    values unchecked; TypeError naming the argument when numpy cannot convert it."""
+    values unchecked; TypeError naming the argument when numpy cannot convert it, ValueError when a
+    number is beyond float64's range."""
     if np.iscomplexobj(value):  # numpy would drop the imaginary parts with a warning at most
         raise TypeError(f"{name} must be an array of real numbers, got complex ones")
     try:
         if copy:
             return np.array(value, dtype=np.float64, order="C")
         return np.asarray(value, dtype=np.float64, order="C")
+    except OverflowError as err:  # Python integers beyond float64's range
+        raise ValueError(f"{name} holds a number beyond float64's range") from err
     except (TypeError, ValueError) as err:
         raise TypeError(f"{name} must be an array of real numbers") from err
 
