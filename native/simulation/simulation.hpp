@@ -994,6 +994,19 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
 
 namespace detail {
 
+// out += M̃⁻¹ Jᵀ f for impulses f on the kept rows, island by island over each island's own dofs.
+inline void add_impulse_response(const StepWorkspace& ws, const double* f, double* out) {
+  for (int k = 0; k < ws.num_islands(); ++k) {
+    const auto [rows, dofs, m, d] = ws.island(k);
+    const double* Wk = ws.island_W.data() + ws.island_matrix_start[k];
+    for (int p = 0; p < m; ++p) {
+      const double impulse = f[rows[p]];
+      if (impulse == 0.0) continue;
+      for (int e = 0; e < d; ++e) out[dofs[e]] += Wk[static_cast<size_t>(p) * d + e] * impulse;
+    }
+  }
+}
+
 // The gap of kept row r if it is a contact's normal row, +∞ otherwise.
 inline double normal_row_gap(const StepWorkspace& ws, int r) {
   const int i = ws.kept[r];
@@ -1002,9 +1015,9 @@ inline double normal_row_gap(const StepWorkspace& ws, int r) {
 }
 
 // Penetrations are removed by moving q, not through the velocity: a Baumgarte term β φ / Δt in the
-// velocity LCP throws bodies apart with energy they never had (β φ / Δt is 200 m/s for a link 1 m
-// into a slab at 1 ms) and, where penetrations ask one body for opposite moves, poses an LCP that
-// takes the solver's whole iteration limit. Island by island, the contacts' normal rows with φ < 0 pose
+// velocity LCP throws bodies apart with energy they never had (its speed grows as the step shrinks)
+// and, where penetrations ask one body for opposite moves, poses an LCP that takes the solver's whole
+// iteration limit. Island by island, the contacts' normal rows with φ < 0 pose
 // the frictionless LCP  w = (A_P + κ diag A_P) f_c + β (φ + s) ≥ 0, f_c ≥ 0, w ⊥ f_c
 // (A_P = J_P M̃⁻¹ J_Pᵀ, s the allowed penetration, κ kCorrectionRegularization) whose δq = M̃⁻¹ J_Pᵀ f_c
 // moves each penetration a fraction β of the way out, to first order, and the step integrates
@@ -1041,15 +1054,9 @@ inline void position_correction(const WorldSpec& world, StepWorkspace& ws, StepR
         P, ws.correction_A.data(), ws.correction_b.data(), lcp::LcpBounds{}, ws.correction_x.data(),
         ws.correction_w.data(), ws.correction_sets.data(), ws.screening, world.max_sweeps, world.lcp_tolerance);
     report.status = worse(report.status, solve.status);
-    const double* Wk = ws.island_W.data() + ws.island_matrix_start[k];
-    for (int a = 0; a < P; ++a) {
-      const int pa = ws.correction_rows[a];
-      const double impulse = ws.correction_x[a];
-      ws.correction_f[rows[pa]] = impulse;
-      if (impulse == 0.0) continue;
-      for (int e = 0; e < d; ++e) ws.correction_dq[dofs[e]] += Wk[static_cast<size_t>(pa) * d + e] * impulse;
-    }
+    for (int a = 0; a < P; ++a) ws.correction_f[rows[ws.correction_rows[a]]] = ws.correction_x[a];
   }
+  add_impulse_response(ws, ws.correction_f.data(), ws.correction_dq.data());
 }
 
 }  // namespace detail
@@ -1057,15 +1064,7 @@ inline void position_correction(const WorldSpec& world, StepWorkspace& ws, StepR
 // v⁺ = v_free + M̃⁻¹ Jᵀ f of a prepared step with its impulses in ws.f.
 inline void next_velocity(const WorldSpec& world, const StepWorkspace& ws, double* v_next) {
   std::copy_n(ws.v_free.data(), world.model->nv, v_next);
-  for (int k = 0; k < ws.num_islands(); ++k) {
-    const auto [rows, dofs, m, d] = ws.island(k);
-    const double* Wk = ws.island_W.data() + ws.island_matrix_start[k];
-    for (int p = 0; p < m; ++p) {
-      const double impulse = ws.f[rows[p]];
-      if (impulse == 0.0) continue;
-      for (int e = 0; e < d; ++e) v_next[dofs[e]] += Wk[static_cast<size_t>(p) * d + e] * impulse;
-    }
-  }
+  detail::add_impulse_response(ws, ws.f.data(), v_next);
 }
 
 // Outcome of one world's rollout (or of one step of a batch).
