@@ -33,6 +33,7 @@ from .robots import (
     example_robot_data_dir,
     load_dataset_robot,
     load_example_robot,
+    load_robot,
 )
 from .simulation import (
     BatchRollout,
@@ -58,6 +59,7 @@ __all__ = [
     "load_dataset_robot",
     "example_robot_data_dir",
     "load_example_robot",
+    "load_robot",
     "neutral",
     "random_configuration",
     "integrate",

@@ -15,6 +15,7 @@ __all__ = [
     "load_dataset_robot",
     "example_robot_data_dir",
     "load_example_robot",
+    "load_robot",
 ]
 
 _DATASET_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "datasets", "robots")
@@ -80,3 +81,20 @@ def load_example_robot(name: str, **kwargs: Any) -> Model:
     kwargs.setdefault("floating_base", floating)
     kwargs.setdefault("package_dirs", [share])
     return load_urdf(path, **kwargs)
+
+
+def load_robot(name_or_path: str | os.PathLike[str], **kwargs: Any) -> Model:
+    """A robot by name or file: the path of a URDF file, a key of DATASET_ROBOTS (dcol's own) or of
+    EXAMPLE_ROBOTS (example-robot-data's), looked for in that order. Keywords go to load_urdf; a name
+    gets its usual base, a file a fixed one unless floating_base=True."""
+    text = os.fspath(name_or_path)
+    if os.path.isfile(text):
+        return load_urdf(text, **kwargs)
+    if text in DATASET_ROBOTS:
+        return load_dataset_robot(text, **kwargs)
+    if text in EXAMPLE_ROBOTS:
+        return load_example_robot(text, **kwargs)
+    raise ValueError(
+        f"unknown robot {text!r}: no such URDF file, and not one of dcol's robots {sorted(DATASET_ROBOTS)} "
+        f"nor example-robot-data's {sorted(EXAMPLE_ROBOTS)}"
+    )

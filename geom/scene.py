@@ -94,6 +94,11 @@ class Scene:
         return len(self._names)
 
     @property
+    def body_names(self) -> list[str | None]:
+        """list of the names the bodies were added with (None where none was given), by body index."""
+        return list(self._names)
+
+    @property
     def shapes(self) -> list[Shape]:
         """list of the scene's shapes, in the order of the shape indices."""
         return list(self._shapes)
