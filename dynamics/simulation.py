@@ -85,7 +85,7 @@ across impacts under gravity; ∂q⁺/∂q takes it too through q⁺ = q + Δt v
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -251,20 +251,13 @@ class Rollout:
         """Backpropagation through the rollout: ∂ℓ/∂(q0, v0, τ (T, nv), θ) from ∂ℓ/∂q (T + 1, nv,
         tangents) and ∂ℓ/∂v (T + 1, nv) of the trajectory (zero where omitted). θ's cotangent sums
         the steps' (a 0-d zero for a rollout of no steps)."""
-        count, nv = len(self.steps), self.v.shape[1]
-        grads = [
-            np.zeros((count + 1, nv)) if grad is None else checked_array(grad, name, (count + 1, nv))
-            for grad, name in ((grad_q, "grad_q"), (grad_v, "grad_v"))
-        ]
-        carry_q, carry_v = grads[0][-1], grads[1][-1]
-        grad_tau = np.zeros((count, nv))
-        grad_params = np.zeros(())
-        for t in range(count - 1, -1, -1):
-            cot = self.steps[t].vjp(carry_q, carry_v, bounce=bounce)
-            grad_tau[t] = cot.tau
-            grad_params = grad_params + cot.params
-            carry_q, carry_v = cot.q + grads[0][t], cot.v + grads[1][t]
-        return StepCotangents(carry_q, carry_v, grad_tau, grad_params)
+        steps = self.steps
+
+        def step_cotangents(t: int, carry_q: FloatArray, carry_v: FloatArray) -> StepCotangents:
+            return steps[t].vjp(carry_q, carry_v, bounce=bounce)
+
+        shape = (len(steps) + 1, self.v.shape[1])
+        return _backpropagated(step_cotangents, grad_q, grad_v, shape, np.zeros(()))
 
 
 class BatchRollout(NamedTuple):
@@ -284,6 +277,27 @@ class BatchRollout(NamedTuple):
             f"{_count_range('contacts per step', self.contacts.ravel())}, derivatives={self.jacobians is not None})"
         )
 
+    def vjp(self, grad_q: ArrayLike | None = None, grad_v: ArrayLike | None = None) -> StepCotangents:
+        """Backpropagation through the N rollouts, each as :meth:`Rollout.vjp`, from the Jacobians of
+        the steps taken (so with rollout_batch's `bounce`): ∂ℓ/∂(q0 (N, nv, tangent), v0 (N, nv),
+        τ (N, T, nv), θ (N, 10 nbodies + 2)) from ∂ℓ/∂q (N, T + 1, nv, tangents) and ∂ℓ/∂v
+        (N, T + 1, nv) of the trajectories (zero where omitted). Needs the Jacobians with θ's blocks:
+        rollout_batch(..., derivatives=True, parameters=True)."""
+        jacobians = self.jacobians
+        if jacobians is None or jacobians.q_params is None:
+            raise ValueError(
+                "BatchRollout.vjp needs the steps' Jacobians with their θ blocks: call "
+                "World.rollout_batch(..., derivatives=True, parameters=True)"
+            )
+        blocks = jacobians
+
+        def step_cotangents(t: int, carry_q: FloatArray, carry_v: FloatArray) -> StepCotangents:
+            return _step_cotangents(StepJacobians(*(block[:, t] for block in blocks)), carry_q, carry_v)
+
+        count, steps, nv = self.v.shape
+        params = np.zeros((count, blocks.q_params.shape[-1]))
+        return _backpropagated(step_cotangents, grad_q, grad_v, (count, steps, nv), params)
+
 
 class BatchStep(NamedTuple):
     """N independent steps (World.step_batch): q (N, nq), v (N, nv) the next states; contacts (N,)
@@ -299,6 +313,46 @@ class BatchStep(NamedTuple):
             f"BatchStep(N={self.q.shape[0]}, nq={self.q.shape[1]}, nv={self.v.shape[1]}, "
             f"{_count_range('contacts', self.contacts)}, derivatives={self.jacobians is not None})"
         )
+
+
+def _step_cotangents(jacobians: StepJacobians, grad_q: FloatArray, grad_v: FloatArray) -> StepCotangents:
+    """StepCotangents from a step's Jacobians and ∂ℓ/∂(q⁺, v⁺) (nv,): the blocks' transposes times the
+    cotangents. Blocks and cotangents may carry the same leading batch axes; each batch element is
+    contracted as a step of its own would be, bit for bit."""
+
+    def pulled_back(block_q: FloatArray, block_v: FloatArray) -> FloatArray:
+        return np.matmul(grad_q[..., None, :], block_q)[..., 0, :] + np.matmul(grad_v[..., None, :], block_v)[..., 0, :]
+
+    return StepCotangents(
+        *(pulled_back(getattr(jacobians, "q_" + X), getattr(jacobians, "v_" + X)) for X in ("q", "v", "tau", "params"))
+    )
+
+
+def _backpropagated(
+    step_cotangents: Callable[[int, FloatArray, FloatArray], StepCotangents],
+    grad_q: ArrayLike | None,
+    grad_v: ArrayLike | None,
+    shape: tuple[int, ...],
+    params: FloatArray,
+) -> StepCotangents:
+    """Reverse mode through a rollout of T steps, or a batch of them (leading axes): ∂ℓ/∂(q0, v0, τ, θ)
+    from ∂ℓ/∂q and ∂ℓ/∂v of the trajectory, of `shape` (..., T + 1, nv) (zero where None);
+    step_cotangents(t, ∂ℓ/∂q⁺, ∂ℓ/∂v⁺) gives step t's StepCotangents. θ's cotangent is `params` (its
+    zero) plus the steps'."""
+    grads = [
+        np.zeros(shape) if grad is None else checked_array(grad, name, shape)
+        for grad, name in ((grad_q, "grad_q"), (grad_v, "grad_v"))
+    ]
+    carry_q, carry_v = grads[0][..., -1, :], grads[1][..., -1, :]
+    count = shape[-2] - 1
+    grad_tau = np.zeros((*shape[:-2], count, shape[-1]))
+    grad_params = params
+    for t in range(count - 1, -1, -1):
+        cot = step_cotangents(t, carry_q, carry_v)
+        grad_tau[..., t, :] = cot.tau
+        grad_params = grad_params + cot.params
+        carry_q, carry_v = cot.q + grads[0][..., t, :], cot.v + grads[1][..., t, :]
+    return StepCotangents(carry_q, carry_v, grad_tau, grad_params)
 
 
 def _count_range(what: str, counts: Sequence[int] | Int32Array) -> str:
@@ -685,17 +739,10 @@ class World:
             parameters (the θ blocks, as step_batch's), 0 without.
         Returns a :class:`BatchRollout`. RuntimeError when a world's state stops being finite.
         """
-        model, nv = self.model, self.model.nv
-        # One state or a batch of each, with q0's count: what the native rollout takes, checked here
-        # to name q0 and v0 (the native checks call them q and v) and to share one taus (T, nv).
-        starts, _ = checked_configurations(model, q0, "q0")
+        # Checked here to name q0 and v0 (the native checks call them q and v) and to share one taus.
+        starts, velocities = self._checked_states(q0, v0, "q0", "v0")
         count = starts.shape[0]
-        velocities, _ = checked_vectors(v0, "v0", nv)
-        if velocities.shape[0] != count:
-            raise shape_error("v0", [(nv,), (count, nv)], np.shape(v0))
-        controls = float_array(taus, "taus")
-        controls = checked_array(controls, "taus", ("T", nv) if controls.ndim == 2 else (count, "T", nv))
-        controls = np.ascontiguousarray(np.broadcast_to(controls, (count, *controls.shape[-2:])))
+        controls = self._checked_controls(taus, count)
         threads = self.threads if threads is None else checked_threads(threads)
         out = self._native().rollout(
             starts, velocities, controls, bool(derivatives), bool(parameters), bool(bounce), threads
@@ -704,6 +751,25 @@ class World:
             self._check_batch_status(out["status"], "rollout", "rollouts", out["failed_step"])
         jacobians = _jacobian_blocks(out, parameters) if derivatives else None
         return BatchRollout(out["q"], out["v"], out["contacts"], jacobians)
+
+    def _checked_states(self, q: ArrayLike, v: ArrayLike, q_name: str, v_name: str) -> tuple[FloatArray, FloatArray]:
+        """A batch's (N, nq) configurations and (N, nv) velocities from one state or N of each (the
+        configurations' count sets N), checked, with errors naming q_name and v_name."""
+        nv = self.model.nv
+        configurations, _ = checked_configurations(self.model, q, q_name)
+        count = configurations.shape[0]
+        velocities, _ = checked_vectors(v, v_name, nv)
+        if velocities.shape[0] != count:
+            raise shape_error(v_name, [(nv,), (count, nv)], np.shape(v))
+        return configurations, velocities
+
+    def _checked_controls(self, taus: ArrayLike, count: int) -> FloatArray:
+        """rollout_batch's (count, T, nv) contiguous controls from taus (count, T, nv), or (T, nv) for
+        every world."""
+        nv = self.model.nv
+        controls = float_array(taus, "taus")
+        controls = checked_array(controls, "taus", ("T", nv) if controls.ndim == 2 else (count, "T", nv))
+        return np.ascontiguousarray(np.broadcast_to(controls, (count, *controls.shape[-2:])))
 
     def _check_batch_status(
         self, status: Int8Array, item: str, items: str, failed_step: Int32Array | None = None
@@ -807,13 +873,7 @@ class _StepLinearization:
         cotangent_v = np.zeros(nv) if grad_v is None else checked_array(grad_v, "grad_v", (nv,))
 
         def backward(solution: LCPSolution | NCPSolution | None) -> StepCotangents:
-            jac = self.jacobians(bounce, solution)
-            return StepCotangents(
-                *(
-                    getattr(jac, "q_" + X).T @ cotangent_q + getattr(jac, "v_" + X).T @ cotangent_v
-                    for X in ("q", "v", "tau", "params")
-                )
-            )
+            return _step_cotangents(self.jacobians(bounce, solution), cotangent_q, cotangent_v)
 
         exact = backward(None)
         if not aware:
