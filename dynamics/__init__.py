@@ -36,6 +36,7 @@ from .robots import (
     load_robot,
 )
 from .simulation import (
+    ROLLOUT_PROGRESS_STEPS,
     BatchRollout,
     BatchStep,
     ContactProblem,
@@ -83,6 +84,7 @@ __all__ = [
     "rnea_parameter_derivatives",
     "aba_parameter_derivatives",
     "World",
+    "ROLLOUT_PROGRESS_STEPS",
     "Step",
     "StepJacobians",
     "StepCotangents",

@@ -94,6 +94,7 @@ import numpy as np
 from dcol import _native
 from dcol.geom import Box, ConvexMesh, Scene, SceneContacts, Shape
 from dcol.geom.distance import DISTANCE_SETTINGS
+from dcol.progress import progress_bar
 from dcol.solvers import LCPBounds, LCPSolution, LCPStatus, NCPSolution, complementarity_aware
 from dcol.solvers.lcp import returned_status
 from dcol.typing import ArrayLike, BoolArray, FloatArray, Int8Array, Int32Array, IntArray
@@ -119,7 +120,17 @@ from .algorithms import (
 from .model import Model
 from .urdf import MeshGeometry
 
-__all__ = ["World", "Step", "ContactProblem", "StepJacobians", "StepCotangents", "Rollout", "BatchRollout", "BatchStep"]
+__all__ = [
+    "World",
+    "ROLLOUT_PROGRESS_STEPS",
+    "Step",
+    "ContactProblem",
+    "StepJacobians",
+    "StepCotangents",
+    "Rollout",
+    "BatchRollout",
+    "BatchStep",
+]
 
 _native_dynamics = _native.dynamics
 _GROUND_HALF_EXTENTS = (10.0, 10.0, 0.5)
@@ -129,6 +140,12 @@ _SWEEPS = 200_000
 # Complementarity tolerance relative to the problem's scale: Gauss–Seidel only needs to find the sets,
 # the impulses are then solved exactly on them.
 _LCP_TOLERANCE = 1e-7
+
+ROLLOUT_PROGRESS_STEPS = 10_000
+"""Steps (world-steps for rollout_batch) from which World.rollout and rollout_batch show a progress bar
+by default, when standard error is a terminal."""
+# The most groups a shown bar splits rollout_batch's worlds into: each is a native call of its own.
+_PROGRESS_GROUPS = 50
 
 
 class StepJacobians(NamedTuple):
@@ -230,19 +247,30 @@ class Step:
 
 @dataclass(frozen=True)
 class Rollout:
-    """T steps from (q0, v0): q (T + 1, nq), v (T + 1, nv) including the start; steps: the T Step
-    objects (with derivatives if asked)."""
+    """T steps from (q0, v0) (World.rollout): q (T + 1, nq), v (T + 1, nv) including the start;
+    contacts (T,) int32, the contact count of every step; steps: the T Step objects, kept when the
+    rollout was asked for derivatives or keep_steps (else asking for them is a ValueError)."""
 
     q: FloatArray
     v: FloatArray
-    steps: list[Step]
+    contacts: Int32Array
+    _steps: list[Step] | None = None
+
+    @property
+    def steps(self) -> list[Step]:
+        """The T Step objects (contacts, impulses, solver solution, linearization)."""
+        if self._steps is None:
+            raise ValueError(
+                "this rollout ran in one native call and kept no Step objects: call World.rollout(..., "
+                "keep_steps=True), or derivatives=True for vjp"
+            )
+        return self._steps
 
     def __repr__(self) -> str:
-        contacts = [len(step.contacts) for step in self.steps]
-        derivatives = bool(self.steps) and all(step._linearization is not None for step in self.steps)
+        derivatives = bool(self._steps) and all(step._linearization is not None for step in self.steps)
         return (
-            f"Rollout(T={len(self.steps)}, nq={self.q.shape[1]}, nv={self.v.shape[1]}, "
-            f"{_count_range('contacts per step', contacts)}, derivatives={derivatives})"
+            f"Rollout(T={len(self.contacts)}, nq={self.q.shape[1]}, nv={self.v.shape[1]}, "
+            f"{_count_range('contacts per step', self.contacts)}, derivatives={derivatives})"
         )
 
     def vjp(
@@ -670,21 +698,54 @@ class World:
         bounds = LCPBounds(out["lo"], out["hi"], out["friction_index"].astype(np.int64), out["mu"])
         return ContactProblem(out["J"], out["A"], out["b"], bounds, out["kept"].astype(np.int64))
 
-    def rollout(self, q0: ArrayLike, v0: ArrayLike, taus: ArrayLike, *, derivatives: bool = False) -> Rollout:
+    def rollout(
+        self,
+        q0: ArrayLike,
+        v0: ArrayLike,
+        taus: ArrayLike,
+        *,
+        derivatives: bool = False,
+        keep_steps: bool = False,
+        progress: bool | None = None,
+    ) -> Rollout:
         """len(taus) steps from (q0 (nq,), v0 (nv,)) with controls taus (T, nv), each warm-started from
-        the last. Returns a :class:`Rollout`."""
+        the last. Returns a :class:`Rollout`.
+
+        Without derivatives or keep_steps, the steps run in one native call (rollout_batch's, the GIL
+        released); with either, one native call per step, keeping each step's :class:`Step` (contacts,
+        impulses, solver solution, and with derivatives what Rollout.vjp needs), at the cost of a Python
+        call and result per step. Both give the same trajectory bit for bit.
+
+        progress : a progress bar on standard error (:mod:`dcol.progress`): None shows it from
+            ROLLOUT_PROGRESS_STEPS steps on when standard error is a terminal, True always, False never.
+            The step-by-step path advances it every step; the one native call completes it at the end.
+        RuntimeError names the step whose contact problem could not be solved or whose state is not finite.
+        """
         model = self.model
         q = checked_array(q0, "q0", (model.nq,))
         check_floating_quaternions(model, q, "q0")
-        qs, vs = [q], [checked_array(v0, "v0", (model.nv,))]
-        steps: list[Step] = []
-        previous = None
-        for t, tau in enumerate(checked_array(taus, "taus", ("T", model.nv))):
-            previous = self._advance(qs[-1], vs[-1], tau, previous, derivatives, f"step {t}")
-            steps.append(previous)
-            qs.append(previous.q)
-            vs.append(previous.v)
-        return Rollout(np.array(qs), np.array(vs), steps)
+        v = checked_array(v0, "v0", (model.nv,))
+        controls = checked_array(taus, "taus", ("T", model.nv))
+        count = controls.shape[0]
+        with progress_bar(
+            count, progress, minimum=ROLLOUT_PROGRESS_STEPS, description="World.rollout", unit="step"
+        ) as bar:
+            if not (derivatives or keep_steps):
+                out = self._native_rollout(q[None], v[None], controls[None], False, False, False, self.threads)
+                self._check_batch_status(out["status"], "rollout", "rollouts", out["failed_step"], single=True)
+                bar.update(count)
+                return Rollout(out["q"][0], out["v"][0], out["contacts"][0])
+            qs, vs = [q], [v]
+            steps: list[Step] = []
+            previous = None
+            for t, tau in enumerate(controls):
+                previous = self._advance(qs[-1], vs[-1], tau, previous, derivatives, f"step {t}")
+                steps.append(previous)
+                qs.append(previous.q)
+                vs.append(previous.v)
+                bar.update()
+        contacts = np.array([len(step.contacts) for step in steps], dtype=np.int32)
+        return Rollout(np.array(qs), np.array(vs), contacts, steps)
 
     def step_batch(
         self,
@@ -728,6 +789,7 @@ class World:
         parameters: bool = True,
         bounce: bool = True,
         threads: int | None = None,
+        progress: bool | None = None,
     ) -> BatchRollout:
         """N rollouts at once in native code, the GIL released, on up to `threads` threads (default:
         the world's): the native step of :meth:`step` (native/simulation/simulation.hpp), each
@@ -737,6 +799,11 @@ class World:
         derivatives : also every step's Jacobians at the step taken (warm start included), as
             Step.jacobians(bounce=bounce): N T (6 nv² + 2 nv P) doubles, P = 10 nbodies + 2 with
             parameters (the θ blocks, as step_batch's), 0 without.
+        progress : a progress bar of the N T world-steps on standard error (:mod:`dcol.progress`): None
+            shows it from ROLLOUT_PROGRESS_STEPS world-steps on when standard error is a terminal, True
+            always, False never. A shown bar runs the worlds in groups (of a multiple of `threads`), one
+            native call each, and advances after each group; the worlds do not interact, so the results
+            are the same.
         Returns a :class:`BatchRollout`. RuntimeError when a world's state stops being finite.
         """
         # Checked here to name q0 and v0 (the native checks call them q and v) and to share one taus.
@@ -744,13 +811,41 @@ class World:
         count = starts.shape[0]
         controls = self._checked_controls(taus, count)
         threads = self.threads if threads is None else checked_threads(threads)
-        out = self._native().rollout(
-            starts, velocities, controls, bool(derivatives), bool(parameters), bool(bounce), threads
-        )
+        steps = controls.shape[1]
+        with progress_bar(
+            count * steps, progress, minimum=ROLLOUT_PROGRESS_STEPS, description="World.rollout_batch", unit="step"
+        ) as bar:
+            # Groups small enough for the bar to move, each a multiple of the threads so none sits idle.
+            group = count if bar.disable else threads * max(1, count // (_PROGRESS_GROUPS * threads))
+            parts = []
+            for start in range(0, count, group):
+                part = slice(start, start + group)
+                parts.append(
+                    self._native_rollout(
+                        starts[part], velocities[part], controls[part], derivatives, parameters, bounce, threads
+                    )
+                )
+                bar.update(len(range(count)[part]) * steps)
+        out = parts[0] if len(parts) == 1 else _concatenated(parts)
         if out["status"].any():
             self._check_batch_status(out["status"], "rollout", "rollouts", out["failed_step"])
         jacobians = _jacobian_blocks(out, parameters) if derivatives else None
         return BatchRollout(out["q"], out["v"], out["contacts"], jacobians)
+
+    def _native_rollout(
+        self,
+        starts: FloatArray,
+        velocities: FloatArray,
+        controls: FloatArray,
+        derivatives: bool,
+        parameters: bool,
+        bounce: bool,
+        threads: int,
+    ) -> dict[str, Any]:
+        """The native rollouts of checked (N, nq) starts, (N, nv) velocities and (N, T, nv) controls."""
+        return self._native().rollout(
+            starts, velocities, controls, bool(derivatives), bool(parameters), bool(bounce), threads
+        )
 
     def _checked_states(self, q: ArrayLike, v: ArrayLike, q_name: str, v_name: str) -> tuple[FloatArray, FloatArray]:
         """A batch's (N, nq) configurations and (N, nv) velocities from one state or N of each (the
@@ -772,22 +867,28 @@ class World:
         return np.ascontiguousarray(np.broadcast_to(controls, (count, *controls.shape[-2:])))
 
     def _check_batch_status(
-        self, status: Int8Array, item: str, items: str, failed_step: Int32Array | None = None
+        self,
+        status: Int8Array,
+        item: str,
+        items: str,
+        failed_step: Int32Array | None = None,
+        *,
+        single: bool = False,
     ) -> None:
-        """Raise for failed worlds of a native batch (status 2), warn for solver iteration limits (1)."""
+        """Raise for failed worlds of a native batch (status 2), warn for solver iteration limits (1);
+        single: the batch is one world of World.rollout, named as such."""
         problem = f"contact {self.contact_model.upper()}"
         failed = np.flatnonzero(status == 2)
         if failed.size:
             where = "" if failed_step is None else f" at step {failed_step[failed[0]]}"
-            raise RuntimeError(
-                f"{item} {failed[0]} failed{where}: the {problem} could not be solved or the state "
-                f"stopped being finite ({failed.size} {items} failed)"
-            )
+            cause = f"the {problem} could not be solved or the state stopped being finite"
+            if single:
+                raise RuntimeError(f"the {item} failed{where}: {cause}")
+            raise RuntimeError(f"{item} {failed[0]} failed{where}: {cause} ({failed.size} {items} failed)")
         limited = np.count_nonzero(status == 1)
         if limited:
-            warnings.warn(
-                f"{limited} {items} had a {problem} stopped at the iteration limit", RuntimeWarning, stacklevel=3
-            )
+            what = f"the {item} had" if single else f"{limited} {items} had"
+            warnings.warn(f"{what} a {problem} stopped at the iteration limit", RuntimeWarning, stacklevel=3)
 
     def _native(self) -> Any:
         """The native world of rollout_batch, built once per set of parameters."""
@@ -821,6 +922,13 @@ class World:
                 self.contact_model == "ncp",
             )
         return self._native_world
+
+
+def _concatenated(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The outputs of native rollouts of consecutive groups of worlds as those of one call: each array
+    joined along its world axis (the second of the Jacobian blocks, stacked (6, N, …) and (2, N, …))."""
+    blocks = ("state_jacobian", "params_jacobian")
+    return {key: np.concatenate([part[key] for part in parts], axis=int(key in blocks)) for key in parts[0]}
 
 
 def _jacobian_blocks(out: dict[str, Any], parameters: bool) -> StepJacobians:

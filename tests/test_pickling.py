@@ -53,9 +53,9 @@ def _step(derivatives, **kwargs):
     return _box_world(**kwargs).step(q, v, derivatives=derivatives)
 
 
-def _rollout(derivatives):
+def _rollout(derivatives, keep_steps=False):
     q, v = _box_state()
-    return _box_world().rollout(q, v, np.zeros((3, 6)), derivatives=derivatives)
+    return _box_world().rollout(q, v, np.zeros((3, 6)), derivatives=derivatives, keep_steps=keep_steps)
 
 
 def _lcp():
@@ -117,6 +117,7 @@ OBJECTS = {
     "StepJacobians": lambda: _step(True).jacobians(),
     "ContactProblem": lambda: _box_world().contact_problem(*_box_state()),
     "Rollout": lambda: _rollout(False),
+    "Rollout with its steps": lambda: _rollout(False, keep_steps=True),
     "Rollout with derivatives": lambda: _rollout(True),
     "BatchStep": lambda: _box_world().step_batch(*(x[None] for x in _box_state()), derivatives=True),
     "BatchRollout": lambda: _box_world().rollout_batch(*(x[None] for x in _box_state()), np.zeros((1, 3, 6))),
@@ -175,7 +176,7 @@ def _assert_same_behaviour(copied, original, name):
     elif isinstance(original, dd.Step) and original._linearization is not None:
         _assert_same(*(step.jacobians() for step in (copied, original)), f"{name} Jacobians")
         _assert_same(*(step.vjp(np.ones(6), np.ones(6)) for step in (copied, original)), f"{name} vjp")
-    elif isinstance(original, dd.Rollout) and original.steps[0]._linearization is not None:
+    elif isinstance(original, dd.Rollout) and original._steps and original.steps[0]._linearization is not None:
         gradients = (np.ones((4, 6)), np.ones((4, 6)))
         _assert_same(*(rollout.vjp(*gradients) for rollout in (copied, original)), f"{name} vjp")
 

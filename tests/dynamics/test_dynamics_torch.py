@@ -70,7 +70,7 @@ def test_step_gradcheck_box_sticking(sticking_box):
 def test_rollout_gradcheck_box_sticking(sticking_box):
     world, q, v, tau = sticking_box
     taus = np.tile(tau, (3, 1))
-    result = world.rollout(q, v, taus)
+    result = world.rollout(q, v, taus, keep_steps=True)
     assert all(len(s.contacts) == 4 and s.lcp.clamping.all() for s in result.steps)
 
     def function(q0, v0, taus, params):
@@ -106,7 +106,7 @@ def test_parameter_gradient_of_sliding_box_against_finite_differences(box_model)
     taus = np.tile([2.0, 0.0, 0.0, 0.0, 0.0, 0.0], (5, 1))
     assert all(
         len(s.contacts) == 4 and (s.lcp.at_lower | s.lcp.at_upper)[1::3].all()
-        for s in world.rollout(q0, v0, taus).steps
+        for s in world.rollout(q0, v0, taus, keep_steps=True).steps
     )
     rng = np.random.default_rng(0)
     weight_q, weight_v = torch.from_numpy(rng.normal(size=(6, 7))), torch.from_numpy(rng.normal(size=(6, 6)))

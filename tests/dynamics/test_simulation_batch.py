@@ -14,7 +14,7 @@ def assert_matches_python(world, q0, v0, taus):
     """Every world of the batch against its own World.rollout, bit for bit."""
     batch = world.rollout_batch(q0, v0, taus)
     for n in range(q0.shape[0]):
-        reference = world.rollout(q0[n], v0[n], taus[n])
+        reference = world.rollout(q0[n], v0[n], taus[n], keep_steps=True)
         assert np.array_equal(batch.q[n], reference.q), f"world {n}: q"
         assert np.array_equal(batch.v[n], reference.v), f"world {n}: v"
         assert np.array_equal(batch.contacts[n], [len(step.contacts) for step in reference.steps])
@@ -256,3 +256,25 @@ def test_reprs_are_short_and_say_what_matters():
     assert repr(batch).startswith("BatchRollout(N=2, T=5, nq=9, nv=9, contacts per step")
     steps = world.step_batch(np.tile(q, (3, 1)), np.tile(v, (3, 1)), np.zeros((3, model.nv)), derivatives=True)
     assert repr(steps).startswith("BatchStep(N=3, nq=9, nv=9, contacts") and repr(steps).endswith("derivatives=True)")
+
+
+def test_rollout_runs_natively_unless_steps_are_kept_with_the_same_trajectory():
+    """World.rollout without derivatives is one native call (rollout_batch's); keep_steps=True takes
+    the steps one call at a time and keeps them: the same trajectory and contact counts bit for bit,
+    and a rollout that fails names its step on both paths."""
+    world = World(box_pile_model(2), dt=1e-3, friction=0.5)
+    q0, v0 = floating_state(([0.0, 0.0, 0.1], [0.3, 0.0, 0.0]), ([0.02, 0.0, 0.32], [0.0, 0.0, 0.0]))
+    taus = np.zeros((120, world.model.nv))
+    native, kept = world.rollout(q0, v0, taus), world.rollout(q0, v0, taus, keep_steps=True)
+    for name in ("q", "v", "contacts"):
+        assert np.array_equal(getattr(native, name), getattr(kept, name)), name
+    assert np.array_equal(kept.contacts, [len(step.contacts) for step in kept.steps])
+    assert kept.contacts[-1] >= 8
+    with pytest.raises(ValueError, match=r"kept no Step objects: call World.rollout\(\.\.\., keep_steps=True\)"):
+        _ = native.steps
+    v_diverging = v0.copy()
+    v_diverging[0] = 1e200
+    with pytest.raises(RuntimeError, match=r"^the rollout failed at step 1: the contact LCP could not be solved"):
+        world.rollout(q0, v_diverging, taus)
+    with pytest.raises(RuntimeError, match=r"^step 1: the contact LCP could not be solved"):
+        world.rollout(q0, v_diverging, taus, keep_steps=True)

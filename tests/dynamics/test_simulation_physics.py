@@ -20,7 +20,8 @@ from tests.support.bodies import IDENTITY, G, ball_model, box_pile_model, floati
 
 
 def rollout(world, q0, v0, steps, derivatives=False):
-    return world.rollout(q0, v0, np.zeros((steps, world.model.nv)), derivatives=derivatives)
+    """World.rollout from rest controls, keeping its steps for the tests to study."""
+    return world.rollout(q0, v0, np.zeros((steps, world.model.nv)), derivatives=derivatives, keep_steps=True)
 
 
 def final_state_jacobian(result, q_index, v_index, bounce=True):
@@ -770,7 +771,7 @@ def test_two_cubes_stacked_under_the_ncp_come_to_rest():
     space after 0.3 s): every step solved, and the stack rests at z = 0.1, 0.3 (closed form)."""
     world = World(box_pile_model(2), dt=1e-3, contact_model="ncp")
     q0, v0 = floating_state(([0.0, 0.0, 0.101], [0.0, 0.0, 0.0]), ([0.001, 0.0, 0.302], [0.0, 0.0, 0.0]))
-    result = world.rollout(q0, v0, np.zeros((1000, 12)))
+    result = world.rollout(q0, v0, np.zeros((1000, 12)), keep_steps=True)
     assert all(step.lcp.status == 0 for step in result.steps)
     np.testing.assert_allclose(result.q[-1, [2, 9]], [0.1, 0.3], atol=1e-3)
     assert np.abs(result.v[-1]).max() < 1e-3

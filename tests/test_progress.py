@@ -1,0 +1,79 @@
+"""Progress bars (dcol.progress) of World.rollout and rollout_batch: shown for long runs when standard
+error is a terminal, never for short ones or with progress=False, and without changing any result."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from dcol.dynamics import ROLLOUT_PROGRESS_STEPS, World, load_dataset_robot, neutral
+from dcol.progress import progress_bar
+
+
+@pytest.fixture
+def terminal(monkeypatch, capsys):
+    """Standard error as a terminal (pytest's capture is not one): the bars' default then depends on
+    the amount of work alone. A function that makes it so (capsys replaces sys.stderr only once the
+    test runs) and returns what was written to it since the last call."""
+
+    def written() -> str:
+        monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+        return capsys.readouterr().err
+
+    return written
+
+
+def _cartpole():
+    model = load_dataset_robot("cartpole")
+    return World(model, ground=False), neutral(model) + 0.1, np.zeros(model.nv)
+
+
+def test_the_default_shows_a_bar_only_for_long_runs_on_a_terminal(terminal, monkeypatch):
+    terminal()
+    for total, shown in ((99, False), (100, True)):
+        with progress_bar(total, None, minimum=100, description="work", unit="step") as bar:
+            bar.update(total)
+        printed = terminal()
+        assert ("work: 100%" in printed) == shown, printed
+    with progress_bar(100, False, minimum=1, description="work", unit="step") as bar:
+        bar.update(100)
+    assert terminal() == ""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)  # a log file or a pipe
+    with progress_bar(10**6, None, minimum=1, description="work", unit="step") as bar:
+        bar.update(10**6)
+    assert terminal() == ""
+
+
+def test_progress_must_be_a_bool_or_none():
+    with pytest.raises(TypeError, match="progress must be True, False or None, got 'yes'"):
+        progress_bar(1, "yes", minimum=1, description="work", unit="step")  # type: ignore[arg-type]
+
+
+def test_long_rollouts_show_progress_and_short_ones_do_not(terminal):
+    world, q, v = _cartpole()
+    terminal()
+    long = world.rollout(q, v, np.zeros((ROLLOUT_PROGRESS_STEPS, 2)))
+    assert "World.rollout: 100%" in terminal() and long.q.shape == (ROLLOUT_PROGRESS_STEPS + 1, 2)
+    world.rollout(q, v, np.zeros((ROLLOUT_PROGRESS_STEPS - 1, 2)))
+    world.rollout(q, v, np.zeros((ROLLOUT_PROGRESS_STEPS, 2)), progress=False)
+    assert terminal() == ""
+    world.rollout(q, v, np.zeros((3, 2)), keep_steps=True, progress=True)
+    assert "3/3" in terminal()
+
+
+def test_rollout_batch_shows_progress_by_groups_of_worlds_with_the_same_results(terminal):
+    world, q, v = _cartpole()
+    count, steps = 8, ROLLOUT_PROGRESS_STEPS // 4
+    rng = np.random.default_rng(0)
+    q0, v0 = q + 0.1 * rng.normal(size=(count, 2)), v + rng.normal(size=(count, 2))
+    taus = rng.normal(size=(count, steps, 2))
+    terminal()
+    shown = world.rollout_batch(q0, v0, taus, derivatives=True)
+    printed = terminal()
+    assert "World.rollout_batch: 100%" in printed and f"{count * steps}/{count * steps}" in printed
+    hidden = world.rollout_batch(q0, v0, taus, derivatives=True, progress=False)
+    assert terminal() == ""
+    for name in ("q", "v", "contacts"):
+        assert np.array_equal(getattr(shown, name), getattr(hidden, name)), name
+    for name, block in zip(hidden.jacobians._fields, hidden.jacobians):
+        assert np.array_equal(getattr(shown.jacobians, name), block), name
