@@ -7,7 +7,7 @@ frames; with and without derivatives) and coal's DynamicAABBTree manager `collid
 enabled (points, normals, depths; no derivatives). Scenes: N random shapes (spheres, boxes, capsules,
 cylinders, ellipsoids, polytopes) at a fixed density, all contacts at the given poses, both
 libraries updating their broadphase from the poses each time; the growth rate is the time ratio per
-tenfold N. Needs the `[test]` extra (coal).
+tenfold N. Needs the `[oracles]` extra (coal).
 
 Run: python benchmarks/bench_contacts.py [--pairs 2000] [--repeats 5] [--markdown] [--quick]
 """

@@ -12,7 +12,7 @@ pairs go through dcol's native batch path, one thread:
 - diffcp: tests/derivative_oracle.py's proximity_jacobian_oracle on a few pose pairs (Clarabel solve,
   refinement and diffcp's derivative along the 14 pose coordinates), what a user differentiating the
   cone program with diffcp would run.
-A primitive's row averages the pairs in which it is shape a. Needs the `[test]` extra (diffcp).
+A primitive's row averages the pairs in which it is shape a. Needs the `[oracles]` extra (diffcp).
 
 Run: python benchmarks/bench_derivatives.py [--poses 4000] [--diffcp-problems 2] [--markdown] [--quick]
 """

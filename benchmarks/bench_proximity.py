@@ -11,7 +11,7 @@ For every ordered pair of the seven primitives the same random pose pairs are so
   time.
 Every figure is the fastest of --repeats runs, as Python's timeit advises: a slower run measures
 other processes' interference, not the code (this matters on shared machines). A primitive's row
-averages the pairs in which it is shape a. Needs the `[test]` extra (cvxpy).
+averages the pairs in which it is shape a. Needs the `[oracles]` extra (cvxpy).
 
 Run: python benchmarks/bench_proximity.py [--poses 10000] [--python-calls 2000] [--cvxpy-problems 10]
                                           [--repeats 3] [--markdown] [--quick]

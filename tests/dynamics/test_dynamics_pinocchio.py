@@ -11,11 +11,14 @@ import functools
 import os
 
 import numpy as np
-import pinocchio as pin
 import pytest
 
 import dcol.dynamics as dyn
+from tests.support.optional import oracle
 from tests.support.pinocchio_oracle import PinocchioOracle, rotation_from_quaternion
+
+pin = oracle("pinocchio")
+oracle("example_robot_data")  # the robots compared
 
 RTOL = 1e-9
 N_STATES = 3

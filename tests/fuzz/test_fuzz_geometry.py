@@ -11,7 +11,6 @@ tests/support/distance_oracle.py. Answers with a success status must check out; 
 must say so.
 """
 
-import cvxpy as cp
 import numpy as np
 import pytest
 from hypothesis import given
@@ -42,8 +41,11 @@ from tests.support.fuzz import (
     seeds,
     unit,
 )
+from tests.support.optional import oracle
 from tests.support.oracle import bounding_radii, gauge, proximity_oracle
 from tests.support.shapes import KINDS, body_position, random_quaternion, random_shape, regime_distance, scaled_copy
+
+cp = oracle("cvxpy")
 
 REGIMES = ["penetrating", "near", "separated", "touching", "coincident", "far"]
 SUCCESS = (Status.SOLVED, Status.SOLVED_INACCURATE, Status.SMOOTHED)

@@ -4,7 +4,6 @@ with each other where each is meant to hold."""
 
 import itertools
 
-import coal
 import numpy as np
 import pytest
 
@@ -17,6 +16,7 @@ from tests.support.distance_oracle import (
     separation,
     signed_distance,
 )
+from tests.support.optional import oracle
 from tests.support.oracle import bounding_radii, gauge, rotation_matrix, shape_frame, shape_kind, vertices
 from tests.support.shapes import (
     KINDS,
@@ -26,6 +26,8 @@ from tests.support.shapes import (
     random_quaternion,
     random_shape,
 )
+
+coal = oracle("coal")
 
 IDENTITY = (np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]))
 STRICTLY_CONVEX = {"sphere", "ellipsoid"}  # a pair with one of these has a unique closest pair

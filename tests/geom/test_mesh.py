@@ -18,6 +18,7 @@ from scipy.spatial.transform import Rotation
 import dcol.geom.mesh as mesh_module
 from dcol.geom import MAX_FACES, Box, Sphere, proximity, support_point
 from dcol.geom.mesh import ConvexMesh, convex_decomposition, load_mesh
+from tests.support.optional import oracle
 from tests.support.topology import check_closed_solid
 
 MESHES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "datasets", "meshes")
@@ -217,6 +218,7 @@ def test_convex_mesh_errors(build, error, match):
 
 @pytest.mark.parametrize("method, options", [("coacd", None), ("vhacd", {"resolution": 20000})])
 def test_decomposition_of_l_block(tmp_path, method, options):
+    oracle({"coacd": "coacd", "vhacd": "vhacdx"}[method])
     parts = convex_decomposition(L_BLOCK, method=method, cache_dir=tmp_path, options=options)
     assert len(parts) >= 2 and all(isinstance(part, ConvexMesh) for part in parts)
     for part in parts:  # each hull in the mesh's frame and bounds
@@ -230,6 +232,7 @@ def test_decomposition_of_l_block(tmp_path, method, options):
 
 
 def test_decomposition_cache_hit(tmp_path, monkeypatch):
+    oracle("coacd")
     first = convex_decomposition(L_BLOCK, cache_dir=tmp_path)
     assert len(list(tmp_path.glob("*.npz"))) == 1
 
@@ -260,6 +263,7 @@ def test_decomposition_cache_hit(tmp_path, monkeypatch):
 
 
 def test_default_cache_dir_from_environment(tmp_path, monkeypatch):
+    oracle("coacd")
     monkeypatch.setenv("DCOL_CACHE_DIR", str(tmp_path / "cache"))
     convex_decomposition(L_BLOCK)
     assert len(list((tmp_path / "cache").glob("*.npz"))) == 1

@@ -1,11 +1,13 @@
 """Boxed LCPs (fixed bounds and Coulomb friction bounds, Nimble App. A) and their gradients against
 the box-constrained QP in cvxpy/Clarabel, closed forms and central differences."""
 
-import cvxpy as cp
 import numpy as np
 import pytest
 
 from dcol.solvers import LCPStatus, lcp_jacobian, lcp_jvp, lcp_vjp, solve_boxed_lcp
+from tests.support.optional import oracle
+
+cp = oracle("cvxpy")
 
 
 def box_qp(A, b, lo, hi):

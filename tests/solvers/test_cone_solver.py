@@ -2,11 +2,13 @@
 
 import warnings
 
-import cvxpy as cp
 import numpy as np
 import pytest
 
 from dcol.solvers import SolverSettings, Status, solve_cone_program
+from tests.support.optional import oracle
+
+cp = oracle("cvxpy")
 
 CLARABEL = dict(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, max_iter=200)
 

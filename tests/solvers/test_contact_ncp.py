@@ -2,7 +2,6 @@
 closed forms, the cone-constrained QP in cvxpy/Clarabel at the solution's De Saxcé term, and central
 differences."""
 
-import cvxpy as cp
 import numpy as np
 import pytest
 
@@ -14,6 +13,9 @@ from dcol.solvers import (
     project_onto_friction_cone,
     solve_contact_ncp,
 )
+from tests.support.optional import oracle
+
+cp = oracle("cvxpy")
 
 M, MU = 2.0, 0.5
 

@@ -3,7 +3,6 @@ cvxpy/Clarabel, brute-force enumeration of complementary bases, and central diff
 
 import itertools
 
-import cvxpy as cp
 import numpy as np
 import pytest
 
@@ -18,6 +17,9 @@ from dcol.solvers import (
     solve_lcp,
     solve_mlcp,
 )
+from tests.support.optional import oracle
+
+cp = oracle("cvxpy")
 
 
 def psd_problem(rng, n, rank=None):

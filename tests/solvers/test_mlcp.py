@@ -2,11 +2,13 @@
 QP it is the optimality system of (cvxpy/Clarabel), central differences, and the clamping-set
 gradients of the LCP."""
 
-import cvxpy as cp
 import numpy as np
 import pytest
 
 from dcol.solvers import LCPStatus, lcp_vjp, mlcp_vjp, solve_lcp, solve_mlcp
+from tests.support.optional import oracle
+
+cp = oracle("cvxpy")
 
 
 def contact_qp(rng, n, m, p):

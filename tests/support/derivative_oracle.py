@@ -52,11 +52,13 @@ Only the shapes' public attributes are read; nothing of dcol is imported.
 import functools
 from dataclasses import dataclass
 
-import diffcp
 import numpy as np
 import scipy.sparse as sparse
 
+from tests.support.optional import oracle
 from tests.support.oracle import TOLERANCES, rotation_matrix, shape_frame, shape_kind
+
+diffcp = oracle("diffcp")
 
 PARAMETERIZATIONS = ("quaternion", "mrp", "rigid")
 

@@ -30,13 +30,14 @@ Only the shapes' public attributes are read, as in tests/support/oracle.py; noth
 
 import functools
 
-import coal
-import cvxpy as cp
 import numpy as np
 from scipy.optimize import minimize
 from scipy.spatial import ConvexHull
 
+from tests.support.optional import oracle
 from tests.support.oracle import face_count, membership, shape_frame, shape_kind, solve, support, vertices
+
+cp, coal = oracle("cvxpy"), oracle("coal")
 
 # --- cvxpy ---------------------------------------------------------------------------------------------------
 

@@ -13,9 +13,12 @@ Only the shapes' public attributes are read (``A``, ``b``, ``R``, ``L``, ``H``, 
 import functools
 import warnings
 
-import cvxpy as cp
 import numpy as np
 from scipy.spatial import HalfspaceIntersection
+
+from tests.support.optional import oracle
+
+cp = oracle("cvxpy")
 
 # Clarabel's tolerances, tightest first: 1e-10 is as far as it reliably certifies in double precision,
 # and the rare problem it cannot certify there is retried looser (still far below the tests' 1e-6).

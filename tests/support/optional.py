@@ -1,0 +1,16 @@
+"""The oracles of the ``[oracles]`` extra (cvxpy with Clarabel, diffcp, Pinocchio, coal,
+example-robot-data, CoACD, V-HACD): large packages that only tests and benchmarks use. A test that
+needs one is skipped, naming the extra, when it is missing; ``pip install ".[test,oracles]"`` runs them
+all (README's test command and .ci/run do)."""
+
+from types import ModuleType
+
+import pytest
+
+
+def oracle(module: str) -> ModuleType:
+    """The module, imported, or the calling test (or, at import, its whole module) skipped with the
+    command that installs it."""
+    return pytest.importorskip(
+        module, reason=f'{module} is missing: it is an oracle of the [oracles] extra, pip install ".[test,oracles]"'
+    )
