@@ -87,7 +87,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -317,13 +317,14 @@ class BatchRollout(NamedTuple):
                 "BatchRollout.vjp needs the steps' Jacobians with their θ blocks: call "
                 "World.rollout_batch(..., derivatives=True, parameters=True)"
             )
-        blocks = jacobians
+        # Every block is there: the θ ones come with the others when asked for.
+        blocks = [cast(FloatArray, block) for block in jacobians]
 
         def step_cotangents(t: int, carry_q: FloatArray, carry_v: FloatArray) -> StepCotangents:
             return _step_cotangents(StepJacobians(*(block[:, t] for block in blocks)), carry_q, carry_v)
 
         count, steps, nv = self.v.shape
-        params = np.zeros((count, blocks.q_params.shape[-1]))
+        params = np.zeros((count, jacobians.q_params.shape[-1]))
         return _backpropagated(step_cotangents, grad_q, grad_v, (count, steps, nv), params)
 
 

@@ -12,3 +12,10 @@ def test_missing_torch_gives_install_hint(module, monkeypatch):
     monkeypatch.delitem(sys.modules, module, raising=False)  # imported afresh
     with pytest.raises(ImportError, match=rf'{module} needs PyTorch, .*pip install "dcol\[torch\]"'):
         importlib.import_module(module)
+
+
+def test_missing_ray_gives_install_hint(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
+    monkeypatch.delitem(sys.modules, "dcol.dynamics.distributed", raising=False)  # imported afresh
+    with pytest.raises(ImportError, match=r'dcol.dynamics.distributed needs Ray, .*pip install "dcol\[distributed\]"'):
+        importlib.import_module("dcol.dynamics.distributed")
