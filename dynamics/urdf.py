@@ -3,8 +3,9 @@ collision and visual geometry (box, sphere, cylinder, mesh), with an optional fl
 
 Links joined by fixed joints are lumped into one body (their inertias combined in the body frame)
 and stay available as named frames, as do all joints. Mesh files are found through ``package://``
-URIs (a folder named after the package under one of ``package_dirs``), ``file://`` URIs, absolute
-paths and paths relative to the URDF file.
+URIs (a folder named after the package under one of ``package_dirs``, then under one of the folders
+of the ``ROS_PACKAGE_PATH`` environment variable, as ROS and Pinocchio find them), ``file://`` URIs,
+absolute paths and paths relative to the URDF file.
 """
 
 from __future__ import annotations
@@ -144,7 +145,9 @@ def _resolve(filename: str, where: str, base_dir: str | None, package_dirs: Sequ
     for path in candidates:
         if os.path.isfile(path):
             return os.path.abspath(path)
-    raise ValueError(f"{where}: mesh file {filename!r} not found (looked in {candidates}; pass package_dirs)")
+    raise ValueError(
+        f"{where}: mesh file {filename!r} not found (looked in {candidates}; pass package_dirs or set ROS_PACKAGE_PATH)"
+    )
 
 
 def _geometry(
@@ -259,7 +262,8 @@ def load_urdf(
         is allowed).
     floating_base : bool, attach the root link to the world by a floating joint named "root_joint"
         (else the root link is fixed to the world).
-    package_dirs : folders searched for ``package://NAME/...`` mesh URIs (as ``DIR/NAME/...``).
+    package_dirs : folders searched for ``package://NAME/...`` mesh URIs (as ``DIR/NAME/...``), before
+        the folders of the ``ROS_PACKAGE_PATH`` environment variable (separated by os.pathsep).
     geometry : bool, load collision and visual geometry (mesh files must then exist).
 
     Raises ValueError naming the offending element for malformed URDFs: not XML, no <robot>, links
@@ -271,6 +275,7 @@ def load_urdf(
     if root.tag != "robot":
         raise ValueError(f"URDF root element must be <robot>, got <{root.tag}>")
     folders = [str(d) for d in ([package_dirs] if isinstance(package_dirs, (str, os.PathLike)) else package_dirs)]
+    folders += [folder for folder in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if folder]
 
     links: dict[str, ET.Element] = {}
     for element in root.findall("link"):

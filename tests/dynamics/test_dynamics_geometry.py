@@ -66,3 +66,30 @@ def test_missing_mesh_file_names_the_link():
     with pytest.raises(ValueError, match=r"link 'base'.*mesh\.stl"):
         dd.load_urdf(urdf)
     assert dd.load_urdf(urdf, geometry=False).nv == 0
+
+
+def test_package_uris_resolve_through_package_dirs_then_ros_package_path(tmp_path, monkeypatch):
+    """package://robot/... is looked up as DIR/robot/... in package_dirs first, then in the folders of
+    ROS_PACKAGE_PATH in their order, as ROS and Pinocchio do."""
+    import os
+    import shutil
+
+    source = os.path.join(os.path.dirname(dd.__file__), "..", "datasets", "meshes", "tetrahedron.stl")
+    folders = {name: tmp_path / name for name in ("empty", "ros", "ros_later", "given")}
+    for name in ("ros", "ros_later", "given"):
+        (folders[name] / "robot" / "meshes").mkdir(parents=True)
+        shutil.copy(source, folders[name] / "robot" / "meshes" / "part.stl")
+    folders["empty"].mkdir()
+    urdf = """<robot name="r"><link name="base"><collision><geometry>
+              <mesh filename="package://robot/meshes/part.stl"/></geometry></collision></link></robot>"""
+
+    def resolved(**kwargs):
+        (entry,) = dd.load_urdf(urdf, **kwargs).collision_shapes
+        return entry.shape.path
+
+    monkeypatch.setenv("ROS_PACKAGE_PATH", os.pathsep.join(str(folders[n]) for n in ("empty", "ros", "ros_later")))
+    assert resolved() == str(folders["ros"] / "robot" / "meshes" / "part.stl")
+    assert resolved(package_dirs=[folders["given"]]) == str(folders["given"] / "robot" / "meshes" / "part.stl")
+    monkeypatch.delenv("ROS_PACKAGE_PATH")
+    with pytest.raises(ValueError, match="pass package_dirs or set ROS_PACKAGE_PATH"):
+        resolved()
