@@ -37,6 +37,7 @@ def test_command_line(tmp_path):
     assert output.read_bytes().startswith(PNG_SIGNATURE)
     assert "SOLVED" in done.stdout and str(output) in done.stdout
     assert (tmp_path / "cli-simulation.png").read_bytes().startswith(PNG_SIGNATURE)
+    assert (tmp_path / "cli-simulation.html").read_text().startswith("<!doctype html>")
     assert "d(far box final position)/d(ball initial velocity)" in done.stdout
 
 
@@ -48,16 +49,20 @@ def test_simulation_demo(tmp_path):
 
     summary = run_simulation_demo(tmp_path / "sim.png")
     assert summary["output"].read_bytes().startswith(PNG_SIGNATURE)
+    # The animation beside the plot; tests/test_viz.py opens such pages in a browser.
+    assert summary["animation"] == tmp_path / "sim.html"
+    assert summary["animation"].read_text().startswith("<!doctype html>")
     assert summary["q"][-1, 7] > 0.3 and summary["contacts"].min() >= 8  # two boxes resting: 4 + 4
     assert summary["energy"][-1] < summary["energy"][0]  # friction and restitution < 1 dissipate
     assert np.all(np.isfinite(summary["gradient"]))
     assert summary["gradient"][0, 0] > 0.0
 
 
-def test_missing_matplotlib_gives_install_hint(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("package", ["matplotlib", "viser"])
+def test_missing_viz_extra_gives_install_hint(package, tmp_path, monkeypatch, capsys):
     from dcol.cli import main
 
-    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` fail
+    monkeypatch.setitem(sys.modules, package, None)  # makes `import package` fail
     output = tmp_path / "never.png"
     with pytest.raises(ImportError, match=r'pip install "dcol\[viz\]"'):
         run_demo(output)
@@ -83,9 +88,9 @@ def test_demo_makes_its_folder_and_names_the_files_it_wrote(tmp_path, capsys):
 
     assert main(["demo", "--output", str(tmp_path / "new" / "picture")]) == 0
     printed = capsys.readouterr().out
-    for name in ("picture.png", "picture-simulation.png"):
+    for name in ("picture.png", "picture-simulation.png", "picture-simulation.html"):
         path = tmp_path / "new" / name
-        assert path.read_bytes().startswith(PNG_SIGNATURE)
+        assert path.stat().st_size > 10_000
         assert str(path) in printed
 
 

@@ -21,7 +21,41 @@ def _parser() -> argparse.ArgumentParser:
         default="dcol-demo.png",
         metavar="PATH",
         help="PNG to write, its folder made if missing, .png added without a suffix (default: %(default)s); the "
-        "simulation's plot goes beside it as NAME-simulation.png",
+        "simulation's plot goes beside it as NAME-simulation.png, its animation as NAME-simulation.html",
+    )
+    view = commands.add_parser(
+        "view",
+        help="a robot in the browser: writes a self-contained HTML page (or serves it) of its visual geometry, "
+        "optionally its collision geometry and its contacts with the ground",
+    )
+    view.add_argument(
+        "robot",
+        metavar="ROBOT_OR_URDF",
+        help="a URDF file, or the name of one of dcol's robots (cartpole, half_cheetah, ...) or of "
+        "example-robot-data's (talos, panda, ur5, ...)",
+    )
+    view.add_argument(
+        "--q", nargs="+", type=float, metavar="Q", help="the configuration, nq numbers (default: the neutral one)"
+    )
+    view.add_argument(
+        "--output", metavar="PATH", help="HTML file to write, its folder made if missing (default: ROBOT.html)"
+    )
+    view.add_argument(
+        "--serve",
+        action="store_true",
+        help="serve the page on http://127.0.0.1:PORT until Ctrl-C instead of writing it",
+    )
+    view.add_argument("--port", type=int, default=8080, help="the port of --serve (default: %(default)s)")
+    view.add_argument(
+        "--collision", action="store_true", help="also draw the collision geometry (the convex hulls dcol collides)"
+    )
+    view.add_argument(
+        "--contacts",
+        action="store_true",
+        help="draw the contacts with the ground; without --q a floating base is first set down on the ground",
+    )
+    view.add_argument(
+        "--floating-base", action="store_true", help="for a URDF file: attach its root link by a floating joint"
     )
     commands.add_parser(
         "info", help="version, the proximity kernels this processor runs, cores and threads, extras installed"
@@ -31,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
 
 # The optional extras and the packages each brings, whose versions `dcol info` reports.
 _EXTRAS = {
-    "viz": ("matplotlib",),
+    "viz": ("matplotlib", "viser"),
     "torch": ("torch",),
     "mesh": ("coacd", "vhacdx"),
     "robots": ("example-robot-data",),
@@ -75,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns
     -------
-    int, the exit status: 0 on success, 1 if the demo cannot draw (matplotlib missing).
+    int, the exit status: 0 on success, 1 if the demo or the viewer cannot draw (the viz extra
+    missing), 2 if dcol view cannot load its robot (unknown name, missing mesh, bad URDF or --q).
     """
     parser = _parser()
     args = parser.parse_args(argv)
@@ -98,4 +133,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ImportError as err:  # matplotlib missing: a one-line hint, not a traceback
             print(f"dcol demo: {err}", file=sys.stderr)
             return 1
+    if args.command == "view":
+        return _view(args)
+    return 0
+
+
+def _view(args: argparse.Namespace) -> int:
+    """``dcol view``: the robot's page written to --output (default ROBOT.html) or served."""
+    from pathlib import Path
+
+    from .viz import robot_viewer
+
+    try:
+        viewer = robot_viewer(
+            args.robot,
+            args.q,
+            collision=args.collision,
+            contacts=args.contacts,
+            floating_base=True if args.floating_base else None,
+            port=args.port if args.serve else 0,
+        )
+    except ImportError as err:  # viser missing: a one-line hint, not a traceback
+        print(f"dcol view: {err}", file=sys.stderr)
+        return 1
+    except (ValueError, OSError) as err:  # unknown robot, missing mesh file, bad URDF or configuration
+        print(f"dcol view: {err}", file=sys.stderr)
+        return 2
+    if args.serve:
+        viewer.serve()
+        return 0
+    with viewer:
+        output = viewer.save_html(args.output or Path(args.robot).stem + ".html")
+    print(f"page written to {output}")
     return 0

@@ -1,9 +1,11 @@
 """``dcol demo``: one of each primitive, DCOL proximity for every pair, a table and a picture.
 
 Seven shapes on a ring, each close enough to its neighbours that some pairs penetrate (α < 1) and
-some nearly touch. The picture needs matplotlib (the ``viz`` extra).
+some nearly touch. The demo needs the ``viz`` extra: matplotlib for the picture, viser for the
+simulation's animation (both checked before any work is done).
 """
 
+import importlib
 import itertools
 import os
 from pathlib import Path
@@ -21,7 +23,6 @@ CLOSE_ALPHA: float = 1.5  # pairs drawn with their contact points and normal
 _RING_RADIUS = 0.85
 _NORMAL_LENGTH = 0.3
 _LABEL_LIFT = np.array([0.0, 0.0, 0.08])  # keeps a pair's α label off its contact marks
-_MISSING_MATPLOTLIB = 'dcol demo draws its picture with matplotlib, which is not installed: pip install "dcol[viz]"'
 
 
 def _axis_angle(axis: ArrayLike, degrees: float) -> FloatArray:
@@ -96,9 +97,9 @@ def run_demo(output_path: str | os.PathLike[str] = "dcol-demo.png") -> dict[str,
 
     Raises
     ------
-    ImportError if matplotlib is missing (checked before any work is done).
+    ImportError if matplotlib or viser is missing (checked before any work is done).
     """
-    _require_matplotlib()
+    _require_viz_extra()
     output = Path(output_path)
     scene = demo_scene()
     pairs = [
@@ -113,11 +114,15 @@ def run_demo(output_path: str | os.PathLike[str] = "dcol-demo.png") -> dict[str,
     return {"pairs": pairs, "touching": touching, "output": output}
 
 
-def _require_matplotlib() -> None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError as err:
-        raise ImportError(_MISSING_MATPLOTLIB) from err
+def _require_viz_extra() -> None:
+    """ImportError naming the viz extra unless its packages, matplotlib and viser, import."""
+    for package in ("matplotlib", "viser"):
+        try:
+            importlib.import_module(package)
+        except ImportError as err:
+            raise ImportError(
+                f'dcol demo draws with matplotlib and viser; {package} is not installed: pip install "dcol[viz]"'
+            ) from err
 
 
 def _draw(scene: list[tuple[str, Shape, FloatArray, FloatArray]], pairs: list[dict[str, Any]], output: Path) -> None:

@@ -2,7 +2,8 @@
 
 It simulates the scene with contact, friction and restitution, prints contact counts and energy as it
 goes, backpropagates through the whole rollout to get the gradient of the far box's final position
-with respect to the ball's initial velocity, and plots positions, energy and contacts over time.
+with respect to the ball's initial velocity, plots positions, energy and contacts over time, and writes
+the rollout as an animation in a self-contained HTML page (dcol.viz) beside the plot.
 """
 
 import os
@@ -25,6 +26,7 @@ BALL_MASS: float = 2.0
 DT: float = 2e-3
 STEPS: int = 250
 _BALL_SPEED = 3.0  # m/s towards the boxes
+_SLOW_MOTION = 4.0  # the animation plays the half-second impact over two seconds
 
 
 def demo_model() -> tuple[Model, FloatArray, FloatArray]:
@@ -60,17 +62,19 @@ def _energy(model: Model, q: FloatArray, v: FloatArray) -> float:
 
 
 def run_simulation_demo(output_path: str | os.PathLike[str] = "dcol-demo-simulation.png") -> dict[str, Any]:
-    """Simulate the demo scene, print contacts and energy, the gradient, and plot.
+    """Simulate the demo scene, print contacts and energy, the gradient, plot, and animate.
 
     Returns
     -------
     dict with ``q`` (STEPS + 1, nq), ``v`` (STEPS + 1, nv), ``contacts`` (STEPS,) contact counts,
     ``energy`` (STEPS + 1,), ``gradient`` (3, 3) ∂(far box final position)/∂(ball initial linear
-    velocity), and ``output`` (pathlib.Path).
+    velocity), ``output`` (pathlib.Path) and ``animation``, the HTML page's pathlib.Path (the plot's
+    name with .html).
     """
-    from .demo import _require_matplotlib  # one shared hint for the viz extra
+    from .demo import _require_viz_extra  # one shared hint for the viz extra
+    from .viz import Viewer
 
-    _require_matplotlib()
+    _require_viz_extra()
     output = Path(output_path)
     model, q0, v0 = demo_model()
     world = World(model, dt=DT, friction=0.6, restitution=0.3)
@@ -96,6 +100,10 @@ def run_simulation_demo(output_path: str | os.PathLike[str] = "dcol-demo-simulat
         print(f"  {name}: " + " ".join(f"{value:9.4f}" for value in row))
     _plot(rollout, energy, contacts, output)
     print(f"plot written to {output}")
+    with Viewer() as viewer:
+        viewer.animate(rollout, world, name="demo", slow_motion=_SLOW_MOTION)
+        animation = viewer.save_html(output.with_suffix(".html"))
+    print(f"animation written to {animation}")
     return {
         "q": rollout.q,
         "v": rollout.v,
@@ -103,6 +111,7 @@ def run_simulation_demo(output_path: str | os.PathLike[str] = "dcol-demo-simulat
         "energy": energy,
         "gradient": gradient,
         "output": output,
+        "animation": animation,
     }
 
 
