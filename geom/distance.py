@@ -62,7 +62,8 @@ class DistanceResult:
     distance : float, > 0 apart (Euclidean), ≤ 0 overlapping (minus the penetration depth along normal).
     p_a, p_b : (3,) float64 witness points of a and b. normal : (3,) float64 unit vector from a to b.
     alpha : float, DCOL's minimum scaling, which tells the branch (α > 1: apart).
-    status : int8 code of dcol.solvers.Status (the worse of the two solves); iterations : int32 (both).
+    status : dcol.solvers.Status (the worse of the two solves), int8 codes of it in the batch function;
+    iterations : int (both solves), int32 in the batch function.
     """
 
     distance: float | FloatArray
@@ -106,6 +107,19 @@ def _single_pair(
             raise shape_error(name, shapes, array.shape)
         poses.append(array[None])
     return poses
+
+
+def _first(batch: DistanceResult) -> dict[str, object]:
+    """The fields of a batch of one pose pair as those of one: arrays without the batch axis, the
+    scalars as Python numbers and the status as a dcol.solvers.Status."""
+    fields: dict[str, object] = {key: value[0] for key, value in vars(batch).items()}
+    fields.update(
+        distance=float(batch.distance[0]),
+        alpha=float(batch.alpha[0]),
+        status=Status(int(batch.status[0])),
+        iterations=int(batch.iterations[0]),
+    )
+    return fields
 
 
 def signed_distance_batch(
@@ -153,8 +167,7 @@ def signed_distance(
 ) -> DistanceResult:
     """Signed distance of shapes a and b at body poses (r, q): a DistanceResult (see the module)."""
     r_a1, q_a1, r_b1, q_b1 = _single_pair(a, r_a, q_a, b, r_b, q_b)
-    out = signed_distance_batch(a, r_a1, q_a1, b, r_b1, q_b1, settings=settings)
-    return DistanceResult(**{key: value[0] for key, value in vars(out).items()})
+    return DistanceResult(**_first(signed_distance_batch(a, r_a1, q_a1, b, r_b1, q_b1, settings=settings)))
 
 
 def distance_jacobian_batch(
@@ -203,7 +216,7 @@ def distance_jacobian(
     """Signed distance of one pose pair and its derivatives: a DistanceJacobian."""
     r_a1, q_a1, r_b1, q_b1 = _single_pair(a, r_a, q_a, b, r_b, q_b)
     out = distance_jacobian_batch(a, r_a1, q_a1, b, r_b1, q_b1, parameterization=parameterization, settings=settings)
-    return DistanceJacobian(**{key: value[0] for key, value in vars(out).items()})
+    return DistanceJacobian(**_first(out))
 
 
 def support_point(shape: Shape, r: ArrayLike, q: ArrayLike, direction: ArrayLike) -> FloatArray:

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 import dcol.dynamics as dyn
-from tests.support.optional import oracle
+from tests.support.optional import example_robots_dir, oracle
 from tests.support.pinocchio_oracle import PinocchioOracle, rotation_from_quaternion
 
 pin = oracle("pinocchio")
-oracle("example_robot_data")  # the robots compared
+example_robots_dir()  # the robots compared
 
 RTOL = 1e-9
 N_STATES = 3
