@@ -5,6 +5,10 @@ import os
 import numpy as np
 import pytest
 
+# The Ray clusters the tests start (tests/dynamics/test_distributed.py, README's block) send no usage
+# reports; set before any of them starts.
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+
 
 def pytest_addoption(parser):
     # Here rather than in tests/fuzz: options must be declared by a conftest pytest reads at start-up,

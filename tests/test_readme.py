@@ -1,7 +1,7 @@
 """README.md's Python blocks run as pasted, each on its own, and print what their comments say.
 
 A line ``print(...)  # → TEXT`` must print exactly TEXT; other comments are prose. Blocks that need an
-optional extra's package (the example robots) skip without it."""
+optional extra's package (the example robots, Ray) skip without it."""
 
 import contextlib
 import io
@@ -44,5 +44,7 @@ def test_readme_block_runs_on_its_own(index):
     block = BLOCKS[index]
     if "load_example_robot" in block:
         example_robots_dir()
+    if "import ray" in block:
+        pytest.importorskip("ray", reason="the block needs Ray: pip install 'dcol[distributed]'")
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(_checked(block), f"README.md block {index}", "exec"), {"_check": _check})

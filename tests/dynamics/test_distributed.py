@@ -14,8 +14,6 @@ import warnings
 import numpy as np
 import pytest
 
-# Before Ray starts: no usage reports from the test clusters.
-os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 ray = pytest.importorskip("ray", reason="dcol.dynamics.distributed needs Ray: pip install 'dcol[distributed]'")
 
 from dcol.dynamics import World, distributed, load_dataset_robot, neutral  # noqa: E402
@@ -217,8 +215,6 @@ def test_a_world_that_does_not_pickle_is_refused_naming_its_part(no_task_sent):
 
 
 RUNNING_CLUSTER = """
-import os
-os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 import numpy as np
 import ray
 from ray.cluster_utils import Cluster
@@ -258,3 +254,13 @@ def test_a_running_cluster_reached_by_its_address():
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "identical on" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_cem_example_runs():
+    """examples/cem_cartpole_ray.py on a local cluster of its own, a short run."""
+    example = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "cem_cartpole_ray.py")
+    arguments = ["--samples", "16", "--iterations", "2", "--seconds", "0.5"]
+    done = subprocess.run([sys.executable, example, *arguments], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("best cost") == 2 and "from upright" in done.stdout
