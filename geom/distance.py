@@ -28,6 +28,7 @@ tilt onto an edge; there one side's derivative is returned).
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 from dcol import _native
 from dcol.solvers import SolverSettings, Status
@@ -109,15 +110,16 @@ def _single_pair(
     return poses
 
 
-def _first(batch: DistanceResult) -> dict[str, object]:
+def _first(batch: DistanceResult) -> dict[str, Any]:
     """The fields of a batch of one pose pair as those of one: arrays without the batch axis, the
     scalars as Python numbers and the status as a dcol.solvers.Status."""
-    fields: dict[str, object] = {key: value[0] for key, value in vars(batch).items()}
+    arrays: dict[str, Any] = vars(batch)
+    fields = {key: value[0] for key, value in arrays.items()}
     fields.update(
-        distance=float(batch.distance[0]),
-        alpha=float(batch.alpha[0]),
-        status=Status(int(batch.status[0])),
-        iterations=int(batch.iterations[0]),
+        distance=float(arrays["distance"][0]),
+        alpha=float(arrays["alpha"][0]),
+        status=Status(int(arrays["status"][0])),
+        iterations=int(arrays["iterations"][0]),
     )
     return fields
 
