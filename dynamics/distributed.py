@@ -206,9 +206,9 @@ def _unpickled_world(stored: ray.ObjectRef) -> World:
 def _run_chunk(
     stored: list[ray.ObjectRef], work: Callable[..., Any], arrays: list[FloatArray | None], options: dict[str, bool]
 ) -> tuple[Any, list[tuple[type[Warning], str]]]:
-    """One chunk on a worker: work's result (world, threads, the chunk's arrays, options) and the
-    warnings it issued. The world comes as a reference
-    in a list, which Ray leaves unresolved, so that a worker unpickles it once (_unpickled_world)."""
+    """One chunk on a worker: the result of work(world, threads, *arrays, **options) and the warnings
+    it issued. The world comes as a reference in a list, which Ray leaves unresolved, so that a worker
+    unpickles it once per call (_unpickled_world); threads are the CPUs Ray gave the task."""
     threads = max(1, round(ray.get_runtime_context().get_assigned_resources().get("CPU", 1.0)))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -226,7 +226,8 @@ def _checked_world(world: object) -> World:
 
 
 def _stored(world: World) -> ray.ObjectRef:
-    """The world in Ray's object store; TypeError naming the part of it that does not pickle."""
+    """The world in Ray's object store; TypeError naming the part of it that does not pickle (pickled
+    first on its own: ray.put's error does not say which part failed)."""
     try:
         ray.cloudpickle.dumps(world)
     except Exception as err:  # pickling raises TypeError, PicklingError, AttributeError, … by the object
