@@ -127,6 +127,11 @@ def _body_frame_mesh(geometry: Shape | MeshGeometry) -> tuple[FloatArray, IntArr
     return surface_mesh(geometry, resolution=_RESOLUTION)
 
 
+def _check_something_drawn(visual: bool, collision: bool | None) -> None:
+    if not visual and collision is False:
+        raise ValueError("visual=False and collision=False leave nothing to draw")
+
+
 def _collision_geometry(robot: Model | World) -> list[tuple[int, Shape | MeshGeometry]]:
     """(model body, geometry) of what collides: a World's scene shapes (meshes as the convex hulls it
     collides with; its ground left out, the viewer draws a grid), or a Model's collision geometry as
@@ -166,8 +171,6 @@ class _RobotNodes:
             groups.append(("visual", visuals, _VISUAL_COLOR, None))
         if collision or (collision is None and not (visual and model.visual_shapes)):
             groups.append(("collision", _collision_geometry(robot), _COLLISION_COLOR, _COLLISION_OPACITY))
-        if not groups:
-            raise ValueError("visual=False and collision=False leave nothing to draw")
         self.model = model
         labels = dict(zip([-1, *range(model.nbodies)], _unique_labels(["world", *model.body_names], "body")))
         # (model body, frame node) per drawn body; body-frame vertices per model body for the bounds.
@@ -408,6 +411,7 @@ class Viewer:
         """
         model = self._robot_model(robot)
         configuration = neutral(model) if q is None else checked_array(q, "q", (("nq", model.nq),))
+        _check_something_drawn(visual, collision)
         root = self._claim(name, "robot")
         nodes = _RobotNodes(self, root, robot, visual, collision)
         poses = nodes.poses(configuration[None])
@@ -577,6 +581,7 @@ class Viewer:
             )
         slow_motion = checked_positive(slow_motion, "slow_motion")
         frame_rate = checked_positive(frame_rate, "frame_rate")
+        _check_something_drawn(visual, collision)
         last = trajectories.shape[1] - 1
         stride = max(1, round(1.0 / (frame_rate * world.dt * slow_motion)))
         frames = np.unique(np.r_[np.arange(0, last + 1, stride), last])
