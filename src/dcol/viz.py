@@ -209,6 +209,20 @@ class _RobotNodes:
         return np.vstack(points)
 
 
+def _add_normals(scene: Any, node: str, points: ArrayLike, normals: ArrayLike, length: float) -> Any:
+    """Arrows of the given length (m) from points (K, 3) along unit normals (K, 3), as one node."""
+    starts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    ends = starts + length * np.asarray(normals, dtype=np.float64).reshape(-1, 3)
+    return scene.add_arrows(
+        node,
+        np.stack([starts, ends], axis=1),
+        colors=_NORMAL_COLOR,
+        shaft_radius=_SHAFT_FRACTION * length,
+        head_radius=_HEAD_RADIUS_FRACTION * length,
+        head_length=_HEAD_LENGTH_FRACTION * length,
+    )
+
+
 class _ContactNodes:
     """Contact points and normal arrows under one node, replaced as the contacts change."""
 
@@ -233,14 +247,7 @@ class _ContactNodes:
                 point_shape="circle",
                 precision="float32",
             ),
-            self._scene.add_arrows(
-                f"{self._root}/normals",
-                np.stack([contacts.point, contacts.point + length * contacts.normal], axis=1),
-                colors=_NORMAL_COLOR,
-                shaft_radius=_SHAFT_FRACTION * length,
-                head_radius=_HEAD_RADIUS_FRACTION * length,
-                head_length=_HEAD_LENGTH_FRACTION * length,
-            ),
+            _add_normals(self._scene, f"{self._root}/normals", contacts.point, contacts.normal, length),
         ]
 
 
@@ -522,15 +529,7 @@ class Viewer:
         scene.add_line_segments(
             f"{root}/segment", points[None, :2], colors=_WITNESS_COLOR, thickness=0.2 * _POINT_FRACTION * length
         )
-        normal = np.asarray(result.normal)
-        scene.add_arrows(
-            f"{root}/normal",
-            np.array([[witness[0], witness[0] + length * normal]]),
-            colors=_NORMAL_COLOR,
-            shaft_radius=_SHAFT_FRACTION * length,
-            head_radius=_HEAD_RADIUS_FRACTION * length,
-            head_length=_HEAD_LENGTH_FRACTION * length,
-        )
+        _add_normals(scene, f"{root}/normal", witness[0], result.normal, length)
         return root
 
     def animate(
