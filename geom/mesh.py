@@ -220,8 +220,11 @@ class ConvexMesh(Polytope):
     offset : optional pair (r, q): pose of the points' frame in the body, r (3,) and q a
         quaternion (4,) ``[w, x, y, z]`` or a (3, 3) rotation matrix.
 
-    Raises ValueError when the points span no solid or the hull has more than MAX_FACES faces
-    after merging coplanar triangles.
+    Raises
+    ------
+    ValueError
+        When the points span no solid or the hull has more than MAX_FACES faces after merging
+        coplanar triangles.
     """
 
     _topology_tolerance: float = _TOPOLOGY_TOLERANCE

@@ -256,15 +256,18 @@ class Viewer:
     HTML file that plays offline (:meth:`save_html`) or served live (:meth:`serve`).
 
     Each ``add_*`` method and :meth:`animate` draws under the node ``/NAME`` (``name``: unique, without
-    '/'; by default the kind of object and a number) and returns that node's name.
+    '/'; by default the kind of object and a number) and returns that node's name. Use as a context
+    manager, or call :meth:`close`, to stop the server.
 
     Parameters
     ----------
     host : str, the address the live page is served on (default loopback only).
     port : int, its port; 0 (default) takes a free one (see :attr:`url`).
 
-    Raises ImportError naming the ``viz`` extra when viser is not installed. Use as a context manager,
-    or call :meth:`close`, to stop the server.
+    Raises
+    ------
+    ImportError
+        Naming the ``viz`` extra, when viser is not installed.
     """
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
@@ -378,6 +381,8 @@ class Viewer:
         q : (B, 4) float64 quaternions ``[w, x, y, z]`` or (B, 3, 3) rotation matrices.
         opacity : float in (0, 1], default opaque.
 
+        Notes
+        -----
         Nodes: ``/NAME/BODY/K`` for the K-th shape of the scene, BODY the body's name (or ``bodyI``).
         """
         if not isinstance(scene, Scene):
@@ -491,6 +496,8 @@ class Viewer:
             the scaled shapes touch at DCOL's point x, drawn too), translucent.
         normal_length : float > 0, the normal's length (m); default as :meth:`add_contacts`.
 
+        Notes
+        -----
         Nodes: ``/NAME/a``, ``/NAME/b``, with scaled ``/NAME/a_scaled``, ``/NAME/b_scaled``; the points
         ``/NAME/witness`` (p_a, p_b, and x when scaled), ``/NAME/segment`` between p_a and p_b, and
         ``/NAME/normal`` at p_a, from a to b.
