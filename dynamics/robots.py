@@ -20,7 +20,6 @@ __all__ = [
 
 _DATASET_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "datasets", "robots")
 
-# name → whether it is loaded with a floating base (see datasets/robots/README.md).
 DATASET_ROBOTS: dict[str, bool] = {
     "cartpole": False,
     "double_pendulum": False,
@@ -31,8 +30,9 @@ DATASET_ROBOTS: dict[str, bool] = {
     "box": True,
     "ground_plane": False,
 }
+"""dcol's own robots (datasets/robots, described in its README.md): name → whether it is loaded
+with a floating base."""
 
-# name → (URDF path under example-robot-data's robots folder, floating base).
 EXAMPLE_ROBOTS: dict[str, tuple[str, bool]] = {
     "ur5": ("ur_description/urdf/ur5_robot.urdf", False),
     "panda": ("panda_description/urdf/panda.urdf", False),
@@ -42,6 +42,8 @@ EXAMPLE_ROBOTS: dict[str, tuple[str, bool]] = {
     "anymal": ("anymal_b_simple_description/robots/anymal.urdf", True),
     "go1": ("go1_description/urdf/go1.urdf", True),
 }
+"""The robots load_example_robot knows (the ``robots`` extra): name → (URDF path under
+example-robot-data's robots folder, whether it is loaded with a floating base)."""
 
 
 def dataset_robot_path(name: str) -> str:

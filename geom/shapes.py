@@ -27,6 +27,8 @@ from .rotations import checked_pose
 from .topology import DEFAULT_TOLERANCE, polytope_topology
 
 MAX_FACES: int = _native.MAX_FACES
+"""The most faces (rows of A) a Polytope or ConvexMesh may have: the native solver's problems have
+compile-time maximum sizes."""
 
 __all__ = [
     "Shape",
