@@ -29,7 +29,7 @@ from dcol import _native
 from dcol.geom import Shape
 from dcol.geom.rotations import checked_pose
 from dcol.typing import ArrayLike, FloatArray, IntArray, Pose
-from dcol.validation import checked_array, checked_nonnegative, float_array
+from dcol.validation import checked_array, checked_instance, checked_nonnegative, float_array
 
 if TYPE_CHECKING:
     from .urdf import MeshGeometry  # the URDF loader builds models with this module
@@ -40,6 +40,7 @@ JOINT_KINDS: tuple[str, ...] = ("revolute", "continuous", "prismatic", "floating
 _NATIVE_KIND = {"revolute": 0, "continuous": 0, "prismatic": 1, "floating": 2}
 _NQ = {"revolute": 1, "continuous": 1, "prismatic": 1, "floating": 7}
 _NV = {"revolute": 1, "continuous": 1, "prismatic": 1, "floating": 6}
+_JOINTS_SHOWN = 6  # joints a Model's repr names, the last included
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ class Model:
 
     Attributes
     ----------
+    name : str, the robot's name (a URDF's <robot name>; "" when none was given)
     nq, nv, nbodies : int
     joint_names, joint_kinds, body_names : list[str], one per body (body_names: the link the joint moves)
     parents : (nbodies,) int array, parent body of each body (−1: the world)
@@ -114,6 +116,7 @@ class Model:
     collision_shapes, visual_shapes : list[BodyShape]
     """
 
+    name: str
     nq: int
     nv: int
     nbodies: int
@@ -142,6 +145,7 @@ class Model:
     def __init__(self, builder: ModelBuilder) -> None:
         bodies = builder._bodies
         frames = builder._frames
+        self.name = builder._name
         self.nbodies = len(bodies)
         self.joint_names = [b["joint"] for b in bodies]
         self.joint_kinds = [b["kind"] for b in bodies]
@@ -240,7 +244,10 @@ class Model:
             raise ValueError(f"frame {name!r} is not in the model (see Model.frame_names)") from None
 
     def __repr__(self) -> str:
-        return f"Model(nq={self.nq}, nv={self.nv}, nbodies={self.nbodies})"
+        joints = [f"{name} ({kind})" for name, kind in zip(self.joint_names, self.joint_kinds)]
+        if len(joints) > _JOINTS_SHOWN:  # the first ones and the last, so that the repr stays one line
+            joints[_JOINTS_SHOWN - 1 : -1] = ["…"]
+        return f"Model({self.name!r}, nq={self.nq}, nv={self.nv}, nbodies={self.nbodies}, joints: {', '.join(joints)})"
 
 
 class ModelBuilder:
@@ -254,7 +261,9 @@ class ModelBuilder:
     >>> model = b.build()
     """
 
-    def __init__(self, gravity: ArrayLike = (0.0, 0.0, -9.81)) -> None:
+    def __init__(self, gravity: ArrayLike = (0.0, 0.0, -9.81), *, name: str = "") -> None:
+        """gravity : (3,) in the world frame. name : the robot's name (Model.name)."""
+        self._name = checked_instance(name, "name", str, "")
         self._gravity = checked_array(gravity, "gravity", (3,))
         self._bodies: list[dict[str, Any]] = []
         self._frames: list[dict[str, Any]] = []

@@ -366,7 +366,7 @@ def load_urdf(
         mass, com, inertia = _inertial(links[link], link)
         inertia_parts[body].append((mass, R @ com + p, R @ inertia @ R.T))
 
-    builder = ModelBuilder(gravity=gravity)
+    builder = ModelBuilder(gravity=gravity, name=root.get("name", ""))
     if floating_base:
         builder.add_body(
             root_link, parent=None, joint="root_joint", kind="floating", **_combined(inertia_parts[root_link])

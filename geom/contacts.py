@@ -22,8 +22,11 @@ contact's normal also with the other body's position (Nimble §V).
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from dcol import _native
 from dcol._native import ContactRule
+from dcol.printing import value_text
 from dcol.solvers import SolverSettings, Status
 from dcol.typing import ArrayLike, FloatArray, Int8Array
 from dcol.validation import checked_instance, checked_real
@@ -39,7 +42,8 @@ class ContactSet:
     """K contacts between two shapes.
 
     point, normal, tangent1, tangent2 : (K, 3) float64 world; separation : (K,) float64;
-    rule : (K,) int8 ContactRule codes. status : dcol.solvers.Status of the signed-distance solve that
+    rule : (K,) int8 ContactRule codes (an array, to select with ``rule == ContactRule.FACE_POINT``;
+    :attr:`rules` gives them as ContactRule members). status : dcol.solvers.Status of the signed-distance solve that
     found them (of a scene's, the worst): a solve that failed finds no contacts, and says so here
     rather than reporting the shapes apart. With derivatives: d_point, d_normal, d_tangent1,
     d_tangent2 (K, 3, 12) and d_separation (K, 12) float64, with respect to [δp_a, δθ_a, δp_b, δθ_b];
@@ -61,6 +65,20 @@ class ContactSet:
 
     def __len__(self) -> int:
         return len(self.separation)
+
+    @property
+    def rules(self) -> list[ContactRule]:
+        """The rule of each contact as a ContactRule member (K of them)."""
+        return [ContactRule(code) for code in self.rule]
+
+    def __repr__(self) -> str:
+        rules, counts = np.unique(self.rule, return_counts=True)
+        by_rule = ", ".join(f"{ContactRule(rule).name} ×{count}" for rule, count in zip(rules, counts))
+        separation = f"separation {self.separation.min():.6g} to {self.separation.max():.6g}, " if len(self) else ""
+        return (
+            f"{type(self).__name__}({len(self)} contacts{': ' + by_rule if len(self) else ''}, {separation}"
+            f"status={value_text(self.status)}, derivatives={self.d_point is not None})"
+        )
 
 
 def contacts(

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from dcol import _native
+from dcol.printing import summary_repr
 from dcol.solvers import SolverSettings, Status
 from dcol.typing import ArrayLike, FloatArray, Int8Array, Int32Array
 from dcol.validation import checked_array, checked_instance, checked_threads
@@ -82,6 +83,8 @@ class ProximityJacobian:
     status: Status | Int8Array
     iterations: int | Int32Array
 
+    __repr__ = summary_repr
+
 
 @dataclass(frozen=True)
 class ProximityGradient:
@@ -91,6 +94,8 @@ class ProximityGradient:
     gradient: FloatArray
     status: Status | Int8Array
     iterations: int | Int32Array
+
+    __repr__ = summary_repr
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,8 @@ class ContactJacobian:
     d_normal: FloatArray
     status: Status | Int8Array
     iterations: int | Int32Array
+
+    __repr__ = summary_repr
 
 
 def checked_derivative_settings(
@@ -316,6 +323,8 @@ class ShapeParameterJacobian:
     jacobians: dict[tuple[str, str], FloatArray]
     status: Status
     iterations: int
+
+    __repr__ = summary_repr
 
 
 def _named_parameters(shape: Shape, jacobian: FloatArray) -> dict[str, FloatArray]:

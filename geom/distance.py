@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dcol import _native
+from dcol.printing import summary_repr
 from dcol.solvers import SolverSettings, Status
 from dcol.typing import ArrayLike, FloatArray, Int8Array, Int32Array
 from dcol.validation import checked_instance, checked_threads, float_array, shape_error
@@ -75,8 +76,10 @@ class DistanceResult:
     status: Status | Int8Array
     iterations: int | Int32Array
 
+    __repr__ = summary_repr
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, repr=False)  # the repr of DistanceResult
 class DistanceJacobian(DistanceResult):
     """A DistanceResult with the derivatives of its outputs with respect to (pose_a, pose_b), P columns:
     d_distance (P,), d_p_a, d_p_b, d_normal (3, P)."""

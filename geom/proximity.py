@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from dcol import _native
 from dcol._native import ProximityResult
+from dcol.printing import summary_repr
 from dcol.solvers import SolverSettings
 from dcol.typing import ArrayLike, FloatArray, Int8Array, Int32Array
 from dcol.validation import checked_instance, checked_threads
@@ -46,6 +47,8 @@ class ProximityBatchResult:
     normal: FloatArray
     status: Int8Array
     iterations: Int32Array
+
+    __repr__ = summary_repr
 
 
 def proximity_batch(

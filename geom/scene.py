@@ -30,7 +30,7 @@ __all__ = ["Scene", "SceneContacts"]
 _ALL_GROUPS = 0xFFFFFFFF
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # the repr of ContactSet
 class SceneContacts(ContactSet):
     """The contacts of a scene (K of them; see :class:`dcol.geom.ContactSet` for the fields), with
     body_a, body_b, shape_a, shape_b : (K,) int64, the bodies and shapes (scene indices) of each

@@ -15,6 +15,7 @@ from typing import Any
 
 from dcol import _native
 from dcol._native import Status
+from dcol.printing import summary_repr
 from dcol.typing import ArrayLike, FloatArray
 from dcol.validation import checked_array, checked_instance, checked_integer, checked_real, is_integer
 
@@ -120,6 +121,8 @@ class ConeSolution:
     iterations: int
     primal_objective: float
     dual_objective: float
+
+    __repr__ = summary_repr
 
 
 def solve_cone_program(

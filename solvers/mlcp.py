@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dcol import _native
+from dcol.printing import summary_repr
 from dcol.typing import ArrayLike, FloatArray
 from dcol.validation import checked_array, checked_iterations, checked_positive
 
@@ -41,6 +42,8 @@ class MLCPSolution:
     status: LCPStatus
     iterations: int
     residual: float
+
+    __repr__ = summary_repr
 
 
 class MLCPCotangents(NamedTuple):
