@@ -20,6 +20,7 @@ import json
 import math
 import os
 import tempfile
+import warnings
 import zipfile
 from collections.abc import Callable, Mapping
 from types import ModuleType
@@ -52,6 +53,10 @@ _TOPOLOGY_TOLERANCE = 10.0 * _COPLANAR_TOLERANCE
 
 # A closed mesh whose volume is within this fraction of its hull's volume is convex.
 _CONVEX_TOLERANCE = 1e-6
+
+# A mesh triangle deeper inside the convex hull than this fraction of the hull's size makes the mesh
+# not convex (ConvexMesh.from_mesh warns); shallower dents are rounding of flat or curved faces.
+_DENT_DEPTH = 1e-4
 
 # load_mesh merges vertices closer than this fraction of the mesh's size, as trimesh merges those
 # within 1e-8 m, but independent of the units.
@@ -170,6 +175,20 @@ def _farthest_points(points: FloatArray, count: int) -> FloatArray:
     return points[picked]
 
 
+def _dented(vertices: FloatArray, faces: IntArray, hull: ConvexMesh) -> bool:
+    """Whether some triangle (t, 3) of vertices (V, 3), in the frame hull was made in, lies inside the
+    hull deeper than _DENT_DEPTH of its size: whether the mesh is not convex. A triangle's centroid is
+    on the boundary only if the whole triangle lies in one face of the hull, so the centroids are tested."""
+    depth = _DENT_DEPTH * np.linalg.norm(np.ptp(vertices, axis=0))
+    unit = np.linalg.norm(hull.A, axis=1)
+    for start in range(0, len(faces), _OFFSET_BLOCK):  # in blocks, as in _plane_offsets
+        centroids = vertices[faces[start : start + _OFFSET_BLOCK]].mean(axis=1) - hull.centroid
+        distances = (centroids @ hull.A.T - hull.b) / unit  # ≤ 0 inside each plane
+        if np.any(distances.max(axis=1) < -depth):
+            return True
+    return False
+
+
 def _volume_and_centroid(hull: ConvexHull) -> tuple[float, FloatArray]:
     """Volume (float) and (3,) float64 volume centroid of the hull: tetrahedra from an inner point
     to each of its triangles."""
@@ -260,14 +279,24 @@ class ConvexMesh(Polytope):
 
         Returns
         -------
-        ConvexMesh whose body frame is the mesh frame moved by offset.
+        ConvexMesh whose body frame is the mesh frame moved by offset. A UserWarning (once per mesh
+        and caller) says so when the mesh is not convex: part of its surface inside its hull.
         """
         mesh, name = _mesh_argument(mesh_or_path, "mesh_or_path")
         points = _scaled_vertices(mesh.vertices, scale)
+        hull_points = points
         if max_vertices is not None:
             count = checked_integer(max_vertices, "max_vertices", minimum=4)
-            points = _farthest_points(points[_solid_hull(points, name).vertices], count)
-        return cls._from_points(points, offset, name)
+            hull_points = _farthest_points(points[_solid_hull(points, name).vertices], count)
+        hull = cls._from_points(hull_points, offset, name)
+        if _dented(points, np.asarray(mesh.faces, dtype=np.int64), hull):
+            warnings.warn(
+                f"{name} is not convex: dcol collides with its convex hull (convex_decomposition splits a mesh "
+                "into convex parts)",
+                UserWarning,
+                stacklevel=2,
+            )
+        return hull
 
     @classmethod
     def _from_points(cls, points: FloatArray, offset: Pose | None, name: str) -> ConvexMesh:

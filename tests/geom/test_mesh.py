@@ -8,6 +8,7 @@ the L block's analytic membership, and Monte Carlo volumes.
 import os
 import sys
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -211,6 +212,26 @@ def test_scale():
 def test_convex_mesh_errors(build, error, match):
     with pytest.raises(error, match=match):
         build()
+
+
+def test_a_mesh_that_is_not_convex_is_replaced_by_its_hull_with_one_warning():
+    """The L block's inner corner lies inside its hull; a box, a float32 sphere (whose vertices qhull
+    sees within rounding of its faces) and a subdivided box (vertices in the middle of flat faces) do not."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")  # Python's own: each message once per place that warns
+        for _ in range(3):
+            ConvexMesh.from_mesh(L_BLOCK)
+    assert len(caught) == 1 and issubclass(caught[0].category, UserWarning)
+    assert str(caught[0].message) == (
+        f"mesh file {L_BLOCK!r} is not convex: dcol collides with its convex hull (convex_decomposition splits a "
+        "mesh into convex parts)"
+    )
+    sphere = trimesh.creation.icosphere(2)
+    sphere.vertices = (sphere.vertices * 3.0 + 100.0).astype(np.float32).astype(np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for convex in (trimesh.creation.box([0.3, 0.2, 0.1]), sphere, trimesh.creation.box([1, 2, 3]).subdivide()):
+            ConvexMesh.from_mesh(convex)
 
 
 # convex_decomposition
