@@ -34,6 +34,11 @@ normalization, as DCOL.jl), ``"mrp"`` (r 3, p 3: modified Rodrigues parameters p
 unit quaternion with w ≥ 0) and ``"rigid"`` (δp 3, δθ 3 for r ← r + δp, Q ← exp([δθ]×) Q in the world
 frame). "quaternion" and "mrp" need the orientations as quaternions; "rigid" also takes rotation
 matrices.
+
+The functions of this module default to ``"quaternion"``, DCOL.jl's layout, so that a port of DCOL.jl
+code gets the same matrices; the signed-distance derivatives (dcol.geom.distance) default to
+``"rigid"``, the columns of the contacts and of the dynamics layer they feed. Pass
+``parameterization=`` to choose.
 """
 
 from dataclasses import dataclass
@@ -212,7 +217,8 @@ def proximity_jacobian(
     ----------
     a, b : dcol.geom shapes. r_a, r_b : (3,) positions. q_a, q_b : (4,) quaternions ``[w, x, y, z]``
         (or (3, 3) rotation matrices with ``parameterization="rigid"``).
-    parameterization : "quaternion" (J is (4, 14)), "mrp" or "rigid" (J is (4, 12)); module docstring.
+    parameterization : "quaternion" (default, as DCOL.jl: J is (4, 14)), "mrp" or "rigid" (J is (4, 12));
+        module docstring. (distance_jacobian defaults to "rigid".)
     settings : SolverSettings, default DERIVATIVE_SETTINGS (barrier = 0: exact; module docstring).
 
     Returns
@@ -234,7 +240,8 @@ def proximity_gradient(
     settings: SolverSettings | None = None,
 ) -> ProximityGradient:
     """α and ∂α/∂(pose_a, pose_b) alone, from the gradient of the Lagrangian at the optimum (no linear
-    solve). Parameters as :func:`proximity_jacobian`; returns ProximityGradient (gradient (P,))."""
+    solve). Parameters as :func:`proximity_jacobian` (parameterization "quaternion" by default: P = 14);
+    returns ProximityGradient (gradient (P,))."""
     return ProximityGradient(*_single(a, r_a, q_a, b, r_b, q_b, _GRADIENT, parameterization, settings))
 
 
@@ -251,7 +258,8 @@ def contact_jacobian(
 ) -> ContactJacobian:
     """Contact points (DCOL eq. 29), distance (DCOL eq. 30), normal, α and x with their Jacobians to both poses.
 
-    Parameters as :func:`proximity_jacobian`; returns ContactJacobian.
+    Parameters as :func:`proximity_jacobian` (parameterization "quaternion" by default: P = 14); returns
+    ContactJacobian.
     """
     return ContactJacobian(*_single(a, r_a, q_a, b, r_b, q_b, _CONTACT, parameterization, settings))
 
@@ -269,7 +277,8 @@ def proximity_jacobian_batch(
     threads: int | None = None,
 ) -> ProximityJacobian:
     """:func:`proximity_jacobian` for N pose pairs in one native call (arguments as
-    dcol.geom.proximity_batch); every field of the result has a leading N axis."""
+    dcol.geom.proximity_batch; parameterization "quaternion" by default: P = 14); every field of the
+    result has a leading N axis."""
     return _proximity_jacobian(_batch(a, r_a, q_a, b, r_b, q_b, _JACOBIAN, parameterization, settings, threads))
 
 
@@ -285,7 +294,8 @@ def proximity_gradient_batch(
     settings: SolverSettings | None = None,
     threads: int | None = None,
 ) -> ProximityGradient:
-    """:func:`proximity_gradient` for N pose pairs in one native call; gradient is (N, P)."""
+    """:func:`proximity_gradient` for N pose pairs in one native call; gradient is (N, P), P = 14 with the
+    default parameterization "quaternion"."""
     out = _batch(a, r_a, q_a, b, r_b, q_b, _GRADIENT, parameterization, settings, threads)
     return ProximityGradient(out["alpha"], out["d_alpha"], out["status"], out["iterations"])
 
@@ -302,7 +312,8 @@ def contact_jacobian_batch(
     settings: SolverSettings | None = None,
     threads: int | None = None,
 ) -> ContactJacobian:
-    """:func:`contact_jacobian` for N pose pairs in one native call; leading N axis on every field."""
+    """:func:`contact_jacobian` for N pose pairs in one native call (parameterization "quaternion" by
+    default: P = 14); leading N axis on every field."""
     return ContactJacobian(**_batch(a, r_a, q_a, b, r_b, q_b, _CONTACT, parameterization, settings, threads))
 
 

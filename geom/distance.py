@@ -21,10 +21,12 @@ even when the distance is right to 1e-10, while the centred solution has them to
 the shapes' size) and picks the analytic centre of a face's witness set, which moves smoothly.
 
 Derivatives are with respect to both body poses, columns as in :mod:`dcol.geom.derivatives`
-(``"quaternion"``, ``"mrp"`` or ``"rigid"``). Apart, they come from the implicit function theorem at
-the cone program's solution (barrier-smoothed like DCOL's); overlapping, from DCOL's derivatives of x
-and n and the envelope theorem for the support planes (undefined where a support face is about to
-tilt onto an edge; there one side's derivative is returned).
+(``"quaternion"``, ``"mrp"`` or ``"rigid"``), by default ``"rigid"`` (12 columns [δp_a, δθ_a, δp_b,
+δθ_b], those of the contacts and of the dynamics layer that chains them), unlike DCOL's derivative
+functions, whose default is DCOL.jl's ``"quaternion"`` (14 columns). Apart, they come from the
+implicit function theorem at the cone program's solution (barrier-smoothed like DCOL's); overlapping,
+from DCOL's derivatives of x and n and the envelope theorem for the support planes (undefined where a
+support face is about to tilt onto an edge; there one side's derivative is returned).
 """
 
 from dataclasses import dataclass
@@ -189,6 +191,8 @@ def distance_jacobian_batch(
 ) -> DistanceJacobian:
     """Signed distances and their derivatives for N pose pairs: a DistanceJacobian of arrays.
 
+    parameterization : "rigid" (default: 12 columns, [δp_a, δθ_a, δp_b, δθ_b]), "quaternion" (14) or "mrp"
+    (12), as in dcol.geom.derivatives (whose functions default to "quaternion").
     settings default to DISTANCE_SETTINGS (a barrier > 0 is required, see dcol.geom.derivatives);
     other arguments as :func:`signed_distance_batch`.
     """
@@ -218,7 +222,8 @@ def distance_jacobian(
     parameterization: str = "rigid",
     settings: SolverSettings | None = None,
 ) -> DistanceJacobian:
-    """Signed distance of one pose pair and its derivatives: a DistanceJacobian."""
+    """Signed distance of one pose pair and its derivatives: a DistanceJacobian, by default in the
+    "rigid" parameterization (12 columns; arguments as :func:`distance_jacobian_batch`)."""
     r_a1, q_a1, r_b1, q_b1 = _single_pair(a, r_a, q_a, b, r_b, q_b)
     out = distance_jacobian_batch(a, r_a1, q_a1, b, r_b1, q_b1, parameterization=parameterization, settings=settings)
     return DistanceJacobian(**_first(out))
