@@ -2,8 +2,8 @@
 settings) and their result tables, printed as aligned plain text or as GitHub markdown.
 
 A script collects its results as `Table`s and calls `print_report`; with `--markdown` the output is
-one section of README.md's performance part (see update_readme.py): a heading, the line
-"measured <date> on <machine>", then the tables.
+one section of the documentation's performance page, docs/performance.md (see
+update_performance.py): a heading, the line "measured <date> on <machine>", then the tables.
 """
 
 import datetime
