@@ -1,7 +1,10 @@
-"""README.md's Python blocks run as pasted, each on its own, and print what their comments say.
+"""The Python blocks of README.md and of the documentation's pages (docs/**/*.md) run as pasted, each
+on its own, and print what their comments say.
 
 A line ``print(...)  # → TEXT`` must print exactly TEXT; other comments are prose. Blocks that need an
-optional extra's package (the example robots, Ray) skip without it."""
+optional extra's package (the example robots, Ray, viser) skip without it. A block that only includes
+a file (pymdownx.snippets' ``--8<--``) shows an example script whole; the scripts take command-line
+arguments and are not run here."""
 
 import contextlib
 import io
@@ -12,9 +15,18 @@ import pytest
 
 from tests.support.optional import example_robots_dir
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", flags=re.DOTALL | re.MULTILINE)
+SNIPPET = "--8<--"
 CHECKED_PRINT = re.compile(r"^(?P<indent>\s*)print\((?P<args>.*)\)\s*# → (?P<expected>.*)$")
+BLOCKS = {
+    f"{page.relative_to(ROOT)} block {index}": block
+    for page in PAGES
+    for index, block in enumerate(
+        block for block in FENCE.findall(page.read_text(encoding="utf-8")) if not block.startswith(SNIPPET)
+    )
+}
 
 
 def _checked(block: str) -> str:
@@ -34,17 +46,25 @@ def _check(expected: str, *values: object) -> None:
     assert printed.getvalue().rstrip("\n") == expected
 
 
-def test_the_readme_has_checked_blocks():
-    assert len(BLOCKS) >= 5
-    assert sum(bool(CHECKED_PRINT.match(line)) for block in BLOCKS for line in block.splitlines()) >= 8
+def _checked_prints(names: list[str]) -> int:
+    return sum(bool(CHECKED_PRINT.match(line)) for name in names for line in BLOCKS[name].splitlines())
 
 
-@pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_readme_block_runs_on_its_own(index):
-    block = BLOCKS[index]
+def test_the_pages_have_checked_blocks():
+    readme = [name for name in BLOCKS if name.startswith("README.md ")]
+    docs = [name for name in BLOCKS if name.startswith("docs")]
+    assert len(readme) >= 1 and _checked_prints(readme) >= 2
+    assert len(docs) >= 8 and _checked_prints(docs) >= 15
+
+
+@pytest.mark.parametrize("name", list(BLOCKS))
+def test_block_runs_on_its_own(name):
+    block = BLOCKS[name]
     if "load_example_robot" in block:
         example_robots_dir()
     if "import ray" in block:
         pytest.importorskip("ray", reason="the block needs Ray: pip install 'dcol[distributed]'")
+    if "dcol.viz" in block:
+        pytest.importorskip("viser", reason="the block needs viser: pip install 'dcol[viz]'")
     with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(_checked(block), f"README.md block {index}", "exec"), {"_check": _check})
+        exec(compile(_checked(block), name, "exec"), {"_check": _check})
