@@ -27,6 +27,7 @@ from .distance import (
 )
 from .mesh import ConvexMesh, convex_decomposition, load_mesh
 from .proximity import ProximityBatchResult, ProximityResult, proximity, proximity_batch
+from .rotations import quaternion_from_xyzw
 from .scene import Scene, SceneContacts
 from .shapes import MAX_FACES, Box, Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Shape, Sphere
 from .topology import PolytopeTopology, polytope_topology
@@ -49,6 +50,7 @@ __all__ = [
     "PolytopeTopology",
     "proximity",
     "proximity_batch",
+    "quaternion_from_xyzw",
     "ProximityResult",
     "ProximityBatchResult",
     "proximity_jacobian",

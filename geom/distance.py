@@ -39,6 +39,7 @@ from dcol.typing import ArrayLike, FloatArray, Int8Array, Int32Array
 from dcol.validation import checked_instance, checked_threads, float_array, shape_error
 
 from .derivatives import checked_derivative_settings
+from .rotations import orientation_array
 from .shapes import Shape, ShapeOrShapes
 
 __all__ = [
@@ -102,13 +103,13 @@ def _single_pair(
         if not isinstance(shape, Shape):
             raise TypeError(f"{name} must be a dcol.geom shape, got {type(shape).__name__}")
     poses = []
-    for value, name, shapes in (
-        (r_a, "r_a", [(3,)]),
-        (q_a, "q_a", [(4,), (3, 3)]),
-        (r_b, "r_b", [(3,)]),
-        (q_b, "q_b", [(4,), (3, 3)]),
+    for value, name, shapes, as_array in (
+        (r_a, "r_a", [(3,)], float_array),
+        (q_a, "q_a", [(4,), (3, 3)], orientation_array),
+        (r_b, "r_b", [(3,)], float_array),
+        (q_b, "q_b", [(4,), (3, 3)], orientation_array),
     ):
-        array = float_array(value, name)
+        array = as_array(value, name)
         if array.shape not in shapes:
             raise shape_error(name, shapes, array.shape)
         poses.append(array[None])

@@ -1,13 +1,18 @@
-"""Orientation conventions: quaternions ``[w, x, y, z]`` (scalar first, any nonzero norm) and
-rotation matrices. A body point ``p_b`` is at ``r + Q p_b`` in the world."""
+"""Orientation conventions: quaternions ``[w, x, y, z]`` (scalar first, any nonzero norm), rotation
+matrices and scipy's ``Rotation`` objects (read as their quaternions). A body point ``p_b`` is at
+``r + Q p_b`` in the world.
+
+Scalar-last quaternions ``[x, y, z, w]`` (scipy's ``as_quat()``, ROS messages, Eigen's ``coeffs()``)
+are not told apart from scalar-first ones by their values: convert them with
+:func:`quaternion_from_xyzw`, or pass the ``Rotation`` itself."""
 
 import numpy as np
 
 from dcol import _native
 from dcol.typing import ArrayLike, FloatArray
-from dcol.validation import checked_array
+from dcol.validation import checked_array, checked_vectors
 
-__all__ = ["rotation_matrix", "checked_pose"]
+__all__ = ["rotation_matrix", "orientation_array", "quaternion_from_xyzw", "checked_pose"]
 
 
 def rotation_matrix(q: ArrayLike, name: str = "q") -> FloatArray:
@@ -15,8 +20,8 @@ def rotation_matrix(q: ArrayLike, name: str = "q") -> FloatArray:
 
     Parameters
     ----------
-    q : (4,) quaternion ``[w, x, y, z]`` of any nonzero norm, finite; or (3, 3) rotation matrix
-        (orthonormal and det +1 within 1e-6).
+    q : (4,) quaternion ``[w, x, y, z]`` of any nonzero norm, finite; (3, 3) rotation matrix
+        (orthonormal and det +1 within 1e-6); or a scipy.spatial.transform.Rotation of one rotation.
     name : str, the argument's name for error messages.
 
     Returns
@@ -24,6 +29,30 @@ def rotation_matrix(q: ArrayLike, name: str = "q") -> FloatArray:
     (3, 3) float64 rotation matrix (of q / ‖q‖ for a quaternion).
     """
     return _native.rotation_matrix(q, name)
+
+
+def orientation_array(q: object, name: str) -> FloatArray:
+    """An orientation argument as a float64 array, shape and values unchecked: a scipy Rotation as its
+    quaternions ``[w, x, y, z]`` ((4,), or (N, 4) for N rotations), anything else as numbers (the
+    native core's conversion, which every function taking an orientation applies)."""
+    return _native.orientation_array(q, name)
+
+
+def quaternion_from_xyzw(q_xyzw: ArrayLike) -> FloatArray:
+    """Scalar-first quaternions ``[w, x, y, z]``, dcol's, from scalar-last ones ``[x, y, z, w]``.
+
+    Parameters
+    ----------
+    q_xyzw : (4,) or (N, 4) finite quaternions ``[x, y, z, w]``, any norm (dcol normalizes them where
+        they are used).
+
+    Returns
+    -------
+    (4,) or (N, 4) float64 ``[w, x, y, z]``, the same numbers reordered.
+    """
+    rows, batched = checked_vectors(q_xyzw, "q_xyzw", 4)
+    wxyz = np.roll(rows, 1, axis=1)
+    return wxyz if batched else wxyz[0]
 
 
 def checked_pose(pose: tuple[ArrayLike, ArrayLike] | None, name: str) -> tuple[FloatArray, FloatArray]:

@@ -94,11 +94,19 @@ PyObject* result_status(PyObject* self, void*) {
 }
 
 PyObject* result_repr(PyObject* self) {
-  const ProximityResult& r = result_of(self);
-  const std::string text =
-      "ProximityResult(alpha=" + std::to_string(r.alpha) + ", distance=" + std::to_string(r.distance) +
-      ", status=" + std::to_string(static_cast<int>(r.status)) + ", iterations=" + std::to_string(r.iterations) + ")";
-  return PyUnicode_FromString(text.c_str());
+  try {
+    const ProximityResult& r = result_of(self);
+    // Six significant digits as dcol.printing's reprs (std::to_string would print a small distance as
+    // 0.000000), and the status by name.
+    auto number = [](double v) { return std::string(py::str("{:.6g}").format(v)); };
+    const std::string status = py::str(py::cast(r.status).attr("name"));
+    const std::string text = "ProximityResult(alpha=" + number(r.alpha) + ", distance=" + number(r.distance) +
+                             ", status=Status." + status + ", iterations=" + std::to_string(r.iterations) + ")";
+    return PyUnicode_FromString(text.c_str());
+  } catch (...) {
+    set_python_error();
+    return nullptr;
+  }
 }
 
 // Each field's doc starts with its type, "type: description", which the stub of the module reads.
@@ -385,7 +393,7 @@ py::tuple proximity_derivatives(py::handle a, py::handle r_a, py::handle q_a, py
   if (request == DerivativeRequest::none) throw py::value_error("request must ask for derivatives (1, 2 or 3)");
   const Shape& sa = as_shape(a, "a");
   const Shape& sb = as_shape(b, "b");
-  const Array qa = as_array(q_a, "q_a"), qb = as_array(q_b, "q_b");  // converted once, kept for Omega
+  const Array qa = as_orientation_array(q_a, "q_a"), qb = as_orientation_array(q_b, "q_b");  // kept for Omega
   const Pose pa = as_pose(r_a, qa, "r_a", "q_a"), pb = as_pose(r_b, qb, "r_b", "q_b");
   const Parameterization param = as_parameterization(parameterization_name);
   check_orientations_for(param, parameterization_name, qa.ndim() == 1, qb.ndim() == 1, "(4,)");
@@ -561,6 +569,10 @@ void dcol::python::bind_geom(py::module_& m) {
         return out;
       },
       py::arg("q"), py::arg("name"));
+  m.def(
+      "orientation_array", [](py::handle q, const std::string& name) { return as_orientation_array(q, name.c_str()); },
+      py::arg("q"), py::arg("name"),
+      "q as a float64 array, a scipy Rotation as its quaternions [w, x, y, z]; shape and values unchecked.");
   // CPython calls a METH_FASTCALL | METH_KEYWORDS function with its own signature; void (*)() is
   // the cast GCC accepts between function pointer types.
   static PyMethodDef proximity_method{"proximity",

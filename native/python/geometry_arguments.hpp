@@ -51,10 +51,45 @@ inline Array as_vector3(py::handle obj, const char* name) {
 }
 
 inline const char* const kOrientationRule =
-    " must be a quaternion [w, x, y, z] (finite, nonzero) or a 3x3 rotation matrix (orthonormal, det +1)";
+    " must be a quaternion [w, x, y, z] (finite, nonzero), a 3x3 rotation matrix (orthonormal, det +1) or a scipy "
+    "Rotation";
+
+// Whether obj is a scipy.spatial.transform.Rotation. Its class is looked up once scipy has loaded it:
+// before that no object can be one, and scipy is not imported for users who never touch it.
+inline bool is_scipy_rotation(py::handle obj) {
+  static PyObject* rotation_class = nullptr;  // kept for the process, as the module keeps it
+  if (!rotation_class) {
+    const py::object module =
+        py::reinterpret_steal<py::object>(PyImport_GetModule(py::str("scipy.spatial.transform").ptr()));
+    if (!module) {
+      if (PyErr_Occurred()) throw py::error_already_set();
+      return false;
+    }
+    rotation_class = py::object(module.attr("Rotation")).release().ptr();
+  }
+  const int found = PyObject_IsInstance(obj.ptr(), rotation_class);
+  if (found < 0) throw py::error_already_set();
+  return found == 1;
+}
+
+// An orientation argument as an array: a scipy Rotation (one or N) becomes its quaternions, reordered
+// from scipy's [x, y, z, w] to dcol's [w, x, y, z], so that the quaternion parameterizations of the
+// derivatives apply to it as to any quaternion; anything else is taken as numbers.
+inline Array as_orientation_array(py::handle obj, const char* name) {
+  if (Array::check_(obj) || !is_scipy_rotation(obj)) return as_array(obj, name);
+  const Array xyzw = as_array(obj.attr("as_quat")(), name);
+  Array wxyz(std::vector<py::ssize_t>(xyzw.shape(), xyzw.shape() + xyzw.ndim()));
+  const double* from = xyzw.data();
+  double* to = wxyz.mutable_data();
+  for (py::ssize_t i = 0; i < xyzw.size() / 4; ++i, from += 4, to += 4) {
+    to[0] = from[3];
+    std::copy(from, from + 3, to + 1);
+  }
+  return wxyz;
+}
 
 inline Mat3 as_orientation(py::handle obj, const char* name) {
-  Array a = as_array(obj, name);
+  Array a = as_orientation_array(obj, name);
   Mat3 Q;
   const bool ok = (a.ndim() == 1 && a.shape(0) == 4)                      ? quaternion_to_matrix(a.data(), Q)
                   : (a.ndim() == 2 && a.shape(0) == 3 && a.shape(1) == 3) ? rotation_matrix(a.data(), Q)
@@ -118,7 +153,7 @@ struct PoseArrays {
 // n: the number of poses, or −1 to take it from r.
 inline PoseArrays as_pose_arrays(py::handle r_obj, py::handle q_obj, const char* r_name, const char* q_name,
                                  py::ssize_t n = -1) {
-  PoseArrays p{as_array(r_obj, r_name), as_array(q_obj, q_name), true};
+  PoseArrays p{as_array(r_obj, r_name), as_orientation_array(q_obj, q_name), true};
   if (p.r.ndim() != 2 || p.r.shape(1) != 3)
     throw py::value_error(std::string(r_name) + " must have shape (N, 3), got " + shape_string(p.r));
   if (n < 0) n = p.r.shape(0);

@@ -20,6 +20,10 @@ SHOWN_ARRAY_SIZE = 4
 """Arrays of at most this many entries print their values (a point, a quaternion); larger ones their shape."""
 
 
+def _number_text(number: float | np.floating) -> str:
+    return f"{float(number):.6g}"
+
+
 def value_text(value: object) -> str:
     """One field's value as summary_repr writes it: an enumeration by name (Status.SOLVED), a real
     number by its 6 significant digits, a small array (numpy's or a tensor) by its values, a larger
@@ -27,10 +31,10 @@ def value_text(value: object) -> str:
     if isinstance(value, enum.Enum):
         return f"{type(value).__name__}.{value.name}"
     if isinstance(value, (float, np.floating)):
-        return f"{float(value):.6g}"
+        return _number_text(value)
     if hasattr(value, "shape") and hasattr(value, "dtype"):  # numpy arrays, torch tensors
         if math.prod(value.shape) <= SHOWN_ARRAY_SIZE:
-            return np.array2string(np.asarray(value.tolist()), precision=6, separator=", ")
+            return np.array2string(np.asarray(value.tolist()), separator=", ", formatter={"float_kind": _number_text})
         return f"<{value.dtype} {tuple(value.shape)}>"
     if isinstance(value, dict):
         return f"<{len(value)} entries>"

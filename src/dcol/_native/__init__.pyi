@@ -9,7 +9,7 @@ import numpy.typing
 import typing
 from . import lcp
 from . import dynamics
-__all__: list[str] = ['CONE_MAX_CONES', 'CONE_MAX_ROWS', 'CONE_MAX_VARIABLES', 'ContactRule', 'MAX_FACES', 'ProximityResult', 'Shape', 'SolverSettings', 'Status', 'broadphase', 'contacts', 'distance_batch', 'dynamics', 'lcp', 'proximity', 'proximity_batch', 'proximity_derivatives', 'proximity_kernel_info', 'proximity_result_from_state', 'rotation_matrix', 'scene_contacts', 'shape_parameter_jacobian', 'solve_cone_program', 'support']
+__all__: list[str] = ['CONE_MAX_CONES', 'CONE_MAX_ROWS', 'CONE_MAX_VARIABLES', 'ContactRule', 'MAX_FACES', 'ProximityResult', 'Shape', 'SolverSettings', 'Status', 'broadphase', 'contacts', 'distance_batch', 'dynamics', 'lcp', 'orientation_array', 'proximity', 'proximity_batch', 'proximity_derivatives', 'proximity_kernel_info', 'proximity_result_from_state', 'rotation_matrix', 'scene_contacts', 'shape_parameter_jacobian', 'solve_cone_program', 'support']
 class Status(enum.IntEnum):
     """
     Outcome of an interior-point solve; SMOOTHED: exact proximity derivatives were asked for where none exists, and the smoothed ones are given (dcol.geom.derivatives).
@@ -23,6 +23,8 @@ class Status(enum.IntEnum):
     def __new__(cls, value):
         ...
     def __format__(self, format_spec):
+        ...
+    def __str__(self):
         ...
 class SolverSettings:
     max_iter: int
@@ -144,12 +146,18 @@ class ContactRule(enum.IntEnum):
         ...
     def __format__(self, format_spec):
         ...
+    def __str__(self):
+        ...
 def broadphase(shapes: typing.Any, body: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], r: typing.Any, q: typing.Any, margin: typing.SupportsFloat | typing.SupportsIndex) -> tuple:
     ...
 def contacts(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any, margin: typing.SupportsFloat | typing.SupportsIndex, feature_tolerance: typing.SupportsFloat | typing.SupportsIndex, derivatives: bool, settings: SolverSettings) -> dict:
     ...
 def distance_batch(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any, settings: SolverSettings, threads: typing.SupportsInt | typing.SupportsIndex, jacobian: bool, parameterization: str) -> dict:
     ...
+def orientation_array(q: typing.Any, name: str) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    q as a float64 array, a scipy Rotation as its quaternions [w, x, y, z]; shape and values unchecked.
+    """
 def proximity(a, r_a, q_a, b, r_b, q_b, *, settings = None):
     """
     Minimum scaling α of shapes a and b at their body poses, with contact information.
