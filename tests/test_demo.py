@@ -23,8 +23,12 @@ def test_run_demo(tmp_path, capsys):
     assert all(pair["result"].status == Status.SOLVED for pair in pairs)
     # The scene is built to show both penetrating and separated pairs.
     assert 0 < summary["touching"] == sum(pair["result"].alpha <= 1.0 for pair in pairs) < 21
+    # The distance column is signed: negative exactly for the pairs DCOL finds overlapping (α < 1).
+    for pair in pairs:
+        assert (pair["distance"] < 0.0) == (pair["result"].alpha < 1.0), pair
     printed = capsys.readouterr().out
     assert "polytope-capsule" in printed and "ellipsoid-polygon" in printed and "21 pairs" in printed
+    assert "distance: metres, negative by the penetration depth when overlapping" in printed
 
 
 @pytest.mark.slow
@@ -66,9 +70,12 @@ def test_missing_viz_extra_gives_install_hint(package, tmp_path, monkeypatch, ca
     output = tmp_path / "never.png"
     with pytest.raises(ImportError, match=r'pip install "dcol\[viz\]"'):
         run_demo(output)
+    assert "21 pairs" in capsys.readouterr().out  # the table needs no extra
     assert main(["demo", "--output", str(output)]) == 1
-    assert 'pip install "dcol[viz]"' in capsys.readouterr().err
-    assert not output.exists()
+    printed = capsys.readouterr()
+    assert 'pip install "dcol[viz]"' in printed.err and "the tables above need no extra" in printed.err
+    assert "21 pairs" in printed.out and "energy (J)" in printed.out and "d(far box final position)" in printed.out
+    assert not output.exists() and not (tmp_path / "never-simulation.png").exists()
 
 
 def test_command_line_version(capsys):

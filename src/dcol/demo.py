@@ -1,8 +1,8 @@
 """``dcol demo``: one of each primitive, DCOL proximity for every pair, a table and a picture.
 
 Seven shapes on a ring, each close enough to its neighbours that some pairs penetrate (α < 1) and
-some nearly touch. The demo needs the ``viz`` extra: matplotlib for the picture, viser for the
-simulation's animation (both checked before any work is done).
+some nearly touch. The tables need nothing but dcol; the pictures need the ``viz`` extra: matplotlib
+for the picture, viser for the simulation's animation.
 """
 
 import importlib
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from dcol.geom import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Shape, Sphere, proximity
+from dcol.geom import Capsule, Cone, Cylinder, Ellipsoid, Polygon, Polytope, Shape, Sphere, proximity, signed_distance
 from dcol.geom.tessellate import surface_mesh
 from dcol.typing import ArrayLike, FloatArray
 
@@ -78,9 +78,13 @@ def _print_table(pairs: list[dict[str, Any]]) -> None:
     for pair in pairs:
         res = pair["result"]
         print(
-            f"{pair['a'] + '-' + pair['b']:20s} {res.alpha:7.4f} {res.distance:8.4f}  {_vector(res.p_a)} "
+            f"{pair['a'] + '-' + pair['b']:20s} {res.alpha:7.4f} {pair['distance']:8.4f}  {_vector(res.p_a)} "
             f"{_vector(res.p_b)} {_vector(res.normal)} {res.status.name:17s} {res.iterations:10d}"
         )
+    print(
+        "alpha: the scaling of both shapes at which they touch, > 1 apart, < 1 overlapping; "
+        "distance: metres, negative by the penetration depth when overlapping"
+    )
 
 
 def run_demo(output_path: str | os.PathLike[str] = "dcol-demo.png") -> dict[str, Any]:
@@ -92,23 +96,29 @@ def run_demo(output_path: str | os.PathLike[str] = "dcol-demo.png") -> dict[str,
 
     Returns
     -------
-    dict with ``pairs``: list of 21 dicts ``{"a": name, "b": name, "result": ProximityResult}``,
-    ``touching``: number of pairs with α ≤ 1, and ``output``: the picture's pathlib.Path.
+    dict with ``pairs``: list of 21 dicts ``{"a": name, "b": name, "result": ProximityResult, "distance":
+    float}`` (the signed distance, < 0 overlapping), ``touching``: number of pairs with α ≤ 1, and
+    ``output``: the picture's pathlib.Path.
 
     Raises
     ------
-    ImportError if matplotlib or viser is missing (checked before any work is done).
+    ImportError if matplotlib or viser is missing, after the table is printed.
     """
-    _require_viz_extra()
     output = Path(output_path)
     scene = demo_scene()
     pairs = [
-        {"a": name_a, "b": name_b, "result": proximity(a, r_a, q_a, b, r_b, q_b)}
+        {
+            "a": name_a,
+            "b": name_b,
+            "result": proximity(a, r_a, q_a, b, r_b, q_b),
+            "distance": signed_distance(a, r_a, q_a, b, r_b, q_b).distance,
+        }
         for (name_a, a, r_a, q_a), (name_b, b, r_b, q_b) in itertools.combinations(scene, 2)
     ]
     _print_table(pairs)
     touching = sum(pair["result"].alpha <= 1.0 for pair in pairs)
     print(f"{len(pairs)} pairs, {touching} touching or penetrating (alpha <= 1)")
+    _require_viz_extra()
     _draw(scene, pairs, output)
     print(f"picture written to {output}")
     return {"pairs": pairs, "touching": touching, "output": output}
