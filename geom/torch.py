@@ -83,10 +83,10 @@ class _Proximity(torch.autograd.Function):
         )
         if np.any(result.status != 0):
             raise RuntimeError(f"dcol proximity did not converge for pose pairs {np.flatnonzero(result.status)[:10]}")
-        n = len(result.alpha)
         # (N, 14, 14): rows as _OUTPUTS; columns r_a, q_a, r_b, q_b
+        blocks = [getattr(result, "d_" + name) for name, _ in _OUTPUTS]
         jacobian = np.concatenate(
-            [getattr(result, "d_" + name).reshape(n, width, -1) for name, width in _OUTPUTS], axis=1
+            [block.reshape(block.shape[0], width, -1) for block, (_, width) in zip(blocks, _OUTPUTS)], axis=1
         )
         ctx.save_for_backward(torch.from_numpy(jacobian))
         status, iterations = torch.from_numpy(result.status), torch.from_numpy(result.iterations)
@@ -131,6 +131,8 @@ def proximity(
     single = isinstance(r_a, torch.Tensor) and r_a.dim() == 1
     poses = [pose.unsqueeze(0) if single and isinstance(pose, torch.Tensor) else pose for pose in (r_a, q_a, r_b, q_b)]
     *values, status, iterations = _Proximity.apply(*poses, a, b, settings, threads)
+    outputs = {name: value for (name, _), value in zip(_OUTPUTS, values)}
     if single:
-        return ProximityTensors(*(value[0] for value in values), Status(int(status[0])), int(iterations[0]))
-    return ProximityTensors(*values, status.numpy(), iterations.numpy())
+        first = {name: value[0] for name, value in outputs.items()}
+        return ProximityTensors(**first, status=Status(int(status[0])), iterations=int(iterations[0]))
+    return ProximityTensors(**outputs, status=status.numpy(), iterations=iterations.numpy())

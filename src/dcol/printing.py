@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+from typing import Any, cast
 
 import numpy as np
 
@@ -34,7 +35,8 @@ def value_text(value: object) -> str:
         return _number_text(value)
     if hasattr(value, "shape") and hasattr(value, "dtype"):  # numpy arrays, torch tensors
         if math.prod(value.shape) <= SHOWN_ARRAY_SIZE:
-            return np.array2string(np.asarray(value.tolist()), separator=", ", formatter={"float_kind": _number_text})
+            values = cast(Any, value).tolist()  # a tensor's values without its autograd record
+            return np.array2string(np.asarray(values), separator=", ", formatter={"float_kind": _number_text})
         return f"<{value.dtype} {tuple(value.shape)}>"
     if isinstance(value, dict):
         return f"<{len(value)} entries>"
