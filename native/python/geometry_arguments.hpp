@@ -54,8 +54,8 @@ inline const char* const kOrientationRule =
     " must be a quaternion [w, x, y, z] (finite, nonzero), a 3x3 rotation matrix (orthonormal, det +1) or a scipy "
     "Rotation";
 
-// Whether obj is a scipy.spatial.transform.Rotation. Its class is looked up once scipy has loaded it:
-// before that no object can be one, and scipy is not imported for users who never touch it.
+// Whether obj is a scipy.spatial.transform.Rotation. Its class is looked up once that module is loaded:
+// before, no object can be one, and importing it here would only slow the calls that pass numbers.
 inline bool is_scipy_rotation(py::handle obj) {
   static PyObject* rotation_class = nullptr;  // kept for the process, as the module keeps it
   if (!rotation_class) {
