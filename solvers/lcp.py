@@ -231,7 +231,7 @@ def _warm_start(
 
 def _require_monotone(A: FloatArray, method: str, symmetric: bool) -> None:
     """Gauss–Seidel needs A symmetric positive semidefinite, the interior point A + Aᵀ ⪰ 0."""
-    scale = max(1.0, float(np.abs(A).max(initial=0.0)))
+    scale = float(np.abs(A).max(initial=0.0))  # relative to A's own size, whatever its units
     if symmetric and not np.allclose(A, A.T, rtol=0.0, atol=1e-12 * scale):
         raise ValueError(f"A must be symmetric for method {method!r}")
     if A.size and np.linalg.eigvalsh(0.5 * (A + A.T)).min() < -1e-10 * scale:

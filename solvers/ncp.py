@@ -117,7 +117,8 @@ def solve_contact_ncp(
     mu = _coefficients(mu, nc)
     if np.any(mu < 0):
         raise ValueError("mu must be ≥ 0")
-    scale_G = max(1.0, float(np.abs(G).max(initial=0.0)))
+    # Relative to G's own size, so that the checks do not depend on the units of the impulses.
+    scale_G = float(np.abs(G).max(initial=0.0))
     if not np.allclose(G, G.T, rtol=0.0, atol=1e-12 * scale_G):
         raise ValueError("G must be symmetric (a Delassus matrix)")
     eigenvalues = np.linalg.eigvalsh(G) if nc else np.zeros(1)
@@ -126,8 +127,9 @@ def solve_contact_ncp(
     tol = checked_positive(tol, "tol")
     limit = checked_iterations(max_iterations)
     if rho is None:
-        largest = max(eigenvalues.max(), 1e-12)
-        rho = float(np.sqrt(largest * max(eigenvalues.min(), 1e-2 * largest)))
+        # G's largest eigenvalue, as the simulation's (lcp/ncp.hpp's ncp_penalty, which estimates it).
+        largest = float(eigenvalues.max())
+        rho = largest if largest > 0.0 else 1.0
     else:
         rho = checked_positive(rho, "rho")
     # modes: ContactMode codes, native (lcp/ncp.hpp's contact_modes, shared with the simulation).

@@ -24,18 +24,18 @@ struct Tolerances {
   double f, w;
 };
 
-// An f beyond kImpulseCap times max(1, |b|∞) over A's smallest positive diagonal entry (an entry of
-// that size moves its own w a thousand times further than any b asks) is no solution but an iterate
-// run off (an LCP without a solution, friction that jams its normal, or a contact NCP drifting along
-// its null space): the scale of f is capped there, or the tolerances would grow with the iterate and
-// call it a solution.
+// An f beyond kImpulseCap times |b|∞ over A's smallest positive diagonal entry (an entry of that size
+// moves its own w a thousand times further than any b asks) is no solution but an iterate run off (an
+// LCP without a solution, friction that jams its normal, or a contact NCP drifting along its null
+// space): the scale of f is capped there, or the tolerances would grow with the iterate and call it a
+// solution.
 constexpr double kImpulseCap = 1e3;
 
-// The largest impulse the data can call for: kImpulseCap max(1, |b|∞) over A's smallest positive
-// diagonal entry (infinite when none is positive).
+// The largest impulse the data can call for: kImpulseCap |b|∞ over A's smallest positive diagonal entry
+// (infinite when none is positive, or when b = 0 leaves only the bounds to set the impulses' size).
 inline double impulse_cap(double b_max, double A_min_diagonal) {
-  return A_min_diagonal > 0.0 ? kImpulseCap * std::max(1.0, b_max) / A_min_diagonal
-                              : std::numeric_limits<double>::infinity();
+  return A_min_diagonal > 0.0 && b_max > 0.0 ? kImpulseCap * b_max / A_min_diagonal
+                                             : std::numeric_limits<double>::infinity();
 }
 
 // The smallest positive diagonal entry of A (n × n row-major), 0 when none is positive.
@@ -46,13 +46,21 @@ inline double smallest_positive_diagonal(int n, const double* A) {
   return std::isfinite(smallest) ? smallest : 0.0;
 }
 
-// From the largest magnitudes of f, b and A and A's smallest positive diagonal entry.
-inline Tolerances scaled_tolerances(double f_max, double b_max, double A_max, double A_min_diagonal, double tol) {
-  const double f_scale = std::max(1.0, std::min(f_max, impulse_cap(b_max, A_min_diagonal)));
-  return {tol * f_scale, tol * std::max({1.0, b_max, A_max * f_scale})};
+// From the largest magnitudes of f, b and A and A's smallest positive diagonal entry. Relative to the
+// data alone (no floor): w to W = max(|b|∞, |A|∞ F), F = min(|f|∞, cap), and f to W / |A|∞ (the
+// impulse that changes a w by W). With a floor: f to max(floor, F), w to max(floor, |b|∞, |A|∞ f's).
+inline Tolerances scaled_tolerances(double f_max, double b_max, double A_max, double A_min_diagonal, Tolerance tol) {
+  const double f_bounded = std::min(f_max, impulse_cap(std::max(b_max, tol.floor), A_min_diagonal));
+  if (tol.floor > 0.0) {
+    const double f_scale = std::max(tol.floor, f_bounded);
+    return {tol.relative * f_scale, tol.relative * std::max({tol.floor, b_max, A_max * f_scale})};
+  }
+  const double w_scale = std::max(b_max, A_max * f_bounded);
+  const double f_scale = A_max > 0.0 ? w_scale / A_max : f_bounded;
+  return {tol.relative * f_scale, tol.relative * w_scale};
 }
 
-inline Tolerances tolerances(int n, const double* A, const double* b, const double* f, double tol) {
+inline Tolerances tolerances(int n, const double* A, const double* b, const double* f, Tolerance tol) {
   double f_max = 0.0, b_max = 0.0, A_max = 0.0;
   for (int i = 0; i < n; ++i) f_max = std::max(f_max, std::abs(f[i])), b_max = std::max(b_max, std::abs(b[i]));
   for (int i = 0; i < n * n; ++i) A_max = std::max(A_max, std::abs(A[i]));
@@ -61,7 +69,7 @@ inline Tolerances tolerances(int n, const double* A, const double* b, const doub
 
 // The sets of an (approximate) solution: of each complementary pair the smaller one is the zero one.
 inline void classify(int n, const double* A, const double* b, const double* f, const double* w, const LcpBounds& bounds,
-                     double tol, EntrySet* sets) {
+                     Tolerance tol, EntrySet* sets) {
   const Tolerances t = tolerances(n, A, b, f, tol);
   for (int i = 0; i < n; ++i) {
     double low, high;
@@ -77,7 +85,7 @@ inline void classify(int n, const double* A, const double* b, const double* f, c
 
 // Whether (f, w) solves the problem with these sets, within the tolerances.
 inline bool verified(int n, const double* A, const double* b, const double* f, const double* w, const LcpBounds& bounds,
-                     const EntrySet* sets, double tol) {
+                     const EntrySet* sets, Tolerance tol) {
   const Tolerances t = tolerances(n, A, b, f, tol);
   for (int i = 0; i < n; ++i) {
     double low, high;
@@ -129,13 +137,18 @@ constexpr double kRankCutoff = 1e-10;
 class OrthogonalDecomposition {
  public:
   // Factors K (m × m row-major). R_ and W_ are stored by columns, so that the Householder
-  // reflections and the pivots' column norms run over contiguous memory.
+  // reflections and the pivots' column norms run over contiguous memory. It factors K / |K|∞, whose
+  // squared column norms neither underflow nor overflow whatever the units of K, and the solves
+  // divide by |K|∞ again.
   void factor(int m, const double* K) {
     m_ = m;
     rank_ = m;
+    scale_ = 0.0;
+    for (int i = 0; i < m * m; ++i) scale_ = std::max(scale_, std::abs(K[i]));
+    if (!(scale_ > 0.0)) scale_ = 1.0;
     R_.resize(static_cast<size_t>(m) * m);
     for (int i = 0; i < m; ++i)
-      for (int j = 0; j < m; ++j) R_[j * m + i] = K[i * m + j];
+      for (int j = 0; j < m; ++j) R_[j * m + i] = K[i * m + j] / scale_;
     perm_.resize(m);
     for (int j = 0; j < m; ++j) perm_[j] = j;
     diag_.resize(m);
@@ -199,7 +212,7 @@ class OrthogonalDecomposition {
       }
       for (int k = r - 1; k >= 0; --k) reflect(z_betas_[k], W_.data() + k * m + k, x_.data() + k, m - k);
     }
-    for (int j = 0; j < m; ++j) y[perm_[j]] = x_[j];
+    for (int j = 0; j < m; ++j) y[perm_[j]] = x_[j] / scale_;
   }
 
   // y (m) ← K⁺ᵀ y.
@@ -224,6 +237,7 @@ class OrthogonalDecomposition {
       }
     }
     for (int k = r - 1; k >= 0; --k) reflect(q_betas_[k], R_.data() + k * m + k, y + k, m - k);  // Q
+    for (int j = 0; j < m; ++j) y[j] /= scale_;
   }
 
   // y (m) ← (I − K⁺K) y, zero for a full-rank K.
@@ -251,6 +265,7 @@ class OrthogonalDecomposition {
   }
 
   int m_ = 0, rank_ = 0;
+  double scale_ = 1.0;  // |K|∞
   std::vector<double> R_, diag_, q_betas_, W_, z_betas_, t_diag_, x_;
   std::vector<int> perm_;
 };
@@ -460,7 +475,7 @@ inline bool pivot(int n, const double* f, const double* w, const LcpBounds& boun
 // principal pivots from the sets as found. On success f, w and sets are replaced (sets reclassified)
 // and true is returned; otherwise they are left as they were.
 inline bool polish(int n, const double* A, const double* b, const LcpBounds& bounds, double* f, double* w,
-                   EntrySet* sets, double tol, ActiveSetWorkspace& ws, int pivots = 8) {
+                   EntrySet* sets, Tolerance tol, ActiveSetWorkspace& ws, int pivots = 8) {
   std::vector<double>&f_new = ws.f_trial, &w_new = ws.w_trial;
   std::vector<EntrySet>& trial = ws.sets_trial;
   f_new.resize(n);
@@ -484,7 +499,8 @@ inline bool polish(int n, const double* A, const double* b, const LcpBounds& bou
   ws.f_found.assign(f_new.begin(), f_new.end());  // the pivots start from this solve
   ws.w_found.assign(w_new.begin(), w_new.end());
   if (solves(f)) return true;
-  if (settle_near_bounds(n, f, w, bounds, sets, std::sqrt(tol) * t.f / tol, trial) && solves(nullptr)) return true;
+  if (settle_near_bounds(n, f, w, bounds, sets, std::sqrt(tol.relative) * t.f / tol.relative, trial) && solves(nullptr))
+    return true;
   trial.assign(sets, sets + n);
   const double *f_pivot = ws.f_found.data(), *w_pivot = ws.w_found.data();
   for (int round = 0; round < pivots; ++round) {
@@ -505,7 +521,7 @@ namespace dcol::lcp {
 // solve_pgs otherwise (and polishes a converged iterate once more). w receives A f + b, sets the sets.
 inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, const LcpBounds& bounds, double* f,
                                     double* w, EntrySet* sets, LcpWorkspace& work, ActiveSetWorkspace& active,
-                                    int max_iterations, double tol) {
+                                    int max_iterations, Tolerance tol) {
   LcpReport report;
   int sweeps = 0;
   for (int chunk = 16;; chunk *= 2) {
@@ -519,7 +535,7 @@ inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, con
     classify(n, A, b, f, w, bounds, tol, sets);
     if (polish(n, A, b, bounds, f, w, sets, tol, active)) {
       report.status = LcpStatus::solved;
-      report.residual = natural_residual(n, f, w, bounds);
+      report.residual = natural_residual(n, A, b, f, w, bounds, tol.floor);
       return report;
     }
     if (part.status == LcpStatus::solved || sweeps >= max_iterations) return report;

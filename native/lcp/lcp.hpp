@@ -16,10 +16,20 @@ namespace dcol::lcp {
 
 enum class LcpStatus { solved, unsolvable, iteration_limit, invalid_problem };
 
+// A solve's tolerance: relative to the problem's own scale, so that a problem and the same problem
+// in other units have the same solutions; or, with a positive floor, in the caller's units, the
+// scales of f and w taken no smaller than the floor (the simulation's, in SI units: 1 N s, 1 m/s).
+struct Tolerance {
+  double relative;
+  double floor = 0.0;
+  Tolerance(double relative_tolerance, double scale_floor = 0.0)  // NOLINT: a plain double is relative
+      : relative(relative_tolerance), floor(scale_floor) {}
+};
+
 struct LcpReport {
   LcpStatus status = LcpStatus::solved;
   int iterations = 0;
-  double residual = 0.0;  // ‖f − clamp(f − w, lo, hi)‖∞, zero exactly at a solution
+  double residual = 0.0;  // natural_residual below, zero exactly at a solution
 };
 
 struct LcpWorkspace {
@@ -61,21 +71,37 @@ struct LcpBounds {
   }
 };
 
-inline double natural_residual(int n, const double* f, const double* w, const LcpBounds& bounds) {
-  double r = 0.0;
+// The natural residual max_i |f_i − clamp(f_i − w_i / d_i, lo_i, hi_i)|, d_i = A_ii (the size of a
+// Gauss–Seidel update, an impulse; |A|∞ for a diagonal entry that is not positive), relative to the
+// impulses' scale max(|f|∞, max_i |b_i| / d_i, floor): zero exactly at a solution, and without a
+// floor the same for a problem and for the same problem in other units.
+inline double natural_residual(int n, const double* A, const double* b, const double* f, const double* w,
+                               const LcpBounds& bounds, double floor = 0.0) {
+  double A_max = -1.0;  // computed only for a diagonal entry that is not positive
+  auto fallback_diagonal = [&] {
+    if (A_max < 0.0) {
+      A_max = 0.0;
+      for (int i = 0; i < n * n; ++i) A_max = std::max(A_max, std::abs(A[i]));
+    }
+    return A_max > 0.0 ? A_max : 1.0;
+  };
+  double worst = 0.0, f_scale = floor;
   for (int i = 0; i < n; ++i) {
+    const double diagonal = A[i * n + i] > 0.0 ? A[i * n + i] : fallback_diagonal();
     double low, high;
     bounds.at(i, f, low, high);
-    r = std::max(r, std::abs(f[i] - std::clamp(f[i] - w[i], low, high)));
+    worst = std::max(worst, std::abs(f[i] - std::clamp(f[i] - w[i] / diagonal, low, high)));
+    f_scale = std::max({f_scale, std::abs(f[i]), std::abs(b[i]) / diagonal});
   }
-  return r;
+  if (worst == 0.0) return 0.0;
+  return f_scale > 0.0 ? worst / f_scale : std::numeric_limits<double>::infinity();
 }
 
 // Projected Gauss–Seidel: f_i ← clamp(f_i − w_i / A_ii, lo_i, hi_i) sweep after sweep, from the
 // warm start in f, until the natural residual is ≤ tol. Converges for symmetric positive
 // semidefinite A with a positive diagonal (the Delassus matrices of contact).
 inline LcpReport solve_pgs(int n, const double* A, const double* b, const LcpBounds& bounds, double* f,
-                           LcpWorkspace& work, int max_iterations, double tol) {
+                           LcpWorkspace& work, int max_iterations, Tolerance tol) {
   LcpReport report;
   for (int i = 0; i < n; ++i)
     if (!(A[i * n + i] > 0.0)) {
@@ -93,8 +119,8 @@ inline LcpReport solve_pgs(int n, const double* A, const double* b, const LcpBou
     }
     report.iterations = sweep + 1;
     lcp_velocity(n, A, b, f, w);
-    report.residual = natural_residual(n, f, w, bounds);
-    if (report.residual <= tol) return report;
+    report.residual = natural_residual(n, A, b, f, w, bounds, tol.floor);
+    if (report.residual <= tol.relative) return report;
   }
   report.status = LcpStatus::iteration_limit;
   return report;
@@ -112,15 +138,18 @@ inline LcpReport solve_lemke(int n, const double* A, const double* b, double* f,
   const int cols = 2 * n + 2, z0 = 2 * n, rhs = 2 * n + 1;
   double* T = work.tableau.data();
   int* basis = work.basis.data();
-  double scale = 1.0;
+  // The tableau holds A / s and b / s, s = |A|∞, which has the same f: its columns then share one
+  // scale whatever the data's units, and the pivot tolerance below is relative.
+  double scale = 0.0;
   for (int i = 0; i < n * n; ++i) scale = std::max(scale, std::abs(A[i]));
+  const double inverse_scale = scale > 0.0 ? 1.0 / scale : 1.0;
   for (int i = 0; i < n; ++i) {
     double* row = T + static_cast<size_t>(i) * cols;
     std::fill(row, row + cols, 0.0);
     row[i] = 1.0;
-    for (int j = 0; j < n; ++j) row[n + j] = -A[i * n + j];
+    for (int j = 0; j < n; ++j) row[n + j] = -A[i * n + j] * inverse_scale;
     row[z0] = -1.0;
-    row[rhs] = b[i];
+    row[rhs] = b[i] * inverse_scale;
     basis[i] = i;
   }
   auto pivot = [&](int row, int col) {
@@ -142,7 +171,7 @@ inline LcpReport solve_lemke(int n, const double* A, const double* b, double* f,
   };
 
   int leaving = pivot(r, z0);
-  const double pivot_tol = 1e-12 * scale;
+  constexpr double pivot_tol = 1e-12;
   for (report.iterations = 1; report.iterations <= max_pivots; ++report.iterations) {
     const int entering = leaving < n ? leaving + n : leaving - n;  // the complement of what left
     int row = -1;
@@ -189,7 +218,7 @@ inline LcpReport solve_lemke(int n, const double* A, const double* b, double* f,
   for (int i = 0; i < n; ++i)
     if (basis[i] >= n && basis[i] < 2 * n) f[basis[i] - n] = std::max(0.0, T[static_cast<size_t>(i) * cols + rhs]);
   lcp_velocity(n, A, b, f, work.w.data());
-  report.residual = natural_residual(n, f, work.w.data(), LcpBounds{});
+  report.residual = natural_residual(n, A, b, f, work.w.data(), LcpBounds{});
   return report;
 }
 

@@ -33,9 +33,49 @@ struct MlcpSettings {
 struct MlcpSolver {
   std::vector<double> K, rhs, rx, ry, rz, dx, dy, dz, ds, target;
   std::vector<int> pivot;
+  std::vector<double> scaled_M, scaled_q, scaled_A, scaled_G, scaled_F, scaled_h;
 
-  // x (n), y (p), z (m), s (m) receive the solution.
+  // x (n), y (p), z (m), s (m) receive the solution. Small data are brought to order one: the
+  // matrices divided by their largest entry σ and the vectors q, h by theirs, ν, where these are below
+  // one, which multiplies x, y, z by σ / ν and s by 1 / ν. The tolerances are then relative for small
+  // data (whose products would also underflow), and stay absolute, the stricter test, for large ones
+  // (degenerate pairs of s and z are accurate only to about the square root of the gap).
   LcpReport solve(const MlcpProblem& P, const MlcpSettings& settings, double* x, double* y, double* z, double* s) {
+    const int n = P.n, p = P.p, m = P.m;
+    auto largest = [](const double* values, size_t count) {
+      double size = 0.0;
+      for (size_t i = 0; i < count; ++i) size = std::max(size, std::abs(values[i]));
+      return size;
+    };
+    double sigma = std::max({largest(P.M, static_cast<size_t>(n) * n), largest(P.A, static_cast<size_t>(p) * n),
+                             largest(P.G, static_cast<size_t>(m) * n), largest(P.F, static_cast<size_t>(m) * m)});
+    double nu = std::max(largest(P.q, n), largest(P.h, m));
+    if (!(sigma > 0.0 && sigma < 1.0)) sigma = 1.0;
+    if (!(nu > 0.0 && nu < 1.0)) nu = 1.0;
+    if (sigma == 1.0 && nu == 1.0) return interior_point(P, settings, x, y, z, s);
+    auto divided = [](const double* values, size_t count, double by, std::vector<double>& out) {
+      out.resize(count);
+      for (size_t i = 0; i < count; ++i) out[i] = values[i] / by;
+      return out.data();
+    };
+    MlcpProblem normalized = P;
+    normalized.M = divided(P.M, static_cast<size_t>(n) * n, sigma, scaled_M);
+    normalized.A = divided(P.A, static_cast<size_t>(p) * n, sigma, scaled_A);
+    normalized.G = divided(P.G, static_cast<size_t>(m) * n, sigma, scaled_G);
+    normalized.F = divided(P.F, static_cast<size_t>(m) * m, sigma, scaled_F);
+    normalized.q = divided(P.q, n, nu, scaled_q);
+    normalized.h = divided(P.h, m, nu, scaled_h);
+    const LcpReport report = interior_point(normalized, settings, x, y, z, s);
+    const double unknowns = nu / sigma;
+    for (int i = 0; i < n; ++i) x[i] *= unknowns;
+    for (int k = 0; k < p; ++k) y[k] *= unknowns;
+    for (int k = 0; k < m; ++k) z[k] *= unknowns, s[k] *= nu;
+    return report;
+  }
+
+ private:
+  LcpReport interior_point(const MlcpProblem& P, const MlcpSettings& settings, double* x, double* y, double* z,
+                           double* s) {
     const int n = P.n, p = P.p, m = P.m, N = n + m + p;
     K.resize(static_cast<size_t>(N) * N);
     rhs.resize(N), pivot.resize(N);

@@ -17,7 +17,7 @@
 namespace dcol::lcp {
 
 struct NcpWorkspace {
-  std::vector<double> L, lambda, y, rhs, z_previous, system, velocity, directions;
+  std::vector<double> L, lambda, y, rhs, z_previous, system, velocity, directions, best;
   std::vector<int8_t> modes;
   OrthogonalDecomposition decomposition;  // the polishing's least-squares solve
 };
@@ -25,10 +25,11 @@ struct NcpWorkspace {
 // A contact's mode (solvers/ncp.py's ContactMode): breaking (λ_i = 0), sticking (v_i = 0) or sliding.
 enum class ContactMode : int8_t { breaking = 0, sticking = 1, sliding = 2 };
 
-// Each contact's mode at (λ, v): breaking when |λ_i| ≤ tol max(1, |λ|∞), else sliding when
-// |v_t,i| > tol max(1, |v|∞), else sticking.
-inline void contact_modes(int nc, const double* lambda, const double* v, double tol, int8_t* modes) {
-  double lambda_scale = 1.0, v_scale = 1.0;
+// Each contact's mode at (λ, v): breaking when |λ_i| ≤ tol |λ|∞, else sliding when
+// |v_t,i| > tol max(|v|∞, free_speed), else sticking. free_speed, the largest free velocity |g|∞, sets
+// the velocity scale when the contacts have (nearly) stopped every motion.
+inline void contact_modes(int nc, const double* lambda, const double* v, double free_speed, double tol, int8_t* modes) {
+  double lambda_scale = 0.0, v_scale = free_speed;
   for (int i = 0; i < 3 * nc; ++i) {
     lambda_scale = std::max(lambda_scale, std::abs(lambda[i]));
     v_scale = std::max(v_scale, std::abs(v[i]));
@@ -41,6 +42,13 @@ inline void contact_modes(int nc, const double* lambda, const double* v, double 
                                                                                   : ContactMode::sticking;
     modes[c] = static_cast<int8_t>(mode);
   }
+}
+
+// The largest free velocity |g|∞ of n rows, contact_modes' free_speed.
+inline double largest_magnitude(int n, const double* g) {
+  double largest = 0.0;
+  for (int i = 0; i < n; ++i) largest = std::max(largest, std::abs(g[i]));
+  return largest;
 }
 
 // The tolerance of contact_modes for a solve to tolerance tol.
@@ -81,7 +89,7 @@ inline void cholesky_solve(int n, const std::vector<double>& L, double* x) {
 // Euclidean projection of [t1, t2, n] onto ‖t‖ ≤ μ n.
 inline void project_onto_cone(const double* in, double mu, double* out) {
   const double r = std::hypot(in[0], in[1]), n = in[2];
-  if (r <= mu * n) {
+  if (n >= 0.0 && r <= mu * n) {  // n ≥ 0 too: with μ = 0 the cone is the ray t = 0, n ≥ 0
     std::copy(in, in + 3, out);
   } else if (mu * r <= -n) {
     std::fill(out, out + 3, 0.0);
@@ -92,36 +100,56 @@ inline void project_onto_cone(const double* in, double mu, double* out) {
   }
 }
 
-// The scales a residual is taken relative to: max(1, |g|∞), and the largest impulse the data can
-// call for, kImpulseCap times that over G's smallest positive diagonal entry (lcp/active_set.hpp): an
-// iterate beyond it has run off along G's null space (equal and opposite impulses that move nothing),
-// and measuring the residual relative to that iterate would call it converged.
+// The scales a residual is taken relative to, from the data alone so that the residual of a problem
+// and of the same problem in other units agree: the largest entries of G and g, and the largest
+// impulse the data can call for (lcp/active_set.hpp's impulse_cap). An iterate beyond that cap has run off along G's
+// null space (equal and opposite impulses that move nothing), and measuring the residual relative to that iterate would
+// call it converged.
 struct ResidualScale {
-  double g = 1.0, lambda_cap = std::numeric_limits<double>::infinity();
+  double G = 0.0, g = 0.0, lambda_cap = std::numeric_limits<double>::infinity();
 };
 
 inline ResidualScale residual_scale(int n, const double* G, const double* g) {
   ResidualScale scale;
-  for (int i = 0; i < n; ++i) scale.g = std::max(scale.g, std::abs(g[i]));
+  scale.g = largest_magnitude(n, g);
+  scale.G = largest_magnitude(n * n, G);
   scale.lambda_cap = impulse_cap(scale.g, smallest_positive_diagonal(n, G));
   return scale;
 }
 
-// Largest violation of λ ∈ K, v + Γ(v) ∈ K* and ⟨λ, v + Γ(v)⟩ = 0 over the contacts, relative to
-// scale.g max(1, min(|λ|∞, scale.lambda_cap)).
+// x relative to scale, where a zero scale leaves only x = 0 acceptable.
+inline double relative(double x, double scale) {
+  return x == 0.0 ? 0.0 : scale > 0.0 ? x / scale : std::copysign(std::numeric_limits<double>::infinity(), x);
+}
+
+// The share of |G|∞ |λ|∞ a velocity is measured against besides |g|∞: G λ + g carries a round-off
+// error of order 1e-16 |G|∞ |λ|∞, which must stay below the tightest tolerance (1e-10) of the scale.
+constexpr double kVelocityRoundoff = 1e-6;
+
+// Largest violation of λ ∈ K, v + Γ(v) ∈ K* and ⟨λ, v + Γ(v)⟩ = 0 over the contacts, each in its own
+// units: velocities relative to the free velocities, V = max(|g|∞, kVelocityRoundoff |G|∞ Λ) with
+// Λ = min(|λ|∞, cap), impulses to max(Λ, |g|∞ / |G|∞), scaled before they multiply so that a run-off
+// iterate cannot overflow its way to a small residual. Infinite for a residual that is not a number.
 inline double residual(int nc, const double* lambda, const double* v, const double* mu, const ResidualScale& scale) {
-  double worst = 0.0, lambda_max = 0.0;
-  for (int i = 0; i < 3 * nc; ++i) lambda_max = std::max(lambda_max, std::abs(lambda[i]));
+  const double lambda_max = largest_magnitude(3 * nc, lambda);
+  const double lambda_bounded = std::min(lambda_max, scale.lambda_cap);
+  const double v_scale = std::max(scale.g, kVelocityRoundoff * scale.G * lambda_bounded);
+  const double lambda_scale = scale.G > 0.0 ? std::max(lambda_bounded, scale.g / scale.G) : lambda_bounded;
+  double worst = 0.0;
+  auto keep_worst = [&worst](double violation) {
+    if (!(violation <= worst)) worst = violation;  // a NaN is kept too
+  };
   for (int c = 0; c < nc; ++c) {
-    const double* l = lambda + 3 * c;
-    const double* u = v + 3 * c;
+    double l[3], u[3];
+    for (int k = 0; k < 3; ++k)
+      l[k] = relative(lambda[3 * c + k], lambda_scale), u[k] = relative(v[3 * c + k], v_scale);
     const double w_n = u[2] + mu[c] * std::hypot(u[0], u[1]);
-    const double in_cone = std::max(std::hypot(l[0], l[1]) - mu[c] * l[2], 0.0);
-    const double in_dual = std::max(mu[c] * std::hypot(u[0], u[1]) - w_n, 0.0);
-    const double complementarity = std::abs(l[0] * u[0] + l[1] * u[1] + l[2] * w_n);
-    worst = std::max({worst, in_cone, in_dual, complementarity});
+    keep_worst(std::hypot(l[0], l[1]) - mu[c] * l[2]);  // λ ∈ K
+    keep_worst(-l[2]);
+    keep_worst(mu[c] * std::hypot(u[0], u[1]) - w_n);  // v + Γ(v) ∈ K*
+    keep_worst(std::abs(l[0] * u[0] + l[1] * u[1] + l[2] * w_n));
   }
-  return worst / (scale.g * std::max(1.0, std::min(lambda_max, scale.lambda_cap)));
+  return std::isnan(worst) ? std::numeric_limits<double>::infinity() : worst;
 }
 
 // The iterate's modes solved on exactly: a breaking contact (|λ_i| small) has λ_i = 0; a sticking
@@ -134,7 +162,7 @@ inline bool polish_modes(int nc, const double* G, const double* g, const double*
   constexpr int8_t sliding = static_cast<int8_t>(ContactMode::sliding);
   const int n = 3 * nc;
   ws.modes.resize(nc);
-  contact_modes(nc, lambda, v, mode_tol, ws.modes.data());
+  contact_modes(nc, lambda, v, scale.g, mode_tol, ws.modes.data());
   ws.velocity.assign(v, v + n);  // the sliding directions' source, refreshed after each solve
   ws.directions.assign(2 * nc, 0.0);
   for (int round = 0; round < 8; ++round) {
@@ -162,6 +190,8 @@ inline bool polish_modes(int nc, const double* G, const double* g, const double*
     }
     ws.decomposition.factor(n, ws.system.data());
     ws.decomposition.solve(ws.rhs.data());
+    for (int c = 0; c < nc; ++c)  // exactly, not to the least-squares solve's round-off
+      if (ws.modes[c] == breaking) std::fill_n(ws.rhs.data() + 3 * c, 3, 0.0);
     lcp_velocity(n, G, g, ws.rhs.data(), ws.velocity.data());
     // The residual is only quadratic in a sliding direction's error: also ask the directions to
     // have settled (to round-off) before keeping the solve.
@@ -184,9 +214,33 @@ inline bool polish_modes(int nc, const double* G, const double* g, const double*
 
 }  // namespace ncp_detail
 
+// An initial ADMM penalty for G (n × n): its largest eigenvalue, by a few power iterations (residual
+// balancing adapts it); 1 for G = 0. On the rank-deficient Delassus matrices of many contacts (four
+// corners of a box share its six dofs) smaller penalties, such as G's largest diagonal entry, stall
+// ADMM short of the solution.
+inline double ncp_penalty(int n, const double* G, NcpWorkspace& ws) {
+  constexpr int kPowerIterations = 10;
+  std::vector<double>&x = ws.lambda, &Gx = ws.y;
+  x.assign(n, 0.0);
+  Gx.resize(n);
+  for (int i = 0; i < n; ++i)  // |G| 1: no eigenvector of G's top eigenvalue is orthogonal to it
+    for (int j = 0; j < n; ++j) x[i] += std::abs(G[static_cast<size_t>(i) * n + j]);
+  double eigenvalue = 0.0;
+  for (int it = 0; it < kPowerIterations; ++it) {
+    const double norm = std::sqrt(dot(x.data(), x.data(), n));
+    if (!(norm > 0.0)) break;
+    for (int i = 0; i < n; ++i) x[i] /= norm;
+    for (int i = 0; i < n; ++i) Gx[i] = dot(G + static_cast<size_t>(i) * n, x.data(), n);
+    eigenvalue = dot(x.data(), Gx.data(), n);  // Rayleigh quotient
+    std::swap(x, Gx);
+  }
+  return eigenvalue > 0.0 ? eigenvalue : 1.0;
+}
+
 // Solves the NCP of nc contacts: G (3nc × 3nc) symmetric positive semidefinite, g (3nc), mu (nc);
 // rho > 0 the initial penalty. λ and v = G λ + g into lambda and v. report.residual as
-// ncp_detail::residual.
+// ncp_detail::residual. Without convergence (iteration limit, or an iterate run off), the iterate of
+// smallest residual is returned with the status iteration_limit.
 inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const double* mu, double rho, double tol,
                                 int max_iterations, double* lambda, double* v, NcpWorkspace& ws) {
   using namespace ncp_detail;
@@ -208,6 +262,8 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
   ws.y.assign(n, 0.0);
   ws.lambda.resize(n);
   ws.z_previous.resize(n);
+  ws.best.assign(n, 0.0);  // λ = 0, the start
+  double best_residual = residual(nc, lambda, v, mu, scale);
   int next_polish = 25;
   const double initial_rho = rho;  // the balancing keeps ρ within 1e±6 of it
   for (int it = 1; it <= max_iterations; ++it) {
@@ -224,19 +280,18 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
     }
     for (int i = 0; i < n; ++i) ws.y[i] += rho * (ws.lambda[i] - lambda[i]);
     lcp_velocity(n, G, g, lambda, v);
-    if (!std::all_of(v, v + n, [](double x) { return std::isfinite(x); })) {
-      // Diverging (an NCP without a solution): the last finite iterate, and say so.
-      std::copy(ws.z_previous.begin(), ws.z_previous.end(), lambda);
-      lcp_velocity(n, G, g, lambda, v);
-      report.residual = residual(nc, lambda, v, mu, scale);
-      report.status = LcpStatus::unsolvable;
-      return report;
-    }
     report.residual = residual(nc, lambda, v, mu, scale);
     if (report.residual <= tol) {
       report.status = LcpStatus::solved;
       return report;
     }
+    if (report.residual < best_residual) {
+      best_residual = report.residual;
+      std::copy(lambda, lambda + n, ws.best.begin());
+    }
+    // An iterate far beyond the largest impulse the data can call for has run off (ADMM on the
+    // De Saxcé fixed point need not converge on rank-deficient G): stop rather than overflow.
+    if (!(largest_magnitude(n, lambda) <= kImpulseCap * scale.lambda_cap)) break;
     if (it == next_polish) {
       next_polish *= 2;
       if (polish_modes(nc, G, g, mu, mode_tol, tol, scale, lambda, v, ws)) {
@@ -245,10 +300,13 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
         return report;
       }
     }
-    if (it % 25 == 0) {  // residual balancing: primal and dual residuals within a factor of ten
+    if (it % 25 == 0) {
+      // Residual balancing: primal and dual residuals within a factor of ten, the primal one (an
+      // impulse) turned into a velocity by the initial penalty, so that the balance does not depend
+      // on the units of the data.
       double primal = 0.0, dual = 0.0;
       for (int i = 0; i < n; ++i) {
-        primal = std::max(primal, std::abs(ws.lambda[i] - lambda[i]));
+        primal = std::max(primal, initial_rho * std::abs(ws.lambda[i] - lambda[i]));
         dual = std::max(dual, rho * std::abs(lambda[i] - ws.z_previous[i]));
       }
       if ((primal > 10.0 * dual && rho < 1e6 * initial_rho) || (dual > 10.0 * primal && rho > 1e-6 * initial_rho)) {
@@ -260,6 +318,10 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
       }
     }
   }
+  // Not converged: the iterate of smallest residual, polished if its modes solve the problem.
+  std::copy(ws.best.begin(), ws.best.end(), lambda);
+  lcp_velocity(n, G, g, lambda, v);
+  report.residual = residual(nc, lambda, v, mu, scale);
   if (polish_modes(nc, G, g, mu, mode_tol, tol, scale, lambda, v, ws)) {
     report.residual = residual(nc, lambda, v, mu, scale);
     report.status = LcpStatus::solved;

@@ -50,7 +50,7 @@ inline bool in_subproblem(const LcpBounds& bounds, const uint8_t* active, int i)
 // start on entry (zero where none) and the solution on return; w = A f + b and the sets of the whole
 // problem. The report's iterations add up the subproblems' sweeps.
 inline LcpReport solve_screened(int n, const double* A, const double* b, const LcpBounds& bounds, double* f, double* w,
-                                EntrySet* sets, ScreeningWorkspace& ws, int max_iterations, double tol) {
+                                EntrySet* sets, ScreeningWorkspace& ws, int max_iterations, Tolerance tol) {
   ws.active.assign(n, 0);
   for (int i = 0; i < n; ++i)
     if (!detail::can_leave_out(bounds, i) || b[i] < 0.0 || f[i] != 0.0) ws.active[i] = 1;
@@ -111,7 +111,7 @@ inline LcpReport solve_screened(int n, const double* A, const double* b, const L
   }
   classify(n, A, b, f, w, bounds, tol, sets);
   report.iterations = sweeps;
-  report.residual = natural_residual(n, f, w, bounds);
+  report.residual = natural_residual(n, A, b, f, w, bounds, tol.floor);
   return report;
 }
 

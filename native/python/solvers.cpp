@@ -295,7 +295,8 @@ void bind_lcp(py::module_& root) {
           NcpWorkspace work;
           report = solve_ncp_admm(n / 3, G.data(), g.data(), mu.data(), rho, tol, max_iterations, lambda.mutable_data(),
                                   v.mutable_data(), work);
-          contact_modes(n / 3, lambda.data(), v.data(), mode_tolerance(tol), modes.mutable_data());
+          contact_modes(n / 3, lambda.data(), v.data(), largest_magnitude(n, g.data()), mode_tolerance(tol),
+                        modes.mutable_data());
         }
         return py::make_tuple(lambda, v, modes, static_cast<int>(report.status), report.iterations, report.residual);
       },

@@ -51,6 +51,13 @@ constexpr double kAllowedPenetration = 1e-2, kCorrectionRegularization = 1e-3;
 // and the step fails.
 constexpr double kUsableResidual = 1e-2;
 
+// The simulation's contact solves take their tolerances in SI units below these scales (lcp::Tolerance):
+// impulses under 1 N s and velocities under 1 m/s are compared with the tolerance as they are.
+constexpr double kLcpScaleFloor = 1.0;
+
+// A contact solve's tolerance of relative size `tolerance` in the simulation's units.
+inline lcp::Tolerance si_tolerance(double tolerance) { return {tolerance, kLcpScaleFloor}; }
+
 // What a step takes from the layers below: shapes and their poses, contacts between them.
 using contact::Box3;
 using contact::Contact;
@@ -667,7 +674,7 @@ inline lcp::Tolerances lcp_tolerances(const WorldSpec& world, const StepWorkspac
     if (smallest > 0.0) A_min_diagonal = std::min(A_min_diagonal, smallest);
   }
   return lcp::scaled_tolerances(f_max, b_max, A_max, std::isfinite(A_min_diagonal) ? A_min_diagonal : 0.0,
-                                world.lcp_tolerance);
+                                si_tolerance(world.lcp_tolerance));
 }
 
 // Factorizes the tree blocks of K (nv × nv, row-major); false when one is singular.
@@ -838,13 +845,9 @@ inline void build_ncp(const WorldSpec& world, StepWorkspace& ws) {
   }
 }
 
-// The NCP's initial ADMM penalty: a tenth of G's largest diagonal entry (the scale of its spectrum;
-// residual balancing adapts it), 1 for a zero G.
-inline double ncp_penalty(double largest_diagonal) { return largest_diagonal > 0.0 ? 0.1 * largest_diagonal : 1.0; }
-
 // The impulses of a prepared step by the contact NCP (solvers/ncp.py's ADMM), island by island: each
 // island's contacts and limits in ncp_layout's order, G from its Delassus block, the penalty from that
-// G's largest diagonal entry. ws.f in row order, ws.ncp_lambda and ws.ncp_v in the layout, and the
+// G's spectrum (lcp::ncp_penalty). ws.f in row order, ws.ncp_lambda and ws.ncp_v in the layout, and the
 // modes; the report's status is the worst island's, its iterations their sum, its residual the largest.
 inline StepReport solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
   ncp_layout(world, ws);
@@ -868,7 +871,6 @@ inline StepReport solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
     auto row_of = [&](int a) { return ws.ncp_row[3 * contacts[a / 3] + a % 3]; };
     ws.ncp_G.assign(static_cast<size_t>(size) * size, 0.0);
     ws.ncp_g.assign(size, 0.0);
-    double largest = 0.0;
     for (int a = 0; a < size; ++a) {
       const int r = row_of(a);
       if (r < 0) continue;
@@ -877,15 +879,14 @@ inline StepReport solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
         if (row_of(c) >= 0)
           ws.ncp_G[static_cast<size_t>(a) * size + c] =
               block[static_cast<size_t>(ws.island_position[r]) * rows + ws.island_position[row_of(c)]];
-      largest = std::max(largest, ws.ncp_G[static_cast<size_t>(a) * size + a]);
     }
     ws.island_mu.resize(count);
     for (int i = 0; i < count; ++i) ws.island_mu[i] = ws.ncp_mu[contacts[i]];
     ws.island_f.resize(size);
     ws.island_w.resize(size);
-    const lcp::LcpReport report =
-        lcp::solve_ncp_admm(count, ws.ncp_G.data(), ws.ncp_g.data(), ws.island_mu.data(), ncp_penalty(largest),
-                            world.ncp_tolerance, world.ncp_iterations, ws.island_f.data(), ws.island_w.data(), ws.ncp);
+    const lcp::LcpReport report = lcp::solve_ncp_admm(
+        count, ws.ncp_G.data(), ws.ncp_g.data(), ws.island_mu.data(), lcp::ncp_penalty(size, ws.ncp_G.data(), ws.ncp),
+        world.ncp_tolerance, world.ncp_iterations, ws.island_f.data(), ws.island_w.data(), ws.ncp);
     for (int a = 0; a < size; ++a) {
       ws.ncp_lambda[3 * contacts[a / 3] + a % 3] = ws.island_f[a];
       ws.ncp_v[3 * contacts[a / 3] + a % 3] = ws.island_w[a];
@@ -898,8 +899,11 @@ inline StepReport solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
   ws.f.assign(ws.kept.size(), 0.0);
   for (int a = 0; a < m; ++a)
     if (ws.ncp_row[a] >= 0) ws.f[ws.ncp_row[a]] = ws.ncp_lambda[a];
+  double free_speed = 0.0;
+  for (int a = 0; a < m; ++a)
+    if (ws.ncp_row[a] >= 0) free_speed = std::max(free_speed, std::abs(ws.b[ws.ncp_row[a]]));
   ws.modes.resize(nc);
-  lcp::contact_modes(nc, ws.ncp_lambda.data(), ws.ncp_v.data(), lcp::mode_tolerance(world.ncp_tolerance),
+  lcp::contact_modes(nc, ws.ncp_lambda.data(), ws.ncp_v.data(), free_speed, lcp::mode_tolerance(world.ncp_tolerance),
                      ws.modes.data());
   return out;
 }
@@ -921,7 +925,7 @@ inline bool apart(int m, const double* b, const lcp::LcpBounds& bounds, const do
 // contacts that push (lcp/screening.hpp), from the previous impulses when warm. ws.f, ws.w, ws.sets;
 // the report's status is the worst island's, its iterations their sum, its residual their largest.
 inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
-  const double tol = world.lcp_tolerance;
+  const lcp::Tolerance tol = si_tolerance(world.lcp_tolerance);
   StepReport report;
   report.warm_start_hit = ws.has_previous;
   for (int k = 0; k < ws.num_islands(); ++k) {
@@ -973,10 +977,10 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
       if (island.status == lcp::LcpStatus::iteration_limit) {
         // The iterate's sets at kUsableResidual of the scale, and whether it satisfies them that well.
         ws.island_usable_sets.resize(m);
-        lcp::classify(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds, kUsableResidual,
+        lcp::classify(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds, si_tolerance(kUsableResidual),
                       ws.island_usable_sets.data());
         report.usable = report.usable && lcp::verified(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds,
-                                                       ws.island_usable_sets.data(), kUsableResidual);
+                                                       ws.island_usable_sets.data(), si_tolerance(kUsableResidual));
       }
       report.status = worse(report.status, island.status);
       report.iterations += island.iterations;
@@ -1050,9 +1054,10 @@ inline void position_correction(const WorldSpec& world, StepWorkspace& ws, StepR
       ws.correction_A[static_cast<size_t>(a) * P + a] *= 1.0 + kCorrectionRegularization;
       ws.correction_b[a] = world.baumgarte * (normal_row_gap(ws, rows[pa]) + allowed);
     }
-    const lcp::LcpReport solve = lcp::solve_screened(
-        P, ws.correction_A.data(), ws.correction_b.data(), lcp::LcpBounds{}, ws.correction_x.data(),
-        ws.correction_w.data(), ws.correction_sets.data(), ws.screening, world.max_sweeps, world.lcp_tolerance);
+    const lcp::LcpReport solve =
+        lcp::solve_screened(P, ws.correction_A.data(), ws.correction_b.data(), lcp::LcpBounds{}, ws.correction_x.data(),
+                            ws.correction_w.data(), ws.correction_sets.data(), ws.screening, world.max_sweeps,
+                            si_tolerance(world.lcp_tolerance));
     report.status = worse(report.status, solve.status);
     for (int a = 0; a < P; ++a) ws.correction_f[rows[ws.correction_rows[a]]] = ws.correction_x[a];
   }
