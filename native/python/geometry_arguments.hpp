@@ -34,7 +34,11 @@ inline Array as_array(py::handle obj, const char* name) {
   // A C-contiguous float64 array is used as is; numpy's general conversion costs about as much as a
   // small solve.
   if (Array::check_(obj)) return py::reinterpret_borrow<Array>(obj);
-  Array arr = Array::ensure(obj);
+  // In its own dtype first: numpy's cast to float64 would drop imaginary parts with a warning at most.
+  const py::array as_given = py::array::ensure(obj);
+  if (as_given && as_given.dtype().kind() == 'c')
+    throw py::type_error(std::string(name) + " must be an array of real numbers, got complex ones");
+  Array arr = Array::ensure(as_given ? py::handle(as_given) : obj);
   if (!arr)
     throw py::type_error(std::string(name) + " must be an array of real numbers, got " +
                          std::string(py::str(py::type::of(obj))));
