@@ -137,15 +137,18 @@ constexpr double kRankCutoff = 1e-10;
 class OrthogonalDecomposition {
  public:
   // Factors K (m × m row-major). R_ and W_ are stored by columns, so that the Householder
-  // reflections and the pivots' column norms run over contiguous memory. It factors K / |K|∞, whose
-  // squared column norms neither underflow nor overflow whatever the units of K, and the solves
-  // divide by |K|∞ again.
+  // reflections and the pivots' column norms run over contiguous memory. It factors K / s with s the
+  // power of two nearest above |K|∞, whose squared column norms neither underflow nor overflow whatever
+  // the units of K, and the solves divide by s again: a power of two, so that for K of ordinary size
+  // every result is exactly that of K itself.
   void factor(int m, const double* K) {
     m_ = m;
     rank_ = m;
-    scale_ = 0.0;
-    for (int i = 0; i < m * m; ++i) scale_ = std::max(scale_, std::abs(K[i]));
-    if (!(scale_ > 0.0)) scale_ = 1.0;
+    double largest = 0.0;
+    for (int i = 0; i < m * m; ++i) largest = std::max(largest, std::abs(K[i]));
+    int exponent = 0;
+    std::frexp(largest, &exponent);
+    scale_ = largest > 0.0 && std::isfinite(largest) ? std::ldexp(1.0, exponent) : 1.0;
     R_.resize(static_cast<size_t>(m) * m);
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < m; ++j) R_[j * m + i] = K[i * m + j] / scale_;
@@ -265,7 +268,7 @@ class OrthogonalDecomposition {
   }
 
   int m_ = 0, rank_ = 0;
-  double scale_ = 1.0;  // |K|∞
+  double scale_ = 1.0;  // a power of two near |K|∞
   std::vector<double> R_, diag_, q_betas_, W_, z_betas_, t_diag_, x_;
   std::vector<int> perm_;
 };
