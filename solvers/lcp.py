@@ -34,6 +34,7 @@ import numpy as np
 import scipy.linalg
 
 from dcol import _native
+from dcol.printing import summary_repr
 from dcol.typing import ArrayLike, BoolArray, FloatArray, IntArray
 from dcol.validation import checked_array, checked_iterations, checked_positive, float_array
 
@@ -116,6 +117,8 @@ class LCPSolution:
     residual: float
     warm_start_hit: bool
     bounds: LCPBounds
+
+    __repr__ = summary_repr
 
 
 class LCPCotangents(NamedTuple):

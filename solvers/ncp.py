@@ -32,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dcol import _native
+from dcol.printing import summary_repr
 from dcol.typing import ArrayLike, FloatArray, Int8Array, IntArray
 from dcol.validation import checked_array, checked_iterations, checked_positive, float_array, shape_error
 
@@ -69,6 +70,8 @@ class NCPSolution:
     iterations: int
     residual: float
     mu: FloatArray
+
+    __repr__ = summary_repr
 
 
 class NCPCotangents(NamedTuple):

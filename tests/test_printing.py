@@ -79,6 +79,14 @@ def test_solutions_print_their_status_and_counts_not_their_arrays(n):
     text = repr(mlcp)
     assert len(text) < LONGEST_REPR and "status=LCPStatus.SOLVED" in text
     assert f"x=<float64 ({n},)>" in text
+    A = np.eye(n) + 0.1 * np.ones((n, n))
+    lcp = ds.solve_lcp(A, -np.ones(n))
+    text = repr(lcp)
+    assert len(text) < LONGEST_REPR and "status=LCPStatus.SOLVED" in text and f"f=<float64 ({n},)>" in text
+    assert f"bounds=LCPBounds(lo=<float64 ({n},)>" in text
+    ncp = ds.solve_contact_ncp(np.eye(3 * n), np.tile([0.0, 0.0, -1.0], n), 0.5)
+    text = repr(ncp)
+    assert len(text) < LONGEST_REPR and "status=LCPStatus.SOLVED" in text and f"modes=<int8 ({n},)>" in text
 
 
 def test_batch_results_print_their_arrays_by_shape():

@@ -28,7 +28,7 @@ def _number_text(number: float | np.floating) -> str:
 def value_text(value: object) -> str:
     """One field's value as summary_repr writes it: an enumeration by name (Status.SOLVED), a real
     number by its 6 significant digits, a small array (numpy's or a tensor) by its values, a larger
-    one as ``<float64 (K, 3)>``, a dict by its number of entries."""
+    one as ``<float64 (K, 3)>``, a dict by its number of entries, a named tuple field by field."""
     if isinstance(value, enum.Enum):
         return f"{type(value).__name__}.{value.name}"
     if isinstance(value, (float, np.floating)):
@@ -40,6 +40,9 @@ def value_text(value: object) -> str:
         return f"<{value.dtype} {tuple(value.shape)}>"
     if isinstance(value, dict):
         return f"<{len(value)} entries>"
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple of arrays (an LCP's bounds)
+        fields = ", ".join(f"{name}={value_text(getattr(value, name))}" for name in value._fields)
+        return f"{type(value).__name__}({fields})"
     return repr(value)
 
 
