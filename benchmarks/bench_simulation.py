@@ -17,8 +17,8 @@ Nimble's model finds no contact and dcol's does, also to dcol on that contact-fr
 A second table has the Python World.step path (warm-started; Step.jacobians with θ).
 
 A third table times rollouts without derivatives from the settled state: `--worlds` copies with
-perturbed velocities, `--steps` steps each, by World.rollout in a Python loop and by
-World.rollout_batch (native, one and two threads), beside Nimble's own World.step.
+perturbed velocities, `--steps` steps each, world by world with World.rollout (one native call per
+world) and by World.rollout_batch (native, one and two threads), beside Nimble's own World.step.
 
 Two more tables compare with MuJoCo (mujoco_scenes.py builds its models) on the same scenes, both
 simulators settled from the same state: the robots, Solo12 lying after a fall and piles of boxes,
@@ -175,8 +175,8 @@ def measure_dcol(name, settle, repeats, batch):
 
 
 def measure_rollouts(world, state, worlds, steps):
-    """Seconds per world-step of rollouts from `state` with perturbed velocities: a Python loop of
-    World.rollout, and World.rollout_batch on one and two threads."""
+    """Seconds per world-step of rollouts from `state` with perturbed velocities: World.rollout world by
+    world, and World.rollout_batch on one and two threads."""
     nv = world.model.nv
     rng = np.random.default_rng(0)
     q0 = np.tile(state[0], (worlds, 1))
@@ -715,7 +715,7 @@ def main():
         ["robot", "World.rollout", "batch 1 thr", "batch 2 thr", "speedup", "Nimble World.step", "Nimble/batch 1 thr"],
         caption=(
             f"Rollouts: {args.worlds} worlds x {args.steps} steps, no derivatives; ms per world-step "
-            "(World.rollout in a Python loop, World.rollout_batch on one and two threads; speedup: the loop "
+            "(World.rollout world by world, World.rollout_batch on one and two threads; speedup: World.rollout "
             "over two threads)"
         ),
     )
