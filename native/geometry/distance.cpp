@@ -2,6 +2,7 @@
 // penetration branch from DCOL's result, which the proximity kernels compute.
 #include "geometry/distance.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -202,9 +203,19 @@ void signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose&
       frame_to_body_columns(d_a, d_b, jac->p_b[i]);
       frame_to_body_columns(d_a, d_b, jac->normal[i]);
     }
-    return;
+  } else {
+    penetration(a, pa, b, pb, dcol, jac ? &dcol_jac : nullptr, out, jac);
   }
-  penetration(a, pa, b, pb, dcol, jac ? &dcol_jac : nullptr, out, jac);
+  // A solve can end SOLVED_INACCURATE with derivatives its KKT system could not give (shapes far apart
+  // for their size): the status says so rather than hand out NaN as a result.
+  if (!jac) return;
+  auto finite_row = [](const double* row) {
+    return std::all_of(row, row + 12, [](double x) { return std::isfinite(x); });
+  };
+  bool finite = finite_row(jac->distance);
+  for (int i = 0; i < 3; ++i)
+    finite = finite && finite_row(jac->p_a[i]) && finite_row(jac->p_b[i]) && finite_row(jac->normal[i]);
+  if (!finite) out.status = SolveStatus::numerical_error;
 }
 
 }  // namespace dcol::geometry

@@ -60,7 +60,7 @@ py::dict distance_batch(py::handle a, py::handle r_a, py::handle q_a, py::handle
       iterations_d[i] = res.iterations;
       if (!with_jacobian) continue;
       double Omega[2][3][4];
-      batch.orientation_maps(i, Omega);
+      if (!batch.orientation_maps(i, Omega)) status_d[i] = static_cast<int8_t>(SolveStatus::numerical_error);
       const Parameterization param = batch.param;
       convert_row(jac.distance, param, Omega, d_distance_d + cols * i);
       for (int r = 0; r < 3; ++r) {

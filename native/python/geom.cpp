@@ -319,7 +319,7 @@ py::dict proximity_batch(py::handle a, py::handle r_a, py::handle q_a, py::handl
     iterations_d[i] = res.iterations;
     if (request == DerivativeRequest::none) return;
     double Omega[2][3][4];
-    batch.orientation_maps(i, Omega);
+    if (!batch.orientation_maps(i, Omega)) status_d[i] = static_cast<int8_t>(SolveStatus::numerical_error);
     const Parameterization param = batch.param;
     convert_row(jac.alpha, param, Omega, d_alpha_d + cols * i);
     if (!with_x) return;
@@ -404,8 +404,8 @@ py::tuple proximity_derivatives(py::handle a, py::handle r_a, py::handle q_a, py
 
   double Omega[2][3][4];
   if (param != Parameterization::rigid) {
-    orientation_map(param, qa.data(), Omega[0]);
-    orientation_map(param, qb.data(), Omega[1]);
+    const bool finite_a = orientation_map(param, qa.data(), Omega[0]);
+    if (!(orientation_map(param, qb.data(), Omega[1]) && finite_a)) res.status = SolveStatus::numerical_error;
   }
   const py::ssize_t cols = 2 * (3 + orientation_columns(param));
   // rows[0 … count) in the parameterization's columns, as a (count, cols) array, or (cols,) for one

@@ -204,9 +204,8 @@ inline void check_orientations_for(Parameterization p, const std::string& name, 
                           "; use 'rigid' with rotation matrices");
 }
 
-// ω = Omega dθ: the world angular velocity of a change dθ of the orientation coordinates at q (raw
-// quaternion [w, x, y, z]). For a unit quaternion, ω = 2 [−v, w I + [v]×] dq.
-inline void orientation_map(Parameterization p, const double* q, double Omega[3][4]) {
+// Omega of orientation_map below.
+inline void orientation_map_values(Parameterization p, const double* q, double Omega[3][4]) {
   const double norm = quaternion_norm(q);
   double u[4];
   for (int i = 0; i < 4; ++i) u[i] = q[i] / norm;
@@ -239,6 +238,17 @@ inline void orientation_map(Parameterization p, const double* q, double Omega[3]
       Omega[i][j] = 0.0;
       for (int k = 0; k < 4; ++k) Omega[i][j] += E[i][k] * dq[k][j];
     }
+}
+
+// ω = Omega dθ: the world angular velocity of a change dθ of the orientation coordinates at q (raw
+// quaternion [w, x, y, z]). For a unit quaternion, ω = 2 [−v, w I + [v]×] dq. False when Omega is not
+// finite: the raw components' map scales as 1/‖q‖, which no double holds for ‖q‖ near 1e-308.
+inline bool orientation_map(Parameterization p, const double* q, double Omega[3][4]) {
+  orientation_map_values(p, q, Omega);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < orientation_columns(p); ++j)
+      if (!std::isfinite(Omega[i][j])) return false;
+  return true;
 }
 
 // Writes one Jacobian row given for rigid motions (12 columns) in the parameterization's columns:
@@ -302,10 +312,11 @@ struct PairBatch {
   }
 
   // Pair i's maps from world angular velocity to its orientation coordinates (for convert_row).
-  void orientation_maps(py::ssize_t i, double Omega[2][3][4]) const {
-    if (param == Parameterization::rigid) return;
-    orientation_map(param, pa.q.data() + 4 * i, Omega[0]);
-    orientation_map(param, pb.q.data() + 4 * i, Omega[1]);
+  // Both poses' maps (orientation_map); false when one is not finite.
+  bool orientation_maps(py::ssize_t i, double Omega[2][3][4]) const {
+    if (param == Parameterization::rigid) return true;
+    const bool finite_a = orientation_map(param, pa.q.data() + 4 * i, Omega[0]);
+    return orientation_map(param, pb.q.data() + 4 * i, Omega[1]) && finite_a;
   }
 
   // After the workers join: the first invalid pose as an error.
