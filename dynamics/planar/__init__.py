@@ -1,0 +1,24 @@
+"""The planar differentiable engine of LCP-physics (de Avila Belbute-Peres et al., appendices A–B):
+rigid bodies in maximal coordinates (angle, x, y), joints as equality constraints, contact and
+friction as inequality constraints of one dynamics LCP (eq. 23) solved by the interior point of
+:func:`dcol.solvers.solve_mlcp`."""
+
+from .bodies import Body, Circle, Polygon, rectangle
+from .contacts import Contact, detect_contacts
+from .engine import DynamicsLCP, PlanarStep, PlanarWorld
+from .joints import AxisConstraint, FixedJoint, Hinge
+
+__all__ = [
+    "Circle",
+    "Polygon",
+    "rectangle",
+    "Body",
+    "Hinge",
+    "FixedJoint",
+    "AxisConstraint",
+    "Contact",
+    "detect_contacts",
+    "PlanarWorld",
+    "PlanarStep",
+    "DynamicsLCP",
+]

@@ -1,0 +1,257 @@
+"""The planar engine's step (LCP-physics §A.1): contacts, the dynamics LCP (§A.5, eq. 23) solved by
+the mixed-LCP interior point :func:`dcol.solvers.solve_mlcp`, explicit Euler integration and
+post-stabilization (§A.7).
+
+Eq. 23 maps onto the mixed LCP ``M x + Aᵀ y + Gᵀ z + q = 0, A x = 0, G x + F z + s = h`` with
+x = v_{t+dt}, y = −λ_e, z = (λ_c, λ_f, γ), s = (a, σ, ζ) and
+
+    q = −(𝓜 v_t + dt f),   A = 𝓙_e,   G = [−𝓙_c; −𝓙_f; 0],   h = [c; 0; 0],
+    F = [0 0 0; 0 0 −E; −μ Eᵀ 0]
+
+(the right-hand side's friction rows are zero: σ = 𝓙_f v + E γ, eq. 22).
+
+The contact Jacobian of body b enters with the opposite sign of body a's (eq. 15 writes both alike):
+with the normal n pointing from b to a, a = 𝓙_c v + c is then the separating speed, which eq. 21
+asks to be ≥ 0. The friction rows of eq. 17 follow the same rule.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dcol.solvers import MLCPSolution, solve_mlcp
+from dcol.solvers.lcp import LCPStatus
+from dcol.typing import ArrayLike, FloatArray
+from dcol.validation import checked_array, checked_positive
+
+from .bodies import Body, cross2, rotation
+from .contacts import Contact, detect_contacts
+from .joints import AxisConstraint, FixedJoint, Hinge, Joint, joint_bodies
+
+__all__ = ["PlanarWorld", "PlanarStep", "DynamicsLCP"]
+
+
+@dataclass(frozen=True)
+class DynamicsLCP:
+    """The dynamics LCP of one step (LCP-physics eq. 23) as the mixed LCP of dcol.solvers.mlcp.
+
+    M (3n, 3n), q (3n,), A (p, 3n), G (4m, 3n), F (4m, 4m), h (4m,) for n bodies, p equality rows and
+    m contacts; the Jacobians J_e (p, 3n), J_c (m, 3n), J_f (2m, 3n), E (2m, m), mu (m,) and
+    restitution k (m,) they are built from.
+    """
+
+    M: FloatArray
+    q: FloatArray
+    A: FloatArray
+    G: FloatArray
+    F: FloatArray
+    h: FloatArray
+    J_e: FloatArray
+    J_c: FloatArray
+    J_f: FloatArray
+    E: FloatArray
+    mu: FloatArray
+    k: FloatArray
+
+
+@dataclass(frozen=True)
+class PlanarStep:
+    """The state after one step: positions, velocities (n, 3) of (angle, x, y) rows; the contacts
+    the step was solved with and the dynamics LCP's solution (its status says whether it
+    converged); the post-stabilization solve's solution, None when none was needed."""
+
+    positions: FloatArray
+    velocities: FloatArray
+    contacts: list[Contact]
+    solution: MLCPSolution
+    problem: DynamicsLCP
+    stabilization: MLCPSolution | None = None
+
+
+def _global_rows(blocks: list[list[tuple[int, FloatArray]]], bodies: int) -> FloatArray:
+    """Block rows (one per constraint: (body, block (r, 3)) pairs) placed in the global Jacobian
+    (Σr, 3·bodies) of LCP-physics eqs. 12 and 16."""
+    rows = [np.zeros((pairs[0][1].shape[0], 3 * bodies)) for pairs in blocks]
+    for row, pairs in zip(rows, blocks):
+        for body, block in pairs:
+            row[:, 3 * body : 3 * body + 3] += block
+    return np.vstack(rows) if rows else np.zeros((0, 3 * bodies))
+
+
+@dataclass(frozen=True)
+class PlanarWorld:
+    """A planar scene (LCP-physics §A): bodies, the joints between them, gravity (2,) in m/s², the
+    time step dt, the contact margin ε (§A.6), whether post-stabilization (§A.7) runs, and the
+    interior point's tolerance.
+
+    A static body (ground, wall) is a body welded to the world by a FixedJoint. Bodies bound by a
+    joint, and pairs of bodies both welded to the world, are not tested for contact.
+    """
+
+    bodies: tuple[Body, ...]
+    joints: tuple[Joint, ...] = ()
+    gravity: ArrayLike = (0.0, -9.81)
+    dt: float = 0.01
+    contact_margin: float = 1e-3
+    post_stabilization: bool = True
+    tol: float = 1e-10
+    _skipped_pairs: frozenset[tuple[int, int]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        bodies, joints = tuple(self.bodies), tuple(self.joints)
+        if not bodies:
+            raise ValueError("bodies must hold at least one Body")
+        for index, body in enumerate(bodies):
+            if not isinstance(body, Body):
+                raise TypeError(f"bodies[{index}] must be a Body, got {type(body).__name__}")
+        for index, joint in enumerate(joints):
+            if not isinstance(joint, (Hinge, FixedJoint, AxisConstraint)):
+                raise TypeError(f"joints[{index}] must be a Hinge, FixedJoint or AxisConstraint")
+            missing = [body for body in joint_bodies(joint) if body >= len(bodies)]
+            if missing:
+                raise ValueError(f"joints[{index}] binds body {missing[0]}, but there are {len(bodies)} bodies")
+        welded = sorted({j.body_a for j in joints if isinstance(j, FixedJoint) and j.body_b is None})
+        bound = {tuple(sorted(joint_bodies(j))) for j in joints if len(joint_bodies(j)) == 2}
+        skipped = {(a, b) for a in welded for b in welded if a < b} | {(pair[0], pair[-1]) for pair in bound}
+        object.__setattr__(self, "bodies", bodies)
+        object.__setattr__(self, "joints", joints)
+        object.__setattr__(self, "gravity", checked_array(self.gravity, "gravity", (2,)))
+        object.__setattr__(self, "dt", checked_positive(self.dt, "dt"))
+        object.__setattr__(self, "contact_margin", checked_positive(self.contact_margin, "contact_margin"))
+        object.__setattr__(self, "tol", checked_positive(self.tol, "tol"))
+        object.__setattr__(self, "_skipped_pairs", frozenset(skipped))
+
+    # -- global quantities (LCP-physics §A.3) --------------------------------------------------
+
+    def mass_matrix(self) -> FloatArray:
+        """𝓜 (3n, 3n), block-diagonal in the bodies' diag(𝓘, m, m) (LCP-physics §A.3)."""
+        return np.diag(np.concatenate([[b.inertia, b.mass, b.mass] for b in self.bodies]))
+
+    def _checked_state(self, value: ArrayLike, name: str) -> FloatArray:
+        return checked_array(value, name, (("number of bodies", len(self.bodies)), 3))
+
+    def equality_jacobian(self, positions: ArrayLike) -> FloatArray:
+        """𝓙_e (p, 3n) at positions (n, 3), LCP-physics eq. 12."""
+        positions = self._checked_state(positions, "positions")
+        return _global_rows([joint.jacobian_blocks(positions) for joint in self.joints], len(self.bodies))
+
+    def equality_error(self, positions: ArrayLike) -> FloatArray:
+        """The joints' position errors (p,) at positions (n, 3), in the rows of 𝓙_e."""
+        positions = self._checked_state(positions, "positions")
+        return np.concatenate([joint.error(positions) for joint in self.joints] or [np.zeros(0)])
+
+    def contacts(self, positions: ArrayLike) -> list[Contact]:
+        """The contacts at positions (n, 3) (LCP-physics §A.6)."""
+        positions = self._checked_state(positions, "positions")
+        return detect_contacts(self.bodies, positions, self.contact_margin, self._skipped_pairs)
+
+    def _contact_jacobians(self, positions: FloatArray, contacts: list[Contact]) -> tuple[FloatArray, FloatArray]:
+        """𝓙_c (m, 3n) and 𝓙_f (2m, 3n), LCP-physics eqs. 15–17 (body b with the opposite sign)."""
+        normal_rows, friction_rows = [], []
+        for contact in contacts:
+            arm_a = rotation(positions[contact.body_a, 0]) @ contact.point_a
+            arm_b = rotation(positions[contact.body_b, 0]) @ contact.point_b
+            n = contact.normal
+            d = np.array([-n[1], n[0]])  # left orthogonal of n (§A.4.3)
+
+            def block(arm: FloatArray, direction: FloatArray) -> FloatArray:
+                return np.concatenate([[cross2(arm, direction)], direction])[None, :]
+
+            normal_rows.append([(contact.body_a, block(arm_a, n)), (contact.body_b, -block(arm_b, n))])
+            friction_rows.append(
+                [
+                    (contact.body_a, np.vstack([block(arm_a, d), block(arm_a, -d)])),
+                    (contact.body_b, -np.vstack([block(arm_b, d), block(arm_b, -d)])),
+                ]
+            )
+        bodies = len(self.bodies)
+        return _global_rows(normal_rows, bodies), _global_rows(friction_rows, bodies)
+
+    def dynamics_lcp(
+        self, positions: ArrayLike, velocities: ArrayLike, forces: ArrayLike | None = None
+    ) -> tuple[DynamicsLCP, list[Contact]]:
+        """The dynamics LCP (LCP-physics eq. 23) at a state, and the contacts it holds.
+
+        positions, velocities : (n, 3) rows (angle, x, y) and (ω, v_x, v_y).
+        forces : (n, 3) external (τ, f_x, f_y) on each body besides gravity, or None for none.
+        """
+        positions = self._checked_state(positions, "positions")
+        velocities = self._checked_state(velocities, "velocities")
+        bodies = len(self.bodies)
+        external = np.zeros((bodies, 3)) if forces is None else self._checked_state(forces, "forces")
+        masses = np.array([body.mass for body in self.bodies])
+        weights = np.zeros((bodies, 3))
+        weights[:, 1:] = masses[:, None] * np.asarray(self.gravity)
+        M = self.mass_matrix()
+        v_t = velocities.reshape(-1)
+        contacts = self.contacts(positions)
+        m = len(contacts)
+        J_e = self.equality_jacobian(positions)
+        J_c, J_f = self._contact_jacobians(positions, contacts)
+        pairs = [(self.bodies[c.body_a], self.bodies[c.body_b]) for c in contacts]
+        # Combined coefficients: the means of the two bodies' (LCP-physics §A.4.2–3).
+        k = np.array([0.5 * (a.restitution + b.restitution) for a, b in pairs])
+        mu = np.array([0.5 * (a.friction + b.friction) for a, b in pairs])
+        E = np.repeat(np.eye(m), 2, axis=0)  # columns e_i: ones at rows 2i, 2i+1 (§A.4.3)
+        c = k * (J_c @ v_t)  # LCP-physics eq. 14
+        F = np.zeros((4 * m, 4 * m))
+        F[m : 3 * m, 3 * m :] = -E
+        F[3 * m :, :m] = -np.diag(mu)
+        F[3 * m :, m : 3 * m] = E.T
+        problem = DynamicsLCP(
+            M=M,
+            q=-(M @ v_t + self.dt * (external + weights).reshape(-1)),
+            A=J_e,
+            G=np.vstack([-J_c, -J_f, np.zeros((m, 3 * bodies))]),
+            F=F,
+            h=np.concatenate([c, np.zeros(3 * m)]),
+            J_e=J_e,
+            J_c=J_c,
+            J_f=J_f,
+            E=E,
+            mu=mu,
+            k=k,
+        )
+        return problem, contacts
+
+    def _stabilization(self, positions: FloatArray) -> tuple[FloatArray, MLCPSolution | None]:
+        """The post-stabilization correction δ (3n,) at positions after integration (LCP-physics
+        §A.7): 𝓜δ = 𝓙_eᵀλ_e + 𝓙_cᵀλ_c, 𝓙_e δ = −g_e, 𝓙_c δ + g_c ≥ 0 ⊥ λ_c ≥ 0.
+
+        The errors are those of the positions, per unit time (g_e the joints' position errors / dt,
+        g_c the contacts' gaps / dt) as in Cline's post-stabilization, so that p + dt δ removes them
+        to first order. The mixed LCP has homogeneous equalities: δ = δ₀ + δ' with δ₀ the 𝓜-least
+        correction of the joints, 𝓙_e δ₀ = −g_e, leaves 𝓙_e δ' = 0 to the solver.
+        """
+        contacts = self.contacts(positions)
+        J_e = self.equality_jacobian(positions)
+        if not contacts and not J_e.shape[0]:
+            return np.zeros(positions.size), None
+        g_e = self.equality_error(positions) / self.dt
+        g_c = np.array([contact.gap for contact in contacts]) / self.dt
+        J_c, _ = self._contact_jacobians(positions, contacts)
+        M = self.mass_matrix()
+        M_inv_Je_T = np.linalg.solve(M, J_e.T)
+        delta_0 = -M_inv_Je_T @ np.linalg.solve(J_e @ M_inv_Je_T, g_e) if J_e.shape[0] else np.zeros(M.shape[0])
+        solution = solve_mlcp(
+            M, M @ delta_0, -J_c, np.zeros((len(contacts),) * 2), g_c + J_c @ delta_0, A=J_e, tol=self.tol
+        )
+        return delta_0 + solution.x, solution
+
+    def step(self, positions: ArrayLike, velocities: ArrayLike, forces: ArrayLike | None = None) -> PlanarStep:
+        """One step (LCP-physics §A.1): the dynamics LCP's v_{t+dt}, p_{t+dt} = p_t + dt v_{t+dt},
+        then, with post_stabilization, p_{t+dt} + dt δ (§A.7). Arguments as in dynamics_lcp.
+
+        The appendix's halving of dt until no interpenetration remains is left to post-stabilization,
+        which pushes the bodies apart along the new contacts' normals.
+        """
+        problem, contacts = self.dynamics_lcp(positions, velocities, forces)
+        solution = solve_mlcp(problem.M, problem.q, problem.G, problem.F, problem.h, A=problem.A, tol=self.tol)
+        shape = (len(self.bodies), 3)
+        next_velocities = solution.x.reshape(shape)
+        next_positions = np.asarray(positions, dtype=np.float64) + self.dt * next_velocities
+        stabilization = None
+        if self.post_stabilization and solution.status == LCPStatus.SOLVED:
+            delta, stabilization = self._stabilization(next_positions)
+            next_positions = next_positions + self.dt * delta.reshape(shape)
+        return PlanarStep(next_positions, next_velocities, contacts, solution, problem, stabilization)

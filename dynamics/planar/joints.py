@@ -1,0 +1,146 @@
+"""Equality constraints of the planar engine (LCP-physics §A.4.1): hinge joints (body–body and
+body–world), fixed joints and single-coordinate constraints, with their Jacobian blocks 𝓙_e
+(LCP-physics eq. 11) and their position errors, which post-stabilization drives to zero (§A.7).
+
+Every joint gives, at positions (n, 3) of (angle, x, y) rows, a list of (body index, block (r, 3))
+pairs, one per body it binds (the world has none), such that Σ block · v_body = 0 is the constraint
+on the velocities, and the position error (r,) whose time derivative that is.
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from dcol.typing import ArrayLike, FloatArray
+from dcol.validation import checked_array, checked_finite, checked_integer
+
+from .bodies import rotation
+
+__all__ = ["Hinge", "FixedJoint", "AxisConstraint"]
+
+JacobianBlocks = list[tuple[int, FloatArray]]
+
+
+def _checked_bodies(body_a: object, body_b: object) -> tuple[int, int | None]:
+    a = checked_integer(body_a, "body_a", minimum=0)
+    b = None if body_b is None else checked_integer(body_b, "body_b", minimum=0)
+    if a == b:
+        raise ValueError(f"body_a and body_b must differ, both are {a}")
+    return a, b
+
+
+def _hinge_block(r: FloatArray) -> FloatArray:
+    """Jacobian of the world velocity of the point at r (world-frame offset from the body's centre)
+    with respect to (v_a, v_x, v_y): the 𝓙_e^(a) of LCP-physics §A.4.1."""
+    return np.array([[-r[1], 1.0, 0.0], [r[0], 0.0, 1.0]])
+
+
+@dataclass(frozen=True)
+class Hinge:
+    """A hinge (revolute) joint: the point ``anchor_a`` (2,) of body_a (its body frame) coincides
+    with the point ``anchor_b`` of body_b (its body frame), or, with body_b None, with the fixed
+    world point ``anchor_b``. Two rows (LCP-physics §A.4.1)."""
+
+    body_a: int
+    anchor_a: ArrayLike
+    body_b: int | None
+    anchor_b: ArrayLike
+
+    def __post_init__(self) -> None:
+        a, b = _checked_bodies(self.body_a, self.body_b)
+        object.__setattr__(self, "body_a", a)
+        object.__setattr__(self, "body_b", b)
+        object.__setattr__(self, "anchor_a", checked_array(self.anchor_a, "anchor_a", (2,)))
+        object.__setattr__(self, "anchor_b", checked_array(self.anchor_b, "anchor_b", (2,)))
+
+    def _arms(self, positions: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """World-frame offsets r_a, r_b from the centres to the anchors (r_b the world point itself
+        for the world)."""
+        r_a = rotation(positions[self.body_a, 0]) @ np.asarray(self.anchor_a)
+        if self.body_b is None:
+            return r_a, np.asarray(self.anchor_b)
+        return r_a, rotation(positions[self.body_b, 0]) @ np.asarray(self.anchor_b)
+
+    def jacobian_blocks(self, positions: FloatArray) -> JacobianBlocks:
+        r_a, r_b = self._arms(positions)
+        blocks = [(self.body_a, _hinge_block(r_a))]
+        if self.body_b is not None:
+            blocks.append((self.body_b, -_hinge_block(r_b)))
+        return blocks
+
+    def error(self, positions: FloatArray) -> FloatArray:
+        r_a, r_b = self._arms(positions)
+        point_a = positions[self.body_a, 1:] + r_a
+        return point_a - (r_b if self.body_b is None else positions[self.body_b, 1:] + r_b)
+
+
+@dataclass(frozen=True)
+class FixedJoint:
+    """body_a welded to body_b (or to the world, body_b None): body_a's centre stays at the point
+    ``anchor_b`` (2,) of body_b's frame (a world point for the world) and θ_a − θ_b stays ``angle``
+    (θ_a itself for the world). Three rows: a hinge at body_a's centre and a rotation row."""
+
+    body_a: int
+    body_b: int | None
+    anchor_b: ArrayLike
+    angle: float = 0.0
+
+    def __post_init__(self) -> None:
+        a, b = _checked_bodies(self.body_a, self.body_b)
+        object.__setattr__(self, "body_a", a)
+        object.__setattr__(self, "body_b", b)
+        object.__setattr__(self, "anchor_b", checked_array(self.anchor_b, "anchor_b", (2,)))
+        object.__setattr__(self, "angle", checked_finite(self.angle, "angle"))
+
+    def _hinge(self) -> Hinge:
+        return Hinge(self.body_a, np.zeros(2), self.body_b, self.anchor_b)
+
+    def jacobian_blocks(self, positions: FloatArray) -> JacobianBlocks:
+        turn = np.array([[1.0, 0.0, 0.0]])
+        hinge = dict(self._hinge().jacobian_blocks(positions))
+        blocks = [(self.body_a, np.vstack([hinge[self.body_a], turn]))]
+        if self.body_b is not None:
+            blocks.append((self.body_b, np.vstack([hinge[self.body_b], -turn])))
+        return blocks
+
+    def error(self, positions: FloatArray) -> FloatArray:
+        relative = positions[self.body_a, 0] - (0.0 if self.body_b is None else positions[self.body_b, 0])
+        return np.append(self._hinge().error(positions), relative - self.angle)
+
+
+AXES = {"angle": 0, "x": 1, "y": 2}
+
+
+@dataclass(frozen=True)
+class AxisConstraint:
+    """One coordinate of a body held at ``value``: ``axis`` is "angle", "x" or "y" (the single-axis
+    constraints for building mechanisms, e.g. a cart on a rail). One row."""
+
+    body: int
+    axis: Literal["angle", "x", "y"]
+    value: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "body", checked_integer(self.body, "body", minimum=0))
+        if self.axis not in AXES:
+            raise ValueError(f"axis must be one of {sorted(AXES)}, got {self.axis!r}")
+        object.__setattr__(self, "value", checked_finite(self.value, "value"))
+
+    def jacobian_blocks(self, positions: FloatArray) -> JacobianBlocks:
+        row = np.zeros((1, 3))
+        row[0, AXES[self.axis]] = 1.0
+        return [(self.body, row)]
+
+    def error(self, positions: FloatArray) -> FloatArray:
+        return np.array([positions[self.body, AXES[self.axis]] - self.value])
+
+
+Joint = Hinge | FixedJoint | AxisConstraint
+
+
+def joint_bodies(joint: Joint) -> tuple[int, ...]:
+    """The indices of the bodies a joint binds."""
+    if isinstance(joint, AxisConstraint):
+        return (joint.body,)
+    return (joint.body_a,) if joint.body_b is None else (joint.body_a, joint.body_b)
