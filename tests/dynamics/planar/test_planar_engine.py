@@ -1,0 +1,131 @@
+"""The planar engine's step (LCP-physics §A.1, §A.5, §A.7) against closed forms: free fall, head-on
+collisions with restitution, a box sliding to a stop, a resting stack, a hinged pendulum's period and
+its joint's drift with and without post-stabilization."""
+
+import numpy as np
+import pytest
+from scipy.special import ellipk
+
+from dcol.dynamics.planar import Body, Circle, FixedJoint, Hinge, PlanarWorld, rectangle
+from dcol.solvers import LCPStatus
+
+G = 9.81
+
+
+def rollout(world, positions, velocities, steps):
+    positions, velocities = np.asarray(positions, dtype=float), np.asarray(velocities, dtype=float)
+    for _ in range(steps):
+        step = world.step(positions, velocities)
+        assert step.solution.status == LCPStatus.SOLVED
+        positions, velocities = step.positions, step.velocities
+    return positions, velocities, step
+
+
+def test_free_fall_follows_the_discrete_and_the_continuous_closed_forms():
+    """Explicit Euler on v_{t+dt}: v_N = v₀ − g N dt, y_N = y₀ + v₀ N dt − g dt² N(N + 1)/2, within
+    g t dt / 2 of the parabola."""
+    dt, steps, v0 = 0.01, 50, 3.0
+    world = PlanarWorld((Body(rectangle(1, 2), mass=2.0),), dt=dt)
+    positions, velocities, _ = rollout(world, [[0.2, 1.0, 5.0]], [[0.5, -1.0, v0]], steps)
+    t = steps * dt
+    np.testing.assert_allclose(velocities, [[0.5, -1.0, v0 - G * t]], rtol=1e-12)
+    y_discrete = 5.0 + v0 * t - G * dt**2 * steps * (steps + 1) / 2
+    np.testing.assert_allclose(positions, [[0.2 + 0.5 * t, 1.0 - t, y_discrete]], rtol=1e-12)
+    assert abs(y_discrete - (5.0 + v0 * t - G * t**2 / 2)) <= G * t * dt / 2 + 1e-12
+
+
+@pytest.mark.parametrize("k", [0.0, 0.5, 1.0])
+def test_head_on_circles_conserve_momentum_with_the_restitutions_exit_speeds(k):
+    """Newton's restitution law: v₁' = (m₁v₁ + m₂v₂ + m₂k(v₂ − v₁)) / (m₁ + m₂), and alike for v₂'."""
+    m1, m2, v1, v2 = 1.0, 3.0, 2.0, -1.0
+    bodies = (Body(Circle(0.5), m1, restitution=k), Body(Circle(0.3), m2, restitution=k))
+    world = PlanarWorld(bodies, gravity=(0, 0), dt=0.01)
+    _, velocities, _ = rollout(world, [[0, -1.0, 0], [0, 1.0, 0]], [[0, v1, 0], [0, v2, 0]], 100)
+    total = m1 * v1 + m2 * v2
+    expected = [(total + m2 * k * (v2 - v1)) / (m1 + m2), (total + m1 * k * (v1 - v2)) / (m1 + m2)]
+    np.testing.assert_allclose(velocities[:, 1], expected, atol=1e-4)
+    assert m1 * velocities[0, 1] + m2 * velocities[1, 1] == pytest.approx(total, abs=1e-8)
+    np.testing.assert_allclose(velocities[:, [0, 2]], 0.0, atol=1e-8)
+
+
+def ground_and(*bodies, dt=0.01, **world):
+    """A wide static box whose top face is y = 0 (welded to the world), then the given bodies."""
+    ground = Body(rectangle(20, 1), friction=bodies[0].friction)
+    return PlanarWorld((ground, *bodies), (FixedJoint(0, None, (0, -0.5)),), dt=dt, **world)
+
+
+def test_box_sliding_with_friction_stops_at_v2_over_2_mu_g():
+    """Constant deceleration μg: the discrete sum dt Σ_k (v₀ − k μ g dt) over the steps with v > 0,
+    within v₀ dt of the continuous v₀²/2μg."""
+    mu, v0, dt = 0.5, 2.0, 0.002
+    world = ground_and(Body(rectangle(1, 1), friction=mu), dt=dt)
+    steps = int(v0 / (mu * G * dt)) + 20
+    positions, velocities, _ = rollout(world, [[0, 0, -0.5], [0, 0, 0.5]], [[0, 0, 0], [0, v0, 0]], steps)
+    moving = np.arange(1, int(v0 / (mu * G * dt)) + 1)
+    discrete = dt * np.sum(v0 - moving * mu * G * dt)
+    assert positions[1, 1] == pytest.approx(discrete, abs=1e-6)
+    assert abs(positions[1, 1] - v0**2 / (2 * mu * G)) <= v0 * dt
+    np.testing.assert_allclose(velocities, 0.0, atol=1e-6)
+    assert positions[1, 2] == pytest.approx(0.5, abs=1e-6)
+
+
+def test_resting_stack_does_not_interpenetrate():
+    boxes = [Body(rectangle(1, 1), friction=0.5) for _ in range(3)]
+    world = ground_and(*boxes)
+    start = [[0, 0, -0.5]] + [[0, 0.01 * i, 0.5 + 1.0005 * i] for i in range(3)]
+    positions, velocities, step = rollout(world, start, np.zeros((4, 3)), 200)
+    assert len(step.contacts) == 6
+    assert min(contact.gap for contact in world.contacts(positions)) >= -1e-6
+    np.testing.assert_allclose(positions[1:, 1], [0.0, 0.01, 0.02], atol=1e-6)
+    np.testing.assert_allclose(velocities, 0.0, atol=1e-5)
+
+
+def pendulum(post_stabilization):
+    """A disk of radius 0.1 hung 1 m below a world hinge, released at 0.5 rad."""
+    world = PlanarWorld(
+        (Body(Circle(0.1), mass=1.0),),
+        (Hinge(0, (0, 1.0), None, (0, 0)),),
+        dt=1e-3,
+        post_stabilization=post_stabilization,
+    )
+    angle = 0.5
+    return world, np.array([[angle, np.sin(angle), -np.cos(angle)]]), np.zeros((1, 3))
+
+
+def swing(world, positions, velocities, steps):
+    angles, drift = [], 0.0
+    for _ in range(steps):
+        step = world.step(positions, velocities)
+        positions, velocities = step.positions, step.velocities
+        angles.append(positions[0, 0])
+        drift = max(drift, np.abs(world.equality_error(positions)).max())
+    return np.array(angles), drift
+
+
+def test_hinged_pendulum_keeps_its_period_and_its_joint():
+    """Physical pendulum, amplitude θ₀: T = 4 √(I_pivot / m g L) K(sin²(θ₀/2)); 10⁴ steps with
+    post-stabilization leave the hinge closed to round-off, without it the joint drifts apart."""
+    world, positions, velocities = pendulum(post_stabilization=True)
+    body = world.bodies[0]
+    pivot_inertia = body.inertia + body.mass * 1.0**2
+    period = 4 * np.sqrt(pivot_inertia / (body.mass * G * 1.0)) * ellipk(np.sin(0.25) ** 2)
+    angles, drift = swing(world, positions, velocities, 10_000)
+    downward = np.flatnonzero((angles[:-1] > 0) & (angles[1:] <= 0))
+    crossings = (downward + angles[downward] / (angles[downward] - angles[downward + 1])) * world.dt
+    assert np.diff(crossings).mean() == pytest.approx(period, rel=2e-3)
+    assert drift < 1e-12
+    drifting, positions, velocities = pendulum(post_stabilization=False)
+    _, drift_without = swing(drifting, positions, velocities, 10_000)
+    assert drift_without > 1e-3
+
+
+def test_bad_state_is_named():
+    world = PlanarWorld((Body(Circle(1.0)),))
+    with pytest.raises(ValueError, match="positions must be finite"):
+        world.step([[0.0, np.nan, 0.0]], [[0.0, 0.0, 0.0]])
+    with pytest.raises(ValueError, match="velocities must have shape"):
+        world.step([[0.0, 0.0, 0.0]], [[0.0, 0.0]])
+    with pytest.raises(ValueError, match="forces must be finite"):
+        world.step([[0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0]], [[np.inf, 0.0, 0.0]])
+    with pytest.raises(ValueError, match="bodies must hold at least one Body"):
+        PlanarWorld(())
