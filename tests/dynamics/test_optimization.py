@@ -1,0 +1,191 @@
+"""dcol.dynamics.optimization on the problems of Nimble §VII and Simple §IV-B, at reduced horizons.
+
+Each result is checked against something the optimizer did not compute: the simulator's own rollout
+of the controls found, a second optimizer on the same problem, a known initial velocity, World.step
+at the torques found."""
+
+import numpy as np
+import pytest
+
+from dcol.dynamics import World, frame_placement, load_dataset_robot, load_example_robot, neutral, tangent_maps
+from dcol.dynamics.optimization import (
+    QuadraticCost,
+    cem,
+    ddp,
+    multiple_shooting,
+    rollout_least_squares,
+)
+from tests.support.optional import example_robots_dir
+
+CART_FORCE = np.array([[1.0], [0.0]])  # the cart is driven, the hinge is passive
+HANGING = (np.array([0.0, np.pi]), np.zeros(2))
+
+
+@pytest.fixture(scope="module")
+def cartpole():
+    return World(load_dataset_robot("cartpole"), dt=0.02, ground=False)
+
+
+def swing_up_cost():
+    """Upright (angle 0) at rest over the centre of the rail."""
+    return QuadraticCost(np.zeros(2), np.zeros(2), [0.1, 1.0, 0.01, 0.01], [1e-3], [10.0, 100.0, 10.0, 10.0])
+
+
+def wrapped(angle):
+    return np.angle(np.exp(1j * angle))
+
+
+def test_ddp_swings_the_cart_pole_up(cartpole):
+    reported = []
+    result = ddp(
+        cartpole, *HANGING, np.zeros((100, 1)), swing_up_cost(), actuation=CART_FORCE, callback=reported.append
+    )
+    assert result.converged
+    assert abs(wrapped(result.q[-1, 1])) < 0.05 and abs(result.v[-1, 1]) < 0.2
+    # The trajectory is the simulator's for these controls, from World.rollout (warm-started steps).
+    rollout = cartpole.rollout(*HANGING, result.taus)
+    np.testing.assert_allclose(result.q, rollout.q, atol=1e-9)
+    np.testing.assert_array_equal(result.taus[:, 1], 0.0)
+    assert [p.iteration for p in reported] == list(range(1, result.iterations + 1))
+    costs = [p.cost for p in result.history]
+    assert all(later < earlier for earlier, later in zip(costs, costs[1:]))
+    assert costs[-1] < 0.5 * costs[0]
+
+
+def test_multiple_shooting_closes_its_defects_at_ddps_optimum(cartpole):
+    """Moving the cart 0.5 m with the pole hanging: two methods, one optimum."""
+    cost = QuadraticCost([0.5, np.pi], np.zeros(2), [1.0, 1.0, 0.1, 0.1], [1e-2], [10.0, 10.0, 10.0, 10.0])
+    guess = np.zeros((30, 1))
+    shooting = multiple_shooting(cartpole, *HANGING, guess, cost, intervals=3, actuation=CART_FORCE)
+    assert shooting.converged
+    assert shooting.history[-1].constraint_violation < 1e-6
+    # The shooting trajectory's cost equals the cost of one rollout of its controls only without defects.
+    assert shooting.history[-1].cost == pytest.approx(shooting.cost, rel=1e-9)
+    reference = ddp(cartpole, *HANGING, guess, cost, actuation=CART_FORCE, tolerance=1e-10)
+    assert shooting.cost == pytest.approx(reference.cost, rel=1e-8)
+    np.testing.assert_allclose(shooting.controls, reference.controls, atol=1e-3)
+
+
+def test_cem_lowers_the_swing_up_cost_less_than_ddp(cartpole):
+    cost = swing_up_cost()
+    guess = np.zeros((100, 1))
+    search = cem(
+        cartpole,
+        *HANGING,
+        guess,
+        cost,
+        actuation=CART_FORCE,
+        spread=5.0,
+        lower=-15.0,
+        upper=15.0,
+        hold=5,
+        samples=64,
+        elites=8,
+        max_iterations=10,
+    )
+    costs = [p.cost for p in search.history]
+    assert all(later <= earlier for earlier, later in zip(costs, costs[1:]))
+    assert search.cost < costs[0]
+    assert np.abs(search.controls).max() <= 15.0
+    rollout = cartpole.rollout(*HANGING, search.taus)
+    assert float(cost(cartpole, rollout.q, rollout.v, search.controls)) == pytest.approx(search.cost, rel=1e-12)
+    assert ddp(cartpole, *HANGING, guess, cost, actuation=CART_FORCE).cost < search.cost
+
+
+@pytest.mark.parametrize("jacobian", ["analytic", "3-point"])
+def test_a_sliding_cubes_initial_velocity_from_its_final_pose(jacobian):
+    """Simple eq. 14: the cube slides and spins on the ground for 0.2 s; its in-plane velocity and
+    spin (what the final pose tells; the contact absorbs the rest) are found from a guess 0.5 off."""
+    model = load_dataset_robot("box")
+    world = World(model, dt=0.01)
+    q0 = np.array([0.0, 0.0, 0.1, 1.0, 0.0, 0.0, 0.0])
+    known = np.array([2.0, 0.5, 0.0, 0.0, 0.0, 3.0])
+    controls = np.zeros((20, 6))
+    observed = world.rollout(q0, known, controls)
+    assert observed.contacts.min() > 0
+    target = observed.q[-1]
+
+    def pose_error(q, v):
+        return q - target, np.hstack([tangent_maps(model, q)[0], np.zeros((7, 6))])
+
+    guess = known + [0.2, -0.1, 0.0, 0.0, 0.0, 0.5]
+    result = rollout_least_squares(
+        world, q0, guess, controls, pose_error, velocity_basis=np.eye(6)[:, [0, 1, 5]], jacobian=jacobian
+    )
+    np.testing.assert_allclose(result.x, known, atol=1e-6)
+
+
+def go1_standing():
+    """Go1 with its legs bent and its four feet 5e-5 m into the ground (within the allowed
+    penetration, so the contacts hold without being pushed out), and its actuation matrix."""
+    example_robots_dir()
+    model = load_example_robot("go1")
+    q = neutral(model)
+    q[7:] = np.tile([0.0, 0.9, -1.8], 4)
+    foot_radius = 0.02
+    lowest = min(frame_placement(model, q, f"{leg}_foot")[0][2] for leg in ("FR", "FL", "RR", "RL"))
+    q[2] = foot_radius - lowest - 5e-5
+    return World(model, dt=1e-3), q, np.vstack([np.zeros((6, 12)), np.eye(12)])
+
+
+@pytest.mark.parametrize("jacobian", ["analytic", "3-point"])
+def test_go1_inverse_dynamics_through_contact(jacobian):
+    """Simple eq. 15: the joint torques for which one step from rest ends at rest."""
+    world, q, actuation = go1_standing()
+
+    def velocity(q_next, v_next):
+        return v_next, np.hstack([np.zeros((18, 18)), np.eye(18)])
+
+    result = rollout_least_squares(
+        world,
+        q,
+        np.zeros(18),
+        np.zeros((1, 12)),
+        velocity,
+        variables="controls",
+        actuation=actuation,
+        jacobian=jacobian,
+    )
+    assert result.iterations <= 20
+    assert np.abs(result.residual).max() < 1e-8
+    step = world.step(q, np.zeros(18), actuation @ result.x[0])
+    assert len(step.contacts) >= 4
+    assert np.abs(step.v).max() < 1e-8
+
+
+def test_inconsistent_sizes_are_refused_by_name(cartpole):
+    cost = swing_up_cost()
+    for optimizer in (ddp, cem):
+        with pytest.raises(ValueError, match="controls"):
+            optimizer(cartpole, *HANGING, np.zeros((10, 2)), cost, actuation=CART_FORCE)
+        with pytest.raises(ValueError, match="actuation"):
+            optimizer(cartpole, *HANGING, np.zeros((10, 1)), cost, actuation=np.ones((3, 1)))
+        with pytest.raises(ValueError, match="cost.control_weights"):
+            optimizer(cartpole, *HANGING, np.zeros((10, 2)), cost)
+        with pytest.raises(ValueError, match="q0"):
+            optimizer(cartpole, np.zeros(3), np.zeros(2), np.zeros((10, 1)), cost, actuation=CART_FORCE)
+    with pytest.raises(ValueError, match="intervals must divide"):
+        multiple_shooting(cartpole, *HANGING, np.zeros((10, 1)), cost, intervals=3, actuation=CART_FORCE)
+    with pytest.raises(ValueError, match="at least one step"):
+        ddp(cartpole, *HANGING, np.zeros((0, 1)), cost, actuation=CART_FORCE)
+    with pytest.raises(ValueError, match="spread"):
+        cem(cartpole, *HANGING, np.zeros((10, 1)), cost, actuation=CART_FORCE, spread=[1.0, 2.0])
+    with pytest.raises(ValueError, match="target_v"):
+        QuadraticCost([0.0], [[0.0]], [1.0], [1.0], [1.0])
+    with pytest.raises(ValueError, match="final_weights must be ≥ 0"):
+        QuadraticCost([0.0], [0.0], [1.0], [1.0], [-1.0])
+    cube = World(load_dataset_robot("box"))
+    with pytest.raises(ValueError, match="nq = nv"):
+        ddp(
+            cube,
+            [0, 0, 0.1, 1, 0, 0, 0],
+            np.zeros(6),
+            np.zeros((5, 6)),
+            QuadraticCost([0, 0, 0.1, 1, 0, 0, 0], np.zeros(6), np.ones(12), np.ones(6), np.ones(12)),
+        )
+    with pytest.raises(ValueError, match="residual must return"):
+        rollout_least_squares(cartpole, *HANGING, np.zeros((5, 2)), lambda q, v: (q, np.eye(2)))
+    with pytest.raises(ValueError, match="velocity_basis"):
+        rollout_least_squares(
+            cartpole, *HANGING, np.zeros((5, 2)), lambda q, v: (q, np.eye(2, 4)), velocity_basis=np.eye(3)
+        )
