@@ -140,6 +140,12 @@ _SWEEPS = 200_000
 # Complementarity tolerance relative to the problem's scale: Gauss–Seidel only needs to find the sets,
 # the impulses are then solved exactly on them.
 _LCP_TOLERANCE = 1e-7
+# Why a step failed when the implicit midpoint equation of its free motion has no solution Newton's
+# method finds (spins far beyond what the step size resolves, or principal moments no rigid body has).
+_FREE_MOTION_FAILURE = (
+    "the free motion's implicit midpoint equation was not solved (a spin too fast for the time step, or an "
+    "inertia no rigid body has: principal moments must satisfy the triangle inequality)"
+)
 
 ROLLOUT_PROGRESS_STEPS = 10_000
 """Steps (world-steps for rollout_batch) from which World.rollout and rollout_batch show a progress bar
@@ -660,6 +666,8 @@ class World:
             warm = (out["row_ids"], f, sets)
         problem = f"the contact {self.contact_model.upper()}"
         if out["failed"]:  # the native rollouts' rule (native/simulation/simulation.hpp step_status)
+            if not out["free_motion_converged"]:
+                raise RuntimeError(f"{where}: {_FREE_MOTION_FAILURE}")
             finite = np.isfinite(out["q"]).all() and np.isfinite(out["v"]).all()
             raise RuntimeError(
                 f"{where}: {problem} could not be solved ({solution.status.name}, residual "
@@ -882,7 +890,7 @@ class World:
         failed = np.flatnonzero(status == 2)
         if failed.size:
             where = "" if failed_step is None else f" at step {failed_step[failed[0]]}"
-            cause = f"the {problem} could not be solved or the state stopped being finite"
+            cause = f"the {problem} could not be solved, {_FREE_MOTION_FAILURE} or the state stopped being finite"
             if single:
                 raise RuntimeError(f"the {item} failed{where}: {cause}")
             raise RuntimeError(f"{item} {failed[0]} failed{where}: {cause} ({failed.size} {items} failed)")

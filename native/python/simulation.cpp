@@ -409,6 +409,7 @@ py::dict step_one(BoundWorld& world, py::handle q_in, py::handle v_in, py::handl
   }
   out["status"] = static_cast<int>(report.status);
   out["failed"] = sim::step_status(spec, report, q_next.data(), v_next.data()) == sim::RolloutStatus::failed;
+  out["free_motion_converged"] = report.free_motion_converged;
   out["iterations"] = report.iterations;
   out["residual"] = report.residual;
   out["warm_start_hit"] = report.warm_start_hit;

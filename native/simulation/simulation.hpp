@@ -35,7 +35,7 @@ namespace dcol::sim {
 // kMidpointFixedPointIterations or as soon as an iteration shrinks the change by less than
 // kMidpointSlowContraction.
 constexpr double kMidpointTolerance = 1e-12, kMidpointSlowContraction = 0.1;
-constexpr int kMidpointFixedPointIterations = 6, kMidpointNewtonIterations = 30;
+constexpr int kMidpointFixedPointIterations = 6, kMidpointNewtonIterations = 30, kMidpointLineSearchHalvings = 30;
 
 // The position correction (detail::position_correction) leaves penetrations within
 // kAllowedPenetration of the contact margin alone: resting contacts sit that little inside each other
@@ -166,7 +166,9 @@ struct StepWorkspace {
   // the velocity-product terms are taken, and for Newton's method on the midpoint equation its matrix,
   // M and the unused ∂τ/∂q (nv × nv each), and the matrix's LU by trees.
   std::vector<double> zero, bias, rhs, a_free, v_free, v_mid, midpoint_K, midpoint_mass, midpoint_unused;
+  std::vector<double> midpoint_step;  // Newton's direction and trial point (2 nv)
   TreeBlockLU midpoint_lu;
+  bool free_motion_converged = true;  // the midpoint equation solved to kMidpointTolerance
   lcp::ActiveSetWorkspace active_set;
   // The position correction (detail::position_correction): per kept row its impulse (zero but on
   // penetrating normals), the configuration change δq = M̃⁻¹ Jᵀ f_c (nv), and one island's problem
@@ -233,7 +235,8 @@ struct StepWorkspace {
         v_mid(world.model->nv),
         midpoint_K(static_cast<size_t>(world.model->nv) * world.model->nv),
         midpoint_mass(static_cast<size_t>(world.model->nv) * world.model->nv),
-        midpoint_unused(static_cast<size_t>(world.model->nv) * world.model->nv) {
+        midpoint_unused(static_cast<size_t>(world.model->nv) * world.model->nv),
+        midpoint_step(2 * static_cast<size_t>(world.model->nv)) {
     const dyn::Model& model = *world.model;
     dof_tree.resize(model.nv);
     for (int j = 0; j < model.nv; ++j) {
@@ -269,8 +272,9 @@ struct StepReport {
   double residual = 0.0;        // of the impulses returned (lcp::LcpReport's)
   bool warm_start_hit = false;  // the previous step's sets solved every island
   // Whether an iterate stopped at the iteration limit is near enough a solution to go on with
-  // (kUsableResidual); true for a solution.
+  // (kUsableResidual); true for a solution. False too when the free motion did not converge.
   bool usable = true;
+  bool free_motion_converged = true;  // detail::free_motion solved its midpoint equation
 };
 
 namespace detail {
@@ -764,11 +768,27 @@ inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double*
     }
     previous_change = change;
   }
-  // Newton on F(a) = M̃ a + c(q, v_mid) + D v − τ, F' = M̃ + Δt/2 ∂c/∂v(v_mid).
+  // Newton on F(a) = M̃ a + c(q, v_mid) + D v − τ, F' = M̃ + Δt/2 ∂c/∂v(v_mid), its steps shortened
+  // until ‖F‖² decreases (Armijo): on fast spins of very unequal principal moments the full step can
+  // overshoot to where the iteration no longer converges.
+  double* step = ws.midpoint_step.data();  // Newton's direction, then (from nv on) the trial a
+  double* trial = step + nv;
+  auto squared_residual = [&](const double* a) {  // ‖F(a)‖², M from the last rnea_derivatives
+    midpoint_bias(world, ws, v, tau, a);
+    double sum = 0.0;
+    for (int i = 0; i < nv; ++i) {
+      const double* M = ws.midpoint_mass.data() + static_cast<size_t>(i) * nv;
+      double residual = ws.rhs[i] + dt * world.damping[i] * a[i];
+      for (int j = 0; j < nv; ++j) residual += M[j] * a[j];
+      sum += residual * residual;
+    }
+    return sum;
+  };
   for (int iteration = 0; !converged && iteration < kMidpointNewtonIterations; ++iteration) {
     midpoint_bias(world, ws, v, tau, ws.a_free.data());
     dyn::rnea_derivatives(model, ws.data, q, ws.v_mid.data(), ws.a_free.data(), ws.midpoint_unused.data(),
                           ws.midpoint_K.data(), ws.midpoint_mass.data());
+    double initial = 0.0;  // ‖F(a)‖²
     for (int i = 0; i < nv; ++i) {
       double* K = ws.midpoint_K.data() + static_cast<size_t>(i) * nv;
       const double* M = ws.midpoint_mass.data() + static_cast<size_t>(i) * nv;
@@ -776,13 +796,25 @@ inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double*
       for (int j = 0; j < nv; ++j) residual += M[j] * ws.a_free[j], K[j] = 0.5 * dt * K[j] + M[j];
       K[i] += dt * world.damping[i];
       ws.rhs[i] = -residual;
+      initial += residual * residual;
     }
     if (!factor_by_trees(ws, nv, ws.midpoint_K.data(), ws.midpoint_lu)) break;
     solve_by_trees(ws, ws.midpoint_lu, ws.rhs.data(), ws.midpoint_unused.data());
+    std::copy(ws.rhs.begin(), ws.rhs.end(), step);
+    double length = 1.0;
     change = 0.0;
-    for (int i = 0; i < nv; ++i) ws.a_free[i] += ws.rhs[i], change = std::max(change, dt * std::abs(ws.rhs[i]));
-    converged = change <= kMidpointTolerance * velocity_scale();
+    for (int i = 0; i < nv; ++i) change = std::max(change, dt * std::abs(step[i]));
+    const double tolerance = kMidpointTolerance * velocity_scale();
+    if (change > tolerance) {  // a step this small is taken whole: ‖F‖² is rounding there
+      for (int halving = 0; halving < kMidpointLineSearchHalvings; ++halving, length *= 0.5) {
+        for (int i = 0; i < nv; ++i) trial[i] = ws.a_free[i] + length * step[i];
+        if (squared_residual(trial) <= (1.0 - 2e-4 * length) * initial) break;
+      }
+    }
+    for (int i = 0; i < nv; ++i) ws.a_free[i] += length * step[i];
+    converged = length * change <= tolerance;
   }
+  ws.free_motion_converged = converged;
   for (int i = 0; i < nv; ++i) ws.v_free[i] = v[i] + dt * ws.a_free[i];
   for (int i = 0; i < nv; ++i) ws.v_mid[i] = v[i] + 0.5 * dt * ws.a_free[i];
 }
@@ -1095,6 +1127,9 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   ws.sets.resize(n);
   StepReport report = world.ncp ? solve_contact_ncp(world, ws) : solve_contact_lcp(world, ws);
   report.contacts = static_cast<int>(ws.contacts.size());
+  // A free motion whose midpoint equation was not solved would not keep the energy it promises.
+  report.free_motion_converged = ws.free_motion_converged;
+  if (!report.free_motion_converged) report.usable = false;
   ws.previous_rows.resize(n);
   for (int r = 0; r < n; ++r) ws.previous_rows[r] = {ws.row_ids[r], r};
   std::sort(ws.previous_rows.begin(), ws.previous_rows.end());
