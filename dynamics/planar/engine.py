@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dcol.solvers import MLCPSolution, solve_mlcp
+from dcol.solvers import MLCPSolution, mlcp_vjp, solve_mlcp
 from dcol.solvers.lcp import LCPStatus
 from dcol.typing import ArrayLike, FloatArray
 from dcol.validation import checked_array, checked_positive
@@ -28,7 +28,7 @@ from .bodies import Body, cross2, rotation
 from .contacts import Contact, detect_contacts
 from .joints import AxisConstraint, FixedJoint, Hinge, Joint, joint_bodies
 
-__all__ = ["PlanarWorld", "PlanarStep", "DynamicsLCP"]
+__all__ = ["PlanarWorld", "PlanarStep", "PlanarStepCotangents", "DynamicsLCP"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,18 @@ class PlanarStep:
     solution: MLCPSolution
     problem: DynamicsLCP
     stabilization: MLCPSolution | None = None
+
+
+@dataclass(frozen=True)
+class PlanarStepCotangents:
+    """∂ℓ/∂ of a step's inputs (LCP-physics §B): velocities (n, 3), forces (n, 3), and the bodies'
+    mass (n,), restitution (n,) and friction (n,)."""
+
+    velocities: FloatArray
+    forces: FloatArray
+    mass: FloatArray
+    restitution: FloatArray
+    friction: FloatArray
 
 
 def _global_rows(blocks: list[list[tuple[int, FloatArray]]], bodies: int) -> FloatArray:
@@ -255,3 +267,50 @@ class PlanarWorld:
             delta, stabilization = self._stabilization(next_positions)
             next_positions = next_positions + self.dt * delta.reshape(shape)
         return PlanarStep(next_positions, next_velocities, contacts, solution, problem, stabilization)
+
+    def step_vjp(
+        self,
+        step: PlanarStep,
+        velocities: ArrayLike,
+        grad_velocities: ArrayLike | None = None,
+        grad_positions: ArrayLike | None = None,
+    ) -> PlanarStepCotangents:
+        """Cotangents of a step's inputs from ∂ℓ/∂v_{t+dt} and ∂ℓ/∂p_{t+dt} (n, 3) each (omitted:
+        zero), through the KKT backward pass of the dynamics LCP (:func:`dcol.solvers.mlcp_vjp`,
+        LCP-physics eqs. 28–32). ``velocities`` (n, 3) are the step's input velocities v_t.
+
+        Within the step's contact mode, with p_{t+dt} = p_t + dt v_{t+dt}: post-stabilization's
+        correction is not differentiated (it is a projection onto the constraints, zero where they
+        hold), nor are the Jacobians' dependence on the positions.
+        """
+        shape = (len(self.bodies), 3)
+        v_t = self._checked_state(velocities, "velocities").reshape(-1)
+        grad_v = np.zeros(shape) if grad_velocities is None else self._checked_state(grad_velocities, "grad_velocities")
+        if grad_positions is not None:
+            grad_v = grad_v + self.dt * self._checked_state(grad_positions, "grad_positions")
+        problem, m = step.problem, len(step.contacts)
+        cot = mlcp_vjp(
+            step.solution, problem.M, problem.q, problem.G, problem.F, problem.h, A=problem.A, grad_x=grad_v.reshape(-1)
+        )
+        # q = −(𝓜 v_t + dt (f + weights)), h_c = k ∘ (𝓙_c v_t) (LCP-physics eqs. 14, 23).
+        grad_v_t = -problem.M.T @ cot.q + problem.J_c.T @ (problem.k * cot.h[:m])
+        unit = np.array([[body.shape.unit_inertia(), 1.0, 1.0] for body in self.bodies])
+        gravity = np.concatenate([[0.0], np.asarray(self.gravity)])
+        grad_M_diagonal = np.diag(cot.M).reshape(shape)
+        grad_q = cot.q.reshape(shape)
+        grad_mass = np.sum(unit * (grad_M_diagonal - grad_q * v_t.reshape(shape)), axis=1) - self.dt * grad_q @ gravity
+        # Each contact's coefficients are the means of its two bodies' (§A.4.2–3).
+        grad_k = 0.5 * cot.h[:m] * (problem.J_c @ v_t)
+        grad_mu = -0.5 * np.diag(cot.F[3 * m :, :m])
+        grad_restitution, grad_friction = np.zeros(len(self.bodies)), np.zeros(len(self.bodies))
+        for index, contact in enumerate(step.contacts):
+            for body in (contact.body_a, contact.body_b):
+                grad_restitution[body] += grad_k[index]
+                grad_friction[body] += grad_mu[index]
+        return PlanarStepCotangents(
+            velocities=grad_v_t.reshape(shape),
+            forces=-self.dt * grad_q,
+            mass=grad_mass,
+            restitution=grad_restitution,
+            friction=grad_friction,
+        )
