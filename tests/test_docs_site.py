@@ -30,6 +30,7 @@ API_PAGES = {
     "dcol.dynamics": "api/dynamics",
     "dcol.dynamics.torch": "api/dynamics",
     "dcol.dynamics.distributed": "api/dynamics",
+    "dcol.dynamics.planar": "api/dynamics",
     "dcol.dynamics.optimization": "api/dynamics",
     "dcol.viz": "api/viz",
     "dcol.progress": "api/progress",
