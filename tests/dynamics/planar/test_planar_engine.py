@@ -1,11 +1,12 @@
 """The planar engine's step (LCP-physics §A.1, §A.5, §A.7) against closed forms: free fall, head-on
 collisions with restitution, a box sliding to a stop, a resting stack, a hinged pendulum's period and
-its joint's drift with and without post-stabilization."""
+its joint's drift with and without post-stabilization; and a pendulum's step against the 3-D World."""
 
 import numpy as np
 import pytest
 from scipy.special import ellipk
 
+from dcol.dynamics import ModelBuilder, World
 from dcol.dynamics.planar import Body, Circle, FixedJoint, Hinge, PlanarWorld, rectangle
 from dcol.solvers import LCPStatus
 
@@ -129,3 +130,31 @@ def test_bad_state_is_named():
         world.step([[0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0]], [[np.inf, 0.0, 0.0]])
     with pytest.raises(ValueError, match="bodies must hold at least one Body"):
         PlanarWorld(())
+
+
+@pytest.mark.parametrize("angle, rate", [(0.5, 0.0), (-1.2, 2.0), (2.0, -1.0)])
+def test_pendulum_step_agrees_with_the_3d_world(angle, rate):
+    """The same pendulum as a revolute joint of the 3-D World about +y (gravity −z): one step from a
+    state that satisfies the hinge gives the angle and rate of the World's step (θ = −q: the x–z
+    plane seen from −y) to solver tolerance; post-stabilization moves the angle by round-off of
+    the hinge's error only."""
+    length, mass, inertia, dt = 1.0, 1.0, 0.005, 1e-3
+    builder = ModelBuilder()
+    builder.add_body(
+        "bob",
+        parent=None,
+        joint="hinge",
+        kind="revolute",
+        axis=(0.0, 1.0, 0.0),
+        mass=mass,
+        com=(0.0, 0.0, -length),
+        inertia=inertia * np.eye(3),
+    )
+    spatial = World(builder.build(), ground=False, dt=dt).step([-angle], [-rate])
+    body = Body(Circle(np.sqrt(2 * inertia / mass)), mass)  # the disk whose inertia is `inertia`
+    planar = PlanarWorld((body,), (Hinge(0, (0, length), None, (0, 0)),), dt=dt)
+    positions = [[angle, length * np.sin(angle), -length * np.cos(angle)]]
+    velocities = [[rate, rate * length * np.cos(angle), rate * length * np.sin(angle)]]
+    step = planar.step(positions, velocities)
+    assert step.velocities[0, 0] == pytest.approx(-spatial.v[0], abs=1e-9)
+    assert step.positions[0, 0] == pytest.approx(-spatial.q[0], abs=1e-8)
