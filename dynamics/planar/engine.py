@@ -70,14 +70,19 @@ class PlanarStep:
 
 @dataclass(frozen=True)
 class PlanarStepCotangents:
-    """∂ℓ/∂ of a step's inputs (LCP-physics §B): velocities (n, 3), forces (n, 3), and the bodies'
-    mass (n,), restitution (n,) and friction (n,)."""
+    """∂ℓ/∂ of a step's inputs (LCP-physics §B): velocities (n, 3), forces (n, 3); the bodies' mass
+    (n,), restitution (n,) and friction (n,); the joints' anchors (number of joints, 2, 2), rows
+    anchor_a and anchor_b (zero where a joint has no such parameter or it is a world point);
+    positions (n, 3), or None for a step with contacts (the derivative of the contact geometry with
+    respect to the positions is not implemented)."""
 
     velocities: FloatArray
     forces: FloatArray
     mass: FloatArray
     restitution: FloatArray
     friction: FloatArray
+    anchors: FloatArray
+    positions: FloatArray | None
 
 
 def _global_rows(blocks: list[list[tuple[int, FloatArray]]], bodies: int) -> FloatArray:
@@ -271,23 +276,28 @@ class PlanarWorld:
     def step_vjp(
         self,
         step: PlanarStep,
+        positions: ArrayLike,
         velocities: ArrayLike,
         grad_velocities: ArrayLike | None = None,
         grad_positions: ArrayLike | None = None,
     ) -> PlanarStepCotangents:
         """Cotangents of a step's inputs from ∂ℓ/∂v_{t+dt} and ∂ℓ/∂p_{t+dt} (n, 3) each (omitted:
         zero), through the KKT backward pass of the dynamics LCP (:func:`dcol.solvers.mlcp_vjp`,
-        LCP-physics eqs. 28–32). ``velocities`` (n, 3) are the step's input velocities v_t.
+        LCP-physics eqs. 28–32). ``positions``, ``velocities`` (n, 3) are the step's inputs p_t, v_t.
 
         Within the step's contact mode, with p_{t+dt} = p_t + dt v_{t+dt}: post-stabilization's
         correction is not differentiated (it is a projection onto the constraints, zero where they
-        hold), nor are the Jacobians' dependence on the positions.
+        hold). The positions enter through p_{t+dt} and through 𝓙_e (the joints' arms turn with the
+        bodies); through the contacts' normals and points they are not differentiated yet, so a
+        step with contacts has no positions cotangent.
         """
         shape = (len(self.bodies), 3)
+        positions = self._checked_state(positions, "positions")
         v_t = self._checked_state(velocities, "velocities").reshape(-1)
         grad_v = np.zeros(shape) if grad_velocities is None else self._checked_state(grad_velocities, "grad_velocities")
-        if grad_positions is not None:
-            grad_v = grad_v + self.dt * self._checked_state(grad_positions, "grad_positions")
+        # p_{t+dt} = p_t + dt v_{t+dt}: its cotangent passes to p_t as it is and to v_{t+dt} times dt.
+        grad_p = np.zeros(shape) if grad_positions is None else self._checked_state(grad_positions, "grad_positions")
+        grad_v = grad_v + self.dt * grad_p
         problem, m = step.problem, len(step.contacts)
         cot = mlcp_vjp(
             step.solution, problem.M, problem.q, problem.G, problem.F, problem.h, A=problem.A, grad_x=grad_v.reshape(-1)
@@ -307,10 +317,21 @@ class PlanarWorld:
             for body in (contact.body_a, contact.body_b):
                 grad_restitution[body] += grad_k[index]
                 grad_friction[body] += grad_mu[index]
+        anchors = np.zeros((len(self.joints), 2, 2))
+        grad_p = grad_p.copy()
+        row = 0
+        for index, joint in enumerate(self.joints):
+            rows = cot.A[row : row + joint.error(positions).size]
+            row += rows.shape[0]
+            anchors[index] = joint.anchor_vjp(positions, rows)
+            for body, curvature in joint.angle_curvature(positions):
+                grad_p[body, 0] += rows[:, 3 * body] @ curvature
         return PlanarStepCotangents(
             velocities=grad_v_t.reshape(shape),
             forces=-self.dt * grad_q,
             mass=grad_mass,
             restitution=grad_restitution,
             friction=grad_friction,
+            anchors=anchors,
+            positions=None if step.contacts else grad_p,
         )

@@ -4,7 +4,10 @@ body–world), fixed joints and single-coordinate constraints, with their Jacobi
 
 Every joint gives, at positions (n, 3) of (angle, x, y) rows, a list of (body index, block (r, 3))
 pairs, one per body it binds (the world has none), such that Σ block · v_body = 0 is the constraint
-on the velocities, and the position error (r,) whose time derivative that is.
+on the velocities, and the position error (r,) whose time derivative that is. For the step's
+gradients, a joint also gives the derivative of each block's angle column with respect to that
+body's angle (the only entries of 𝓙_e that vary with the positions) and the cotangent of its
+anchors from a cotangent of its rows of 𝓙_e.
 """
 
 from dataclasses import dataclass
@@ -20,6 +23,9 @@ from .bodies import rotation
 __all__ = ["Hinge", "FixedJoint", "AxisConstraint"]
 
 JacobianBlocks = list[tuple[int, FloatArray]]
+AngleCurvature = list[tuple[int, FloatArray]]
+# The angle column of a hinge block is the arm turned by a right angle: perp(r) = [−r_y, r_x].
+PERPENDICULAR = np.array([[0.0, -1.0], [1.0, 0.0]])
 
 
 def _checked_bodies(body_a: object, body_b: object) -> tuple[int, int | None]:
@@ -69,6 +75,23 @@ class Hinge:
             blocks.append((self.body_b, -_hinge_block(r_b)))
         return blocks
 
+    def angle_curvature(self, positions: FloatArray) -> AngleCurvature:
+        """∂(angle column of each block)/∂(that body's angle): perp(perp(r)) = −r, and +r_b for b."""
+        r_a, r_b = self._arms(positions)
+        curvature = [(self.body_a, -r_a)]
+        if self.body_b is not None:
+            curvature.append((self.body_b, r_b))
+        return curvature
+
+    def anchor_vjp(self, positions: FloatArray, grad_rows: FloatArray) -> FloatArray:
+        """∂ℓ/∂(anchor_a, anchor_b) (2, 2) from ∂ℓ/∂ of this joint's rows of 𝓙_e (2, 3n); the world
+        point anchor_b does not enter 𝓙_e (its cotangent is zero)."""
+        grad = np.zeros((2, 2))
+        grad[0] = (PERPENDICULAR @ rotation(positions[self.body_a, 0])).T @ grad_rows[:, 3 * self.body_a]
+        if self.body_b is not None:
+            grad[1] = -(PERPENDICULAR @ rotation(positions[self.body_b, 0])).T @ grad_rows[:, 3 * self.body_b]
+        return grad
+
     def error(self, positions: FloatArray) -> FloatArray:
         r_a, r_b = self._arms(positions)
         point_a = positions[self.body_a, 1:] + r_a
@@ -104,6 +127,14 @@ class FixedJoint:
             blocks.append((self.body_b, np.vstack([hinge[self.body_b], -turn])))
         return blocks
 
+    def angle_curvature(self, positions: FloatArray) -> AngleCurvature:
+        """As the hinge's at body_a's centre (zero arm for a), zero on the rotation row."""
+        return [(body, np.append(vector, 0.0)) for body, vector in self._hinge().angle_curvature(positions)]
+
+    def anchor_vjp(self, positions: FloatArray, grad_rows: FloatArray) -> FloatArray:
+        """∂ℓ/∂(anchor_a, anchor_b) (2, 2): row 0 (body_a's centre, not a parameter) is zero."""
+        return self._hinge().anchor_vjp(positions, grad_rows[:2]) * [[0.0], [1.0]]
+
     def error(self, positions: FloatArray) -> FloatArray:
         relative = positions[self.body_a, 0] - (0.0 if self.body_b is None else positions[self.body_b, 0])
         return np.append(self._hinge().error(positions), relative - self.angle)
@@ -131,6 +162,12 @@ class AxisConstraint:
         row = np.zeros((1, 3))
         row[0, AXES[self.axis]] = 1.0
         return [(self.body, row)]
+
+    def angle_curvature(self, positions: FloatArray) -> AngleCurvature:
+        return []  # a constant row
+
+    def anchor_vjp(self, positions: FloatArray, grad_rows: FloatArray) -> FloatArray:
+        return np.zeros((2, 2))  # no anchors
 
     def error(self, positions: FloatArray) -> FloatArray:
         return np.array([positions[self.body, AXES[self.axis]] - self.value])

@@ -1,13 +1,14 @@
 """Gradients of the planar step (LCP-physics §B) through the KKT backward pass of the dynamics LCP,
-against central differences of the step itself inside a contact mode (strict complementarity, the
-same contacts on both sides of the difference)."""
+against central differences of the step itself: inside a contact mode (strict complementarity, the
+same contacts on both sides of the difference), and for a jointed chain without contacts, where the
+positions and the joints' anchors are differentiated too."""
 
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from dcol.dynamics.planar import Body, Circle, FixedJoint, PlanarWorld, rectangle
+from dcol.dynamics.planar import Body, Circle, FixedJoint, Hinge, PlanarWorld, rectangle
 from dcol.solvers import LCPStatus
 
 
@@ -44,7 +45,8 @@ def test_step_vjp_matches_central_differences(scene):
     assert solution.status == LCPStatus.SOLVED and step.contacts
     assert np.maximum(solution.s, solution.z).min() > 1e-6  # strictly complementary: a contact mode
     grad_v, grad_p = rng.normal(size=positions.shape), rng.normal(size=positions.shape)
-    cot = world.step_vjp(step, velocities, grad_v, grad_p)
+    cot = world.step_vjp(step, positions, velocities, grad_v, grad_p)
+    assert cot.positions is None  # the contact geometry's position derivative is not implemented
 
     def loss(world=world, velocities=velocities, forces=forces):
         result = world.step(positions, velocities, forces)
@@ -69,3 +71,50 @@ def test_step_vjp_matches_central_differences(scene):
                 loss(world=body_changed(name, index, value + eps)) - loss(world=body_changed(name, index, value - eps))
             ) / (2 * eps)
             assert getattr(cot, name)[index] == pytest.approx(expected, rel=1e-5, abs=1e-7), (name, index)
+
+
+def test_jointed_chain_gradients_match_central_differences():
+    """Two links hinged to the world and to each other, a disk welded to the second: the positions
+    turn the joints' arms, and the anchors are parameters of 𝓙_e."""
+    bodies = (Body(rectangle(1.0, 0.1), 1.0), Body(rectangle(0.8, 0.1), 0.5), Body(Circle(0.2), 0.3))
+    joints = (
+        Hinge(0, (-0.5, 0.0), None, (0.0, 0.0)),
+        Hinge(1, (-0.4, 0.0), 0, (0.5, 0.0)),
+        FixedJoint(2, 1, (0.4, 0.0), angle=0.2),
+    )
+    world = PlanarWorld(bodies, joints, dt=0.01, post_stabilization=False)
+    rng = np.random.default_rng(3)
+    positions = np.array([[0.3, 0.48, 0.15], [-0.4, 1.3, 0.2], [-0.2, 1.7, 0.1]]) + 0.01 * rng.normal(size=(3, 3))
+    velocities, forces = rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
+    step = world.step(positions, velocities, forces)
+    assert step.solution.status == LCPStatus.SOLVED and not step.contacts
+    grad_v, grad_p = rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
+    cot = world.step_vjp(step, positions, velocities, grad_v, grad_p)
+
+    def loss(world=world, positions=positions, velocities=velocities, forces=forces):
+        result = world.step(positions, velocities, forces)
+        return np.sum(grad_v * result.velocities) + np.sum(grad_p * result.positions)
+
+    eps = 1e-6
+    for name in ("positions", "velocities", "forces"):
+        direction = rng.normal(size=(3, 3))
+        base = dict(positions=positions, velocities=velocities, forces=forces)[name]
+        expected = (loss(**{name: base + eps * direction}) - loss(**{name: base - eps * direction})) / (2 * eps)
+        assert np.sum(getattr(cot, name) * direction) == pytest.approx(expected, rel=1e-6, abs=1e-8), name
+    for index, field in [(0, "anchor_a"), (1, "anchor_a"), (1, "anchor_b"), (2, "anchor_b")]:
+        direction = rng.normal(size=2)
+        changed = []
+        for sign in (1, -1):
+            moved = list(joints)
+            moved[index] = replace(joints[index], **{field: getattr(joints[index], field) + sign * eps * direction})
+            changed.append(loss(world=replace(world, joints=tuple(moved))))
+        expected = (changed[0] - changed[1]) / (2 * eps)
+        got = cot.anchors[index, 0 if field == "anchor_a" else 1] @ direction
+        assert got == pytest.approx(expected, rel=1e-6, abs=1e-8), (index, field)
+    for index in range(3):
+        up, down = (replace(world.bodies[index], mass=world.bodies[index].mass + s * eps) for s in (1, -1))
+        expected = (
+            loss(world=replace(world, bodies=world.bodies[:index] + (up,) + world.bodies[index + 1 :]))
+            - loss(world=replace(world, bodies=world.bodies[:index] + (down,) + world.bodies[index + 1 :]))
+        ) / (2 * eps)
+        assert cot.mass[index] == pytest.approx(expected, rel=1e-6, abs=1e-8), index
