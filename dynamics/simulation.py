@@ -280,15 +280,21 @@ class Rollout:
         )
 
     def vjp(
-        self, grad_q: ArrayLike | None = None, grad_v: ArrayLike | None = None, *, bounce: bool = True
+        self,
+        grad_q: ArrayLike | None = None,
+        grad_v: ArrayLike | None = None,
+        *,
+        bounce: bool = True,
+        complementarity_aware: bool = False,
     ) -> StepCotangents:
         """Backpropagation through the rollout: ∂ℓ/∂(q0, v0, τ (T, nv), θ) from ∂ℓ/∂q (T + 1, nv,
         tangents) and ∂ℓ/∂v (T + 1, nv) of the trajectory (zero where omitted). θ's cotangent sums
-        the steps' (a 0-d zero for a rollout of no steps)."""
+        the steps' (a 0-d zero for a rollout of no steps). complementarity_aware: each step's, as
+        Step.vjp (Nimble §IV-D)."""
         steps = self.steps
 
         def step_cotangents(t: int, carry_q: FloatArray, carry_v: FloatArray) -> StepCotangents:
-            return steps[t].vjp(carry_q, carry_v, bounce=bounce)
+            return steps[t].vjp(carry_q, carry_v, bounce=bounce, complementarity_aware=complementarity_aware)
 
         shape = (len(steps) + 1, self.v.shape[1])
         return _backpropagated(step_cotangents, grad_q, grad_v, shape, np.zeros(()))

@@ -189,3 +189,26 @@ def test_inconsistent_sizes_are_refused_by_name(cartpole):
         rollout_least_squares(
             cartpole, *HANGING, np.zeros((5, 2)), lambda q, v: (q, np.eye(2, 4)), velocity_basis=np.eye(3)
         )
+
+
+def test_complementarity_aware_gradients_lift_the_quadrotor_off_the_ground():
+    """Nimble Fig. 8: resting on the ground, the drone's contacts clamp, so the plain gradient of the
+    final height's error with respect to the thrust is zero (to rounding: the rest pose's orientation
+    carries 1e-17 residues); the complementarity-aware one asks for more thrust, and one gradient step
+    along it lifts the drone off."""
+    model = load_dataset_robot("quadrotor")
+    world = World(model, dt=0.01)
+    q0 = neutral(model)
+    q0[2] = 0.025 - 5e-5  # the body's half height, within the penetration left at rest
+    steps, target = 50, 0.3
+    thrust = np.zeros((steps, 6))
+    resting = world.rollout(q0, np.zeros(6), thrust, derivatives=True)
+    assert resting.contacts.min() == 4 and abs(resting.q[-1, 2] - q0[2]) < 1e-9
+    grad_q = np.zeros((steps + 1, 6))
+    grad_q[-1, 2] = 2.0 * (resting.q[-1, 2] - target)  # the final height's tangent is along body z, here world z
+    plain = resting.vjp(grad_q).tau
+    aware = resting.vjp(grad_q, complementarity_aware=True).tau
+    assert np.abs(plain).max() < 1e-18
+    assert (aware[:, 2] < 0.0).all()
+    lifted = world.rollout(q0, np.zeros(6), thrust - 1e4 * aware * np.eye(6)[2])
+    assert lifted.q[-1, 2] > q0[2] + 0.1
