@@ -43,15 +43,30 @@ py::tuple solve_cone_program(const Array& c, const Array& G, const Array& h, int
   if (n < 1 || n > kConeMaxVars || m < 1 || m > kConeMaxRows || l < 0 || rows != m ||
       static_cast<int>(soc_dims.size()) > kConeMaxCones || G.ndim() != 2 || G.shape(0) != m || G.shape(1) != n)
     throw py::value_error("cone program dimensions out of range");
+  // The solver's gap and feasibility tolerances are absolute: an objective or constraints far below
+  // one are solved as c / σ_c and (G, h) / σ_G, σ powers of two that bring them to order one, which
+  // leaves x as it is, divides s by σ_G and multiplies z by σ_G / σ_c. Larger data keep their size.
+  auto power_of_two_scale = [](double largest) {
+    int exponent = 0;
+    std::frexp(largest, &exponent);
+    return largest > 0.0 && largest < 1.0 ? std::ldexp(1.0, exponent) : 1.0;
+  };
+  const int rows_m = static_cast<int>(m), columns_n = static_cast<int>(n);
+  const double sigma_c = power_of_two_scale(largest_magnitude(columns_n, c.data()));
+  const double sigma_G = power_of_two_scale(
+      std::max(largest_magnitude(rows_m * columns_n, G.data()), largest_magnitude(rows_m, h.data())));
   GeneralProgram prob;
   prob.clear(static_cast<int>(n));
-  std::copy(c.data(), c.data() + n, prob.c);
-  for (int i = 0; i < l; ++i) std::copy(G.data() + i * n, G.data() + (i + 1) * n, prob.add_orthant_row(h.data()[i]));
+  for (py::ssize_t j = 0; j < n; ++j) prob.c[j] = c.data()[j] / sigma_c;
+  auto scaled_row = [&](py::ssize_t i, double* row) {
+    for (py::ssize_t j = 0; j < n; ++j) row[j] = G.data()[i * n + j] / sigma_G;
+  };
+  for (int i = 0; i < l; ++i) scaled_row(i, prob.add_orthant_row(h.data()[i] / sigma_G));
   for (int dim : soc_dims) {
     const int first = prob.add_soc(dim);
     for (int i = first; i < first + dim; ++i) {
-      std::copy(G.data() + i * n, G.data() + (i + 1) * n, prob.G[i]);
-      prob.h[i] = h.data()[i];
+      scaled_row(i, prob.G[i]);
+      prob.h[i] = h.data()[i] / sigma_G;
     }
   }
   auto solver = std::make_unique<GeneralSolver>();  // large for a Python thread's stack
@@ -61,10 +76,13 @@ py::tuple solve_cone_program(const Array& c, const Array& G, const Array& h, int
   }
   py::array_t<double> x(n), s(m), z(m);
   std::copy(solver->x, solver->x + n, x.mutable_data());
-  std::copy(solver->s, solver->s + m, s.mutable_data());
-  std::copy(solver->z, solver->z + m, z.mutable_data());
+  for (py::ssize_t i = 0; i < m; ++i) {
+    s.mutable_data()[i] = solver->s[i] * sigma_G;
+    z.mutable_data()[i] = solver->z[i] * sigma_c / sigma_G;
+  }
   const SolveInfo<1>& info = solver->info;
-  return py::make_tuple(x, s, z, info.status[0], info.iterations[0], info.primal_objective, info.dual_objective);
+  return py::make_tuple(x, s, z, info.status[0], info.iterations[0], sigma_c * info.primal_objective,
+                        sigma_c * info.dual_objective);
 }
 
 double checked_tolerance(double v, const char* name) {
