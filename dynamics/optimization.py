@@ -161,9 +161,9 @@ class _Problem(NamedTuple):
 def _checked_problem(
     world: World, q0: ArrayLike, v0: ArrayLike, controls: ArrayLike, actuation: ArrayLike | None
 ) -> _Problem:
-    model = world.model
     if not isinstance(world, World):
         raise TypeError(f"world must be a dcol.dynamics.World, got {type(world).__name__}")
+    model = world.model
     start = checked_array(q0, "q0", (model.nq,))
     check_floating_quaternions(model, start, "q0")
     velocity = checked_array(v0, "v0", (model.nv,))
