@@ -4,7 +4,7 @@ friction as inequality constraints of one dynamics LCP (eq. 23) solved by the in
 :func:`dcol.solvers.solve_mlcp`."""
 
 from .bodies import Body, Circle, Polygon, rectangle
-from .contacts import Contact, detect_contacts
+from .contacts import Contact, FaceFeature, PointsFeature, detect_contacts
 from .engine import DynamicsLCP, PlanarStep, PlanarStepCotangents, PlanarWorld
 from .joints import AxisConstraint, FixedJoint, Hinge
 
@@ -17,6 +17,8 @@ __all__ = [
     "FixedJoint",
     "AxisConstraint",
     "Contact",
+    "PointsFeature",
+    "FaceFeature",
     "detect_contacts",
     "PlanarWorld",
     "PlanarStep",

@@ -8,7 +8,7 @@ normal points from body_b towards body_a, so that n · (velocity of a's point �
 is the separating speed.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 
 import numpy as np
@@ -17,7 +17,35 @@ from dcol.typing import FloatArray
 
 from .bodies import Body, Circle, Polygon, rotation
 
-__all__ = ["Contact", "detect_contacts"]
+__all__ = ["Contact", "PointsFeature", "FaceFeature", "detect_contacts", "feature_geometry", "feature_jacobian"]
+
+
+@dataclass(frozen=True)
+class PointsFeature:
+    """A normal along the line between two body-fixed points (circle centres, polygon corners), each
+    padded by a radius (0 for a corner): point_a (2,) in a's frame, point_b (2,) in b's."""
+
+    point_a: FloatArray
+    radius_a: float
+    point_b: FloatArray
+    radius_b: float
+
+
+@dataclass(frozen=True)
+class FaceFeature:
+    """A face of the reference body (b, or a when ``reference_is_b`` is False) against a body-fixed
+    point of the other, the incident body (a circle's centre padded by its radius, or a corner).
+    normal, face_point : the face's outward unit normal and one of its corners, reference frame;
+    incident_point : (2,) in the incident body's frame."""
+
+    reference_is_b: bool
+    normal: FloatArray
+    face_point: FloatArray
+    incident_point: FloatArray
+    radius: float
+
+
+Feature = PointsFeature | FaceFeature
 
 
 @dataclass(frozen=True)
@@ -27,6 +55,8 @@ class Contact:
     normal : (2,) world-frame unit normal, from b towards a.
     point_a, point_b : (2,) the contact point on each body, in that body's frame.
     gap : signed distance along the normal (< 0: interpenetration).
+    feature : the features that made it (what its derivatives follow), or None for a corner that
+        clipping moved along an edge.
     """
 
     body_a: int
@@ -35,49 +65,108 @@ class Contact:
     point_a: FloatArray
     point_b: FloatArray
     gap: float
+    feature: Feature | None = None
 
 
-# (normal from b to a, world point on a, world point on b, gap)
-WorldContact = tuple[FloatArray, FloatArray, FloatArray, float]
+def _perp(vector: FloatArray) -> FloatArray:
+    """The vector turned by a right angle counter-clockwise: d(R(θ) u)/dθ = perp(R(θ) u)."""
+    return np.array([-vector[1], vector[0]])
 
 
-def _circle_circle(centre_a: FloatArray, radius_a: float, centre_b: FloatArray, radius_b: float) -> list[WorldContact]:
-    """LCP-physics §A.6.1. Coincident centres have no normal; the world's y axis stands in."""
-    offset = centre_a - centre_b
-    distance = float(np.linalg.norm(offset))
-    normal = offset / distance if distance > 0.0 else np.array([0.0, 1.0])
-    return [(normal, centre_a - radius_a * normal, centre_b + radius_b * normal, distance - radius_a - radius_b)]
+# (normal from b to a, world arm of a, world arm of b, gap): arms from each body's centre.
+Geometry = tuple[FloatArray, FloatArray, FloatArray, float]
 
 
-def _closest_boundary_point(point: FloatArray, vertices: FloatArray) -> FloatArray:
-    """The point of the polygon's boundary closest to ``point`` (all in one frame)."""
-    edges = np.roll(vertices, -1, axis=0) - vertices
-    along = np.clip(np.sum((point - vertices) * edges, axis=1) / np.sum(edges * edges, axis=1), 0.0, 1.0)
-    candidates = vertices + along[:, None] * edges
-    return candidates[np.argmin(np.sum((candidates - point) ** 2, axis=1))]
-
-
-def _circle_polygon(
-    centre: FloatArray, radius: float, polygon: Polygon, angle: float, position: FloatArray
-) -> list[WorldContact]:
-    """LCP-physics §A.6.2, the circle as body a and the polygon as body b."""
-    turn = rotation(angle)
-    local = turn.T @ (centre - position)
-    normals = polygon.normals()
-    separations = np.sum((local - polygon.vertices) * normals, axis=1)
-    face = int(np.argmax(separations))
-    if separations[face] <= 0.0:  # centre inside: the face of least penetration
-        local_normal = normals[face]
-        on_polygon = local - separations[face] * local_normal
-        gap = float(separations[face]) - radius
-    else:
-        on_polygon = _closest_boundary_point(local, polygon.vertices)
-        offset = local - on_polygon
+def feature_geometry(feature: Feature, pose_a: FloatArray, pose_b: FloatArray) -> Geometry:
+    """The contact a feature gives at poses (3,) of (angle, x, y): normal, arms, gap."""
+    if isinstance(feature, PointsFeature):
+        arm_a, arm_b = rotation(pose_a[0]) @ feature.point_a, rotation(pose_b[0]) @ feature.point_b
+        offset = pose_a[1:] + arm_a - pose_b[1:] - arm_b
         distance = float(np.linalg.norm(offset))
-        local_normal = offset / distance
-        gap = distance - radius
-    normal = turn @ local_normal
-    return [(normal, centre - radius * normal, position + turn @ on_polygon, gap)]
+        # Coincident points have no normal; the world's y axis stands in.
+        normal = offset / distance if distance > 0.0 else np.array([0.0, 1.0])
+        gap = distance - feature.radius_a - feature.radius_b
+        return normal, arm_a - feature.radius_a * normal, arm_b + feature.radius_b * normal, gap
+    reference, incident = (pose_b, pose_a) if feature.reference_is_b else (pose_a, pose_b)
+    turn = rotation(reference[0])
+    outward = turn @ feature.normal
+    on_incident = incident[1:] + rotation(incident[0]) @ feature.incident_point - feature.radius * outward
+    separation = float((on_incident - reference[1:] - turn @ feature.face_point) @ outward)
+    arm_incident = on_incident - incident[1:]
+    arm_reference = on_incident - separation * outward - reference[1:]
+    if feature.reference_is_b:
+        return outward, arm_incident, arm_reference, separation
+    return -outward, arm_reference, arm_incident, separation
+
+
+def feature_jacobian(feature: Feature, pose_a: FloatArray, pose_b: FloatArray) -> FloatArray:
+    """∂(normal, arm_a, arm_b)/∂(pose_a, pose_b) (6, 6) of feature_geometry, poses (angle, x, y)."""
+    columns = [_feature_tangent(feature, pose_a, pose_b, direction) for direction in np.eye(6)]
+    return np.stack(columns, axis=1)
+
+
+def _feature_tangent(feature: Feature, pose_a: FloatArray, pose_b: FloatArray, direction: FloatArray) -> FloatArray:
+    """d(normal, arm_a, arm_b) (6,) along d(pose_a, pose_b) = direction (6,)."""
+    d_a, d_b = direction[:3], direction[3:]
+    if isinstance(feature, PointsFeature):
+        normal, _, _, gap = feature_geometry(feature, pose_a, pose_b)
+        distance = gap + feature.radius_a + feature.radius_b
+        turned_a = _perp(rotation(pose_a[0]) @ feature.point_a) * d_a[0]
+        turned_b = _perp(rotation(pose_b[0]) @ feature.point_b) * d_b[0]
+        d_offset = d_a[1:] + turned_a - d_b[1:] - turned_b
+        d_normal = (d_offset - normal * (normal @ d_offset)) / distance
+        return np.concatenate(
+            [d_normal, turned_a - feature.radius_a * d_normal, turned_b + feature.radius_b * d_normal]
+        )
+    (reference, d_reference), (incident, d_incident) = (
+        ((pose_b, d_b), (pose_a, d_a)) if feature.reference_is_b else ((pose_a, d_a), (pose_b, d_b))
+    )
+    turn = rotation(reference[0])
+    outward = turn @ feature.normal
+    d_outward = _perp(outward) * d_reference[0]
+    on_incident = incident[1:] + rotation(incident[0]) @ feature.incident_point - feature.radius * outward
+    d_on_incident = (
+        d_incident[1:]
+        + _perp(rotation(incident[0]) @ feature.incident_point) * d_incident[0]
+        - feature.radius * d_outward
+    )
+    face_point = reference[1:] + turn @ feature.face_point
+    d_face_point = d_reference[1:] + _perp(turn @ feature.face_point) * d_reference[0]
+    separation = (on_incident - face_point) @ outward
+    d_separation = (d_on_incident - d_face_point) @ outward + (on_incident - face_point) @ d_outward
+    d_arm_incident = d_on_incident - d_incident[1:]
+    d_arm_reference = d_on_incident - d_separation * outward - separation * d_outward - d_reference[1:]
+    if feature.reference_is_b:
+        return np.concatenate([d_outward, d_arm_incident, d_arm_reference])
+    return np.concatenate([-d_outward, d_arm_reference, d_arm_incident])
+
+
+# A narrowphase result: a feature, or for a clipped corner its geometry directly.
+Found = Feature | Geometry
+
+
+def _circle_circle(radius_a: float, radius_b: float) -> list[Found]:
+    """LCP-physics §A.6.1: the centres' line."""
+    return [PointsFeature(np.zeros(2), radius_a, np.zeros(2), radius_b)]
+
+
+def _circle_polygon(centre: FloatArray, radius: float, polygon: Polygon, pose: FloatArray) -> list[Found]:
+    """LCP-physics §A.6.2, the circle as body a and the polygon (at pose) as body b: the face of
+    least penetration for a centre inside, else the closest point of the boundary (on a face or at
+    a corner)."""
+    local = rotation(pose[0]).T @ (centre - pose[1:])
+    vertices, normals = polygon.vertices, polygon.normals()
+    separations = np.sum((local - vertices) * normals, axis=1)
+    face = int(np.argmax(separations))
+    if separations[face] > 0.0:
+        edges = np.roll(vertices, -1, axis=0) - vertices
+        along = np.clip(np.sum((local - vertices) * edges, axis=1) / np.sum(edges * edges, axis=1), 0.0, 1.0)
+        candidates = vertices + along[:, None] * edges
+        face = int(np.argmin(np.sum((candidates - local) ** 2, axis=1)))
+        if along[face] in (0.0, 1.0):
+            corner = vertices[(face + int(along[face])) % len(vertices)]
+            return [PointsFeature(np.zeros(2), radius, corner, 0.0)]
+    return [FaceFeature(True, normals[face], vertices[face], np.zeros(2), radius)]
 
 
 def _clip(segment: FloatArray, direction: FloatArray, limit: float) -> FloatArray:
@@ -100,59 +189,71 @@ def _deepest_face(reference: FloatArray, normals: FloatArray, other: FloatArray)
 
 
 def _polygon_polygon(
-    vertices_a: FloatArray, normals_a: FloatArray, vertices_b: FloatArray, normals_b: FloatArray, margin: float
-) -> list[WorldContact]:
-    """Separating axes of both polygons (world frame); the incident edge of the other polygon is
-    clipped to the reference face's side planes and its points within the margin are contacts."""
+    polygon_a: Polygon, pose_a: FloatArray, polygon_b: Polygon, pose_b: FloatArray, margin: float
+) -> list[Found]:
+    """Separating axes of both polygons; the incident edge of the other polygon is clipped to the
+    reference face's side planes and its points within the margin are contacts."""
+    world = []
+    for polygon, pose in ((polygon_a, pose_a), (polygon_b, pose_b)):
+        turn = rotation(pose[0])
+        world.append((pose[1:] + polygon.vertices @ turn.T, polygon.normals() @ turn.T))
+    (vertices_a, normals_a), (vertices_b, normals_b) = world
     face_a, separation_a = _deepest_face(vertices_a, normals_a, vertices_b)
     face_b, separation_b = _deepest_face(vertices_b, normals_b, vertices_a)
     if max(separation_a, separation_b) > margin:
         return []
     reference_is_b = separation_b > separation_a + 1e-9 * (1.0 + abs(separation_a))
-    if reference_is_b:
-        reference, face, normals, incident, incident_normals = vertices_b, face_b, normals_b, vertices_a, normals_a
-    else:
-        reference, face, normals, incident, incident_normals = vertices_a, face_a, normals_a, vertices_b, normals_b
+    face = face_b if reference_is_b else face_a
+    (reference, normals), (incident, incident_normals) = (world[1], world[0]) if reference_is_b else world
+    reference_polygon, incident_polygon = (polygon_b, polygon_a) if reference_is_b else (polygon_a, polygon_b)
     normal = normals[face]
     start, end = reference[face], reference[(face + 1) % len(reference)]
     tangent = (end - start) / np.linalg.norm(end - start)
     edge = int(np.argmin(incident_normals @ normal))
-    segment = np.stack([incident[edge], incident[(edge + 1) % len(incident)]])
-    segment = _clip(segment, tangent, float(end @ tangent))
+    corners = [edge, (edge + 1) % len(incident)]
+    segment = _clip(incident[corners], tangent, float(end @ tangent))
     if len(segment):
         segment = _clip(segment, -tangent, float(-start @ tangent))
-    contacts = []
+    found: list[Found] = []
     for point in segment:
         separation = float((point - start) @ normal)
-        if separation <= margin:
-            on_face = point - separation * normal
-            if reference_is_b:
-                contacts.append((normal, point, on_face, separation))
-            else:
-                contacts.append((-normal, on_face, point, separation))
-    return contacts
+        if separation > margin:
+            continue
+        corner = next((c for c in corners if np.array_equal(point, incident[c])), None)
+        if corner is not None:
+            local_normal, local_face = reference_polygon.normals()[face], reference_polygon.vertices[face]
+            found.append(FaceFeature(reference_is_b, local_normal, local_face, incident_polygon.vertices[corner], 0.0))
+            continue
+        incident_centre, reference_centre = (pose_a, pose_b) if reference_is_b else (pose_b, pose_a)
+        arm_incident = point - incident_centre[1:]
+        arm_reference = point - separation * normal - reference_centre[1:]
+        if reference_is_b:
+            found.append((normal, arm_incident, arm_reference, separation))
+        else:
+            found.append((-normal, arm_reference, arm_incident, separation))
+    return found
 
 
-def _narrowphase(
-    body_a: Body, pose_a: FloatArray, body_b: Body, pose_b: FloatArray, margin: float
-) -> list[WorldContact]:
+def _swapped(found: Found) -> Found:
+    """The same contact with bodies a and b exchanged."""
+    if isinstance(found, PointsFeature):
+        return PointsFeature(found.point_b, found.radius_b, found.point_a, found.radius_a)
+    if isinstance(found, FaceFeature):
+        return replace(found, reference_is_b=not found.reference_is_b)
+    normal, arm_a, arm_b, gap = found
+    return -normal, arm_b, arm_a, gap
+
+
+def _narrowphase(body_a: Body, pose_a: FloatArray, body_b: Body, pose_b: FloatArray, margin: float) -> list[Found]:
     shape_a, shape_b = body_a.shape, body_b.shape
     if isinstance(shape_a, Circle) and isinstance(shape_b, Circle):
-        return _circle_circle(pose_a[1:], shape_a.radius, pose_b[1:], shape_b.radius)
+        return _circle_circle(shape_a.radius, shape_b.radius)
     if isinstance(shape_a, Circle) and isinstance(shape_b, Polygon):
-        return _circle_polygon(pose_a[1:], shape_a.radius, shape_b, pose_b[0], pose_b[1:])
+        return _circle_polygon(pose_a[1:], shape_a.radius, shape_b, pose_b)
     if isinstance(shape_a, Polygon) and isinstance(shape_b, Circle):
-        swapped = _circle_polygon(pose_b[1:], shape_b.radius, shape_a, pose_a[0], pose_a[1:])
-        return [(-normal, on_a, on_b, gap) for normal, on_b, on_a, gap in swapped]
+        return [_swapped(found) for found in _circle_polygon(pose_b[1:], shape_b.radius, shape_a, pose_a)]
     assert isinstance(shape_a, Polygon) and isinstance(shape_b, Polygon)
-    turn_a, turn_b = rotation(pose_a[0]), rotation(pose_b[0])
-    return _polygon_polygon(
-        pose_a[1:] + shape_a.vertices @ turn_a.T,
-        shape_a.normals() @ turn_a.T,
-        pose_b[1:] + shape_b.vertices @ turn_b.T,
-        shape_b.normals() @ turn_b.T,
-        margin,
-    )
+    return _polygon_polygon(shape_a, pose_a, shape_b, pose_b, margin)
 
 
 def detect_contacts(
@@ -169,16 +270,12 @@ def detect_contacts(
         reach = radii[a] + radii[b] + margin
         if (a, b) in skipped or np.sum((positions[a, 1:] - positions[b, 1:]) ** 2) > reach**2:
             continue
-        for normal, world_a, world_b, gap in _narrowphase(bodies[a], positions[a], bodies[b], positions[b], margin):
+        for found in _narrowphase(bodies[a], positions[a], bodies[b], positions[b], margin):
+            if isinstance(found, tuple):
+                feature, (normal, arm_a, arm_b, gap) = None, found
+            else:
+                feature, (normal, arm_a, arm_b, gap) = found, feature_geometry(found, positions[a], positions[b])
             if gap < margin:
-                contacts.append(
-                    Contact(
-                        a,
-                        b,
-                        normal,
-                        rotation(positions[a, 0]).T @ (world_a - positions[a, 1:]),
-                        rotation(positions[b, 0]).T @ (world_b - positions[b, 1:]),
-                        gap,
-                    )
-                )
+                turn_back_a, turn_back_b = rotation(positions[a, 0]).T, rotation(positions[b, 0]).T
+                contacts.append(Contact(a, b, normal, turn_back_a @ arm_a, turn_back_b @ arm_b, gap, feature))
     return contacts

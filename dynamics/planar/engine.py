@@ -25,8 +25,8 @@ from dcol.typing import ArrayLike, FloatArray
 from dcol.validation import checked_array, checked_positive
 
 from .bodies import Body, cross2, rotation
-from .contacts import Contact, detect_contacts
-from .joints import AxisConstraint, FixedJoint, Hinge, Joint, joint_bodies
+from .contacts import Contact, detect_contacts, feature_geometry, feature_jacobian
+from .joints import PERPENDICULAR, AxisConstraint, FixedJoint, Hinge, Joint, joint_bodies
 
 __all__ = ["PlanarWorld", "PlanarStep", "PlanarStepCotangents", "DynamicsLCP"]
 
@@ -68,13 +68,20 @@ class PlanarStep:
     stabilization: MLCPSolution | None = None
 
 
+def _block_vjp(grad_block: FloatArray, arm: FloatArray, direction: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """∂ℓ/∂arm, ∂ℓ/∂direction (2,) each from ∂ℓ/∂ of a contact block [arm × direction, directionᵀ]
+    (1, 3) of LCP-physics eqs. 15 and 17."""
+    grad_arm = grad_block[0] * np.array([direction[1], -direction[0]])
+    return grad_arm, grad_block[0] * PERPENDICULAR @ arm + grad_block[1:]
+
+
 @dataclass(frozen=True)
 class PlanarStepCotangents:
     """∂ℓ/∂ of a step's inputs (LCP-physics §B): velocities (n, 3), forces (n, 3); the bodies' mass
     (n,), restitution (n,) and friction (n,); the joints' anchors (number of joints, 2, 2), rows
     anchor_a and anchor_b (zero where a joint has no such parameter or it is a world point);
-    positions (n, 3), or None for a step with contacts (the derivative of the contact geometry with
-    respect to the positions is not implemented)."""
+    positions (n, 3), or None for a step with a contact that clipping moved along an edge (its
+    derivative with respect to the positions is not implemented)."""
 
     velocities: FloatArray
     forces: FloatArray
@@ -287,9 +294,10 @@ class PlanarWorld:
 
         Within the step's contact mode, with p_{t+dt} = p_t + dt v_{t+dt}: post-stabilization's
         correction is not differentiated (it is a projection onto the constraints, zero where they
-        hold). The positions enter through p_{t+dt} and through 𝓙_e (the joints' arms turn with the
-        bodies); through the contacts' normals and points they are not differentiated yet, so a
-        step with contacts has no positions cotangent.
+        hold). The positions enter through p_{t+dt}, through 𝓙_e (the joints' arms turn with the
+        bodies) and through the contacts' normals and arms in 𝓙_c, 𝓙_f (their features held: the
+        contact mode); a contact at a clipped corner has no such derivative yet, and then the
+        positions cotangent is None.
         """
         shape = (len(self.bodies), 3)
         positions = self._checked_state(positions, "positions")
@@ -326,6 +334,29 @@ class PlanarWorld:
             anchors[index] = joint.anchor_vjp(positions, rows)
             for body, curvature in joint.angle_curvature(positions):
                 grad_p[body, 0] += rows[:, 3 * body] @ curvature
+        # c = k ∘ (𝓙_c v_t) makes v_t a second route from 𝓙_c to ℓ; 𝓙_f's second row of each pair
+        # is minus its first (eq. 17), so the pair acts through the difference of their cotangents.
+        grad_J_c = -cot.G[:m] + np.outer(problem.k * cot.h[:m], v_t)
+        grad_J_f = -cot.G[m : 3 * m : 2] + cot.G[m + 1 : 3 * m : 2]
+        differentiable = all(contact.feature is not None for contact in step.contacts)
+        for index, contact in enumerate(step.contacts):
+            if contact.feature is None:
+                continue
+            a, b = contact.body_a, contact.body_b
+            normal, arm_a, arm_b, _ = feature_geometry(contact.feature, positions[a], positions[b])
+            tangent = PERPENDICULAR @ normal
+            grad_geometry = np.zeros(6)  # ∂ℓ/∂(normal, arm_a, arm_b)
+            for grad_rows, direction, to_normal in ((grad_J_c, normal, np.eye(2)), (grad_J_f, tangent, PERPENDICULAR)):
+                for grad_block, arm, arm_slot in (
+                    (grad_rows[index, 3 * a : 3 * a + 3], arm_a, slice(2, 4)),
+                    (-grad_rows[index, 3 * b : 3 * b + 3], arm_b, slice(4, 6)),
+                ):
+                    grad_arm, grad_direction = _block_vjp(grad_block, arm, direction)
+                    grad_geometry[arm_slot] += grad_arm
+                    grad_geometry[:2] += to_normal.T @ grad_direction
+            grad_poses = feature_jacobian(contact.feature, positions[a], positions[b]).T @ grad_geometry
+            grad_p[a] += grad_poses[:3]
+            grad_p[b] += grad_poses[3:]
         return PlanarStepCotangents(
             velocities=grad_v_t.reshape(shape),
             forces=-self.dt * grad_q,
@@ -333,5 +364,5 @@ class PlanarWorld:
             restitution=grad_restitution,
             friction=grad_friction,
             anchors=anchors,
-            positions=None if step.contacts else grad_p,
+            positions=grad_p if differentiable else None,
         )

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from dcol.dynamics.planar import Body, Circle, Polygon, detect_contacts, rectangle
+from dcol.dynamics.planar.contacts import FaceFeature, PointsFeature, feature_geometry, feature_jacobian
 
 MARGIN = 1e-3
 
@@ -77,8 +78,11 @@ def test_triangle_edge_against_a_box_edge_clips_to_the_overlap():
     triangle's centroid, so the pose puts it at ``offset`` to leave the corners where given)."""
     triangle = Polygon([(0.5, 0.49), (1.5, 0.49), (1.0, 1.5)])
     contacts = contacts_of(triangle, (0, *triangle.offset), rectangle(2, 1), (0, 0, 0))
-    world_a = sorted(c.point_a[0] + triangle.offset[0] for c in contacts)
+    contacts.sort(key=lambda c: c.point_a[0])
+    world_a = [c.point_a[0] + triangle.offset[0] for c in contacts]
     np.testing.assert_allclose(world_a, [0.5, 1.0], atol=1e-12)
+    assert contacts[0].feature is None  # clipped at the triangle's side plane
+    assert isinstance(contacts[1].feature, FaceFeature)  # the box's corner
     assert all(c.gap == pytest.approx(-0.01, abs=1e-12) for c in contacts)
 
 
@@ -100,3 +104,31 @@ def test_broadphase_skips_far_and_excluded_pairs():
     positions = np.array([[0, 0, 0], [0, 0.9, 0], [0, 50.0, 0]], dtype=float)
     assert [(c.body_a, c.body_b) for c in detect_contacts(bodies, positions, MARGIN)] == [(0, 1)]
     assert detect_contacts(bodies, positions, MARGIN, frozenset({(0, 1)})) == []
+
+
+@pytest.mark.parametrize(
+    "feature",
+    [
+        PointsFeature(np.zeros(2), 0.5, np.zeros(2), 0.3),
+        PointsFeature(np.array([0.2, -0.1]), 0.0, np.array([-0.4, 0.3]), 0.25),
+        FaceFeature(True, np.array([0.6, 0.8]), np.array([0.3, 0.4]), np.zeros(2), 0.2),
+        FaceFeature(False, np.array([0.0, -1.0]), np.array([0.5, -0.5]), np.array([0.3, 0.7]), 0.0),
+    ],
+)
+def test_feature_jacobian_matches_central_differences(feature):
+    """∂(normal, arm_a, arm_b)/∂(pose_a, pose_b) of the contact geometry a feature gives."""
+    rng = np.random.default_rng(5)
+    poses = rng.normal(size=6)
+    eps = 1e-6
+    expected = np.stack(
+        [
+            (
+                np.concatenate(feature_geometry(feature, *np.split(poses + eps * e, 2))[:3])
+                - np.concatenate(feature_geometry(feature, *np.split(poses - eps * e, 2))[:3])
+            )
+            / (2 * eps)
+            for e in np.eye(6)
+        ],
+        axis=1,
+    )
+    np.testing.assert_allclose(feature_jacobian(feature, *np.split(poses, 2)), expected, atol=1e-8)

@@ -35,7 +35,22 @@ def colliding_disks():
     return world, positions, velocities
 
 
-@pytest.mark.parametrize("scene", [sliding_box, colliding_disks])
+def disk_on_a_turned_box():
+    """A spinning disk landing on the top face of a turned box hinged at its centre to the world."""
+    bodies = (
+        Body(rectangle(2, 1), mass=2.0, restitution=0.3, friction=0.4),
+        Body(Circle(0.3), mass=0.5, restitution=0.5, friction=0.6),
+    )
+    world = PlanarWorld(bodies, (Hinge(0, (0, 0), None, (0, 0)),), dt=0.01, post_stabilization=False)
+    angle = 0.2
+    face_normal, along_face = np.array([-np.sin(angle), np.cos(angle)]), np.array([np.cos(angle), np.sin(angle)])
+    centre = (0.5 + 0.3 - 1e-4) * face_normal + 0.2 * along_face
+    positions = np.array([[angle, 0.0, 0.0], [0.0, *centre]])
+    velocities = np.array([[0.0, 0.0, 0.0], [3.0, 0.5, -1.0]])
+    return world, positions, velocities
+
+
+@pytest.mark.parametrize("scene", [sliding_box, colliding_disks, disk_on_a_turned_box])
 def test_step_vjp_matches_central_differences(scene):
     world, positions, velocities = scene()
     rng = np.random.default_rng(7)
@@ -46,11 +61,10 @@ def test_step_vjp_matches_central_differences(scene):
     assert np.maximum(solution.s, solution.z).min() > 1e-6  # strictly complementary: a contact mode
     grad_v, grad_p = rng.normal(size=positions.shape), rng.normal(size=positions.shape)
     cot = world.step_vjp(step, positions, velocities, grad_v, grad_p)
-    assert cot.positions is None  # the contact geometry's position derivative is not implemented
 
-    def loss(world=world, velocities=velocities, forces=forces):
+    def loss(world=world, positions=positions, velocities=velocities, forces=forces):
         result = world.step(positions, velocities, forces)
-        assert len(result.contacts) == len(step.contacts)
+        assert [c.feature.__class__ for c in result.contacts] == [c.feature.__class__ for c in step.contacts]
         return np.sum(grad_v * result.velocities) + np.sum(grad_p * result.positions)
 
     def body_changed(name, index, value):
@@ -59,9 +73,9 @@ def test_step_vjp_matches_central_differences(scene):
         return replace(world, bodies=tuple(bodies))
 
     eps = 1e-6
-    for name in ("velocities", "forces"):
+    for name in ("positions", "velocities", "forces"):
         direction = rng.normal(size=positions.shape)
-        base = dict(velocities=velocities, forces=forces)[name]
+        base = dict(positions=positions, velocities=velocities, forces=forces)[name]
         expected = (loss(**{name: base + eps * direction}) - loss(**{name: base - eps * direction})) / (2 * eps)
         assert np.sum(getattr(cot, name) * direction) == pytest.approx(expected, rel=1e-5, abs=1e-7), name
     for name in ("mass", "restitution", "friction"):
