@@ -31,6 +31,7 @@ API_PAGES = {
     "dcol.dynamics.torch": "api/dynamics",
     "dcol.dynamics.distributed": "api/dynamics",
     "dcol.dynamics.planar": "api/dynamics",
+    "dcol.dynamics.planar.torch": "api/dynamics",
     "dcol.dynamics.optimization": "api/dynamics",
     "dcol.viz": "api/viz",
     "dcol.progress": "api/progress",
