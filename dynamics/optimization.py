@@ -265,10 +265,11 @@ def ddp(
 
     Each iteration linearizes the dynamics along the trajectory with World.step_batch (every step's
     Jacobians in one native call), solves the Riccati recursion for the feedforward k_t and feedback
-    K_t (Q_uu regularized by μ I, μ raised tenfold when not positive definite or when no step size
-    lowers the cost, lowered after a success), and rolls out u_t = ū_t + α k_t + K_t (x_t − x̄_t) for
-    the step sizes α = 1, ½, …, 2⁻⁹ at once (one step_batch of 10 worlds per time step), keeping the
-    cheapest. The trajectory is step_batch's, stepped without warm starts.
+    K_t (Q_uu regularized by μ I, μ raised tenfold when not positive definite, when no step size
+    lowers the cost or when a step size's rollout fails, lowered after a success), and rolls out
+    u_t = ū_t + α k_t + K_t (x_t − x̄_t) for the step sizes α = 1, ½, …, 2⁻⁹ at once (one step_batch
+    of 10 worlds per time step), keeping the cheapest. The trajectory is step_batch's, stepped without
+    warm starts.
 
     world : a World whose model's configuration is a vector (nq = nv); q0 (nq,), v0 (nv,) the start.
     cost : QuadraticCost; actuation : S (nv, nu), τ = S u (identity if None).
@@ -328,7 +329,13 @@ def ddp(
         if expected < tolerance * current:
             converged = True
             break
-        q_try, v_try, u_try = forward((q, v, u), k, K, _LINE_SEARCH_STEPS)
+        try:
+            q_try, v_try, u_try = forward((q, v, u), k, K, _LINE_SEARCH_STEPS)
+        except RuntimeError:
+            # A step the simulation cannot take (its state stops being finite) fails the whole batch:
+            # shorter steps come from more regularization.
+            mu *= 10.0
+            continue
         costs = cost(world, q_try, v_try, u_try)
         best = int(np.argmin(costs))
         if not costs[best] < current:

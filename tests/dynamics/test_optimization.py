@@ -52,6 +52,27 @@ def test_ddp_swings_the_cart_pole_up(cartpole):
     assert costs[-1] < 0.5 * costs[0]
 
 
+def test_ddp_shortens_the_steps_the_simulation_cannot_take(monkeypatch):
+    """Weights so large that the full Riccati step spins the pole faster than a step can integrate:
+    the failed rollouts count as no decrease, and DDP goes on more regularized."""
+    world = World(load_dataset_robot("cartpole"), dt=0.02, ground=False)
+    failures = []
+    step_batch = world.step_batch
+
+    def counted(*args, **kwargs):
+        try:
+            return step_batch(*args, **kwargs)
+        except RuntimeError:
+            failures.append(True)
+            raise
+
+    monkeypatch.setattr(world, "step_batch", counted)
+    cost = QuadraticCost(np.zeros(2), np.zeros(2), np.zeros(4), [0.0], np.full(4, 1e14))
+    result = ddp(world, *HANGING, np.zeros((20, 1)), cost, actuation=CART_FORCE, max_iterations=5)
+    assert failures
+    assert result.iterations == 5 and result.cost < result.history[0].cost
+
+
 def test_multiple_shooting_closes_its_defects_at_ddps_optimum(cartpole):
     """Moving the cart 0.5 m with the pole hanging: two methods, one optimum."""
     cost = QuadraticCost([0.5, np.pi], np.zeros(2), [1.0, 1.0, 0.1, 0.1], [1e-2], [10.0, 10.0, 10.0, 10.0])
