@@ -18,6 +18,7 @@ asks to be ≥ 0. The friction rows of eq. 17 follow the same rule.
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from dcol.solvers import MLCPSolution, mlcp_vjp, solve_mlcp
 from dcol.solvers.lcp import LCPStatus
@@ -35,9 +36,13 @@ __all__ = ["PlanarWorld", "PlanarStep", "PlanarStepCotangents", "DynamicsLCP"]
 class DynamicsLCP:
     """The dynamics LCP of one step (LCP-physics eq. 23) as the mixed LCP of dcol.solvers.mlcp.
 
-    M (3n, 3n), q (3n,), A (p, 3n), G (4m, 3n), F (4m, 4m), h (4m,) for n bodies, p equality rows and
-    m contacts; the Jacobians J_e (p, 3n), J_c (m, 3n), J_f (2m, 3n), E (2m, m), mu (m,) and
+    M (3n, 3n), q (3n,), A (p, 3n), G (m + 3r, 3n), F (m + 3r, m + 3r), h (m + 3r,) for n bodies,
+    p equality rows, m contacts of which r have friction (``rubbing`` (r,), their indices); the
+    Jacobians J_e (p, 3n), J_c (m, 3n), J_f (2r, 3n), E (2r, r), the combined friction mu (m,) and
     restitution k (m,) they are built from.
+
+    A frictionless contact has no friction rows: its λ_f and ζ would both be zero, a degenerate
+    complementarity that leaves the KKT matrix of the backward pass singular.
     """
 
     M: FloatArray
@@ -52,6 +57,7 @@ class DynamicsLCP:
     E: FloatArray
     mu: FloatArray
     k: FloatArray
+    rubbing: npt.NDArray[np.intp]
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,9 @@ def _block_vjp(grad_block: FloatArray, arm: FloatArray, direction: FloatArray) -
 @dataclass(frozen=True)
 class PlanarStepCotangents:
     """∂ℓ/∂ of a step's inputs (LCP-physics §B): velocities (n, 3), forces (n, 3); the bodies' mass
-    (n,), restitution (n,) and friction (n,); the joints' anchors (number of joints, 2, 2), rows
+    (n,), restitution (n,) and friction (n,) (a contact whose combined μ is 0 adds nothing to the
+    latter: friction rows appear at μ = 0, where the step has no derivative in μ); the joints'
+    anchors (number of joints, 2, 2), rows
     anchor_a and anchor_b (zero where a joint has no such parameter or it is a world point);
     positions (n, 3), or None for a step with a contact that clipping moved along an edge (its
     derivative with respect to the positions is not implemented)."""
@@ -216,25 +224,29 @@ class PlanarWorld:
         # Combined coefficients: the means of the two bodies' (LCP-physics §A.4.2–3).
         k = np.array([0.5 * (a.restitution + b.restitution) for a, b in pairs])
         mu = np.array([0.5 * (a.friction + b.friction) for a, b in pairs])
-        E = np.repeat(np.eye(m), 2, axis=0)  # columns e_i: ones at rows 2i, 2i+1 (§A.4.3)
+        rubbing = np.flatnonzero(mu > 0.0)
+        r = rubbing.size
+        J_f = J_f.reshape(m, 2, 3 * bodies)[rubbing].reshape(2 * r, 3 * bodies)
+        E = np.repeat(np.eye(r), 2, axis=0)  # columns e_i: ones at rows 2i, 2i+1 (§A.4.3)
         c = k * (J_c @ v_t)  # LCP-physics eq. 14
-        F = np.zeros((4 * m, 4 * m))
-        F[m : 3 * m, 3 * m :] = -E
-        F[3 * m :, :m] = -np.diag(mu)
-        F[3 * m :, m : 3 * m] = E.T
+        F = np.zeros((m + 3 * r, m + 3 * r))
+        F[m : m + 2 * r, m + 2 * r :] = -E
+        F[m + 2 * r :, :m] = -np.diag(mu)[rubbing]
+        F[m + 2 * r :, m : m + 2 * r] = E.T
         problem = DynamicsLCP(
             M=M,
             q=-(M @ v_t + self.dt * (external + weights).reshape(-1)),
             A=J_e,
-            G=np.vstack([-J_c, -J_f, np.zeros((m, 3 * bodies))]),
+            G=np.vstack([-J_c, -J_f, np.zeros((r, 3 * bodies))]),
             F=F,
-            h=np.concatenate([c, np.zeros(3 * m)]),
+            h=np.concatenate([c, np.zeros(3 * r)]),
             J_e=J_e,
             J_c=J_c,
             J_f=J_f,
             E=E,
             mu=mu,
             k=k,
+            rubbing=rubbing,
         )
         return problem, contacts
 
@@ -319,7 +331,9 @@ class PlanarWorld:
         grad_mass = np.sum(unit * (grad_M_diagonal - grad_q * v_t.reshape(shape)), axis=1) - self.dt * grad_q @ gravity
         # Each contact's coefficients are the means of its two bodies' (§A.4.2–3).
         grad_k = 0.5 * cot.h[:m] * (problem.J_c @ v_t)
-        grad_mu = -0.5 * np.diag(cot.F[3 * m :, :m])
+        r = problem.rubbing.size
+        grad_mu = np.zeros(m)
+        grad_mu[problem.rubbing] = -0.5 * cot.F[m + 2 * r :, :m][np.arange(r), problem.rubbing]
         grad_restitution, grad_friction = np.zeros(len(self.bodies)), np.zeros(len(self.bodies))
         for index, contact in enumerate(step.contacts):
             for body in (contact.body_a, contact.body_b):
@@ -337,7 +351,8 @@ class PlanarWorld:
         # c = k ∘ (𝓙_c v_t) makes v_t a second route from 𝓙_c to ℓ; 𝓙_f's second row of each pair
         # is minus its first (eq. 17), so the pair acts through the difference of their cotangents.
         grad_J_c = -cot.G[:m] + np.outer(problem.k * cot.h[:m], v_t)
-        grad_J_f = -cot.G[m : 3 * m : 2] + cot.G[m + 1 : 3 * m : 2]
+        grad_J_f = np.zeros_like(grad_J_c)
+        grad_J_f[problem.rubbing] = -cot.G[m : m + 2 * r : 2] + cot.G[m + 1 : m + 2 * r : 2]
         differentiable = all(contact.feature is not None for contact in step.contacts)
         for index, contact in enumerate(step.contacts):
             if contact.feature is None:
