@@ -255,6 +255,8 @@ def ddp(
     cost: QuadraticCost,
     *,
     actuation: ArrayLike | None = None,
+    lower: ArrayLike = -np.inf,
+    upper: ArrayLike = np.inf,
     max_iterations: int = 100,
     tolerance: float = 1e-6,
     regularization: float = 1e-6,
@@ -269,10 +271,14 @@ def ddp(
     lowers the cost or when a step size's rollout fails, lowered after a success), and rolls out
     u_t = ū_t + α k_t + K_t (x_t − x̄_t) for the step sizes α = 1, ½, …, 2⁻⁹ at once (one step_batch
     of 10 worlds per time step), keeping the cheapest. The trajectory is step_batch's, stepped without
-    warm starts.
+    warm starts. With bounds on the controls, each step's feedforward solves the box-constrained QP
+    of Q (Tassa, Mansard and Todorov, "Control-limited differential dynamic programming", ICRA
+    2014: scipy's lsq_linear on the Cholesky factor of Q_uu), the controls it leaves at a bound get
+    no feedback, and the rollouts clamp the controls (the guess's too).
 
     world : a World whose model's configuration is a vector (nq = nv); q0 (nq,), v0 (nv,) the start.
     cost : QuadraticCost; actuation : S (nv, nu), τ = S u (identity if None).
+    lower, upper : scalars or (nu,) bounds of the controls.
     tolerance : converged when the Riccati pass predicts, or a step achieves, a decrease below
         tolerance × the cost.
     regularization : the first μ.
@@ -286,6 +292,7 @@ def ddp(
     S = problem.actuation
     nu = S.shape[1]
     cost._check(world, nu)
+    low, high = _checked_bounds(lower, upper, nu)
     W = np.asarray(cost.state_weights)
     R = np.asarray(cost.control_weights)
     W_final = np.asarray(cost.final_weights)
@@ -303,7 +310,7 @@ def ddp(
         q[:, 0], v[:, 0] = problem.q0, problem.v0
         for t in range(steps):
             deviation = np.concatenate([q[:, t] - q_bar[t], v[:, t] - v_bar[t]], axis=-1)
-            u[:, t] = u_bar[t] + alphas[:, None] * k[t] + deviation @ K[t].T
+            u[:, t] = np.clip(u_bar[t] + alphas[:, None] * k[t] + deviation @ K[t].T, low, high)
             out = world.step_batch(q[:, t], v[:, t], u[:, t] @ S.T)
             q[:, t + 1], v[:, t + 1] = out.q, out.v
         return q, v, u
@@ -321,7 +328,7 @@ def ddp(
         assert out.jacobians is not None
         A, B = _state_jacobians(out.jacobians, S)
         e = cost.errors(world, q, v)
-        gains = _riccati(A, B, e, u, W, R, W_final, mu)
+        gains = _riccati(A, B, e, u, W, R, W_final, mu, low, high)
         if gains is None:
             mu *= 10.0
             continue
@@ -360,10 +367,15 @@ def _riccati(
     R: FloatArray,
     W_final: FloatArray,
     mu: float,
+    low: FloatArray,
+    high: FloatArray,
 ) -> tuple[FloatArray, FloatArray, float] | None:
     """iLQR's backward pass: feedforward k (T, nu), feedback K (T, nu, n) and the decrease the full
-    step predicts, −Σ (kᵀ Q_u + ½ kᵀ Q_uu k); None when a Q_uu + μ I is not positive definite."""
+    step predicts, −Σ (kᵀ Q_u + ½ kᵀ Q_uu k); None when a Q_uu + μ I is not positive definite. With
+    finite bounds, k_t minimizes ½ kᵀ Q_uu k + kᵀ Q_u within low − u_t ≤ k ≤ high − u_t, and K_t's
+    rows of the controls it leaves at a bound are zero."""
     steps, nu = u.shape
+    bounded = bool(np.isfinite(low).any() or np.isfinite(high).any())
     V_x, V_xx = W_final * e[-1], np.diag(W_final)
     k = np.empty((steps, nu))
     K = np.empty((steps, nu, A.shape[-1]))
@@ -375,11 +387,24 @@ def _riccati(
         Q_ux = B[t].T @ V_xx @ A[t]
         Q_uu = np.diag(R) + B[t].T @ V_xx @ B[t]
         try:
-            factor = scipy.linalg.cho_factor(Q_uu + mu * np.eye(nu))
+            factor = scipy.linalg.cho_factor(Q_uu + mu * np.eye(nu), lower=True)
         except np.linalg.LinAlgError:
             return None
-        k[t] = -scipy.linalg.cho_solve(factor, Q_u)
-        K[t] = -scipy.linalg.cho_solve(factor, Q_ux)
+        if bounded:
+            # ½ kᵀ L Lᵀ k + kᵀ Q_u = ½ ‖Lᵀ k + L⁻¹ Q_u‖² − const: a bounded least-squares problem.
+            L = np.tril(factor[0])
+            box = scipy.optimize.lsq_linear(
+                L.T, -scipy.linalg.solve_triangular(L, Q_u, lower=True), bounds=(low - u[t], high - u[t])
+            )
+            k[t] = box.x
+            free = box.active_mask == 0
+            K[t] = 0.0
+            if free.any():
+                regularized = Q_uu[np.ix_(free, free)] + mu * np.eye(int(free.sum()))
+                K[t, free] = -np.linalg.solve(regularized, Q_ux[free])
+        else:
+            k[t] = -scipy.linalg.cho_solve(factor, Q_u)
+            K[t] = -scipy.linalg.cho_solve(factor, Q_ux)
         expected -= k[t] @ Q_u + 0.5 * k[t] @ Q_uu @ k[t]
         V_x = Q_x + K[t].T @ Q_uu @ k[t] + K[t].T @ Q_u + Q_ux.T @ k[t]
         V_xx = Q_xx + K[t].T @ Q_uu @ K[t] + K[t].T @ Q_ux + Q_ux.T @ K[t]
@@ -396,6 +421,8 @@ def multiple_shooting(
     *,
     intervals: int,
     actuation: ArrayLike | None = None,
+    lower: ArrayLike = -np.inf,
+    upper: ArrayLike = np.inf,
     max_iterations: int = 200,
     tolerance: float = 1e-9,
     callback: Callable[[OptimizationProgress], None] | None = None,
@@ -413,7 +440,8 @@ def multiple_shooting(
 
     world : a World whose model's configuration is a vector (nq = nv); q0 (nq,), v0 (nv,) the start;
     controls (T, nu) the guess, T a multiple of intervals; cost : QuadraticCost; actuation : S (nv, nu).
-    tolerance : SLSQP's ftol. The history's constraint_violation is max |d|.
+    lower, upper : scalars or (nu,) bounds of the controls, SLSQP's bounds on them (the guess is
+    clamped into them). tolerance : SLSQP's ftol. The history's constraint_violation is max |d|.
     Returns an OptimizationResult whose trajectory is the one rollout of its controls from the start
     (World.rollout's), whose cost is that rollout's.
     """
@@ -425,12 +453,14 @@ def multiple_shooting(
     S = problem.actuation
     steps, nu = problem.controls.shape
     cost._check(world, nu)
+    low, high = _checked_bounds(lower, upper, nu)
     if steps % count:
         raise ValueError(f"intervals must divide the horizon: {steps} steps in {count} intervals")
     length, nv = steps // count, world.model.nv
     n = 2 * nv
     weights = np.vstack([np.tile(cost.state_weights, (steps, 1)), cost.final_weights])  # (T + 1, 2 nv)
-    guess = world.rollout_batch(problem.q0[None], problem.v0[None], problem.controls @ S.T, progress=False)
+    start_controls = np.clip(problem.controls, low, high)
+    guess = world.rollout_batch(problem.q0[None], problem.v0[None], start_controls @ S.T, progress=False)
     nodes = np.concatenate([guess.q[0], guess.v[0]], axis=-1)[length:-1:length]  # x_1 … x_{M−1}
     reporter = _Reporter("multiple_shooting", iterations, callback, progress)
     cached: dict[bytes, tuple[float, FloatArray, FloatArray, FloatArray]] = {}
@@ -481,13 +511,18 @@ def multiple_shooting(
         defects = evaluate(z)[2]
         return float(np.abs(defects).max()) if defects.size else 0.0
 
-    z0 = np.concatenate([problem.controls.ravel(), nodes.ravel()])
+    z0 = np.concatenate([start_controls.ravel(), nodes.ravel()])
+    unbounded = np.full(nodes.size, np.inf)
+    bounds = scipy.optimize.Bounds(
+        np.concatenate([np.tile(low, steps), -unbounded]), np.concatenate([np.tile(high, steps), unbounded])
+    )
     reporter(evaluate(z0)[0], violation(z0))
     solution = scipy.optimize.minimize(
         lambda z: evaluate(z)[:2],
         z0,
         jac=True,
         method="SLSQP",
+        bounds=bounds,
         constraints=[{"type": "eq", "fun": lambda z: evaluate(z)[2], "jac": lambda z: evaluate(z)[3]}]
         if count > 1
         else [],
@@ -662,9 +697,7 @@ def cem(
     best_count = checked_integer(elites, "elites", minimum=1, maximum=count)
     held = checked_integer(hold, "hold", minimum=1)
     iterations = checked_integer(max_iterations, "max_iterations", minimum=0)
-    low, high = (_per_control(value, name, nu, infinite=True) for value, name in ((lower, "lower"), (upper, "upper")))
-    if not (low < high).all():
-        raise ValueError("lower must be below upper")
+    low, high = _checked_bounds(lower, upper, nu)
     deviation = _per_control(spread, "spread", nu)
     if (deviation <= 0.0).any():
         raise ValueError("spread must be > 0")
@@ -690,6 +723,14 @@ def cem(
         mean, deviation = knots[order].mean(axis=0), knots[order].std(axis=0)
         reporter(best)
     return _result(problem, best_u, best_q, best_v, reporter, False)
+
+
+def _checked_bounds(lower: ArrayLike, upper: ArrayLike, nu: int) -> tuple[FloatArray, FloatArray]:
+    """(lower, upper) of the controls, (nu,) each, from scalars or (nu,) arrays, lower < upper."""
+    low, high = (_per_control(value, name, nu, infinite=True) for value, name in ((lower, "lower"), (upper, "upper")))
+    if not (low < high).all():
+        raise ValueError("lower must be below upper")
+    return low, high
 
 
 def _per_control(value: ArrayLike, name: str, nu: int, *, infinite: bool = False) -> FloatArray:

@@ -87,6 +87,23 @@ def test_multiple_shooting_closes_its_defects_at_ddps_optimum(cartpole):
     np.testing.assert_allclose(shooting.controls, reference.controls, atol=1e-3)
 
 
+def test_bounded_ddp_and_bounded_multiple_shooting_agree(cartpole):
+    """The cart moved with its force bounded by 1 N, below the unbounded optimum's 2.7 N: DDP's
+    box-constrained QPs and SLSQP's bounds find the same optimum, at the bound for a third of it."""
+    cost = QuadraticCost([0.5, np.pi], np.zeros(2), [1.0, 1.0, 0.1, 0.1], [1e-2], [10.0, 10.0, 10.0, 10.0])
+    guess = np.zeros((30, 1))
+    bounded = dict(actuation=CART_FORCE, lower=-1.0, upper=1.0)
+    shooting = multiple_shooting(cartpole, *HANGING, guess, cost, intervals=3, **bounded)
+    reference = ddp(cartpole, *HANGING, guess, cost, tolerance=1e-10, **bounded)
+    assert shooting.converged and reference.converged
+    assert shooting.history[-1].constraint_violation < 1e-6
+    assert shooting.cost == pytest.approx(reference.cost, rel=1e-7)
+    for result in (shooting, reference):
+        assert np.abs(result.controls).max() <= 1.0
+    assert np.count_nonzero(np.abs(reference.controls) > 1.0 - 1e-9) >= 8
+    np.testing.assert_allclose(shooting.controls, reference.controls, atol=2e-3)
+
+
 def test_cem_lowers_the_swing_up_cost_less_than_ddp(cartpole):
     cost = swing_up_cost()
     guess = np.zeros((100, 1))
@@ -189,6 +206,10 @@ def test_inconsistent_sizes_are_refused_by_name(cartpole):
         multiple_shooting(cartpole, *HANGING, np.zeros((10, 1)), cost, intervals=3, actuation=CART_FORCE)
     with pytest.raises(ValueError, match="at least one step"):
         ddp(cartpole, *HANGING, np.zeros((0, 1)), cost, actuation=CART_FORCE)
+    with pytest.raises(ValueError, match="lower must be below upper"):
+        ddp(cartpole, *HANGING, np.zeros((10, 1)), cost, actuation=CART_FORCE, lower=1.0, upper=-1.0)
+    with pytest.raises(ValueError, match="upper"):
+        multiple_shooting(cartpole, *HANGING, np.zeros((10, 1)), cost, intervals=2, actuation=CART_FORCE, upper=[1, 2])
     with pytest.raises(ValueError, match="spread"):
         cem(cartpole, *HANGING, np.zeros((10, 1)), cost, actuation=CART_FORCE, spread=[1.0, 2.0])
     with pytest.raises(ValueError, match="target_v"):
