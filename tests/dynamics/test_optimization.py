@@ -104,6 +104,25 @@ def test_bounded_ddp_and_bounded_multiple_shooting_agree(cartpole):
     np.testing.assert_allclose(shooting.controls, reference.controls, atol=2e-3)
 
 
+def test_ddp_makes_the_jump_worm_jump_through_its_contacts():
+    """The worm lying on the ground, its joints within their effort limits, asked to have its root
+    0.5 m up after 0.3 s: it can only get there by pushing on the ground."""
+    model = load_dataset_robot("jump_worm")
+    world = World(model, dt=0.01)
+    start = world.rollout(np.zeros(7), np.zeros(7), np.zeros((50, 7))).q[-1]
+    target = start.copy()
+    target[1] = 0.5
+    cost = QuadraticCost(target, np.zeros(7), np.zeros(14), np.full(4, 1e-4), 100.0 * np.eye(14)[1])
+    limits = np.asarray(model.effort_limits)[3:]
+    joints = np.vstack([np.zeros((3, 4)), np.eye(4)])
+    result = ddp(world, start, np.zeros(7), np.zeros((30, 4)), cost, actuation=joints, lower=-limits, upper=limits)
+    assert np.abs(result.controls).max() <= 5.0
+    rollout = world.rollout(start, np.zeros(7), result.taus)
+    assert rollout.contacts[:5].min() > 0
+    np.testing.assert_allclose(result.q, rollout.q, atol=1e-6)
+    assert result.q[-1, 1] > start[1] + 0.3
+
+
 def test_cem_lowers_the_swing_up_cost_less_than_ddp(cartpole):
     cost = swing_up_cost()
     guess = np.zeros((100, 1))
