@@ -33,16 +33,21 @@ class PointsFeature:
 
 @dataclass(frozen=True)
 class FaceFeature:
-    """A face of the reference body (b, or a when ``reference_is_b`` is False) against a body-fixed
-    point of the other, the incident body (a circle's centre padded by its radius, or a corner).
-    normal, face_point : the face's outward unit normal and one of its corners, reference frame;
-    incident_point : (2,) in the incident body's frame."""
+    """A face of the reference body (b, or a when ``reference_is_b`` is False) against a point of
+    the other, the incident body: a body-fixed point (a circle's centre padded by its radius, or a
+    corner), or, with ``edge_end`` and ``side_point`` given, the point where the incident edge from
+    incident_point to edge_end crosses the side plane of the face through its corner side_point (a
+    corner that clipping moved along its edge).
+    normal, face_point, side_point : the face's outward unit normal and corners, reference frame;
+    incident_point, edge_end : (2,) in the incident body's frame."""
 
     reference_is_b: bool
     normal: FloatArray
     face_point: FloatArray
     incident_point: FloatArray
-    radius: float
+    radius: float = 0.0
+    edge_end: FloatArray | None = None
+    side_point: FloatArray | None = None
 
 
 Feature = PointsFeature | FaceFeature
@@ -55,8 +60,7 @@ class Contact:
     normal : (2,) world-frame unit normal, from b towards a.
     point_a, point_b : (2,) the contact point on each body, in that body's frame.
     gap : signed distance along the normal (< 0: interpenetration).
-    feature : the features that made it (what its derivatives follow), or None for a corner that
-        clipping moved along an edge.
+    feature : the features that made it, which its derivatives follow.
     """
 
     body_a: int
@@ -65,7 +69,7 @@ class Contact:
     point_a: FloatArray
     point_b: FloatArray
     gap: float
-    feature: Feature | None = None
+    feature: Feature
 
 
 def _perp(vector: FloatArray) -> FloatArray:
@@ -87,16 +91,8 @@ def feature_geometry(feature: Feature, pose_a: FloatArray, pose_b: FloatArray) -
         normal = offset / distance if distance > 0.0 else np.array([0.0, 1.0])
         gap = distance - feature.radius_a - feature.radius_b
         return normal, arm_a - feature.radius_a * normal, arm_b + feature.radius_b * normal, gap
-    reference, incident = (pose_b, pose_a) if feature.reference_is_b else (pose_a, pose_b)
-    turn = rotation(reference[0])
-    outward = turn @ feature.normal
-    on_incident = incident[1:] + rotation(incident[0]) @ feature.incident_point - feature.radius * outward
-    separation = float((on_incident - reference[1:] - turn @ feature.face_point) @ outward)
-    arm_incident = on_incident - incident[1:]
-    arm_reference = on_incident - separation * outward - reference[1:]
-    if feature.reference_is_b:
-        return outward, arm_incident, arm_reference, separation
-    return -outward, arm_reference, arm_incident, separation
+    geometry, _ = _face(feature, pose_a, pose_b, np.zeros(6))
+    return geometry
 
 
 def feature_jacobian(feature: Feature, pose_a: FloatArray, pose_b: FloatArray) -> FloatArray:
@@ -118,39 +114,61 @@ def _feature_tangent(feature: Feature, pose_a: FloatArray, pose_b: FloatArray, d
         return np.concatenate(
             [d_normal, turned_a - feature.radius_a * d_normal, turned_b + feature.radius_b * d_normal]
         )
+    _, tangent = _face(feature, pose_a, pose_b, direction)
+    return tangent
+
+
+def _moving_point(pose: FloatArray, d_pose: FloatArray, local: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """A body-fixed point in the world and its derivative along d_pose."""
+    arm = rotation(pose[0]) @ local
+    return pose[1:] + arm, d_pose[1:] + _perp(arm) * d_pose[0]
+
+
+def _face(
+    feature: FaceFeature, pose_a: FloatArray, pose_b: FloatArray, direction: FloatArray
+) -> tuple[Geometry, FloatArray]:
+    """feature_geometry of a face feature and its derivative (normal, arm_a, arm_b) (6,) along
+    d(pose_a, pose_b) = direction (6,)."""
+    d_a, d_b = direction[:3], direction[3:]
     (reference, d_reference), (incident, d_incident) = (
         ((pose_b, d_b), (pose_a, d_a)) if feature.reference_is_b else ((pose_a, d_a), (pose_b, d_b))
     )
-    turn = rotation(reference[0])
-    outward = turn @ feature.normal
+    outward = rotation(reference[0]) @ feature.normal
     d_outward = _perp(outward) * d_reference[0]
-    on_incident = incident[1:] + rotation(incident[0]) @ feature.incident_point - feature.radius * outward
-    d_on_incident = (
-        d_incident[1:]
-        + _perp(rotation(incident[0]) @ feature.incident_point) * d_incident[0]
-        - feature.radius * d_outward
-    )
-    face_point = reference[1:] + turn @ feature.face_point
-    d_face_point = d_reference[1:] + _perp(turn @ feature.face_point) * d_reference[0]
-    separation = (on_incident - face_point) @ outward
-    d_separation = (d_on_incident - d_face_point) @ outward + (on_incident - face_point) @ d_outward
-    d_arm_incident = d_on_incident - d_incident[1:]
-    d_arm_reference = d_on_incident - d_separation * outward - separation * d_outward - d_reference[1:]
+    point, d_point = _moving_point(incident, d_incident, feature.incident_point)
+    if feature.edge_end is None or feature.side_point is None:
+        point, d_point = point - feature.radius * outward, d_point - feature.radius * d_outward
+    else:  # where the edge crosses the side plane (x − side) · tangent = 0
+        end, d_end = _moving_point(incident, d_incident, feature.edge_end)
+        side, d_side = _moving_point(reference, d_reference, feature.side_point)
+        tangent, d_tangent = _perp(outward), _perp(d_outward)
+        edge, d_edge = end - point, d_end - d_point
+        along = ((side - point) @ tangent) / (edge @ tangent)
+        d_along = (
+            (d_side - d_point) @ tangent + (side - point) @ d_tangent - along * (d_edge @ tangent + edge @ d_tangent)
+        ) / (edge @ tangent)
+        point, d_point = point + along * edge, d_point + d_along * edge + along * d_edge
+    face_point, d_face_point = _moving_point(reference, d_reference, feature.face_point)
+    separation = float((point - face_point) @ outward)
+    d_separation = (d_point - d_face_point) @ outward + (point - face_point) @ d_outward
+    arm_incident, d_arm_incident = point - incident[1:], d_point - d_incident[1:]
+    arm_reference = point - separation * outward - reference[1:]
+    d_arm_reference = d_point - d_separation * outward - separation * d_outward - d_reference[1:]
     if feature.reference_is_b:
-        return np.concatenate([d_outward, d_arm_incident, d_arm_reference])
-    return np.concatenate([-d_outward, d_arm_reference, d_arm_incident])
+        return (outward, arm_incident, arm_reference, separation), np.concatenate(
+            [d_outward, d_arm_incident, d_arm_reference]
+        )
+    return (-outward, arm_reference, arm_incident, separation), np.concatenate(
+        [-d_outward, d_arm_reference, d_arm_incident]
+    )
 
 
-# A narrowphase result: a feature, or for a clipped corner its geometry directly.
-Found = Feature | Geometry
-
-
-def _circle_circle(radius_a: float, radius_b: float) -> list[Found]:
+def _circle_circle(radius_a: float, radius_b: float) -> list[Feature]:
     """LCP-physics §A.6.1: the centres' line."""
     return [PointsFeature(np.zeros(2), radius_a, np.zeros(2), radius_b)]
 
 
-def _circle_polygon(centre: FloatArray, radius: float, polygon: Polygon, pose: FloatArray) -> list[Found]:
+def _circle_polygon(centre: FloatArray, radius: float, polygon: Polygon, pose: FloatArray) -> list[Feature]:
     """LCP-physics §A.6.2, the circle as body a and the polygon (at pose) as body b: the face of
     least penetration for a centre inside, else the closest point of the boundary (on a face or at
     a corner)."""
@@ -190,7 +208,7 @@ def _deepest_face(reference: FloatArray, normals: FloatArray, other: FloatArray)
 
 def _polygon_polygon(
     polygon_a: Polygon, pose_a: FloatArray, polygon_b: Polygon, pose_b: FloatArray, margin: float
-) -> list[Found]:
+) -> list[Feature]:
     """Separating axes of both polygons; the incident edge of the other polygon is clipped to the
     reference face's side planes and its points within the margin are contacts."""
     world = []
@@ -214,37 +232,31 @@ def _polygon_polygon(
     segment = _clip(incident[corners], tangent, float(end @ tangent))
     if len(segment):
         segment = _clip(segment, -tangent, float(-start @ tangent))
-    found: list[Found] = []
-    for point in segment:
-        separation = float((point - start) @ normal)
-        if separation > margin:
+    found: list[Feature] = []
+    local_normal, local_face = reference_polygon.normals()[face], reference_polygon.vertices[face]
+    for index, point in enumerate(segment):  # clipping keeps the order of the edge's corners
+        if (point - start) @ normal > margin:
             continue
-        corner = next((c for c in corners if np.array_equal(point, incident[c])), None)
-        if corner is not None:
-            local_normal, local_face = reference_polygon.normals()[face], reference_polygon.vertices[face]
-            found.append(FaceFeature(reference_is_b, local_normal, local_face, incident_polygon.vertices[corner], 0.0))
+        corner, other = incident_polygon.vertices[corners[index]], incident_polygon.vertices[corners[1 - index]]
+        if np.array_equal(point, incident[corners[index]]):
+            found.append(FaceFeature(reference_is_b, local_normal, local_face, corner))
             continue
-        incident_centre, reference_centre = (pose_a, pose_b) if reference_is_b else (pose_b, pose_a)
-        arm_incident = point - incident_centre[1:]
-        arm_reference = point - separation * normal - reference_centre[1:]
-        if reference_is_b:
-            found.append((normal, arm_incident, arm_reference, separation))
-        else:
-            found.append((-normal, arm_reference, arm_incident, separation))
+        side = face if abs((point - start) @ tangent) < abs((point - end) @ tangent) else (face + 1) % len(reference)
+        side_point = reference_polygon.vertices[side]
+        found.append(
+            FaceFeature(reference_is_b, local_normal, local_face, corner, edge_end=other, side_point=side_point)
+        )
     return found
 
 
-def _swapped(found: Found) -> Found:
+def _swapped(found: Feature) -> Feature:
     """The same contact with bodies a and b exchanged."""
     if isinstance(found, PointsFeature):
         return PointsFeature(found.point_b, found.radius_b, found.point_a, found.radius_a)
-    if isinstance(found, FaceFeature):
-        return replace(found, reference_is_b=not found.reference_is_b)
-    normal, arm_a, arm_b, gap = found
-    return -normal, arm_b, arm_a, gap
+    return replace(found, reference_is_b=not found.reference_is_b)
 
 
-def _narrowphase(body_a: Body, pose_a: FloatArray, body_b: Body, pose_b: FloatArray, margin: float) -> list[Found]:
+def _narrowphase(body_a: Body, pose_a: FloatArray, body_b: Body, pose_b: FloatArray, margin: float) -> list[Feature]:
     shape_a, shape_b = body_a.shape, body_b.shape
     if isinstance(shape_a, Circle) and isinstance(shape_b, Circle):
         return _circle_circle(shape_a.radius, shape_b.radius)
@@ -270,11 +282,8 @@ def detect_contacts(
         reach = radii[a] + radii[b] + margin
         if (a, b) in skipped or np.sum((positions[a, 1:] - positions[b, 1:]) ** 2) > reach**2:
             continue
-        for found in _narrowphase(bodies[a], positions[a], bodies[b], positions[b], margin):
-            if isinstance(found, tuple):
-                feature, (normal, arm_a, arm_b, gap) = None, found
-            else:
-                feature, (normal, arm_a, arm_b, gap) = found, feature_geometry(found, positions[a], positions[b])
+        for feature in _narrowphase(bodies[a], positions[a], bodies[b], positions[b], margin):
+            normal, arm_a, arm_b, gap = feature_geometry(feature, positions[a], positions[b])
             if gap < margin:
                 turn_back_a, turn_back_b = rotation(positions[a, 0]).T, rotation(positions[b, 0]).T
                 contacts.append(Contact(a, b, normal, turn_back_a @ arm_a, turn_back_b @ arm_b, gap, feature))

@@ -88,8 +88,7 @@ class PlanarStepCotangents:
     latter: friction rows appear at μ = 0, where the step has no derivative in μ); the joints'
     anchors (number of joints, 2, 2), rows
     anchor_a and anchor_b (zero where a joint has no such parameter or it is a world point);
-    positions (n, 3), or None for a step with a contact that clipping moved along an edge (its
-    derivative with respect to the positions is not implemented)."""
+    positions (n, 3)."""
 
     velocities: FloatArray
     forces: FloatArray
@@ -97,7 +96,7 @@ class PlanarStepCotangents:
     restitution: FloatArray
     friction: FloatArray
     anchors: FloatArray
-    positions: FloatArray | None
+    positions: FloatArray
 
 
 def _global_rows(blocks: list[list[tuple[int, FloatArray]]], bodies: int) -> FloatArray:
@@ -308,8 +307,7 @@ class PlanarWorld:
         correction is not differentiated (it is a projection onto the constraints, zero where they
         hold). The positions enter through p_{t+dt}, through 𝓙_e (the joints' arms turn with the
         bodies) and through the contacts' normals and arms in 𝓙_c, 𝓙_f (their features held: the
-        contact mode); a contact at a clipped corner has no such derivative yet, and then the
-        positions cotangent is None.
+        contact mode).
         """
         shape = (len(self.bodies), 3)
         positions = self._checked_state(positions, "positions")
@@ -353,10 +351,7 @@ class PlanarWorld:
         grad_J_c = -cot.G[:m] + np.outer(problem.k * cot.h[:m], v_t)
         grad_J_f = np.zeros_like(grad_J_c)
         grad_J_f[problem.rubbing] = -cot.G[m : m + 2 * r : 2] + cot.G[m + 1 : m + 2 * r : 2]
-        differentiable = all(contact.feature is not None for contact in step.contacts)
         for index, contact in enumerate(step.contacts):
-            if contact.feature is None:
-                continue
             a, b = contact.body_a, contact.body_b
             normal, arm_a, arm_b, _ = feature_geometry(contact.feature, positions[a], positions[b])
             tangent = PERPENDICULAR @ normal
@@ -379,5 +374,5 @@ class PlanarWorld:
             restitution=grad_restitution,
             friction=grad_friction,
             anchors=anchors,
-            positions=grad_p if differentiable else None,
+            positions=grad_p,
         )

@@ -4,9 +4,8 @@
 :meth:`PlanarWorld.step` on float64 CPU tensors; its backward pass is :meth:`PlanarWorld.step_vjp`
 (the KKT backward pass of the dynamics LCP, LCP-physics §B). ``mass``, ``restitution`` and
 ``friction`` (n,) tensors, when given, replace the bodies' own values and receive gradients.
-Derivatives hold inside one contact mode, post-stabilization's correction is not differentiated
-(see step_vjp), and a step with a contact at a clipped corner has no positions gradient (its
-backward pass raises).
+Derivatives hold inside one contact mode, and post-stabilization's correction is not
+differentiated (see step_vjp).
 """
 
 from dataclasses import replace
@@ -77,10 +76,6 @@ class _Step(torch.autograd.Function):
     ) -> tuple[torch.Tensor | None, ...]:
         cot = ctx.world.step_vjp(ctx.result, ctx.p, ctx.v, grad_velocities.numpy(), grad_positions.numpy())
         wants = ctx.needs_input_grad
-        if wants[0] and cot.positions is None:
-            raise NotImplementedError(
-                "the positions gradient of a step with a contact at a clipped corner is not implemented"
-            )
         values = (cot.positions, cot.velocities, cot.forces, cot.mass, cot.restitution, cot.friction)
         return (*(torch.tensor(value) if want else None for value, want in zip(values, wants)), None)
 

@@ -81,8 +81,8 @@ def test_triangle_edge_against_a_box_edge_clips_to_the_overlap():
     contacts.sort(key=lambda c: c.point_a[0])
     world_a = [c.point_a[0] + triangle.offset[0] for c in contacts]
     np.testing.assert_allclose(world_a, [0.5, 1.0], atol=1e-12)
-    assert contacts[0].feature is None  # clipped at the triangle's side plane
-    assert isinstance(contacts[1].feature, FaceFeature)  # the box's corner
+    assert contacts[0].feature.edge_end is not None  # clipped at the triangle's side plane
+    assert contacts[1].feature.edge_end is None  # the box's corner
     assert all(c.gap == pytest.approx(-0.01, abs=1e-12) for c in contacts)
 
 
@@ -113,6 +113,14 @@ def test_broadphase_skips_far_and_excluded_pairs():
         PointsFeature(np.array([0.2, -0.1]), 0.0, np.array([-0.4, 0.3]), 0.25),
         FaceFeature(True, np.array([0.6, 0.8]), np.array([0.3, 0.4]), np.zeros(2), 0.2),
         FaceFeature(False, np.array([0.0, -1.0]), np.array([0.5, -0.5]), np.array([0.3, 0.7]), 0.0),
+        FaceFeature(
+            True,
+            np.array([0.0, 1.0]),
+            np.array([-1.0, 0.5]),
+            np.array([-0.3, -0.2]),
+            edge_end=np.array([0.4, -0.3]),
+            side_point=np.array([1.0, 0.5]),
+        ),
     ],
 )
 def test_feature_jacobian_matches_central_differences(feature):
