@@ -8,7 +8,8 @@ x = v_{t+dt}, y = −λ_e, z = (λ_c, λ_f, γ), s = (a, σ, ζ) and
     q = −(𝓜 v_t + dt f),   A = 𝓙_e,   G = [−𝓙_c; −𝓙_f; 0],   h = [c; 0; 0],
     F = [0 0 0; 0 0 −E; −μ Eᵀ 0]
 
-(the right-hand side's friction rows are zero: σ = 𝓙_f v + E γ, eq. 22).
+(the right-hand side's friction rows are zero: σ = 𝓙_f v + E γ, eq. 22); 𝓙_f, E and the γ rows
+cover the contacts whose combined μ is positive (see DynamicsLCP).
 
 The contact Jacobian of body b enters with the opposite sign of body a's (eq. 15 writes both alike):
 with the normal n pointing from b to a, a = 𝓙_c v + c is then the separating speed, which eq. 21
@@ -20,8 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from dcol.solvers import MLCPSolution, mlcp_vjp, solve_mlcp
-from dcol.solvers.lcp import LCPStatus
+from dcol.solvers import LCPStatus, MLCPSolution, mlcp_vjp, solve_mlcp
 from dcol.typing import ArrayLike, FloatArray
 from dcol.validation import checked_array, checked_positive
 
