@@ -1,9 +1,10 @@
 """The planar engine's example scripts: examples/planar_mass_inference.py recovers the mass it
-simulated the observation with."""
+simulated the observation with; examples/planar_scenes.py's chain and break keep their constraints."""
 
 import runpy
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -16,3 +17,20 @@ def test_mass_inference_recovers_the_known_mass():
     estimates = example["infer_mass"](observed, guess=1.0)
     assert estimates[-1] == pytest.approx(true_mass, abs=1e-4)
     assert len(estimates) < 10  # Gauss–Newton with exact derivatives converges fast
+
+
+def test_scenes_keep_their_joints_contacts_and_momentum():
+    """examples/planar_scenes.py: the chain reaches the wall without going into it and its hinges
+    stay closed; the break keeps the balls' total momentum (the impulses are internal)."""
+    example = runpy.run_path(str(EXAMPLES / "planar_scenes.py"), run_name="planar_scenes")
+    world, positions = example["chain_against_a_wall"]()
+    swing = example["run"](world, positions, np.zeros_like(positions), 300)
+    assert swing["touching"] > 0
+    assert swing["joint_error"] < 1e-3
+    assert swing["penetration"] < world.contact_margin
+    table, balls, cue = example["billiards_break"]()
+    shot = example["run"](table, balls, cue, 200)
+    masses = np.array([body.mass for body in table.bodies])
+    np.testing.assert_allclose(masses @ shot["velocities"][:, 1:], masses @ cue[:, 1:], atol=1e-9)
+    assert np.count_nonzero(np.linalg.norm(shot["velocities"][:, 1:], axis=1) > 0.1) > 5  # the rack broke up
+    assert shot["penetration"] < table.contact_margin
