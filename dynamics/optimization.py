@@ -578,8 +578,9 @@ def rollout_least_squares(
     velocity_basis : E (nv, k), the directions in which v0 = v0_guess + E ξ may move (every direction
         if None): the part of the velocity the final state can tell, where contact absorbs the rest
         (a cube's velocity into the ground it rests on).
-    residual : r(q_T, v_T) -> (r (m,), ∂r/∂[q_T (tangent); v_T] (m, 2 nv)); m ≥ 1.
-    tolerance : scipy's ftol, xtol and gtol.
+    residual : r(q_T, v_T) -> (r (m,), ∂r/∂[q_T (tangent); v_T] (m, 2 nv)).
+    max_iterations : scipy's max_nfev, the evaluations of the residual; tolerance : its ftol, xtol and
+        gtol.
     Returns a LeastSquaresResult; iterations counts scipy's iterations.
     """
     problem = _checked_problem(world, q0, v0, controls, actuation)
@@ -592,6 +593,8 @@ def rollout_least_squares(
     S = problem.actuation
     steps, nu = problem.controls.shape
     nv = world.model.nv
+    if velocity_basis is not None and variables != "v0":
+        raise ValueError("velocity_basis applies to variables='v0' only")
     E = np.eye(nv) if velocity_basis is None else checked_array(velocity_basis, "velocity_basis", (nv, "k"))
     reporter = _Reporter("rollout_least_squares", iterations, callback, progress)
     cached: dict[tuple[bytes, bool], tuple[FloatArray, FloatArray | None]] = {}

@@ -246,6 +246,17 @@ def test_inconsistent_sizes_are_refused_by_name(cartpole):
         )
     with pytest.raises(ValueError, match="residual must return"):
         rollout_least_squares(cartpole, *HANGING, np.zeros((5, 2)), lambda q, v: (q, np.eye(2)))
+    with pytest.raises(ValueError, match="velocity_basis applies to variables='v0' only"):
+        rollout_least_squares(
+            cartpole,
+            *HANGING,
+            np.zeros((5, 2)),
+            lambda q, v: (q, np.eye(2, 4)),
+            variables="controls",
+            velocity_basis=np.eye(2),
+        )
+    with pytest.raises(ValueError, match="variables must be"):
+        rollout_least_squares(cartpole, *HANGING, np.zeros((5, 2)), lambda q, v: (q, np.eye(2, 4)), variables="q0")
     with pytest.raises(ValueError, match="velocity_basis"):
         rollout_least_squares(
             cartpole, *HANGING, np.zeros((5, 2)), lambda q, v: (q, np.eye(2, 4)), velocity_basis=np.eye(3)
