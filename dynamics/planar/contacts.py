@@ -15,7 +15,7 @@ import numpy as np
 
 from dcol.typing import FloatArray
 
-from .bodies import Body, Circle, Polygon, rotation
+from .bodies import PERPENDICULAR, Body, Circle, Polygon, rotation
 
 __all__ = ["Contact", "PointsFeature", "FaceFeature", "detect_contacts", "feature_geometry", "feature_jacobian"]
 
@@ -72,11 +72,6 @@ class Contact:
     feature: Feature
 
 
-def _perp(vector: FloatArray) -> FloatArray:
-    """The vector turned by a right angle counter-clockwise: d(R(θ) u)/dθ = perp(R(θ) u)."""
-    return np.array([-vector[1], vector[0]])
-
-
 # (normal from b to a, world arm of a, world arm of b, gap): arms from each body's centre.
 Geometry = tuple[FloatArray, FloatArray, FloatArray, float]
 
@@ -107,8 +102,8 @@ def _feature_tangent(feature: Feature, pose_a: FloatArray, pose_b: FloatArray, d
     if isinstance(feature, PointsFeature):
         normal, _, _, gap = feature_geometry(feature, pose_a, pose_b)
         distance = gap + feature.radius_a + feature.radius_b
-        turned_a = _perp(rotation(pose_a[0]) @ feature.point_a) * d_a[0]
-        turned_b = _perp(rotation(pose_b[0]) @ feature.point_b) * d_b[0]
+        turned_a = PERPENDICULAR @ (rotation(pose_a[0]) @ feature.point_a) * d_a[0]
+        turned_b = PERPENDICULAR @ (rotation(pose_b[0]) @ feature.point_b) * d_b[0]
         d_offset = d_a[1:] + turned_a - d_b[1:] - turned_b
         d_normal = (d_offset - normal * (normal @ d_offset)) / distance
         return np.concatenate(
@@ -121,7 +116,7 @@ def _feature_tangent(feature: Feature, pose_a: FloatArray, pose_b: FloatArray, d
 def _moving_point(pose: FloatArray, d_pose: FloatArray, local: FloatArray) -> tuple[FloatArray, FloatArray]:
     """A body-fixed point in the world and its derivative along d_pose."""
     arm = rotation(pose[0]) @ local
-    return pose[1:] + arm, d_pose[1:] + _perp(arm) * d_pose[0]
+    return pose[1:] + arm, d_pose[1:] + PERPENDICULAR @ arm * d_pose[0]
 
 
 def _face(
@@ -134,14 +129,14 @@ def _face(
         ((pose_b, d_b), (pose_a, d_a)) if feature.reference_is_b else ((pose_a, d_a), (pose_b, d_b))
     )
     outward = rotation(reference[0]) @ feature.normal
-    d_outward = _perp(outward) * d_reference[0]
+    d_outward = PERPENDICULAR @ outward * d_reference[0]
     point, d_point = _moving_point(incident, d_incident, feature.incident_point)
     if feature.edge_end is None or feature.side_point is None:
         point, d_point = point - feature.radius * outward, d_point - feature.radius * d_outward
     else:  # where the edge crosses the side plane (x − side) · tangent = 0
         end, d_end = _moving_point(incident, d_incident, feature.edge_end)
         side, d_side = _moving_point(reference, d_reference, feature.side_point)
-        tangent, d_tangent = _perp(outward), _perp(d_outward)
+        tangent, d_tangent = PERPENDICULAR @ outward, PERPENDICULAR @ d_outward
         edge, d_edge = end - point, d_end - d_point
         along = ((side - point) @ tangent) / (edge @ tangent)
         d_along = (

@@ -25,9 +25,9 @@ from dcol.solvers import LCPStatus, MLCPSolution, mlcp_vjp, solve_mlcp
 from dcol.typing import ArrayLike, FloatArray
 from dcol.validation import checked_array, checked_positive
 
-from .bodies import Body, cross2, rotation
+from .bodies import PERPENDICULAR, Body, cross2, rotation
 from .contacts import Contact, detect_contacts, feature_geometry, feature_jacobian
-from .joints import PERPENDICULAR, AxisConstraint, FixedJoint, Hinge, Joint, joint_bodies
+from .joints import AxisConstraint, FixedJoint, Hinge, Joint, joint_bodies
 
 __all__ = ["PlanarWorld", "PlanarStep", "PlanarStepCotangents", "DynamicsLCP"]
 
@@ -183,7 +183,7 @@ class PlanarWorld:
             arm_a = rotation(positions[contact.body_a, 0]) @ contact.point_a
             arm_b = rotation(positions[contact.body_b, 0]) @ contact.point_b
             n = contact.normal
-            d = np.array([-n[1], n[0]])  # left orthogonal of n (§A.4.3)
+            d = PERPENDICULAR @ n  # the left orthogonal of n (§A.4.3)
 
             def block(arm: FloatArray, direction: FloatArray) -> FloatArray:
                 return np.concatenate([[cross2(arm, direction)], direction])[None, :]

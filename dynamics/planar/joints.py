@@ -18,14 +18,12 @@ import numpy as np
 from dcol.typing import ArrayLike, FloatArray
 from dcol.validation import checked_array, checked_finite, checked_integer
 
-from .bodies import rotation
+from .bodies import PERPENDICULAR, rotation
 
 __all__ = ["Hinge", "FixedJoint", "AxisConstraint"]
 
 JacobianBlocks = list[tuple[int, FloatArray]]
 AngleCurvature = list[tuple[int, FloatArray]]
-# The angle column of a hinge block is the arm turned by a right angle: perp(r) = [−r_y, r_x].
-PERPENDICULAR = np.array([[0.0, -1.0], [1.0, 0.0]])
 
 
 def _checked_bodies(body_a: object, body_b: object) -> tuple[int, int | None]:
@@ -76,7 +74,7 @@ class Hinge:
         return blocks
 
     def angle_curvature(self, positions: FloatArray) -> AngleCurvature:
-        """∂(angle column of each block)/∂(that body's angle): perp(perp(r)) = −r, and +r_b for b."""
+        """∂(angle column of each block)/∂(that body's angle): R(π/2)² r = −r, and +r_b for b."""
         r_a, r_b = self._arms(positions)
         curvature = [(self.body_a, -r_a)]
         if self.body_b is not None:
