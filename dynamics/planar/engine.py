@@ -63,8 +63,9 @@ class DynamicsLCP:
 @dataclass(frozen=True)
 class PlanarStep:
     """The state after one step: positions, velocities (n, 3) of (angle, x, y) rows; the contacts
-    the step was solved with and the dynamics LCP's solution (its status says whether it
-    converged); the post-stabilization solve's solution, None when none was needed."""
+    the step was solved with, the dynamics LCP (``problem``) and its solution (its status says
+    whether it converged); the post-stabilization solve's solution, None when none was needed (a correction
+    whose solve did not converge is not applied)."""
 
     positions: FloatArray
     velocities: FloatArray
@@ -288,7 +289,8 @@ class PlanarWorld:
         stabilization = None
         if self.post_stabilization and solution.status == LCPStatus.SOLVED:
             delta, stabilization = self._stabilization(next_positions)
-            next_positions = next_positions + self.dt * delta.reshape(shape)
+            if stabilization is None or stabilization.status == LCPStatus.SOLVED:
+                next_positions = next_positions + self.dt * delta.reshape(shape)
         return PlanarStep(next_positions, next_velocities, contacts, solution, problem, stabilization)
 
     def step_vjp(
