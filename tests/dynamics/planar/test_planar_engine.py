@@ -158,3 +158,31 @@ def test_pendulum_step_agrees_with_the_3d_world(angle, rate):
     step = planar.step(positions, velocities)
     assert step.velocities[0, 0] == pytest.approx(-spatial.v[0], abs=1e-9)
     assert step.positions[0, 0] == pytest.approx(-spatial.q[0], abs=1e-8)
+
+
+def test_the_step_solves_the_dynamics_lcp_of_the_appendix():
+    """A box pushed sideways while resting on the ground (two contacts): E is [e₁ e₂] with ones at
+    rows 2i − 1, 2i (LCP-physics §A.4.3), and the solution satisfies eq. 20 (momentum with the
+    constraint impulses), eq. 21 (a = 𝓙_c v + c ≥ 0 ⊥ λ_c ≥ 0) and eq. 22 (σ = 𝓙_f v + Eγ ≥ 0 ⊥ λ_f,
+    ζ = μλ_c − Eᵀλ_f ≥ 0 ⊥ γ), read off the mixed LCP's unknowns (y = −λ_e, z = (λ_c, λ_f, γ))."""
+    world = ground_and(Body(rectangle(1, 1), friction=0.4, restitution=0.5))
+    positions, velocities = np.array([[0, 0, -0.5], [0, 0.2, 0.5 - 1e-4]]), np.array([[0, 0, 0], [0.1, 1.0, -0.3]])
+    forces = np.array([[0, 0, 0], [0.2, 3.0, 0]])
+    step = world.step(positions, velocities, forces)
+    lcp, solution = step.problem, step.solution
+    assert solution.status == LCPStatus.SOLVED and len(step.contacts) == 2
+    np.testing.assert_array_equal(lcp.E, [[1, 0], [1, 0], [0, 1], [0, 1]])
+    v, v_t = solution.x, velocities.reshape(-1)
+    lambda_e, (lambda_c, lambda_f, gamma) = -solution.y, np.split(solution.z, [2, 6])
+    weights = np.array([[0.0, 0.0, -G * body.mass] for body in world.bodies])
+    momentum = lcp.M @ v_t + world.dt * (forces + weights).reshape(-1)
+    residual = lcp.M @ v - lcp.J_e.T @ lambda_e - lcp.J_c.T @ lambda_c - lcp.J_f.T @ lambda_f - momentum
+    np.testing.assert_allclose(residual, 0.0, atol=1e-9)
+    np.testing.assert_allclose(lcp.J_e @ v, 0.0, atol=1e-9)
+    a = lcp.J_c @ v + lcp.k * (lcp.J_c @ v_t)
+    sigma = lcp.J_f @ v + lcp.E @ gamma
+    zeta = lcp.mu * lambda_c - lcp.E.T @ lambda_f
+    for slack, multiplier in ((a, lambda_c), (sigma, lambda_f), (zeta, gamma)):
+        assert slack.min() >= -1e-9 and multiplier.min() >= 0.0
+        assert np.abs(slack * multiplier).max() <= 1e-8
+    assert np.abs(lambda_f).max() > 0  # the push is resisted by friction
