@@ -1,14 +1,16 @@
 """The planar engine's step (LCP-physics §A.1, §A.5, §A.7) against closed forms: free fall, head-on
 collisions with restitution, a box sliding to a stop, a resting stack, a hinged pendulum's period and
-its joint's drift with and without post-stabilization; and a pendulum's step against the 3-D World."""
+its joint's drift with and without post-stabilization; and a pendulum's step and a sliding box against
+the 3-D World."""
 
 import numpy as np
 import pytest
 from scipy.special import ellipk
 
-from dcol.dynamics import ModelBuilder, World
+from dcol.dynamics import ModelBuilder, World, load_dataset_robot
 from dcol.dynamics.planar import Body, Circle, FixedJoint, Hinge, PlanarWorld, rectangle
 from dcol.solvers import LCPStatus
+from tests.dynamics.test_simulation_physics import sliding_run
 
 G = 9.81
 
@@ -186,3 +188,18 @@ def test_the_step_solves_the_dynamics_lcp_of_the_appendix():
         assert slack.min() >= -1e-9 and multiplier.min() >= 0.0
         assert np.abs(slack * multiplier).max() <= 1e-8
     assert np.abs(lambda_f).max() > 0  # the push is resisted by friction
+
+
+def test_sliding_box_agrees_with_the_3d_world():
+    """The shipped 0.2 m, 1 kg cube sliding on the 3-D World's ground and the 0.2 m square sliding
+    on the planar ground (the x–z plane), μ = 0.3: the same speed at every step, to solver
+    tolerance, until both stop."""
+    mu, v0, dt = 0.3, 2.0, 2e-3
+    spatial = sliding_run(load_dataset_robot("box", floating_base=True), [1.0, 0.0], mu, v0, dt)
+    world = ground_and(Body(rectangle(0.2, 0.2), mass=1.0, friction=mu), dt=dt)
+    positions, velocities = [[0, 0, -0.5], [0, 0, 0.1 - 1e-5]], [[0, 0, 0], [0, v0, 0]]
+    speeds = [v0]
+    for _ in range(len(spatial.v) - 1):
+        positions, velocities, _ = rollout(world, positions, velocities, 1)
+        speeds.append(velocities[1, 1])
+    np.testing.assert_allclose(speeds, spatial.v[:, 0], atol=1e-7)
