@@ -1,5 +1,6 @@
 """Geometry of dcol: convex primitives and differentiable collision detection (DCOL)."""
 
+from .constraints import CollisionConstraints, Obstacle, collision_constraints
 from .contacts import ContactRule, ContactSet, contacts
 from .derivatives import (
     DERIVATIVE_SETTINGS,
@@ -73,6 +74,9 @@ __all__ = [
     "DistanceResult",
     "DistanceJacobian",
     "support_point",
+    "Obstacle",
+    "collision_constraints",
+    "CollisionConstraints",
     "contacts",
     "ContactSet",
     "ContactRule",
