@@ -1,5 +1,6 @@
 """The planar engine's example scripts: examples/planar_mass_inference.py recovers the mass it
-simulated the observation with; examples/planar_scenes.py's chain and break keep their constraints."""
+simulated the observation with; examples/planar_scenes.py's chain and break keep their constraints;
+examples/planar_cartpole.py balances its pole."""
 
 import runpy
 from pathlib import Path
@@ -34,3 +35,17 @@ def test_scenes_keep_their_joints_contacts_and_momentum():
     np.testing.assert_allclose(masses @ shot["velocities"][:, 1:], masses @ cue[:, 1:], atol=1e-9)
     assert np.count_nonzero(np.linalg.norm(shot["velocities"][:, 1:], axis=1) > 0.1) > 5  # the rack broke up
     assert shot["penetration"] < table.contact_margin
+
+
+def test_cartpole_is_balanced_by_gradients_through_the_engine():
+    """examples/planar_cartpole.py: one L-BFGS iteration through the torch rollout takes the cost
+    down fiftyfold and leaves the pole near upright, where without force it falls over."""
+    pytest.importorskip("torch")
+    example = runpy.run_path(str(EXAMPLES / "planar_cartpole.py"), run_name="planar_cartpole")
+    pushes, costs = example["balance"](iterations=1)
+    assert costs[-1] < costs[0] / 50
+    world, positions, velocities = example["cart_pole"]()
+    pole = example["POLE"]
+    balanced, _ = example["rollout"](world, positions, velocities, pushes)
+    fallen, _ = example["rollout"](world, positions, velocities, 0 * pushes)
+    assert abs(float(balanced[-1, pole, 0])) < 0.1 < abs(float(fallen[-1, pole, 0]))
