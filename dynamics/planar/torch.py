@@ -89,22 +89,43 @@ def step(
     restitution: torch.Tensor | None = None,
     friction: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Differentiable :meth:`PlanarWorld.step`.
+    """Differentiable :meth:`PlanarWorld.step`, of one scene or of a batch of B scenes of the same
+    world (a leading axis on positions, velocities and forces; on mass, restitution and friction
+    too for values per scene, else shared). The scenes of a batch are stepped one after the other.
 
     Parameters
     ----------
     world : dcol.dynamics.planar.PlanarWorld.
-    positions, velocities : (n, 3) float64 tensors, rows (angle, x, y) and (ω, v_x, v_y).
-    forces : (n, 3) float64 tensor of external (τ, f_x, f_y), or None (zero, no gradient).
-    mass, restitution, friction : (n,) float64 tensors replacing the bodies' values, or None.
+    positions, velocities : (n, 3) or (B, n, 3) float64 tensors, rows (angle, x, y) and (ω, v_x, v_y).
+    forces : (n, 3) or (B, n, 3) float64 tensor of external (τ, f_x, f_y), or None (zero, no gradient).
+    mass, restitution, friction : (n,) or (B, n) float64 tensors replacing the bodies' values, or None.
 
     Returns
     -------
-    positions_next, velocities_next : (n, 3) tensors carrying gradients to every tensor argument.
+    positions_next, velocities_next : shaped like positions, carrying gradients to every tensor
+    argument.
     """
     if not isinstance(world, PlanarWorld):
         raise TypeError(f"world must be a dcol.dynamics.planar.PlanarWorld, got {type(world).__name__}")
-    return _Step.apply(positions, velocities, forces, mass, restitution, friction, world)
+    if positions.dim() != 3:
+        return _Step.apply(positions, velocities, forces, mass, restitution, friction, world)
+
+    def scene(tensor: torch.Tensor | None, index: int, single_dims: int) -> torch.Tensor | None:
+        return tensor[index] if tensor is not None and tensor.dim() > single_dims else tensor
+
+    results = [
+        _Step.apply(
+            positions[index],
+            velocities[index],
+            scene(forces, index, 2),
+            scene(mass, index, 1),
+            scene(restitution, index, 1),
+            scene(friction, index, 1),
+            world,
+        )
+        for index in range(positions.shape[0])
+    ]
+    return torch.stack([p for p, _ in results]), torch.stack([v for _, v in results])
 
 
 def rollout(
@@ -116,9 +137,9 @@ def rollout(
     restitution: torch.Tensor | None = None,
     friction: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """T differentiable steps, one autograd node each: forces (T, n, 3); other arguments as in
-    :func:`step`. Returns the trajectories (T + 1, n, 3) of positions and velocities, the initial
-    state first."""
+    """T differentiable steps, one autograd node each (per scene): forces (T, n, 3), or (T, B, n, 3)
+    for a batch; other arguments as in :func:`step`. Returns the trajectories (T + 1, n, 3) (or
+    (T + 1, B, n, 3)) of positions and velocities, the initial state first."""
     trajectory = [(positions, velocities)]
     for step_forces in forces:
         trajectory.append(step(world, *trajectory[-1], step_forces, mass, restitution, friction))

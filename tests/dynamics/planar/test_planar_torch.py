@@ -1,6 +1,6 @@
 """The planar engine's PyTorch functions: torch.autograd.gradcheck (central differences of the
-forward pass) on a step in a contact mode, on a step of a jointed chain, and on a short rollout of a
-box sliding on the ground."""
+forward pass) on a step in a contact mode, on a step of a jointed chain, on a short rollout of a box
+sliding on the ground and on a batch of scenes; a batch is its scenes stepped one by one."""
 
 import numpy as np
 import pytest
@@ -62,3 +62,32 @@ def test_bad_tensors_are_named():
         planar_torch.step(world, tensor(positions), tensor(velocities), mass=tensor([1.0]))
     with pytest.raises(TypeError, match="world must be a dcol.dynamics.planar.PlanarWorld"):
         planar_torch.step(None, tensor(positions), tensor(velocities))  # type: ignore[arg-type]
+
+
+def test_batched_step_is_each_scene_stepped_with_gradients():
+    """Two scenes of the sliding-box world, the mass per scene: each row of the batch is the single
+    scene's step, and gradcheck holds over the batch."""
+    world, positions, velocities = box_on_ground(-0.8, 0.6)
+    batch_positions = tensor([positions, np.add(positions, [[0, 0, 0], [0.05, 0.1, 0.0]])])
+    batch_velocities = tensor([velocities, np.multiply(velocities, 0.5)])
+    masses = tensor([[1.0, 2.0], [1.0, 3.0]])
+    stepped, _ = planar_torch.step(world, batch_positions, batch_velocities, mass=masses)
+    for index in range(2):
+        single, _ = planar_torch.step(world, batch_positions[index], batch_velocities[index], mass=masses[index])
+        torch.testing.assert_close(stepped[index], single, rtol=0, atol=0)
+    assert torch.autograd.gradcheck(
+        lambda p, v, m: planar_torch.step(world, p, v, mass=m), (batch_positions, batch_velocities, masses), atol=1e-6
+    )
+
+
+def test_batched_rollout_is_each_scenes_rollout():
+    world, positions, velocities = box_on_ground(0.0, 0.0)
+    forces = torch.zeros(3, 2, 2, 3, dtype=torch.float64)
+    forces[:, 1, 1, 1] = 2.0  # the second scene's box is pushed
+    batch = tensor([positions, positions]), tensor([velocities, velocities])
+    trajectories, _ = planar_torch.rollout(world, *batch, forces)
+    assert trajectories.shape == (4, 2, 2, 3)
+    for index in range(2):
+        single, _ = planar_torch.rollout(world, tensor(positions), tensor(velocities), forces[:, index])
+        torch.testing.assert_close(trajectories[:, index], single, rtol=0, atol=0)
+    assert not torch.equal(trajectories[:, 0], trajectories[:, 1])
