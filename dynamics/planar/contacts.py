@@ -205,7 +205,8 @@ def _polygon_polygon(
     polygon_a: Polygon, pose_a: FloatArray, polygon_b: Polygon, pose_b: FloatArray, margin: float
 ) -> list[Feature]:
     """Separating axes of both polygons; the incident edge of the other polygon is clipped to the
-    reference face's side planes and its points within the margin are contacts."""
+    reference face's side planes and its points within the margin are contacts. For polygons apart
+    corner to corner the faces' separation is below their distance, so such contacts come early."""
     world = []
     for polygon, pose in ((polygon_a, pose_a), (polygon_b, pose_b)):
         turn = rotation(pose[0])
@@ -215,6 +216,8 @@ def _polygon_polygon(
     face_b, separation_b = _deepest_face(vertices_b, normals_b, vertices_a)
     if max(separation_a, separation_b) > margin:
         return []
+    # a is the reference unless b's face separates clearly more, so that parallel faces (a tie) do
+    # not swap roles on round-off.
     reference_is_b = separation_b > separation_a + 1e-9 * (1.0 + abs(separation_a))
     face = face_b if reference_is_b else face_a
     (reference, normals), (incident, incident_normals) = (world[1], world[0]) if reference_is_b else world
