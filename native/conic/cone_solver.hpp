@@ -221,6 +221,7 @@ inline void soc_apply_W(const V* c, const SocScaling<V>& w, const V* x, V* out, 
 
 template <class V>
 inline void soc_apply_Winv(const V* c, const SocScaling<V>& w, const V* x, V* out, int dim) {
+  if (dim < 1) return;  // a cone has a row; saying so lets GCC see that x[0] was written by the caller
   const V t = w.k * (c[0] * x[0] - dot(c + 1, x + 1, dim - 1));
   out[0] = w.inv_eta * (t * c[0] - x[0]);
   for (int i = 1; i < dim; ++i) out[i] = w.inv_eta * (x[i] - t * c[i]);
