@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 from scipy.spatial import ConvexHull
 
+from dcol.progress import progress_bar
 from dcol.typing import ArrayLike, FloatArray, IntArray, Pose
 from dcol.validation import checked_array, checked_integer, checked_interval
 
@@ -516,6 +517,7 @@ def convex_decomposition(
     offset: Pose | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     options: Mapping[str, Any] | None = None,
+    progress: bool | None = None,
 ) -> list[ConvexMesh]:
     """Approximate convex decomposition of a closed mesh into ConvexMesh parts of one body.
 
@@ -537,6 +539,9 @@ def convex_decomposition(
         ``~/.cache/dcol/decompositions``.
     options : dict of further keyword arguments for ``coacd.run_coacd`` or
         ``vhacdx.compute_vhacd`` (e.g. ``{"seed": 1}``), overriding the ones above.
+    progress : None (default), True or False: a progress bar (:mod:`dcol.progress`) through the
+        decomposition and then the parts' hulls, shown by default when the method runs (not for a
+        cached result or a convex mesh) and standard error is a terminal.
 
     Returns
     -------
@@ -569,20 +574,29 @@ def convex_decomposition(
     key = _cache_key(vertices, faces, method, {**settings, "version": _backend_version(package)})
     path = os.path.join(os.fspath(cache_dir) if cache_dir is not None else _default_cache_dir(), f"{key}.npz")
     hulls = _load_cached(path)
-    if hulls is None:
-        hulls = [
-            np.asarray(h, dtype=np.float64)
-            for h in decompose(
-                vertices,
-                faces,
-                settings["threshold"],
-                settings["max_hulls"],
-                settings["max_hull_vertices"],
-                settings["options"],
-            )
-        ]
-        _store_cached(path, hulls)
-    return [
-        ConvexMesh._from_points(hull, offset, f"part {i} of the decomposition of {name}")
-        for i, hull in enumerate(hulls)
-    ]
+    # The method's run is one call that reports nothing: the bar names it while it runs (its first
+    # unit), then counts the parts' hulls. A cached result (a total of 1 below a minimum of 2) shows
+    # no bar by default.
+    with progress_bar(
+        1, progress, minimum=1 if hulls is None else 2, description=f"{method} on {name}", unit="part"
+    ) as bar:
+        if hulls is None:
+            hulls = [
+                np.asarray(h, dtype=np.float64)
+                for h in decompose(
+                    vertices,
+                    faces,
+                    settings["threshold"],
+                    settings["max_hulls"],
+                    settings["max_hull_vertices"],
+                    settings["options"],
+                )
+            ]
+            _store_cached(path, hulls)
+        bar.reset(total=len(hulls))
+        bar.set_description(f"hulls of the {method} parts of {name}")
+        parts = []
+        for i, hull in enumerate(hulls):
+            parts.append(ConvexMesh._from_points(hull, offset, f"part {i} of the decomposition of {name}"))
+            bar.update()
+    return parts

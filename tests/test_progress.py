@@ -1,6 +1,7 @@
 """Progress bars (dcol.progress) of World.rollout and rollout_batch: shown for long runs when standard
 error is a terminal, never for short ones or with progress=False, and without changing any result."""
 
+import os
 import sys
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 
 from dcol.dynamics import ROLLOUT_PROGRESS_STEPS, World, load_dataset_robot, neutral
 from dcol.progress import progress_bar
+from tests.support.optional import oracle
 
 
 @pytest.fixture
@@ -77,3 +79,23 @@ def test_rollout_batch_shows_progress_by_groups_of_worlds_with_the_same_results(
         assert np.array_equal(getattr(shown, name), getattr(hidden, name)), name
     for name, block in zip(hidden.jacobians._fields, hidden.jacobians):
         assert np.array_equal(getattr(shown.jacobians, name), block), name
+
+
+def test_convex_decomposition_shows_the_method_then_the_hulls(terminal, tmp_path):
+    """A bar while CoACD runs, then over the parts' hulls; none by default for a cached result, and
+    the same parts with or without a bar."""
+    oracle("coacd")
+    from dcol.geom import convex_decomposition
+
+    block = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "datasets", "meshes", "l_block.obj")
+    terminal()
+    parts = convex_decomposition(block, cache_dir=tmp_path)
+    printed = terminal()
+    assert f"coacd on mesh file {block!r}:   0%" in printed
+    assert f"hulls of the coacd parts of mesh file {block!r}: 100%" in printed
+    assert f"{len(parts)}/{len(parts)}" in printed
+    cached = convex_decomposition(block, cache_dir=tmp_path)
+    assert terminal() == ""
+    assert [part.mesh.vertices.tolist() for part in cached] == [part.mesh.vertices.tolist() for part in parts]
+    convex_decomposition(block, cache_dir=tmp_path, progress=True)
+    assert "hulls of the coacd parts" in terminal()
