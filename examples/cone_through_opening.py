@@ -6,12 +6,13 @@ the opening does it fit, so the optimizer has to slew it on the way. The state i
 the modified Rodrigues parameters of the attitude, the controls a world force and a body torque, and
 the solve starts from the cone resting at its initial pose.
 
-Run: python examples/cone_through_opening.py [--knots 30] [--output cone_through_opening.png]
+Not solved yet: at these settings SLSQP from the static guess stops with the cone pressed against the
+wall (a local minimum of the terminal cost), short of the goal; issue 26 stays open for it.
+
+Run: python examples/cone_through_opening.py [--knots 15] [--output cone_through_opening.png]
 """
 
-import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -19,11 +20,9 @@ from trajopt import (
     TrajectoryProblem,
     mrp_to_quaternion,
     outline,
-    report,
-    resample,
     rigid_body_derivative,
     rk4,
-    solve,
+    run_example,
 )
 
 from dcol.geom import Box, Cone, Obstacle, collision_constraints
@@ -70,7 +69,7 @@ def build_problem(knots: int) -> TrajectoryProblem:
         knots=knots,
         u_reference=np.zeros(6),
         control_weight=np.ones(6),
-        terminal_weight=np.full(12, 100.0),
+        terminal_weight=np.full(12, 1000.0),
         state_bounds=(lower, -lower),
         control_bounds=(np.full(6, -10.0), np.full(6, 10.0)),
     )
@@ -102,18 +101,7 @@ def draw(states: np.ndarray, output: Path) -> None:
     plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--knots", type=int, default=30)
-    parser.add_argument("--output", type=Path, default=Path(tempfile.gettempdir()) / "cone_through_opening.png")
-    args = parser.parse_args(argv)
-    problem = build_problem(args.knots)
-    analytic = solve(problem)
-    finite = solve(problem, finite_differences=True)
-    report("cone through an opening", analytic, finite, collision(resample(analytic.states, 10))[0].min())
-    draw(analytic.states, args.output)
-    print(f"picture: {args.output}")
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    run_example(
+        "cone through an opening", build_problem, collision, draw, __doc__.splitlines()[0], sys.argv[1:], knots=15
+    )

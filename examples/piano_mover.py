@@ -4,16 +4,14 @@ The piano is a thin rectangular prism moving in the plane (x, y, heading θ) as 
 the walls are three boxes, and every knot must keep α ≥ 1 against each wall. The solve starts, as in
 the paper, from the piano resting at its initial pose.
 
-Run: python examples/piano_mover.py [--knots 30] [--output piano_mover.png]
+Run: python examples/piano_mover.py [--knots 20] [--output piano_mover.png]
 """
 
-import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
-from trajopt import TrajectoryProblem, outline, report, resample, solve
+from trajopt import TrajectoryProblem, outline, run_example
 
 from dcol.geom import Box, Obstacle, collision_constraints
 
@@ -83,7 +81,9 @@ def build_problem(knots: int) -> TrajectoryProblem:
         control_weight=np.ones(3),
         terminal_weight=np.full(6, 100.0),
         # Speeds bounded so that the piano moves less than a wall's thickness between constrained points.
-        state_bounds=(np.array([-np.inf] * 3 + [-2.0] * 3), np.array([np.inf] * 3 + [2.0] * 3)),
+        clearance=0.02,
+        points_per_interval=2,
+        state_bounds=(np.array([-np.inf] * 3 + [-3.0] * 3), np.array([np.inf] * 3 + [3.0] * 3)),
         control_bounds=(np.full(3, -5.0), np.full(3, 5.0)),
     )
 
@@ -104,18 +104,5 @@ def draw(states: np.ndarray, output: Path) -> None:
     plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--knots", type=int, default=30)
-    parser.add_argument("--output", type=Path, default=Path(tempfile.gettempdir()) / "piano_mover.png")
-    args = parser.parse_args(argv)
-    problem = build_problem(args.knots)
-    analytic = solve(problem)
-    finite = solve(problem, finite_differences=True)
-    report("piano mover", analytic, finite, collision(resample(analytic.states, 10))[0].min())
-    draw(analytic.states, args.output)
-    print(f"picture: {args.output}")
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    run_example("piano mover", build_problem, collision, draw, __doc__.splitlines()[0], sys.argv[1:], knots=20)

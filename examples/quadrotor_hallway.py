@@ -4,16 +4,14 @@ The classic quadrotor model: state [r, p, v, ω] (position, modified Rodrigues p
 attitude, world velocity, body angular velocity), controls the four rotor thrusts; the hallway's walls
 are bounds on y and z. The solve starts, as in the paper, from the quadrotor hovering at its start.
 
-Run: python examples/quadrotor_hallway.py [--knots 30] [--output quadrotor_hallway.png]
+Run: python examples/quadrotor_hallway.py [--knots 12] [--output quadrotor_hallway.png]
 """
 
-import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
-from trajopt import TrajectoryProblem, mrp_rotation, outline, report, resample, rigid_body_derivative, rk4, solve
+from trajopt import TrajectoryProblem, mrp_rotation, outline, rigid_body_derivative, rk4, run_example
 
 from dcol.geom import Box, Cylinder, Obstacle, Sphere, collision_constraints
 
@@ -66,7 +64,7 @@ def quadrotor_derivative(x: np.ndarray, u: np.ndarray) -> np.ndarray:
 def build_problem(knots: int) -> TrajectoryProblem:
     hover = np.full(4, -MASS * GRAVITY[2] / 4)
     # Speeds bounded so that the body moves less than an obstacle's width between constrained points.
-    lower = np.concatenate([[-1.0, -HALL, -HALL], np.full(3, -0.5), np.full(3, -4.0), np.full(3, -np.inf)])
+    lower = np.concatenate([[-1.0, -HALL, -HALL], np.full(3, -0.5), np.full(3, -3.0), np.full(3, -np.inf)])
     upper = -lower
     upper[:3] = [11.0, HALL, HALL]
     return TrajectoryProblem(
@@ -77,7 +75,7 @@ def build_problem(knots: int) -> TrajectoryProblem:
         knots=knots,
         u_reference=hover,
         control_weight=np.ones(4),
-        terminal_weight=np.full(12, 100.0),
+        terminal_weight=np.full(12, 1000.0),
         state_bounds=(lower, upper),
         control_bounds=(np.zeros(4), 4 * hover),
     )
@@ -101,18 +99,5 @@ def draw(states: np.ndarray, output: Path) -> None:
     plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--knots", type=int, default=30)
-    parser.add_argument("--output", type=Path, default=Path(tempfile.gettempdir()) / "quadrotor_hallway.png")
-    args = parser.parse_args(argv)
-    problem = build_problem(args.knots)
-    analytic = solve(problem)
-    finite = solve(problem, finite_differences=True)
-    report("quadrotor", analytic, finite, collision(resample(analytic.states, 10))[0].min())
-    draw(analytic.states, args.output)
-    print(f"picture: {args.output}")
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    run_example("quadrotor hallway", build_problem, collision, draw, __doc__.splitlines()[0], sys.argv[1:], knots=12)

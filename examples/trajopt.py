@@ -13,9 +13,12 @@ constraints' Jacobians are DCOL's (dcol.geom.collision_constraints), or scipy's 
 when comparing.
 """
 
+import argparse
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from scipy.optimize import Bounds, NonlinearConstraint, minimize
@@ -44,7 +47,7 @@ class TrajectoryProblem:
     control_bounds: tuple[np.ndarray, np.ndarray]  # (nu,)
     # α ≥ 1 + clearance at the knots and at points_per_interval − 1 points linearly interpolated between
     # each two, so that the motion between the constrained points stays clear too.
-    clearance: float = 0.02
+    clearance: float = 0.05
     points_per_interval: int = 4
 
 
@@ -76,7 +79,7 @@ def complex_step_jacobians(dynamics: Dynamics, X: np.ndarray, U: np.ndarray) -> 
 
 
 def solve(
-    problem: TrajectoryProblem, *, finite_differences: bool = False, max_iterations: int = 300
+    problem: TrajectoryProblem, *, finite_differences: bool = False, max_iterations: int = 500
 ) -> TrajectorySolution:
     """Solve from the static initial guess: every knot at x_start, every control u_reference.
 
@@ -228,3 +231,27 @@ def rk4(derivative: Dynamics, dt: float) -> Dynamics:
         return x + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
 
     return step
+
+
+def run_example(
+    name: str,
+    build_problem: Callable[[int], TrajectoryProblem],
+    collision: Collision,
+    draw: Callable[[np.ndarray, Path], None],
+    description: str,
+    argv: list[str],
+    knots: int,
+) -> None:
+    """The examples' command line: solve with DCOL's and with finite-difference Jacobians, print both and the
+    smallest α on a resampling ten times denser than the knots, draw the DCOL solution into --output."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--knots", type=int, default=knots)
+    default_output = Path(tempfile.gettempdir()) / (name.replace(" ", "_") + ".png")
+    parser.add_argument("--output", type=Path, default=default_output, help="the picture (PNG)")
+    args = parser.parse_args(argv)
+    problem = build_problem(args.knots)
+    analytic = solve(problem)
+    finite = solve(problem, finite_differences=True)
+    report(name, analytic, finite, collision(resample(analytic.states, 10))[0].min())
+    draw(analytic.states, args.output)
+    print(f"picture: {args.output}")
