@@ -4,10 +4,13 @@
 The problem is DCOL eq. 31 with the knots' states and controls as the decision variables: a quadratic
 cost on the controls and a quadratic terminal cost ℓ_N on the distance to the goal, the start state and
 the discrete dynamics x_{k+1} = f(x_k, u_k) as equality constraints, bounds on states and controls, and
-α_kj ≥ 1 for every knot k and obstacle j. With the goal in the cost rather than a constraint, the static
-initial guess is feasible for the dynamics, and the solver moves away from it while keeping clear. scipy's
-SLSQP solves it: it ships with scipy (a dependency of dcol), takes dense constraint Jacobians, which
-suits these few hundred variables, and handles the equality constraints of the dynamics directly.
+α ≥ 1 + clearance at every knot and at points between knots, against every obstacle. With the goal in
+the cost rather than a constraint, the static initial guess is feasible for the dynamics, and the solver
+moves away from it while keeping clear.
+
+scipy's SLSQP solves it: it ships with scipy (a dependency of dcol; IPOPT through cyipopt would need a system
+Ipopt or a pre-release wheel), takes dense constraint Jacobians, which suits these few hundred
+variables, and handles the equality constraints of the dynamics directly.
 The dynamics' Jacobians are taken by complex-step differentiation, exact to rounding; the collision
 constraints' Jacobians are DCOL's (dcol.geom.collision_constraints), or scipy's forward differences
 when comparing.
