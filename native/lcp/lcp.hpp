@@ -71,10 +71,12 @@ struct LcpBounds {
   }
 };
 
-// The natural residual max_i |f_i − clamp(f_i − w_i / d_i, lo_i, hi_i)|, d_i = A_ii (the size of a
-// Gauss–Seidel update, an impulse; |A|∞ for a diagonal entry that is not positive), relative to the
-// impulses' scale max(|f|∞, max_i |b_i| / d_i, floor): zero exactly at a solution, and without a
-// floor the same for a problem and for the same problem in other units.
+// The natural residual. Without a floor, max_i |f_i − clamp(f_i − w_i / d_i, lo_i, hi_i)|, d_i = A_ii
+// (the size of a Gauss–Seidel update, an impulse; |A|∞ for a diagonal entry that is not positive),
+// relative to the impulses' scale max(|f|∞, max_i |b_i| / d_i): the same for a problem and for the
+// same problem in other units. With a floor (the simulation's SI units), max_i |f_i − clamp(f_i − w_i,
+// lo_i, hi_i)| as it is, the rule the simulation's contact solves were tuned with. Zero exactly at a
+// solution either way.
 inline double natural_residual(int n, const double* A, const double* b, const double* f, const double* w,
                                const LcpBounds& bounds, double floor = 0.0) {
   double A_max = -1.0;  // computed only for a diagonal entry that is not positive
@@ -85,15 +87,15 @@ inline double natural_residual(int n, const double* A, const double* b, const do
     }
     return A_max > 0.0 ? A_max : 1.0;
   };
-  double worst = 0.0, f_scale = floor;
+  double worst = 0.0, f_scale = 0.0;
   for (int i = 0; i < n; ++i) {
-    const double diagonal = A[i * n + i] > 0.0 ? A[i * n + i] : fallback_diagonal();
+    const double diagonal = floor > 0.0 ? 1.0 : A[i * n + i] > 0.0 ? A[i * n + i] : fallback_diagonal();
     double low, high;
     bounds.at(i, f, low, high);
     worst = std::max(worst, std::abs(f[i] - std::clamp(f[i] - w[i] / diagonal, low, high)));
     f_scale = std::max({f_scale, std::abs(f[i]), std::abs(b[i]) / diagonal});
   }
-  if (worst == 0.0) return 0.0;
+  if (floor > 0.0 || worst == 0.0) return worst;
   return f_scale > 0.0 ? worst / f_scale : std::numeric_limits<double>::infinity();
 }
 
