@@ -144,11 +144,7 @@ class OrthogonalDecomposition {
   void factor(int m, const double* K) {
     m_ = m;
     rank_ = m;
-    double largest = 0.0;
-    for (int i = 0; i < m * m; ++i) largest = std::max(largest, std::abs(K[i]));
-    int exponent = 0;
-    std::frexp(largest, &exponent);
-    scale_ = largest > 0.0 && std::isfinite(largest) ? std::ldexp(1.0, exponent) : 1.0;
+    scale_ = power_of_two_above(largest_magnitude(static_cast<std::size_t>(m) * m, K));
     R_.resize(static_cast<size_t>(m) * m);
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < m; ++j) R_[j * m + i] = K[i * m + j] / scale_;

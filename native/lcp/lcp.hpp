@@ -12,6 +12,8 @@
 #include <limits>
 #include <vector>
 
+#include "core/magnitudes.hpp"
+
 namespace dcol::lcp {
 
 enum class LcpStatus { solved, unsolvable, iteration_limit, invalid_problem };

@@ -42,14 +42,10 @@ struct MlcpSolver {
   // (degenerate pairs of s and z are accurate only to about the square root of the gap).
   LcpReport solve(const MlcpProblem& P, const MlcpSettings& settings, double* x, double* y, double* z, double* s) {
     const int n = P.n, p = P.p, m = P.m;
-    auto largest = [](const double* values, size_t count) {
-      double size = 0.0;
-      for (size_t i = 0; i < count; ++i) size = std::max(size, std::abs(values[i]));
-      return size;
-    };
-    double sigma = std::max({largest(P.M, static_cast<size_t>(n) * n), largest(P.A, static_cast<size_t>(p) * n),
-                             largest(P.G, static_cast<size_t>(m) * n), largest(P.F, static_cast<size_t>(m) * m)});
-    double nu = std::max(largest(P.q, n), largest(P.h, m));
+    double sigma = std::max(
+        {largest_magnitude(static_cast<size_t>(n) * n, P.M), largest_magnitude(static_cast<size_t>(p) * n, P.A),
+         largest_magnitude(static_cast<size_t>(m) * n, P.G), largest_magnitude(static_cast<size_t>(m) * m, P.F)});
+    double nu = std::max(largest_magnitude(n, P.q), largest_magnitude(m, P.h));
     if (!(sigma > 0.0 && sigma < 1.0)) sigma = 1.0;
     if (!(nu > 0.0 && nu < 1.0)) nu = 1.0;
     if (sigma == 1.0 && nu == 1.0) return interior_point(P, settings, x, y, z, s);

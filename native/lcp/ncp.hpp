@@ -44,13 +44,6 @@ inline void contact_modes(int nc, const double* lambda, const double* v, double 
   }
 }
 
-// The largest free velocity |g|∞ of n rows, contact_modes' free_speed.
-inline double largest_magnitude(int n, const double* g) {
-  double largest = 0.0;
-  for (int i = 0; i < n; ++i) largest = std::max(largest, std::abs(g[i]));
-  return largest;
-}
-
 // The tolerance of contact_modes for a solve to tolerance tol.
 inline double mode_tolerance(double tol) { return std::sqrt(std::max(tol, 1e-12)); }
 

@@ -46,15 +46,10 @@ py::tuple solve_cone_program(const Array& c, const Array& G, const Array& h, int
   // The solver's gap and feasibility tolerances are absolute: an objective or constraints far below
   // one are solved as c / σ_c and (G, h) / σ_G, σ powers of two that bring them to order one, which
   // leaves x as it is, divides s by σ_G and multiplies z by σ_G / σ_c. Larger data keep their size.
-  auto power_of_two_scale = [](double largest) {
-    int exponent = 0;
-    std::frexp(largest, &exponent);
-    return largest > 0.0 && largest < 1.0 ? std::ldexp(1.0, exponent) : 1.0;
-  };
-  const int rows_m = static_cast<int>(m), columns_n = static_cast<int>(n);
-  const double sigma_c = power_of_two_scale(largest_magnitude(columns_n, c.data()));
-  const double sigma_G = power_of_two_scale(
-      std::max(largest_magnitude(rows_m * columns_n, G.data()), largest_magnitude(rows_m, h.data())));
+  auto power_of_two_scale = [](double largest) { return largest < 1.0 ? power_of_two_above(largest) : 1.0; };
+  const double sigma_c = power_of_two_scale(largest_magnitude(n, c.data()));
+  const double sigma_G =
+      power_of_two_scale(std::max(largest_magnitude(m * n, G.data()), largest_magnitude(m, h.data())));
   GeneralProgram prob;
   prob.clear(static_cast<int>(n));
   for (py::ssize_t j = 0; j < n; ++j) prob.c[j] = c.data()[j] / sigma_c;
