@@ -773,13 +773,18 @@ inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double*
   // overshoot to where the iteration no longer converges.
   double* step = ws.midpoint_step.data();  // Newton's direction, then (from nv on) the trial a
   double* trial = step + nv;
-  auto squared_residual = [&](const double* a) {  // ‖F(a)‖², M from the last rnea_derivatives
+  // F(a)_i, after midpoint_bias at a, with M from the last rnea_derivatives.
+  auto residual_entry = [&](int i, const double* a) {
+    const double* M = ws.midpoint_mass.data() + static_cast<size_t>(i) * nv;
+    double residual = ws.rhs[i] + dt * world.damping[i] * a[i];
+    for (int j = 0; j < nv; ++j) residual += M[j] * a[j];
+    return residual;
+  };
+  auto squared_residual = [&](const double* a) {  // ‖F(a)‖²
     midpoint_bias(world, ws, v, tau, a);
     double sum = 0.0;
     for (int i = 0; i < nv; ++i) {
-      const double* M = ws.midpoint_mass.data() + static_cast<size_t>(i) * nv;
-      double residual = ws.rhs[i] + dt * world.damping[i] * a[i];
-      for (int j = 0; j < nv; ++j) residual += M[j] * a[j];
+      const double residual = residual_entry(i, a);
       sum += residual * residual;
     }
     return sum;
@@ -792,9 +797,9 @@ inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double*
     for (int i = 0; i < nv; ++i) {
       double* K = ws.midpoint_K.data() + static_cast<size_t>(i) * nv;
       const double* M = ws.midpoint_mass.data() + static_cast<size_t>(i) * nv;
-      double residual = ws.rhs[i] + dt * world.damping[i] * ws.a_free[i];
-      for (int j = 0; j < nv; ++j) residual += M[j] * ws.a_free[j], K[j] = 0.5 * dt * K[j] + M[j];
+      for (int j = 0; j < nv; ++j) K[j] = 0.5 * dt * K[j] + M[j];
       K[i] += dt * world.damping[i];
+      const double residual = residual_entry(i, ws.a_free.data());
       ws.rhs[i] = -residual;
       initial += residual * residual;
     }
