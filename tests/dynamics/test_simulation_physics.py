@@ -16,7 +16,15 @@ from scipy.special import ellipk
 
 from dcol.dynamics import ModelBuilder, World, load_dataset_robot
 from dcol.geom import Box, Sphere
-from tests.support.bodies import IDENTITY, G, ball_model, box_pile_model, floating_bodies, floating_state
+from tests.support.bodies import (
+    IDENTITY,
+    G,
+    ball_model,
+    box_pile_model,
+    floating_bodies,
+    floating_state,
+    pendulum_model,
+)
 
 
 def rollout(world, q0, v0, steps, derivatives=False):
@@ -199,18 +207,7 @@ def pendulum_run(theta0, periods, length, mass=1.0, inertia=1e-6, dt=2e-3):
     """A bob of mass m on a massless rod (com at distance l below a y hinge, inertia I about the com):
     θ̈ = −(m g l / (m l² + I)) sin θ, a simple pendulum of length L = (m l² + I) / (m l).
     Returns (times, θ, L, energy (m l² + I) θ̇² / 2 − m g l cos θ)."""
-    builder = ModelBuilder()
-    builder.add_body(
-        "bob",
-        parent=None,
-        joint="hinge",
-        kind="revolute",
-        axis=(0.0, 1.0, 0.0),
-        mass=mass,
-        com=(0.0, 0.0, -length),
-        inertia=inertia * np.eye(3),
-    )
-    world = World(builder.build(), ground=False, dt=dt)
+    world = World(pendulum_model(length, mass, inertia), ground=False, dt=dt)
     L = (mass * length**2 + inertia) / (mass * length)
     steps = int(periods * exact_period(theta0, L) / dt) + 1
     result = rollout(world, [theta0], [0.0], steps)

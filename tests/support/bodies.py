@@ -1,4 +1,4 @@
-"""Free bodies (balls, piles of cubes) and their states, shared by the simulation tests."""
+"""Free bodies (balls, piles of cubes), a pendulum, and their states, shared by the simulation tests."""
 
 import numpy as np
 
@@ -31,6 +31,23 @@ def box_pile_model(count, half=0.1, mass=1.0):
     return floating_bodies(
         ModelBuilder(), [(f"box{i}", mass, mass * (2 * half) ** 2 / 6, Box([half] * 3)) for i in range(count)]
     )
+
+
+def pendulum_model(length, mass=1.0, inertia=1e-6):
+    """A bob of `mass` on a massless rod: its com `length` below a revolute hinge about +y (gravity
+    −z), rotational inertia `inertia` I about the com."""
+    builder = ModelBuilder()
+    builder.add_body(
+        "bob",
+        parent=None,
+        joint="hinge",
+        kind="revolute",
+        axis=(0.0, 1.0, 0.0),
+        mass=mass,
+        com=(0.0, 0.0, -length),
+        inertia=inertia * np.eye(3),
+    )
+    return builder.build()
 
 
 def floating_state(*bodies):

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 from scipy.special import ellipk
 
-from dcol.dynamics import ModelBuilder, World, load_dataset_robot
+from dcol.dynamics import World, load_dataset_robot
 from dcol.dynamics.planar import Body, Circle, FixedJoint, Hinge, PlanarWorld, rectangle
 from dcol.solvers import LCPStatus
 from tests.dynamics.test_simulation_physics import sliding_run
+from tests.support.bodies import pendulum_model
 
 G = 9.81
 
@@ -141,18 +142,7 @@ def test_pendulum_step_agrees_with_the_3d_world(angle, rate):
     plane seen from −y) to solver tolerance; post-stabilization moves the angle by round-off of
     the hinge's error only."""
     length, mass, inertia, dt = 1.0, 1.0, 0.005, 1e-3
-    builder = ModelBuilder()
-    builder.add_body(
-        "bob",
-        parent=None,
-        joint="hinge",
-        kind="revolute",
-        axis=(0.0, 1.0, 0.0),
-        mass=mass,
-        com=(0.0, 0.0, -length),
-        inertia=inertia * np.eye(3),
-    )
-    spatial = World(builder.build(), ground=False, dt=dt).step([-angle], [-rate])
+    spatial = World(pendulum_model(length, mass, inertia), ground=False, dt=dt).step([-angle], [-rate])
     body = Body(Circle(np.sqrt(2 * inertia / mass)), mass)  # the disk whose inertia is `inertia`
     planar = PlanarWorld((body,), (Hinge(0, (0, length), None, (0, 0)),), dt=dt)
     positions = [[angle, length * np.sin(angle), -length * np.cos(angle)]]
