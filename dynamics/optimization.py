@@ -35,7 +35,7 @@ from dcol.progress import progress_bar
 from dcol.typing import ArrayLike, FloatArray
 from dcol.validation import checked_array, checked_integer, checked_positive
 
-from .algorithms import check_floating_quaternions, difference
+from .algorithms import check_floating_quaternions, difference, integrate_jacobians, tangent_maps
 from .simulation import StepJacobians, World
 
 __all__ = [
@@ -126,6 +126,23 @@ class QuadraticCost:
         position = difference(model, targets, flat_q).reshape(*q.shape[:-1], model.nv)
         return np.concatenate([position, v - self.target_v], axis=-1)
 
+    def state_derivatives(self, world: World, q: FloatArray, v: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """The state part of ℓ along one trajectory q (T + 1, nq), v (T + 1, nv), differentiated in
+        the tangent space: its gradient (T + 1, 2 nv) and Gauss–Newton Hessian (T + 1, 2 nv, 2 nv),
+        Jᵀ W e and Jᵀ W J with J = ∂e/∂[δq; v]. For a floating joint ∂difference(target, q ⊕ δ)/∂δ is
+        not the identity: q = target ⊕ ξ, so q ⊕ δ = target ⊕ (ξ + J_r(ξ)⁻¹ δ) to first order, J_r
+        integrate_jacobians' ∂/∂v at (target, ξ)."""
+        model = world.model
+        e = self.errors(world, q, v)
+        weights = np.vstack([np.tile(self.state_weights, (q.shape[0] - 1, 1)), self.final_weights])
+        J = np.tile(np.eye(2 * model.nv), (q.shape[0], 1, 1))
+        if model.nq != model.nv:
+            for t, xi in enumerate(e[:, : model.nv]):
+                J[t, : model.nv, : model.nv] = np.linalg.inv(integrate_jacobians(model, self.target_q, xi)[1])
+        gradient = np.einsum("tki,tk->ti", J, weights * e)
+        hessian = np.einsum("tki,tk,tkj->tij", J, weights, J)
+        return gradient, hessian
+
     def __call__(self, world: World, q: FloatArray, v: FloatArray, controls: FloatArray) -> Any:
         """ℓ of trajectories q (..., T + 1, nq), v (..., T + 1, nv) under controls (..., T, nu): (...)."""
         e = self.errors(world, q, v)
@@ -172,16 +189,6 @@ def _checked_problem(
     if guess.shape[0] == 0:
         raise ValueError("controls must have at least one step (T ≥ 1)")
     return _Problem(start, velocity, guess, S)
-
-
-def _require_vector_space(world: World, optimizer: str) -> None:
-    """The optimizers that treat the state as a vector (nodes, feedback) need nq = nv: no floating or
-    continuous joints, whose coordinates are not their tangent."""
-    if world.model.nq != world.model.nv:
-        raise ValueError(
-            f"{optimizer} needs a model whose configuration is a vector (nq = nv: no floating or continuous "
-            f"joints), got nq = {world.model.nq}, nv = {world.model.nv}"
-        )
 
 
 def _state_jacobians(jacobians: StepJacobians, actuation: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -269,14 +276,15 @@ def ddp(
     Jacobians in one native call), solves the Riccati recursion for the feedforward k_t and feedback
     K_t (Q_uu regularized by μ I, μ raised tenfold when not positive definite, when no step size
     lowers the cost or when a step size's rollout fails, lowered after a success), and rolls out
-    u_t = ū_t + α k_t + K_t (x_t − x̄_t) for the step sizes α = 1, ½, …, 2⁻⁹ at once (one step_batch
+    u_t = ū_t + α k_t + K_t (x_t ⊖ x̄_t) for the step sizes α = 1, ½, …, 2⁻⁹ at once (one step_batch
     of 10 worlds per time step), keeping the cheapest. The trajectory is step_batch's, stepped without
     warm starts. With bounds on the controls, each step's feedforward solves the box-constrained QP
     of Q (Tassa, Mansard and Todorov, "Control-limited differential dynamic programming", ICRA
     2014: scipy's lsq_linear on the Cholesky factor of Q_uu), the controls it leaves at a bound get
     no feedback, and the rollouts clamp the controls (the guess's too).
 
-    world : a World whose model's configuration is a vector (nq = nv); q0 (nq,), v0 (nv,) the start.
+    world : a World; q0 (nq,), v0 (nv,) the start. States are compared, and fed back, in the tangent
+    space: x_t ⊖ x̄_t = [difference(q̄_t, q_t); v_t − v̄_t].
     cost : QuadraticCost; actuation : S (nv, nu), τ = S u (identity if None).
     lower, upper : scalars or (nu,) bounds of the controls.
     tolerance : converged when the Riccati pass predicts, or a step achieves, a decrease below
@@ -285,7 +293,6 @@ def ddp(
     Returns an OptimizationResult.
     """
     problem = _checked_problem(world, q0, v0, controls, actuation)
-    _require_vector_space(world, "ddp")
     iterations = checked_integer(max_iterations, "max_iterations", minimum=0)
     tolerance = checked_positive(tolerance, "tolerance")
     mu = checked_positive(regularization, "regularization")
@@ -293,9 +300,7 @@ def ddp(
     nu = S.shape[1]
     cost._check(world, nu)
     low, high = _checked_bounds(lower, upper, nu)
-    W = np.asarray(cost.state_weights)
     R = np.asarray(cost.control_weights)
-    W_final = np.asarray(cost.final_weights)
     reporter = _Reporter("ddp", iterations, callback, progress)
 
     def forward(
@@ -309,7 +314,8 @@ def ddp(
         u = np.empty((count, steps, nu))
         q[:, 0], v[:, 0] = problem.q0, problem.v0
         for t in range(steps):
-            deviation = np.concatenate([q[:, t] - q_bar[t], v[:, t] - v_bar[t]], axis=-1)
+            away = difference(world.model, np.broadcast_to(q_bar[t], q[:, t].shape), q[:, t])
+            deviation = np.concatenate([away, v[:, t] - v_bar[t]], axis=-1)
             u[:, t] = np.clip(u_bar[t] + alphas[:, None] * k[t] + deviation @ K[t].T, low, high)
             out = world.step_batch(q[:, t], v[:, t], u[:, t] @ S.T)
             q[:, t + 1], v[:, t + 1] = out.q, out.v
@@ -317,8 +323,8 @@ def ddp(
 
     steps = problem.controls.shape[0]
     n = 2 * world.model.nv
-    # The guess's open-loop rollout: no feedforward and no feedback about any nominal.
-    anywhere = (np.zeros((steps + 1, world.model.nq)), np.zeros((steps + 1, world.model.nv)), problem.controls)
+    # The guess's open-loop rollout: no feedforward and no feedback about any (valid) nominal.
+    anywhere = (np.tile(problem.q0, (steps + 1, 1)), np.zeros((steps + 1, world.model.nv)), problem.controls)
     q, v, u = (x[0] for x in forward(anywhere, np.zeros((steps, nu)), np.zeros((steps, nu, n)), np.zeros(1)))
     current = float(cost(world, q, v, u))
     reporter(current)
@@ -327,8 +333,8 @@ def ddp(
         out = world.step_batch(q[:-1], v[:-1], u @ S.T, derivatives=True, parameters=False)
         assert out.jacobians is not None
         A, B = _state_jacobians(out.jacobians, S)
-        e = cost.errors(world, q, v)
-        gains = _riccati(A, B, e, u, W, R, W_final, mu, low, high)
+        gradients, hessians = cost.state_derivatives(world, q, v)
+        gains = _riccati(A, B, gradients, hessians, u, R, mu, low, high)
         if gains is None:
             mu *= 10.0
             continue
@@ -361,29 +367,29 @@ def ddp(
 def _riccati(
     A: FloatArray,
     B: FloatArray,
-    e: FloatArray,
+    gradients: FloatArray,
+    hessians: FloatArray,
     u: FloatArray,
-    W: FloatArray,
     R: FloatArray,
-    W_final: FloatArray,
     mu: float,
     low: FloatArray,
     high: FloatArray,
 ) -> tuple[FloatArray, FloatArray, float] | None:
-    """iLQR's backward pass: feedforward k (T, nu), feedback K (T, nu, n) and the decrease the full
-    step predicts, −Σ (kᵀ Q_u + ½ kᵀ Q_uu k); None when a Q_uu + μ I is not positive definite. With
-    finite bounds, k_t minimizes ½ kᵀ Q_uu k + kᵀ Q_u within low − u_t ≤ k ≤ high − u_t, and K_t's
-    rows of the controls it leaves at a bound are zero."""
+    """iLQR's backward pass on the state cost's gradients (T + 1, n) and Gauss–Newton Hessians
+    (T + 1, n, n) (QuadraticCost.state_derivatives): feedforward k (T, nu), feedback K (T, nu, n) and
+    the decrease the full step predicts, −Σ (kᵀ Q_u + ½ kᵀ Q_uu k); None when a Q_uu + μ I is not
+    positive definite. With finite bounds, k_t minimizes ½ kᵀ Q_uu k + kᵀ Q_u within
+    low − u_t ≤ k ≤ high − u_t, and K_t's rows of the controls it leaves at a bound are zero."""
     steps, nu = u.shape
     bounded = bool(np.isfinite(low).any() or np.isfinite(high).any())
-    V_x, V_xx = W_final * e[-1], np.diag(W_final)
+    V_x, V_xx = gradients[-1], hessians[-1]
     k = np.empty((steps, nu))
     K = np.empty((steps, nu, A.shape[-1]))
     expected = 0.0
     for t in range(steps - 1, -1, -1):
-        Q_x = W * e[t] + A[t].T @ V_x
+        Q_x = gradients[t] + A[t].T @ V_x
         Q_u = R * u[t] + B[t].T @ V_x
-        Q_xx = np.diag(W) + A[t].T @ V_xx @ A[t]
+        Q_xx = hessians[t] + A[t].T @ V_xx @ A[t]
         Q_ux = B[t].T @ V_xx @ A[t]
         Q_uu = np.diag(R) + B[t].T @ V_xx @ B[t]
         try:
@@ -438,15 +444,18 @@ def multiple_shooting(
     forward through each interval. The start states are those of the guess's rollout, so the guess
     starts with no defects.
 
-    world : a World whose model's configuration is a vector (nq = nv); q0 (nq,), v0 (nv,) the start;
-    controls (T, nu) the guess, T a multiple of intervals; cost : QuadraticCost; actuation : S (nv, nu).
+    The start states and defects are in coordinates (nq + nv each): a floating joint's quaternion
+    is a variable whose norm the defects fix at 1 (the step normalizes it, so nothing else does), and
+    the step Jacobians are carried from and to coordinates by tangent_maps.
+
+    world : a World; q0 (nq,), v0 (nv,) the start; controls (T, nu) the guess, T a multiple of
+    intervals; cost : QuadraticCost; actuation : S (nv, nu).
     lower, upper : scalars or (nu,) bounds of the controls, SLSQP's bounds on them (the guess is
     clamped into them). tolerance : SLSQP's ftol. The history's constraint_violation is max |d|.
     Returns an OptimizationResult whose trajectory is the one rollout of its controls from the start
     (World.rollout's), whose cost is that rollout's.
     """
     problem = _checked_problem(world, q0, v0, controls, actuation)
-    _require_vector_space(world, "multiple_shooting")
     count = checked_integer(intervals, "intervals", minimum=1)
     iterations = checked_integer(max_iterations, "max_iterations", minimum=0)
     tolerance = checked_positive(tolerance, "tolerance")
@@ -456,9 +465,9 @@ def multiple_shooting(
     low, high = _checked_bounds(lower, upper, nu)
     if steps % count:
         raise ValueError(f"intervals must divide the horizon: {steps} steps in {count} intervals")
-    length, nv = steps // count, world.model.nv
-    n = 2 * nv
-    weights = np.vstack([np.tile(cost.state_weights, (steps, 1)), cost.final_weights])  # (T + 1, 2 nv)
+    model = world.model
+    length, nq, nv = steps // count, model.nq, model.nv
+    n = nq + nv  # a state's coordinates
     start_controls = np.clip(problem.controls, low, high)
     guess = world.rollout_batch(problem.q0[None], problem.v0[None], start_controls @ S.T, progress=False)
     nodes = np.concatenate([guess.q[0], guess.v[0]], axis=-1)[length:-1:length]  # x_1 … x_{M−1}
@@ -466,7 +475,7 @@ def multiple_shooting(
     cached: dict[bytes, tuple[float, FloatArray, FloatArray, FloatArray]] = {}
 
     def evaluate(z: FloatArray) -> tuple[float, FloatArray, FloatArray, FloatArray]:
-        """(ℓ, ∂ℓ/∂z, d, ∂d/∂z) at the variables z = [u (T nu); x_1 … x_{M−1} (2 nv each)]."""
+        """(ℓ, ∂ℓ/∂z, d, ∂d/∂z) at the variables z = [u (T nu); x_1 … x_{M−1} (nq + nv each)]."""
         key = z.tobytes()
         if key in cached:
             return cached[key]
@@ -474,24 +483,33 @@ def multiple_shooting(
         starts = np.vstack([np.concatenate([problem.q0, problem.v0]), z[steps * nu :].reshape(count - 1, n)])
         taus = (u @ S.T).reshape(count, length, nv)
         out = world.rollout_batch(
-            starts[:, :nv], starts[:, nv:], taus, derivatives=True, parameters=True, progress=False
+            starts[:, :nq], starts[:, nq:], taus, derivatives=True, parameters=True, progress=False
         )
-        q = np.vstack([out.q[:, :-1].reshape(steps, nv), out.q[-1, -1]])
+        q = np.vstack([out.q[:, :-1].reshape(steps, nq), out.q[-1, -1]])
         v = np.vstack([out.v[:, :-1].reshape(steps, nv), out.v[-1, -1]])
         value = float(cost(world, q, v, u))
-        # ∂ℓ/∂x_t (T + 1, 2 nv) on the trajectory, placed on each interval's states: its start and
-        # inner states, and the last interval's end (the other ends are the next starts).
-        state_gradient = weights * cost.errors(world, q, v)
-        interval_gradient = np.zeros((count, length + 1, n))
-        interval_gradient[:, :-1] = state_gradient[:-1].reshape(count, length, n)
+        # ∂ℓ/∂x_t (T + 1, 2 nv, tangent) on the trajectory, placed on each interval's states: its
+        # start and inner states, and the last interval's end (the other ends are the next starts).
+        state_gradient = cost.state_derivatives(world, q, v)[0]
+        interval_gradient = np.zeros((count, length + 1, 2 * nv))
+        interval_gradient[:, :-1] = state_gradient[:-1].reshape(count, length, 2 * nv)
         interval_gradient[-1, -1] = state_gradient[-1]
         cot = out.vjp(interval_gradient[..., :nv], interval_gradient[..., nv:])
+        # Tangent (2 nv) to and from coordinates (n): blockdiag(T, I) and blockdiag(T⁺, I).
+        to_coordinates = np.zeros((count, n, 2 * nv))
+        from_coordinates = np.zeros((count, 2 * nv, n))
+        to_coordinates[:, :nq, :nv] = tangent_maps(model, out.q[:, -1])[0]
+        from_coordinates[:, :nv, :nq] = tangent_maps(model, starts[:, :nq])[1]
+        to_coordinates[:, nq:, nv:] = from_coordinates[:, nv:, nq:] = np.eye(nv)
+        start_gradient = np.einsum("mtc,mt->mc", from_coordinates, np.hstack([cot.q, cot.v]))
         gradient = np.concatenate(
-            [(cot.tau.reshape(steps, nv) @ S + cost.control_weights * u).ravel(), np.hstack([cot.q, cot.v])[1:].ravel()]
+            [(cot.tau.reshape(steps, nv) @ S + cost.control_weights * u).ravel(), start_gradient[1:].ravel()]
         )
         assert out.jacobians is not None
         A, B = _state_jacobians(out.jacobians, S)
-        through_start, through_controls = _chained(A, B)  # (M, n, n), (M, L, n, nu)
+        through_start, through_controls = _chained(A, B)  # (M, 2 nv, 2 nv), (M, L, 2 nv, nu)
+        through_start = to_coordinates @ through_start @ from_coordinates
+        through_controls = to_coordinates[:, None] @ through_controls
         ends = np.concatenate([out.q[:, -1], out.v[:, -1]], axis=-1)
         defects = (ends[:-1] - starts[1:]).ravel()
         jacobian = np.zeros((count - 1, n, z.size))

@@ -4,10 +4,20 @@ Each result is checked against something the optimizer did not compute: the simu
 of the controls found, a second optimizer on the same problem, a known initial velocity, World.step
 at the torques found."""
 
+import functools
+
 import numpy as np
 import pytest
 
-from dcol.dynamics import World, frame_placement, load_dataset_robot, load_example_robot, neutral, tangent_maps
+from dcol.dynamics import (
+    World,
+    frame_placement,
+    integrate,
+    load_dataset_robot,
+    load_example_robot,
+    neutral,
+    tangent_maps,
+)
 from dcol.dynamics.optimization import (
     QuadraticCost,
     cem,
@@ -123,6 +133,53 @@ def test_ddp_makes_the_jump_worm_jump_through_its_contacts():
     assert result.q[-1, 1] > start[1] + 0.3
 
 
+def free_cube_problem():
+    """A free cube (nq = 7, nv = 6) pushed by a body wrench to a pose 0.5 m away and turned 0.8 rad,
+    under gravity: a floating joint's state, compared in its tangent space."""
+    world = World(load_dataset_robot("box"), dt=0.05, ground=False)
+    half = 0.4
+    target = np.array([0.3, -0.2, 0.5, np.cos(half), 0.6 * np.sin(half), 0.0, 0.8 * np.sin(half)])
+    cost = QuadraticCost(target, np.zeros(6), np.full(12, 0.1), np.full(6, 1e-2), np.full(12, 10.0))
+    return world, np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]), cost
+
+
+def test_state_derivatives_of_a_floating_joint_against_central_differences():
+    """The cost's gradient in the tangent space, q ⊕ δ by integrate, against central differences."""
+    world, q0, cost = free_cube_problem()
+    rng = np.random.default_rng(3)
+    q = np.array([integrate(world.model, q0, rng.normal(size=6)) for _ in range(3)])
+    v = rng.normal(size=(3, 6))
+    gradient = cost.state_derivatives(world, q, v)[0]
+    no_controls = np.zeros((2, 6))
+    step = 1e-6
+    for t in range(3):
+        for i in range(6):
+            delta = step * np.eye(6)[i]
+            shifted = [q.copy(), q.copy()]
+            shifted[0][t] = integrate(world.model, q[t], delta)
+            shifted[1][t] = integrate(world.model, q[t], -delta)
+            ahead, behind = (cost(world, moved, v, no_controls) for moved in shifted)
+            assert gradient[t, i] == pytest.approx((ahead - behind) / (2 * step), rel=1e-6, abs=1e-8)
+            moved_v = [v + step * np.eye(6)[i] * (t == np.arange(3))[:, None] * sign for sign in (1, -1)]
+            ahead, behind = (cost(world, q, moved, no_controls) for moved in moved_v)
+            assert gradient[t, 6 + i] == pytest.approx((ahead - behind) / (2 * step), rel=1e-6, abs=1e-8)
+
+
+def test_ddp_and_multiple_shooting_agree_on_a_free_body():
+    """nq ≠ nv: DDP's feedback on tangent deviations and multiple shooting's start states in coordinates
+    (quaternion norm fixed by the defects) find one optimum."""
+    world, q0, cost = free_cube_problem()
+    guess = np.zeros((10, 6))
+    reference = ddp(world, q0, np.zeros(6), guess, cost, tolerance=1e-10)
+    shooting = multiple_shooting(world, q0, np.zeros(6), guess, cost, intervals=2)
+    assert reference.converged and shooting.converged
+    assert shooting.history[-1].constraint_violation < 1e-6
+    assert shooting.cost == pytest.approx(reference.cost, rel=1e-8)
+    np.testing.assert_allclose(shooting.controls, reference.controls, atol=1e-3)
+    # Both well below the guess's cost: the cube moved and turned towards the target.
+    assert reference.cost < 0.5 * reference.history[0].cost
+
+
 def test_cem_lowers_the_swing_up_cost_less_than_ddp(cartpole):
     cost = swing_up_cost()
     guess = np.zeros((100, 1))
@@ -212,7 +269,7 @@ def test_go1_inverse_dynamics_through_contact(jacobian):
 
 def test_inconsistent_sizes_are_refused_by_name(cartpole):
     cost = swing_up_cost()
-    for optimizer in (ddp, cem):
+    for optimizer in (ddp, cem, functools.partial(multiple_shooting, intervals=2)):
         with pytest.raises(ValueError, match="controls"):
             optimizer(cartpole, *HANGING, np.zeros((10, 2)), cost, actuation=CART_FORCE)
         with pytest.raises(ValueError, match="actuation"):
@@ -235,15 +292,21 @@ def test_inconsistent_sizes_are_refused_by_name(cartpole):
         QuadraticCost([0.0], [[0.0]], [1.0], [1.0], [1.0])
     with pytest.raises(ValueError, match="final_weights must be ≥ 0"):
         QuadraticCost([0.0], [0.0], [1.0], [1.0], [-1.0])
-    cube = World(load_dataset_robot("box"))
-    with pytest.raises(ValueError, match="nq = nv"):
+    with pytest.raises(ValueError, match="cost.target_q"):
         ddp(
-            cube,
-            [0, 0, 0.1, 1, 0, 0, 0],
-            np.zeros(6),
-            np.zeros((5, 6)),
-            QuadraticCost([0, 0, 0.1, 1, 0, 0, 0], np.zeros(6), np.ones(12), np.ones(6), np.ones(12)),
+            cartpole,
+            *HANGING,
+            np.zeros((10, 1)),
+            QuadraticCost([0.0], [0.0], [1.0], [1.0], [1.0]),
+            actuation=CART_FORCE,
         )
+    residual = lambda q, v: (q, np.eye(2, 4))  # noqa: E731
+    with pytest.raises(ValueError, match="controls"):
+        rollout_least_squares(cartpole, *HANGING, np.zeros((5, 2)), residual, actuation=CART_FORCE)
+    with pytest.raises(ValueError, match="actuation"):
+        rollout_least_squares(cartpole, *HANGING, np.zeros((5, 1)), residual, actuation=np.ones((3, 1)))
+    with pytest.raises(ValueError, match="v0"):
+        rollout_least_squares(cartpole, HANGING[0], np.zeros(3), np.zeros((5, 2)), residual)
     with pytest.raises(ValueError, match="residual must return"):
         rollout_least_squares(cartpole, *HANGING, np.zeros((5, 2)), lambda q, v: (q, np.eye(2)))
     with pytest.raises(ValueError, match="velocity_basis applies to variables='v0' only"):
