@@ -1,7 +1,8 @@
 """Contact detection of the planar engine (LCP-physics §A.6): a bounding-circle broadphase and
-narrowphases for circle–circle (§A.6.1), circle–polygon (§A.6.2: closest point outside, the
-separating axis of least penetration inside) and polygon–polygon (separating axes, then the incident
-edge clipped against the reference face, at most two points).
+narrowphases for circle–circle (§A.6.1), circle–polygon (§A.6.2: GJK's closest point of the polygon
+to the centre outside, the separating axis of least penetration inside) and polygon–polygon (GJK's
+distance decides contact and finds corners closest to each other; otherwise separating axes, then
+the incident edge clipped against the reference face, at most two points).
 
 Two bodies are in contact where their signed distance is below the margin ε (§A.6). A contact's
 normal points from body_b towards body_a, so that n · (velocity of a's point − velocity of b's point)
@@ -16,6 +17,7 @@ import numpy as np
 from dcol.typing import FloatArray
 
 from .bodies import PERPENDICULAR, Body, Circle, Polygon, rotation
+from .gjk import closest_points
 
 __all__ = ["Contact", "PointsFeature", "FaceFeature", "detect_contacts", "feature_geometry", "feature_jacobian"]
 
@@ -164,22 +166,25 @@ def _circle_circle(radius_a: float, radius_b: float) -> list[Feature]:
 
 
 def _circle_polygon(centre: FloatArray, radius: float, polygon: Polygon, pose: FloatArray) -> list[Feature]:
-    """LCP-physics §A.6.2, the circle as body a and the polygon (at pose) as body b: the face of
-    least penetration for a centre inside, else the closest point of the boundary (on a face or at
-    a corner)."""
+    """LCP-physics §A.6.2, the circle as body a and the polygon (at pose) as body b: GJK's closest
+    point of the polygon to the centre (a corner, or a point of a face), or for a centre inside, the
+    face of least penetration (separating axes)."""
     local = rotation(pose[0]).T @ (centre - pose[1:])
     vertices, normals = polygon.vertices, polygon.normals()
-    separations = np.sum((local - vertices) * normals, axis=1)
-    face = int(np.argmax(separations))
-    if separations[face] > 0.0:
-        edges = np.roll(vertices, -1, axis=0) - vertices
-        along = np.clip(np.sum((local - vertices) * edges, axis=1) / np.sum(edges * edges, axis=1), 0.0, 1.0)
-        candidates = vertices + along[:, None] * edges
-        face = int(np.argmin(np.sum((candidates - local) ** 2, axis=1)))
-        if along[face] in (0.0, 1.0):
-            corner = vertices[(face + int(along[face])) % len(vertices)]
-            return [PointsFeature(np.zeros(2), radius, corner, 0.0)]
+    proximity = closest_points(vertices, local[None, :])
+    if proximity.overlapping:
+        face = int(np.argmax(np.sum((local - vertices) * normals, axis=1)))
+    elif len(proximity.corners_a) == 1:
+        return [PointsFeature(np.zeros(2), radius, vertices[proximity.corners_a[0]], 0.0)]
+    else:
+        face = _edge(proximity.corners_a, len(vertices))
     return [FaceFeature(True, normals[face], vertices[face], np.zeros(2), radius)]
+
+
+def _edge(corners: tuple[int, ...], count: int) -> int:
+    """The index of the edge between two consecutive corners of a polygon of ``count`` corners."""
+    first, second = corners
+    return first if second == first + 1 else second
 
 
 def _clip(segment: FloatArray, direction: FloatArray, limit: float) -> FloatArray:
@@ -204,18 +209,23 @@ def _deepest_face(reference: FloatArray, normals: FloatArray, other: FloatArray)
 def _polygon_polygon(
     polygon_a: Polygon, pose_a: FloatArray, polygon_b: Polygon, pose_b: FloatArray, margin: float
 ) -> list[Feature]:
-    """Separating axes of both polygons; the incident edge of the other polygon is clipped to the
-    reference face's side planes and its points within the margin are contacts. For polygons apart
-    corner to corner the faces' separation is below their distance, so such contacts come early."""
+    """GJK's distance beyond the margin: no contact; two corners closest to each other: one contact
+    along the line between them. Otherwise separating axes of both polygons: the incident edge of
+    the other polygon is clipped to the reference face's side planes and its points within the
+    margin are contacts."""
     world = []
     for polygon, pose in ((polygon_a, pose_a), (polygon_b, pose_b)):
         turn = rotation(pose[0])
         world.append((pose[1:] + polygon.vertices @ turn.T, polygon.normals() @ turn.T))
     (vertices_a, normals_a), (vertices_b, normals_b) = world
+    proximity = closest_points(vertices_a, vertices_b)
+    if proximity.distance > margin:
+        return []
+    if not proximity.overlapping and len(proximity.corners_a) == len(proximity.corners_b) == 1:
+        corner_a, corner_b = polygon_a.vertices[proximity.corners_a[0]], polygon_b.vertices[proximity.corners_b[0]]
+        return [PointsFeature(corner_a, 0.0, corner_b, 0.0)]
     face_a, separation_a = _deepest_face(vertices_a, normals_a, vertices_b)
     face_b, separation_b = _deepest_face(vertices_b, normals_b, vertices_a)
-    if max(separation_a, separation_b) > margin:
-        return []
     # a is the reference unless b's face separates clearly more, so that parallel faces (a tie) do
     # not swap roles on round-off.
     reference_is_b = separation_b > separation_a + 1e-9 * (1.0 + abs(separation_a))

@@ -1,5 +1,5 @@
 """The oracles of the ``[oracles]`` extra (cvxpy with Clarabel, diffcp, Pinocchio, coal,
-example-robot-data, CoACD, V-HACD): large packages that only tests and benchmarks use. A test that
+example-robot-data, CoACD, V-HACD, shapely): large packages that only tests and benchmarks use. A test that
 needs one is skipped, naming the extra, when it is missing; ``pip install ".[test,oracles]"`` runs them
 all (README's test command and .ci/run do)."""
 
