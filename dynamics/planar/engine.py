@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from dcol.solvers import LCPStatus, MLCPSolution, mlcp_vjp, solve_mlcp
 from dcol.typing import ArrayLike, FloatArray
-from dcol.validation import checked_array, checked_positive
+from dcol.validation import checked_array, checked_integer, checked_nonnegative, checked_positive
 
 from .bodies import PERPENDICULAR, Body, cross2, rotation
 from .contacts import Contact, detect_contacts, feature_geometry, feature_jacobian
@@ -64,14 +64,16 @@ class DynamicsLCP:
 class PlanarStep:
     """The state after one step: positions, velocities (n, 3) of (angle, x, y) rows; the contacts
     the step was solved with, the dynamics LCP (``problem``) and its solution (its status says
-    whether it converged); the post-stabilization solve's solution, None when none was needed (a correction
-    whose solve did not converge is not applied)."""
+    whether it converged); the time the step advanced, ``dt`` (the world's, or a half of it or less
+    where dt halving rejected the full step); the post-stabilization solve's solution, None when
+    none was needed (a correction whose solve did not converge is not applied)."""
 
     positions: FloatArray
     velocities: FloatArray
     contacts: list[Contact]
     solution: MLCPSolution
     problem: DynamicsLCP
+    dt: float
     stabilization: MLCPSolution | None = None
 
 
@@ -116,6 +118,12 @@ class PlanarWorld:
     time step dt, the contact margin ε (§A.6), whether post-stabilization (§A.7) runs, and the
     interior point's tolerance.
 
+    ``max_halvings`` > 0 turns on the appendix's step rejection (§A.1, item 5): integration that
+    would leave the bodies interpenetrating deeper than ``penetration_tolerance`` (or than they were
+    at the step's start) is redone with dt halved, up to max_halvings times; the step then advances
+    less time than dt (PlanarStep.dt). Off by default, so that every step advances dt (a fixed time
+    grid for rollouts and their gradients), with post-stabilization left to push bodies apart.
+
     A static body (ground, wall) is a body welded to the world by a FixedJoint. Bodies bound by a
     joint, and pairs of bodies both welded to the world, are not tested for contact.
     """
@@ -127,6 +135,8 @@ class PlanarWorld:
     contact_margin: float = 1e-3
     post_stabilization: bool = True
     tol: float = 1e-10
+    max_halvings: int = 0
+    penetration_tolerance: float = 1e-9
     _skipped_pairs: frozenset[tuple[int, int]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -151,6 +161,9 @@ class PlanarWorld:
         object.__setattr__(self, "dt", checked_positive(self.dt, "dt"))
         object.__setattr__(self, "contact_margin", checked_positive(self.contact_margin, "contact_margin"))
         object.__setattr__(self, "tol", checked_positive(self.tol, "tol"))
+        object.__setattr__(self, "max_halvings", checked_integer(self.max_halvings, "max_halvings", minimum=0))
+        tolerance = checked_nonnegative(self.penetration_tolerance, "penetration_tolerance")
+        object.__setattr__(self, "penetration_tolerance", tolerance)
         object.__setattr__(self, "_skipped_pairs", frozenset(skipped))
 
     # -- global quantities (LCP-physics §A.3) --------------------------------------------------
@@ -250,16 +263,16 @@ class PlanarWorld:
         )
         return problem, contacts
 
-    def _stabilization(self, positions: FloatArray) -> tuple[FloatArray, MLCPSolution | None]:
+    def _stabilization(self, positions: FloatArray, contacts: list[Contact]) -> tuple[FloatArray, MLCPSolution | None]:
         """The post-stabilization correction δ (3n,) at positions after integration (LCP-physics
         §A.7): 𝓜δ = 𝓙_eᵀλ_e + 𝓙_cᵀλ_c, 𝓙_e δ = −g_e, 𝓙_c δ + g_c ≥ 0 ⊥ λ_c ≥ 0.
 
         The errors are those of the positions, per unit time (g_e the joints' position errors / dt,
         g_c the contacts' gaps / dt) as in Cline's post-stabilization, so that p + dt δ removes them
         to first order. The mixed LCP has homogeneous equalities: δ = δ₀ + δ' with δ₀ the 𝓜-least
-        correction of the joints, 𝓙_e δ₀ = −g_e, leaves 𝓙_e δ' = 0 to the solver.
+        correction of the joints, 𝓙_e δ₀ = −g_e, leaves 𝓙_e δ' = 0 to the solver. ``contacts`` are
+        those at ``positions``.
         """
-        contacts = self.contacts(positions)
         J_e = self.equality_jacobian(positions)
         if not contacts and not J_e.shape[0]:
             return np.zeros(positions.size), None
@@ -276,22 +289,31 @@ class PlanarWorld:
 
     def step(self, positions: ArrayLike, velocities: ArrayLike, forces: ArrayLike | None = None) -> PlanarStep:
         """One step (LCP-physics §A.1): the dynamics LCP's v_{t+dt}, p_{t+dt} = p_t + dt v_{t+dt},
+        with max_halvings > 0 the rejection of an interpenetrating p_{t+dt} by halving dt (item 5),
         then, with post_stabilization, p_{t+dt} + dt δ (§A.7). Arguments as in dynamics_lcp.
-
-        The appendix's halving of dt until no interpenetration remains is left to post-stabilization,
-        which pushes the bodies apart along the new contacts' normals.
         """
         problem, contacts = self.dynamics_lcp(positions, velocities, forces)
         solution = solve_mlcp(problem.M, problem.q, problem.G, problem.F, problem.h, A=problem.A, tol=self.tol)
         shape = (len(self.bodies), 3)
         next_velocities = solution.x.reshape(shape)
-        next_positions = np.asarray(positions, dtype=np.float64) + self.dt * next_velocities
+        start = np.asarray(positions, dtype=np.float64)
+        # The appendix assumes no interpenetration at the start; a start that has some may keep it.
+        allowed = max([self.penetration_tolerance] + [-contact.gap for contact in contacts])
+        dt = self.dt
+        next_positions = start + dt * next_velocities
+        next_contacts = self.contacts(next_positions)
+        for _ in range(self.max_halvings):
+            if all(contact.gap >= -allowed for contact in next_contacts):
+                break
+            dt /= 2.0
+            next_positions = start + dt * next_velocities
+            next_contacts = self.contacts(next_positions)
         stabilization = None
         if self.post_stabilization and solution.status == LCPStatus.SOLVED:
-            delta, stabilization = self._stabilization(next_positions)
+            delta, stabilization = self._stabilization(next_positions, next_contacts)
             if stabilization is None or stabilization.status == LCPStatus.SOLVED:
                 next_positions = next_positions + self.dt * delta.reshape(shape)
-        return PlanarStep(next_positions, next_velocities, contacts, solution, problem, stabilization)
+        return PlanarStep(next_positions, next_velocities, contacts, solution, problem, dt, stabilization)
 
     def step_vjp(
         self,
@@ -305,7 +327,7 @@ class PlanarWorld:
         zero), through the KKT backward pass of the dynamics LCP (:func:`dcol.solvers.mlcp_vjp`,
         LCP-physics eqs. 28–32). ``positions``, ``velocities`` (n, 3) are the step's inputs p_t, v_t.
 
-        Within the step's contact mode, with p_{t+dt} = p_t + dt v_{t+dt}: post-stabilization's
+        Within the step's contact mode, with p_{t+dt} = p_t + step.dt v_{t+dt}: post-stabilization's
         correction is not differentiated (it is a projection onto the constraints, zero where they
         hold). The positions enter through p_{t+dt}, through 𝓙_e (the joints' arms turn with the
         bodies) and through the contacts' normals and arms in 𝓙_c, 𝓙_f (their features held: the
@@ -315,9 +337,10 @@ class PlanarWorld:
         positions = self._checked_state(positions, "positions")
         v_t = self._checked_state(velocities, "velocities").reshape(-1)
         grad_v = np.zeros(shape) if grad_velocities is None else self._checked_state(grad_velocities, "grad_velocities")
-        # p_{t+dt} = p_t + dt v_{t+dt}: its cotangent passes to p_t as it is and to v_{t+dt} times dt.
+        # p_{t+dt} = p_t + dt v_{t+dt}, dt the step's (after any halving): its cotangent passes to p_t
+        # as it is and to v_{t+dt} times dt.
         grad_p = np.zeros(shape) if grad_positions is None else self._checked_state(grad_positions, "grad_positions")
-        grad_v = grad_v + self.dt * grad_p
+        grad_v = grad_v + step.dt * grad_p
         problem, m = step.problem, len(step.contacts)
         cot = mlcp_vjp(
             step.solution, problem.M, problem.q, problem.G, problem.F, problem.h, A=problem.A, grad_x=grad_v.reshape(-1)

@@ -193,3 +193,29 @@ def test_sliding_box_agrees_with_the_3d_world():
         positions, velocities, _ = rollout(world, positions, velocities, 1)
         speeds.append(velocities[1, 1])
     np.testing.assert_allclose(speeds, spatial.v[:, 0], atol=1e-7)
+
+
+def test_dt_halving_rejects_interpenetrating_integration():
+    """LCP-physics §A.1 item 5: a disk falling fast 0.1 m above the ground (no contact at the start)
+    would end a full step 0.2 m deep; with max_halvings the step takes the largest dt / 2ᵏ that keeps
+    it out, k = ⌈log₂(dt |v| / 0.1)⌉, and its positions' gradient in v_t is that dt."""
+    disk = Body(Circle(0.5), mass=1.0)
+    start, speed = np.array([[0.0, 0.0, 0.6]]), 30.0
+    positions = np.array([[0, 0, -0.5], start[0]])
+    velocities = np.array([[0, 0, 0], [0, 0, -speed]])
+    deep = ground_and(disk, post_stabilization=False).step(positions, velocities)
+    assert min(contact.gap for contact in ground_and(disk).contacts(deep.positions)) < -0.15
+    world = ground_and(disk, post_stabilization=False, max_halvings=10)
+    step = world.step(positions, velocities)
+    falling = speed + G * world.dt
+    halvings = int(np.ceil(np.log2(world.dt * falling / 0.1)))
+    assert step.dt == world.dt / 2**halvings
+    assert step.positions[1, 2] == pytest.approx(0.6 - step.dt * falling, abs=1e-9)
+    assert min([contact.gap for contact in world.contacts(step.positions)] + [np.inf]) >= 0.0
+    cotangents = world.step_vjp(step, positions, velocities, grad_positions=[[0, 0, 0], [0, 0, 1]])
+    assert cotangents.velocities[1, 2] == pytest.approx(step.dt, rel=1e-9)
+    for _ in range(30):  # it lands and stays out of the ground
+        step = world.step(step.positions, step.velocities)
+        assert min([contact.gap for contact in step.contacts] + [np.inf]) >= -world.penetration_tolerance
+    with pytest.raises(ValueError, match="max_halvings must be an integer ≥ 0"):
+        ground_and(disk, max_halvings=-1)
