@@ -61,6 +61,7 @@ class Polygon:
     points: ArrayLike
     vertices: FloatArray = field(init=False, repr=False)
     offset: FloatArray = field(init=False, repr=False)
+    _normals: FloatArray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         points = checked_array(self.points, "points", ("k", 2))
@@ -82,10 +83,14 @@ class Polygon:
         doubled_areas = cross2(points, following)
         centroid = np.sum((points + following) * doubled_areas[:, None], axis=0) / (3.0 * doubled_areas.sum())
         vertices = points - centroid
-        vertices.setflags(write=False)
-        centroid.setflags(write=False)
+        edges = np.roll(vertices, -1, axis=0) - vertices
+        normals = np.stack([edges[:, 1], -edges[:, 0]], axis=1) / np.linalg.norm(edges, axis=1, keepdims=True)
+        for array in (vertices, centroid, normals):
+            array.setflags(write=False)
         object.__setattr__(self, "vertices", vertices)
         object.__setattr__(self, "offset", centroid)
+        # The narrowphase asks for them at every contact test.
+        object.__setattr__(self, "_normals", normals)
 
     def area(self) -> float:
         return 0.5 * float(np.sum(cross2(self.vertices, np.roll(self.vertices, -1, axis=0))))
@@ -103,10 +108,8 @@ class Polygon:
         return float(np.sqrt(np.max(np.sum(self.vertices**2, axis=1))))
 
     def normals(self) -> FloatArray:
-        """Outward unit normals (k, 2) of the edges vᵢ → vᵢ₊₁."""
-        edges = np.roll(self.vertices, -1, axis=0) - self.vertices
-        outward = np.stack([edges[:, 1], -edges[:, 0]], axis=1)
-        return outward / np.linalg.norm(outward, axis=1, keepdims=True)
+        """Outward unit normals (k, 2) of the edges vᵢ → vᵢ₊₁ (read-only)."""
+        return self._normals
 
 
 def rectangle(width: float, height: float) -> Polygon:

@@ -10,7 +10,6 @@ is the separating speed.
 """
 
 from dataclasses import dataclass, replace
-from itertools import combinations
 
 import numpy as np
 
@@ -88,76 +87,71 @@ def feature_geometry(feature: Feature, pose_a: FloatArray, pose_b: FloatArray) -
         normal = offset / distance if distance > 0.0 else np.array([0.0, 1.0])
         gap = distance - feature.radius_a - feature.radius_b
         return normal, arm_a - feature.radius_a * normal, arm_b + feature.radius_b * normal, gap
-    geometry, _ = _face(feature, pose_a, pose_b, np.zeros(6))
+    geometry, _ = _face(feature, pose_a, pose_b, np.zeros((0, 6)))
     return geometry
 
 
 def feature_jacobian(feature: Feature, pose_a: FloatArray, pose_b: FloatArray) -> FloatArray:
     """∂(normal, arm_a, arm_b)/∂(pose_a, pose_b) (6, 6) of feature_geometry, poses (angle, x, y)."""
-    columns = [_feature_tangent(feature, pose_a, pose_b, direction) for direction in np.eye(6)]
-    return np.stack(columns, axis=1)
+    return _feature_tangents(feature, pose_a, pose_b, np.eye(6)).T
 
 
-def _feature_tangent(feature: Feature, pose_a: FloatArray, pose_b: FloatArray, direction: FloatArray) -> FloatArray:
-    """d(normal, arm_a, arm_b) (6,) along d(pose_a, pose_b) = direction (6,)."""
-    d_a, d_b = direction[:3], direction[3:]
+def _feature_tangents(feature: Feature, pose_a: FloatArray, pose_b: FloatArray, directions: FloatArray) -> FloatArray:
+    """d(normal, arm_a, arm_b) (k, 6) along each row of d(pose_a, pose_b) = directions (k, 6)."""
+    d_a, d_b = directions[:, :3], directions[:, 3:]
     if isinstance(feature, PointsFeature):
         normal, _, _, gap = feature_geometry(feature, pose_a, pose_b)
         distance = gap + feature.radius_a + feature.radius_b
-        turned_a = PERPENDICULAR @ (rotation(pose_a[0]) @ feature.point_a) * d_a[0]
-        turned_b = PERPENDICULAR @ (rotation(pose_b[0]) @ feature.point_b) * d_b[0]
-        d_offset = d_a[1:] + turned_a - d_b[1:] - turned_b
-        d_normal = (d_offset - normal * (normal @ d_offset)) / distance
-        return np.concatenate(
-            [d_normal, turned_a - feature.radius_a * d_normal, turned_b + feature.radius_b * d_normal]
-        )
-    _, tangent = _face(feature, pose_a, pose_b, direction)
-    return tangent
+        turned_a = np.outer(d_a[:, 0], PERPENDICULAR @ (rotation(pose_a[0]) @ feature.point_a))
+        turned_b = np.outer(d_b[:, 0], PERPENDICULAR @ (rotation(pose_b[0]) @ feature.point_b))
+        d_offset = d_a[:, 1:] + turned_a - d_b[:, 1:] - turned_b
+        d_normal = (d_offset - np.outer(d_offset @ normal, normal)) / distance
+        return np.hstack([d_normal, turned_a - feature.radius_a * d_normal, turned_b + feature.radius_b * d_normal])
+    _, tangents = _face(feature, pose_a, pose_b, directions)
+    return tangents
 
 
-def _moving_point(pose: FloatArray, d_pose: FloatArray, local: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """A body-fixed point in the world and its derivative along d_pose."""
+def _moving_point(pose: FloatArray, d_poses: FloatArray, local: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """A body-fixed point in the world (2,) and its derivatives (k, 2) along d_poses (k, 3)."""
     arm = rotation(pose[0]) @ local
-    return pose[1:] + arm, d_pose[1:] + PERPENDICULAR @ arm * d_pose[0]
+    return pose[1:] + arm, d_poses[:, 1:] + np.outer(d_poses[:, 0], PERPENDICULAR @ arm)
 
 
 def _face(
-    feature: FaceFeature, pose_a: FloatArray, pose_b: FloatArray, direction: FloatArray
+    feature: FaceFeature, pose_a: FloatArray, pose_b: FloatArray, directions: FloatArray
 ) -> tuple[Geometry, FloatArray]:
-    """feature_geometry of a face feature and its derivative (normal, arm_a, arm_b) (6,) along
-    d(pose_a, pose_b) = direction (6,)."""
-    d_a, d_b = direction[:3], direction[3:]
+    """feature_geometry of a face feature and its derivatives (normal, arm_a, arm_b) (k, 6) along
+    each row of d(pose_a, pose_b) = directions (k, 6)."""
+    d_a, d_b = directions[:, :3], directions[:, 3:]
     (reference, d_reference), (incident, d_incident) = (
         ((pose_b, d_b), (pose_a, d_a)) if feature.reference_is_b else ((pose_a, d_a), (pose_b, d_b))
     )
     outward = rotation(reference[0]) @ feature.normal
-    d_outward = PERPENDICULAR @ outward * d_reference[0]
+    d_outward = np.outer(d_reference[:, 0], PERPENDICULAR @ outward)
     point, d_point = _moving_point(incident, d_incident, feature.incident_point)
     if feature.edge_end is None or feature.side_point is None:
         point, d_point = point - feature.radius * outward, d_point - feature.radius * d_outward
     else:  # where the edge crosses the side plane (x − side) · tangent = 0
         end, d_end = _moving_point(incident, d_incident, feature.edge_end)
         side, d_side = _moving_point(reference, d_reference, feature.side_point)
-        tangent, d_tangent = PERPENDICULAR @ outward, PERPENDICULAR @ d_outward
+        tangent, d_tangent = PERPENDICULAR @ outward, d_outward @ PERPENDICULAR.T
         edge, d_edge = end - point, d_end - d_point
         along = ((side - point) @ tangent) / (edge @ tangent)
         d_along = (
-            (d_side - d_point) @ tangent + (side - point) @ d_tangent - along * (d_edge @ tangent + edge @ d_tangent)
+            (d_side - d_point) @ tangent + d_tangent @ (side - point) - along * (d_edge @ tangent + d_tangent @ edge)
         ) / (edge @ tangent)
-        point, d_point = point + along * edge, d_point + d_along * edge + along * d_edge
+        point, d_point = point + along * edge, d_point + np.outer(d_along, edge) + along * d_edge
     face_point, d_face_point = _moving_point(reference, d_reference, feature.face_point)
     separation = float((point - face_point) @ outward)
-    d_separation = (d_point - d_face_point) @ outward + (point - face_point) @ d_outward
-    arm_incident, d_arm_incident = point - incident[1:], d_point - d_incident[1:]
+    d_separation = (d_point - d_face_point) @ outward + d_outward @ (point - face_point)
+    arm_incident, d_arm_incident = point - incident[1:], d_point - d_incident[:, 1:]
     arm_reference = point - separation * outward - reference[1:]
-    d_arm_reference = d_point - d_separation * outward - separation * d_outward - d_reference[1:]
+    d_arm_reference = d_point - np.outer(d_separation, outward) - separation * d_outward - d_reference[:, 1:]
     if feature.reference_is_b:
-        return (outward, arm_incident, arm_reference, separation), np.concatenate(
+        return (outward, arm_incident, arm_reference, separation), np.hstack(
             [d_outward, d_arm_incident, d_arm_reference]
         )
-    return (-outward, arm_reference, arm_incident, separation), np.concatenate(
-        [-d_outward, d_arm_reference, d_arm_incident]
-    )
+    return (-outward, arm_reference, arm_incident, separation), np.hstack([-d_outward, d_arm_reference, d_arm_incident])
 
 
 def _circle_circle(radius_a: float, radius_b: float) -> list[Feature]:
@@ -209,23 +203,27 @@ def _deepest_face(reference: FloatArray, normals: FloatArray, other: FloatArray)
 def _polygon_polygon(
     polygon_a: Polygon, pose_a: FloatArray, polygon_b: Polygon, pose_b: FloatArray, margin: float
 ) -> list[Feature]:
-    """GJK's distance beyond the margin: no contact; two corners closest to each other: one contact
-    along the line between them. Otherwise separating axes of both polygons: the incident edge of
-    the other polygon is clipped to the reference face's side planes and its points within the
-    margin are contacts."""
+    """Separating axes of both polygons; for polygons they leave apart, GJK's distance (the faces'
+    separation is only its lower bound): beyond the margin, no contact; two corners closest to each
+    other, one contact along the line between them. Otherwise the incident edge of the other polygon
+    is clipped to the reference face's side planes and its points within the margin are contacts."""
     world = []
     for polygon, pose in ((polygon_a, pose_a), (polygon_b, pose_b)):
         turn = rotation(pose[0])
         world.append((pose[1:] + polygon.vertices @ turn.T, polygon.normals() @ turn.T))
     (vertices_a, normals_a), (vertices_b, normals_b) = world
-    proximity = closest_points(vertices_a, vertices_b)
-    if proximity.distance > margin:
-        return []
-    if not proximity.overlapping and len(proximity.corners_a) == len(proximity.corners_b) == 1:
-        corner_a, corner_b = polygon_a.vertices[proximity.corners_a[0]], polygon_b.vertices[proximity.corners_b[0]]
-        return [PointsFeature(corner_a, 0.0, corner_b, 0.0)]
     face_a, separation_a = _deepest_face(vertices_a, normals_a, vertices_b)
     face_b, separation_b = _deepest_face(vertices_b, normals_b, vertices_a)
+    if max(separation_a, separation_b) > margin:
+        return []
+    if max(separation_a, separation_b) >= 0.0:
+        proximity = closest_points(vertices_a, vertices_b)
+        if proximity.distance > margin:
+            return []
+        if not proximity.overlapping and len(proximity.corners_a) == len(proximity.corners_b) == 1:
+            corner_a = polygon_a.vertices[proximity.corners_a[0]]
+            corner_b = polygon_b.vertices[proximity.corners_b[0]]
+            return [PointsFeature(corner_a, 0.0, corner_b, 0.0)]
     # a is the reference unless b's face separates clearly more, so that parallel faces (a tie) do
     # not swap roles on round-off.
     reference_is_b = separation_b > separation_a + 1e-9 * (1.0 + abs(separation_a))
@@ -285,10 +283,12 @@ def detect_contacts(
     i < j, in ``skipped`` (bodies bound by a joint, bodies both welded to the world).
     """
     radii = np.array([body.shape.bounding_radius() for body in bodies])
+    first, second = np.triu_indices(len(bodies), k=1)
+    reach = radii[first] + radii[second] + margin
+    near = np.sum((positions[first, 1:] - positions[second, 1:]) ** 2, axis=1) <= reach**2
     contacts = []
-    for a, b in combinations(range(len(bodies)), 2):
-        reach = radii[a] + radii[b] + margin
-        if (a, b) in skipped or np.sum((positions[a, 1:] - positions[b, 1:]) ** 2) > reach**2:
+    for a, b in zip(first[near].tolist(), second[near].tolist()):
+        if (a, b) in skipped:
             continue
         for feature in _narrowphase(bodies[a], positions[a], bodies[b], positions[b], margin):
             normal, arm_a, arm_b, gap = feature_geometry(feature, positions[a], positions[b])

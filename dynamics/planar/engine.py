@@ -301,7 +301,7 @@ class PlanarWorld:
         allowed = max([self.penetration_tolerance] + [-contact.gap for contact in contacts])
         dt = self.dt
         next_positions = start + dt * next_velocities
-        next_contacts = self.contacts(next_positions)
+        next_contacts = self.contacts(next_positions) if self.max_halvings or self.post_stabilization else []
         for _ in range(self.max_halvings):
             if all(contact.gap >= -allowed for contact in next_contacts):
                 break
