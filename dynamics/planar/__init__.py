@@ -5,7 +5,7 @@ friction as inequality constraints of one dynamics LCP (eq. 23) solved by the in
 
 from .bodies import Body, Circle, Polygon, rectangle
 from .contacts import Contact, FaceFeature, PointsFeature, detect_contacts
-from .engine import DynamicsLCP, PlanarStep, PlanarStepCotangents, PlanarWorld
+from .engine import DynamicsLCP, PlanarBatchStep, PlanarStep, PlanarStepCotangents, PlanarWorld
 from .joints import AxisConstraint, FixedJoint, Hinge
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "detect_contacts",
     "PlanarWorld",
     "PlanarStep",
+    "PlanarBatchStep",
     "PlanarStepCotangents",
     "DynamicsLCP",
 ]

@@ -16,7 +16,7 @@ with the normal n pointing from b to a, a = 𝓙_c v + c is then the separating 
 asks to be ≥ 0. The friction rows of eq. 17 follow the same rule.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +29,7 @@ from .bodies import PERPENDICULAR, Body, cross2, rotation
 from .contacts import Contact, detect_contacts, feature_geometry, feature_jacobian
 from .joints import AxisConstraint, FixedJoint, Hinge, Joint, joint_bodies
 
-__all__ = ["PlanarWorld", "PlanarStep", "PlanarStepCotangents", "DynamicsLCP"]
+__all__ = ["PlanarWorld", "PlanarStep", "PlanarBatchStep", "PlanarStepCotangents", "DynamicsLCP"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,17 @@ class PlanarStep:
     problem: DynamicsLCP
     dt: float
     stabilization: MLCPSolution | None = None
+
+
+@dataclass(frozen=True)
+class PlanarBatchStep:
+    """The steps of B scenes of one world: positions, velocities (B, n, 3), the time each advanced
+    dt (B,), and each scene's PlanarStep (``steps``)."""
+
+    positions: FloatArray
+    velocities: FloatArray
+    dt: FloatArray
+    steps: tuple[PlanarStep, ...]
 
 
 def _block_vjp(grad_block: FloatArray, arm: FloatArray, direction: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -401,3 +412,81 @@ class PlanarWorld:
             anchors=anchors,
             positions=grad_p,
         )
+
+    def _checked_batch(self, value: ArrayLike, name: str) -> FloatArray:
+        return checked_array(value, name, ("B", ("number of bodies", len(self.bodies)), 3))
+
+    def step_batch(
+        self, positions: ArrayLike, velocities: ArrayLike, forces: ArrayLike | None = None
+    ) -> PlanarBatchStep:
+        """:meth:`step` of B scenes of this world: positions, velocities, forces (B, n, 3) (forces
+        None: none). Each scene has a dynamics LCP of its own size (its contacts), solved in turn."""
+        positions = self._checked_batch(positions, "positions")
+        velocities = self._checked_batch(velocities, "velocities")
+        if velocities.shape != positions.shape:
+            raise ValueError(f"velocities must have the shape of positions {positions.shape}, got {velocities.shape}")
+        if forces is not None:
+            forces = self._checked_batch(forces, "forces")
+            if forces.shape != positions.shape:
+                raise ValueError(f"forces must have the shape of positions {positions.shape}, got {forces.shape}")
+        steps = tuple(
+            self.step(p, v, None if forces is None else forces[index])
+            for index, (p, v) in enumerate(zip(positions, velocities))
+        )
+        return PlanarBatchStep(
+            positions=np.stack([step.positions for step in steps]),
+            velocities=np.stack([step.velocities for step in steps]),
+            dt=np.array([step.dt for step in steps]),
+            steps=steps,
+        )
+
+    def step_batch_vjp(
+        self,
+        batch: PlanarBatchStep,
+        positions: ArrayLike,
+        velocities: ArrayLike,
+        grad_velocities: ArrayLike | None = None,
+        grad_positions: ArrayLike | None = None,
+    ) -> PlanarStepCotangents:
+        """:meth:`step_vjp` of each scene of a :meth:`step_batch`: positions, velocities (B, n, 3) its
+        inputs, grad_velocities, grad_positions (B, n, 3) (omitted: zero). Returns the cotangents
+        with a leading axis B on each array."""
+        positions = self._checked_batch(positions, "positions")
+        velocities = self._checked_batch(velocities, "velocities")
+        grads = {
+            name: None if grad is None else self._checked_batch(grad, name)
+            for name, grad in (("grad_velocities", grad_velocities), ("grad_positions", grad_positions))
+        }
+        for name, array in (("positions", positions), ("velocities", velocities), *grads.items()):
+            if array is not None and array.shape[0] != len(batch.steps):
+                raise ValueError(f"{name} must hold the batch's {len(batch.steps)} scenes, got {array.shape[0]}")
+        cotangents = [
+            self.step_vjp(
+                step,
+                positions[index],
+                velocities[index],
+                *(None if grad is None else grad[index] for grad in grads.values()),
+            )
+            for index, step in enumerate(batch.steps)
+        ]
+        return PlanarStepCotangents(
+            **{
+                item.name: np.stack([getattr(c, item.name) for c in cotangents])
+                for item in fields(PlanarStepCotangents)
+            }
+        )
+
+    def rollout_batch(
+        self, positions: ArrayLike, velocities: ArrayLike, forces: ArrayLike
+    ) -> tuple[FloatArray, FloatArray]:
+        """T steps of B scenes from positions, velocities (B, n, 3) under forces (B, T, n, 3). Returns
+        the trajectories of positions and velocities (B, T + 1, n, 3), the start first."""
+        positions = self._checked_batch(positions, "positions")
+        forces = checked_array(
+            forces, "forces", (("len(positions)", positions.shape[0]), "T", ("number of bodies", len(self.bodies)), 3)
+        )
+        trajectory = [(positions, self._checked_batch(velocities, "velocities"))]
+        for step_forces in forces.transpose(1, 0, 2, 3):
+            batch = self.step_batch(*trajectory[-1], step_forces)
+            trajectory.append((batch.positions, batch.velocities))
+        return np.stack([p for p, _ in trajectory], axis=1), np.stack([v for _, v in trajectory], axis=1)

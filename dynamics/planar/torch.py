@@ -1,15 +1,18 @@
 """PyTorch autograd for the planar engine's step and rollout (extra ``[torch]``).
 
 ``step(world, positions, velocities, forces, mass, restitution, friction)`` runs
-:meth:`PlanarWorld.step` on float64 CPU tensors; its backward pass is :meth:`PlanarWorld.step_vjp`
-(the KKT backward pass of the dynamics LCP, LCP-physics §B). ``mass``, ``restitution`` and
-``friction`` (n,) tensors, when given, replace the bodies' own values and receive gradients.
+:meth:`PlanarWorld.step` on float64 CPU tensors, of one scene or of a batch of scenes (one autograd
+node for the batch); its backward pass is :meth:`PlanarWorld.step_vjp` (the KKT backward pass of
+the dynamics LCP, LCP-physics §B). ``mass``, ``restitution`` and ``friction`` tensors, when given,
+replace the bodies' own values and receive gradients.
 Derivatives hold inside one contact mode, and post-stabilization's correction is not
 differentiated (see step_vjp).
 """
 
 from dataclasses import replace
 from typing import Any
+
+import numpy as np
 
 try:
     import torch
@@ -27,31 +30,47 @@ from .engine import PlanarWorld
 __all__ = ["step", "rollout"]
 
 
-def _world_with(world: PlanarWorld, parameters: dict[str, torch.Tensor | None]) -> PlanarWorld:
-    """The world whose bodies take the given parameters (n,) (None: their own)."""
+def _scene_worlds(world: PlanarWorld, scenes: int, parameters: dict[str, torch.Tensor | None]) -> list[PlanarWorld]:
+    """The world of each of the scenes, its bodies taking the given parameters, (n,) shared by the
+    scenes or (scenes, n) one row each (None: the bodies' own)."""
     values = {name: checked_tensor(tensor, name) for name, tensor in parameters.items() if tensor is not None}
+    bodies = len(world.bodies)
     for name, array in values.items():
-        if array.shape != (len(world.bodies),):
-            raise ValueError(f"{name} must have shape (number of bodies,) = ({len(world.bodies)},), got {array.shape}")
+        if array.shape not in ((bodies,), (scenes, bodies)):
+            raise ValueError(
+                f"{name} must have shape (number of bodies,) = ({bodies},) or (B, number of bodies) = "
+                f"({scenes}, {bodies}), got {array.shape}"
+            )
     if not values:
-        return world
+        return [world] * scenes
 
-    def value(name: str, index: int, own: float) -> float:
-        return float(values[name][index]) if name in values else own
+    def scene_world(scene: int) -> PlanarWorld:
+        def value(name: str, index: int, own: float) -> float:
+            if name not in values:
+                return own
+            array = values[name]
+            return float(array[index] if array.ndim == 1 else array[scene, index])
 
-    bodies = tuple(
-        Body(
-            body.shape,
-            mass=value("mass", index, body.mass),
-            restitution=value("restitution", index, body.restitution),
-            friction=value("friction", index, body.friction),
+        return replace(
+            world,
+            bodies=tuple(
+                Body(
+                    body.shape,
+                    mass=value("mass", index, body.mass),
+                    restitution=value("restitution", index, body.restitution),
+                    friction=value("friction", index, body.friction),
+                )
+                for index, body in enumerate(world.bodies)
+            ),
         )
-        for index, body in enumerate(world.bodies)
-    )
-    return replace(world, bodies=bodies)
+
+    shared = all(array.ndim == 1 for array in values.values())
+    return [scene_world(0)] * scenes if shared else [scene_world(scene) for scene in range(scenes)]
 
 
 class _Step(torch.autograd.Function):
+    """One step of B scenes, (B, n, 3) states: one autograd node for the batch."""
+
     @staticmethod
     def forward(
         ctx: Any,
@@ -63,21 +82,37 @@ class _Step(torch.autograd.Function):
         friction: torch.Tensor | None,
         world: PlanarWorld,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        world = _world_with(world, dict(mass=mass, restitution=restitution, friction=friction))
         p, v = checked_tensor(positions, "positions"), checked_tensor(velocities, "velocities")
-        result = world.step(p, v, None if forces is None else checked_tensor(forces, "forces"))
-        ctx.world, ctx.p, ctx.v, ctx.result = world, p, v, result
-        return torch.tensor(result.positions), torch.tensor(result.velocities)
+        f = None if forces is None else checked_tensor(forces, "forces")
+        for name, array in (("velocities", v), ("forces", f)):
+            if array is not None and array.shape != p.shape:
+                raise ValueError(f"{name} must have the shape of positions {p.shape}, got {array.shape}")
+        worlds = _scene_worlds(world, p.shape[0], dict(mass=mass, restitution=restitution, friction=friction))
+        steps = [scene.step(p[b], v[b], None if f is None else f[b]) for b, scene in enumerate(worlds)]
+        ctx.worlds, ctx.p, ctx.v, ctx.steps = worlds, p, v, steps
+        ctx.shared = tuple(tensor is not None and tensor.dim() == 1 for tensor in (mass, restitution, friction))
+        return (
+            torch.tensor(np.stack([step.positions for step in steps])),
+            torch.tensor(np.stack([step.velocities for step in steps])),
+        )
 
     @staticmethod
     @once_differentiable
     def backward(
         ctx: Any, grad_positions: torch.Tensor, grad_velocities: torch.Tensor
     ) -> tuple[torch.Tensor | None, ...]:
-        cot = ctx.world.step_vjp(ctx.result, ctx.p, ctx.v, grad_velocities.numpy(), grad_positions.numpy())
+        cotangents = [
+            scene.step_vjp(step, ctx.p[b], ctx.v[b], grad_velocities[b].numpy(), grad_positions[b].numpy())
+            for b, (scene, step) in enumerate(zip(ctx.worlds, ctx.steps))
+        ]
+        names = ("positions", "velocities", "forces", "mass", "restitution", "friction")
+        values = {name: np.stack([getattr(cot, name) for cot in cotangents]) for name in names}
+        # A parameter shared by the scenes gathers the cotangents of all of them.
+        for name, shared in zip(("mass", "restitution", "friction"), ctx.shared):
+            if shared:
+                values[name] = values[name].sum(axis=0)
         wants = ctx.needs_input_grad
-        values = (cot.positions, cot.velocities, cot.forces, cot.mass, cot.restitution, cot.friction)
-        return (*(torch.tensor(value) if want else None for value, want in zip(values, wants)), None)
+        return (*(torch.tensor(values[name]) if want else None for name, want in zip(names, wants)), None)
 
 
 def step(
@@ -91,14 +126,15 @@ def step(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Differentiable :meth:`PlanarWorld.step`, of one scene or of a batch of B scenes of the same
     world (a leading axis on positions, velocities and forces; on mass, restitution and friction
-    too for values per scene, else shared). The scenes of a batch are stepped one after the other.
+    too for values per scene, else shared), one autograd node for the batch.
 
     Parameters
     ----------
     world : dcol.dynamics.planar.PlanarWorld.
     positions, velocities : (n, 3) or (B, n, 3) float64 tensors, rows (angle, x, y) and (ω, v_x, v_y).
     forces : (n, 3) or (B, n, 3) float64 tensor of external (τ, f_x, f_y), or None (zero, no gradient).
-    mass, restitution, friction : (n,) or (B, n) float64 tensors replacing the bodies' values, or None.
+    mass, restitution, friction : (n,) float64 tensors shared by the scenes, or (B, n) one row per
+        scene, replacing the bodies' values; or None.
 
     Returns
     -------
@@ -107,25 +143,11 @@ def step(
     """
     if not isinstance(world, PlanarWorld):
         raise TypeError(f"world must be a dcol.dynamics.planar.PlanarWorld, got {type(world).__name__}")
-    if positions.dim() != 3:
+    if positions.dim() == 3:
         return _Step.apply(positions, velocities, forces, mass, restitution, friction, world)
-
-    def scene(tensor: torch.Tensor | None, index: int, single_dims: int) -> torch.Tensor | None:
-        return tensor[index] if tensor is not None and tensor.dim() > single_dims else tensor
-
-    results = [
-        _Step.apply(
-            positions[index],
-            velocities[index],
-            scene(forces, index, 2),
-            scene(mass, index, 1),
-            scene(restitution, index, 1),
-            scene(friction, index, 1),
-            world,
-        )
-        for index in range(positions.shape[0])
-    ]
-    return torch.stack([p for p, _ in results]), torch.stack([v for _, v in results])
+    single = [None if tensor is None else tensor.unsqueeze(0) for tensor in (positions, velocities, forces)]
+    next_positions, next_velocities = _Step.apply(*single, mass, restitution, friction, world)
+    return next_positions[0], next_velocities[0]
 
 
 def rollout(
