@@ -25,6 +25,7 @@ DISTRIBUTIONS = {
     "coal": "coal",
     "Pinocchio": "pin",
     "MuJoCo": "mujoco",
+    "pymunk": "pymunk",
 }
 # Environment variables that set the thread counts of numpy's BLAS and OpenMP code.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
