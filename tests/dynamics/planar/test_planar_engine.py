@@ -1,17 +1,18 @@
 """The planar engine's step (LCP-physics §A.1, §A.5, §A.7) against closed forms: free fall, head-on
 collisions with restitution, a box sliding to a stop, a resting stack, a hinged pendulum's period and
-its joint's drift with and without post-stabilization; and a pendulum's step and a sliding box against
-the 3-D World."""
+its joint's drift with and without post-stabilization; and a pendulum's step, a disk on a ramp and a
+sliding box against the 3-D World."""
 
 import numpy as np
 import pytest
 from scipy.special import ellipk
 
-from dcol.dynamics import World, load_dataset_robot
+from dcol.dynamics import ModelBuilder, World, load_dataset_robot
 from dcol.dynamics.planar import Body, Circle, FixedJoint, Hinge, PlanarWorld, rectangle
+from dcol.geom import Sphere
 from dcol.solvers import LCPStatus
 from tests.dynamics.test_simulation_physics import sliding_run
-from tests.support.bodies import pendulum_model
+from tests.support.bodies import floating_bodies, pendulum_model
 
 G = 9.81
 
@@ -219,3 +220,27 @@ def test_dt_halving_rejects_interpenetrating_integration():
         assert min([contact.gap for contact in step.contacts] + [np.inf]) >= -world.penetration_tolerance
     with pytest.raises(ValueError, match="max_halvings must be an integer ≥ 0"):
         ground_and(disk, max_halvings=-1)
+
+
+@pytest.mark.parametrize("mu, speed", [(0.5, 0.0), (0.5, 1.0), (0.05, 0.0), (0.05, 1.0)])
+def test_disk_on_a_ramp_agrees_with_the_3d_world(mu, speed):
+    """A disk (radius 0.1 m, 1 kg) on a ramp 0.3 rad steep, at rest or sliding down without spin, so
+    that it starts to roll (μ = 0.5 at rest), or slips (the others): one planar step on a turned
+    ground gives the velocities along and across the ramp and the spin of the 3-D World's step of a
+    ball with the disk's inertia (m r²/2) on its flat ground under gravity turned by the same angle
+    (the x–z plane seen from −y: the spin changes sign). Positions are left out: the World
+    integrates a free body on SE(3)."""
+    theta, radius, mass, dt = 0.3, 0.1, 1.0, 2e-3
+    gravity = (G * np.sin(theta), 0.0, -G * np.cos(theta))
+    ball = floating_bodies(ModelBuilder(gravity=gravity), [("disk", mass, 0.5 * mass * radius**2, Sphere(radius))])
+    spatial = World(ball, dt=dt, friction=mu).step(np.r_[0, 0, radius, 1, 0, 0, 0], np.r_[speed, 0, 0, 0, 0, 0])
+    normal, downhill = np.array([np.sin(theta), np.cos(theta)]), np.array([np.cos(theta), -np.sin(theta)])
+    ramp = Body(rectangle(40, 1), friction=mu)
+    world = PlanarWorld(
+        (ramp, Body(Circle(radius), mass, friction=mu)), (FixedJoint(0, None, -0.5 * normal, -theta),), dt=dt
+    )
+    positions = [[-theta, *(-0.5 * normal)], [0.0, *(radius * normal)]]
+    step = world.step(positions, [[0, 0, 0], [0.0, *(speed * downhill)]])
+    disk = step.velocities[1]
+    planar = [disk[1:] @ downhill, disk[1:] @ normal, -disk[0]]
+    np.testing.assert_allclose(planar, spatial.v[[0, 2, 4]], rtol=0, atol=1e-8)
