@@ -30,6 +30,12 @@ def rotation(angle: float) -> FloatArray:
     return np.array([[c, -s], [s, c]])
 
 
+def rotated(angles: FloatArray, vectors: FloatArray) -> FloatArray:
+    """R(angles[i]) vectors[i] (k, 2), for angles (k,) and body-frame vectors (k, 2)."""
+    c, s = np.cos(angles), np.sin(angles)
+    return np.stack([c * vectors[:, 0] - s * vectors[:, 1], s * vectors[:, 0] + c * vectors[:, 1]], axis=1)
+
+
 @dataclass(frozen=True)
 class Circle:
     """A disk of the given radius, centred on its body's origin."""

@@ -25,7 +25,7 @@ from dcol.solvers import LCPStatus, MLCPSolution, mlcp_vjp, solve_mlcp
 from dcol.typing import ArrayLike, FloatArray
 from dcol.validation import checked_array, checked_integer, checked_nonnegative, checked_positive
 
-from .bodies import PERPENDICULAR, Body, cross2, rotation
+from .bodies import PERPENDICULAR, Body, cross2, rotated
 from .contacts import Contact, detect_contacts, feature_geometry, feature_jacobian
 from .joints import AxisConstraint, FixedJoint, Hinge, Joint, joint_bodies
 
@@ -149,6 +149,7 @@ class PlanarWorld:
     max_halvings: int = 0
     penetration_tolerance: float = 1e-9
     _skipped_pairs: frozenset[tuple[int, int]] = field(init=False, repr=False)
+    _mass_matrix: FloatArray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         bodies, joints = tuple(self.bodies), tuple(self.joints)
@@ -176,12 +177,16 @@ class PlanarWorld:
         tolerance = checked_nonnegative(self.penetration_tolerance, "penetration_tolerance")
         object.__setattr__(self, "penetration_tolerance", tolerance)
         object.__setattr__(self, "_skipped_pairs", frozenset(skipped))
+        # The bodies are immutable, and every step (and its post-stabilization) needs it.
+        mass_matrix = np.diag(np.concatenate([[b.inertia, b.mass, b.mass] for b in bodies]))
+        mass_matrix.setflags(write=False)
+        object.__setattr__(self, "_mass_matrix", mass_matrix)
 
     # -- global quantities (LCP-physics §A.3) --------------------------------------------------
 
     def mass_matrix(self) -> FloatArray:
-        """𝓜 (3n, 3n), block-diagonal in the bodies' diag(𝓘, m, m) (LCP-physics §A.3)."""
-        return np.diag(np.concatenate([[b.inertia, b.mass, b.mass] for b in self.bodies]))
+        """𝓜 (3n, 3n), block-diagonal in the bodies' diag(𝓘, m, m) (LCP-physics §A.3); read-only."""
+        return self._mass_matrix
 
     def _checked_state(self, value: ArrayLike, name: str) -> FloatArray:
         return checked_array(value, name, (("number of bodies", len(self.bodies)), 3))
@@ -203,25 +208,22 @@ class PlanarWorld:
 
     def _contact_jacobians(self, positions: FloatArray, contacts: list[Contact]) -> tuple[FloatArray, FloatArray]:
         """𝓙_c (m, 3n) and 𝓙_f (2m, 3n), LCP-physics eqs. 15–17 (body b with the opposite sign)."""
-        normal_rows, friction_rows = [], []
-        for contact in contacts:
-            arm_a = rotation(positions[contact.body_a, 0]) @ contact.point_a
-            arm_b = rotation(positions[contact.body_b, 0]) @ contact.point_b
-            n = contact.normal
-            d = PERPENDICULAR @ n  # the left orthogonal of n (§A.4.3)
-
-            def block(arm: FloatArray, direction: FloatArray) -> FloatArray:
-                return np.concatenate([[cross2(arm, direction)], direction])[None, :]
-
-            normal_rows.append([(contact.body_a, block(arm_a, n)), (contact.body_b, -block(arm_b, n))])
-            friction_rows.append(
-                [
-                    (contact.body_a, np.vstack([block(arm_a, d), block(arm_a, -d)])),
-                    (contact.body_b, -np.vstack([block(arm_b, d), block(arm_b, -d)])),
-                ]
-            )
-        bodies = len(self.bodies)
-        return _global_rows(normal_rows, bodies), _global_rows(friction_rows, bodies)
+        m, columns = len(contacts), 3 * len(self.bodies)
+        J_c, J_f = np.zeros((m, columns)), np.zeros((m, 2, columns))
+        if not m:
+            return J_c, J_f.reshape(0, columns)
+        normals = np.array([contact.normal for contact in contacts])
+        tangents = normals @ PERPENDICULAR.T  # d, the left orthogonal of n (§A.4.3)
+        rows = np.arange(m)
+        for bodies, points, sign in (
+            (np.array([c.body_a for c in contacts]), np.array([c.point_a for c in contacts]), 1.0),
+            (np.array([c.body_b for c in contacts]), np.array([c.point_b for c in contacts]), -1.0),
+        ):
+            arms = rotated(positions[bodies, 0], points)
+            for J, directions in ((J_c, normals), (J_f[:, 0], tangents), (J_f[:, 1], -tangents)):
+                J[rows, 3 * bodies] = sign * cross2(arms, directions)
+                J[rows[:, None], 3 * bodies[:, None] + np.array([1, 2])] = sign * directions
+        return J_c, J_f.reshape(2 * m, columns)
 
     def dynamics_lcp(
         self, positions: ArrayLike, velocities: ArrayLike, forces: ArrayLike | None = None
