@@ -203,10 +203,12 @@ def _deepest_face(reference: FloatArray, normals: FloatArray, other: FloatArray)
 def _polygon_polygon(
     polygon_a: Polygon, pose_a: FloatArray, polygon_b: Polygon, pose_b: FloatArray, margin: float
 ) -> list[Feature]:
-    """Separating axes of both polygons; for polygons they leave apart, GJK's distance (the faces'
-    separation is only its lower bound): beyond the margin, no contact; two corners closest to each
-    other, one contact along the line between them. Otherwise the incident edge of the other polygon
-    is clipped to the reference face's side planes and its points within the margin are contacts."""
+    """Separating axes of both polygons; for polygons they leave apart, unless the other polygon's
+    nearest corner lies over the reference face (then the face's separation is the distance), GJK's
+    distance (the separation is only its lower bound): beyond the margin, no contact; two corners
+    closest to each other, one contact along the line between them. Otherwise the incident edge of
+    the other polygon is clipped to the reference face's side planes and its points within the
+    margin are contacts."""
     world = []
     for polygon, pose in ((polygon_a, pose_a), (polygon_b, pose_b)):
         turn = rotation(pose[0])
@@ -216,14 +218,6 @@ def _polygon_polygon(
     face_b, separation_b = _deepest_face(vertices_b, normals_b, vertices_a)
     if max(separation_a, separation_b) > margin:
         return []
-    if max(separation_a, separation_b) >= 0.0:
-        proximity = closest_points(vertices_a, vertices_b)
-        if proximity.distance > margin:
-            return []
-        if not proximity.overlapping and len(proximity.corners_a) == len(proximity.corners_b) == 1:
-            corner_a = polygon_a.vertices[proximity.corners_a[0]]
-            corner_b = polygon_b.vertices[proximity.corners_b[0]]
-            return [PointsFeature(corner_a, 0.0, corner_b, 0.0)]
     # a is the reference unless b's face separates clearly more, so that parallel faces (a tie) do
     # not swap roles on round-off.
     reference_is_b = separation_b > separation_a + 1e-9 * (1.0 + abs(separation_a))
@@ -233,6 +227,16 @@ def _polygon_polygon(
     normal = normals[face]
     start, end = reference[face], reference[(face + 1) % len(reference)]
     tangent = (end - start) / np.linalg.norm(end - start)
+    nearest = incident[np.argmin((incident - start) @ normal)]
+    over_face = 0.0 <= (nearest - start) @ tangent <= (end - start) @ tangent
+    if max(separation_a, separation_b) >= 0.0 and not over_face:
+        proximity = closest_points(vertices_a, vertices_b)
+        if proximity.distance > margin:
+            return []
+        if not proximity.overlapping and len(proximity.corners_a) == len(proximity.corners_b) == 1:
+            corner_a = polygon_a.vertices[proximity.corners_a[0]]
+            corner_b = polygon_b.vertices[proximity.corners_b[0]]
+            return [PointsFeature(corner_a, 0.0, corner_b, 0.0)]
     edge = int(np.argmin(incident_normals @ normal))
     corners = [edge, (edge + 1) % len(incident)]
     segment = _clip(incident[corners], tangent, float(end @ tangent))

@@ -13,6 +13,7 @@ from dcol.dynamics.planar.gjk import closest_points
 from tests.support.optional import oracle
 
 shapely = oracle("shapely")
+shapely_ops = oracle("shapely.ops")
 
 
 def random_polygon(rng):
@@ -111,3 +112,35 @@ def test_circle_polygon_contacts_follow_the_closest_feature():
         (contact,) = detect_contacts((circle, box), np.array([[0.0, *centre], box_pose]), 1e-3)
         np.testing.assert_allclose(contact.normal, normal, atol=1e-12)
         assert contact.gap == pytest.approx(gap, abs=1e-12)
+
+
+def test_polygon_contacts_appear_within_the_margin_with_the_true_distance():
+    """Random polygon pairs moved apart to a distance of 0.02 to 2 margins along their closest
+    points' line (shapely's): the narrowphase (separating axes, GJK where they leave the distance
+    open) finds a contact exactly when that distance is within the margin, its smallest gap the
+    distance."""
+    rng = np.random.default_rng(9)
+    margin = 1e-2
+    inside = outside = 0
+    for _ in range(200):
+        polygons = [random_polygon(rng), random_polygon(rng)]
+        positions = np.column_stack([rng.uniform(-np.pi, np.pi, 2), rng.uniform(-2.0, 2.0, (2, 2))])
+
+        def hull(index):
+            return shapely.Polygon(positions[index, 1:] + polygons[index].vertices @ rotation(positions[index, 0]).T)
+
+        if hull(0).intersects(hull(1)):
+            continue
+        point_a, point_b = (np.array(point.coords[0]) for point in shapely_ops.nearest_points(hull(0), hull(1)))
+        distance = float(np.linalg.norm(point_a - point_b))
+        target = rng.uniform(0.02, 2.0) * margin
+        positions[1, 1:] += (distance - target) * (point_a - point_b) / distance
+        assert hull(0).distance(hull(1)) == pytest.approx(target, rel=1e-9)
+        found = detect_contacts(tuple(Body(polygon) for polygon in polygons), positions, margin)
+        assert bool(found) == (target < margin)
+        if found:
+            inside += 1
+            assert min(contact.gap for contact in found) == pytest.approx(target, rel=1e-9)
+        else:
+            outside += 1
+    assert min(inside, outside) > 50
