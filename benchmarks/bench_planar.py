@@ -12,10 +12,11 @@ The scenes are stacks of 0.4 m boxes (1 kg, μ = 0.5, no restitution), five to a
     contact margin and each shape's friction √0.5 (pymunk multiplies the two shapes' coefficients,
     dcol takes their mean);
   * batch: PlanarWorld.step_batch (and step_batch_vjp) of B copies of the `--batch-bodies` scene,
-    each with its own small random velocities, in scenes per second.
+    each with its own small random velocities, in scenes per second, on one thread and on
+    `--threads` (the interior point and the backward pass's dense solve run without the GIL).
 
 Run: python benchmarks/bench_planar.py [--bodies 1 2 5 10 20 50 100] [--batches 1 64 1024]
-         [--batch-bodies 5] [--settle 50] [--repeats 5] [--markdown] [--quick]
+         [--batch-bodies 5] [--threads 1 2] [--settle 50] [--repeats 5] [--markdown] [--quick]
 """
 
 import argparse
@@ -130,7 +131,7 @@ def scaling_table(args, rng):
 
 def batch_table(args, rng):
     table = Table(
-        ["scenes", "step: scenes/s", "step+grad: scenes/s"],
+        ["scenes", "threads", "step: scenes/s", "step+grad: scenes/s"],
         caption=(
             f"Batches of the {args.batch_bodies}-box stack, PlanarWorld.step_batch (+ step_batch_vjp), "
             f"{median_of(args.repeats)}, one run from 1024 scenes on"
@@ -143,14 +144,15 @@ def batch_table(args, rng):
         batch_velocities[:, 0] = 0.0  # the ground stays welded
         grad = rng.normal(size=batch_positions.shape)
         repeats = 1 if scenes >= 1024 else args.repeats
+        for threads in args.threads:
 
-        def step_and_gradient():
-            batch = world.step_batch(batch_positions, batch_velocities)
-            world.step_batch_vjp(batch, batch_positions, batch_velocities, grad, grad)
+            def step_and_gradient():
+                batch = world.step_batch(batch_positions, batch_velocities, threads=threads)
+                world.step_batch_vjp(batch, batch_positions, batch_velocities, grad, grad, threads=threads)
 
-        t_step = median_time(lambda: world.step_batch(batch_positions, batch_velocities), repeats)
-        t_grad = median_time(step_and_gradient, repeats)
-        table.add(scenes, f"{scenes / t_step:.0f}", f"{scenes / t_grad:.0f}")
+            t_step = median_time(lambda: world.step_batch(batch_positions, batch_velocities, threads=threads), repeats)
+            t_grad = median_time(step_and_gradient, repeats)
+            table.add(scenes, threads, f"{scenes / t_step:.0f}", f"{scenes / t_grad:.0f}")
     return table
 
 
@@ -159,9 +161,14 @@ def main():
     parser.add_argument("--bodies", type=int, nargs="+", default=[1, 2, 5, 10, 20, 50, 100], help="boxes per scene")
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 64, 1024], help="scenes per batch")
     parser.add_argument("--batch-bodies", type=int, default=5, help="boxes in each scene of the batches")
+    parser.add_argument(
+        "--threads", type=int, nargs="+", default=sorted({1, os.cpu_count() or 1}), help="threads of the batches"
+    )
     parser.add_argument("--settle", type=int, default=50, help="steps before the timed ones")
     parser.add_argument("--repeats", type=int, default=5)
-    args = parse_arguments(parser, dict(bodies=[1, 2], batches=[1, 2], batch_bodies=2, settle=2, repeats=1))
+    args = parse_arguments(
+        parser, dict(bodies=[1, 2], batches=[1, 2], batch_bodies=2, settle=2, repeats=1, threads=[1, 2])
+    )
     rng = np.random.default_rng(0)
     tables = [scaling_table(args, rng), batch_table(args, rng)]
     print_report("Planar engine (bench_planar.py)", tables, args, libraries=("pymunk",))

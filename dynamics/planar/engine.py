@@ -16,20 +16,25 @@ with the normal n pointing from b to a, a = 𝓙_c v + c is then the separating 
 asks to be ≥ 0. The friction rows of eq. 17 follow the same rule.
 """
 
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from dcol.solvers import LCPStatus, MLCPSolution, mlcp_vjp, solve_mlcp
 from dcol.typing import ArrayLike, FloatArray
-from dcol.validation import checked_array, checked_integer, checked_nonnegative, checked_positive
+from dcol.validation import checked_array, checked_integer, checked_nonnegative, checked_positive, checked_threads
 
 from .bodies import PERPENDICULAR, Body, cross2, rotated
 from .contacts import Contact, detect_contacts, feature_geometry, feature_jacobian
 from .joints import AxisConstraint, FixedJoint, Hinge, Joint, joint_bodies
 
 __all__ = ["PlanarWorld", "PlanarStep", "PlanarBatchStep", "PlanarStepCotangents", "DynamicsLCP"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -418,11 +423,28 @@ class PlanarWorld:
     def _checked_batch(self, value: ArrayLike, name: str) -> FloatArray:
         return checked_array(value, name, ("B", ("number of bodies", len(self.bodies)), 3))
 
+    @staticmethod
+    def _each_scene(function: Callable[[int], T], scenes: int, threads: int | None) -> list[T]:
+        """function(index) for each of the scenes, on up to ``threads`` threads (None: one). The
+        interior point and the backward pass's dense solve release the GIL; contact detection and
+        the LCP's assembly hold it."""
+        workers = min(checked_threads(threads), scenes)
+        if workers <= 1:
+            return [function(index) for index in range(scenes)]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(function, range(scenes)))
+
     def step_batch(
-        self, positions: ArrayLike, velocities: ArrayLike, forces: ArrayLike | None = None
+        self,
+        positions: ArrayLike,
+        velocities: ArrayLike,
+        forces: ArrayLike | None = None,
+        *,
+        threads: int | None = None,
     ) -> PlanarBatchStep:
         """:meth:`step` of B scenes of this world: positions, velocities, forces (B, n, 3) (forces
-        None: none). Each scene has a dynamics LCP of its own size (its contacts), solved in turn."""
+        None: none). Each scene has a dynamics LCP of its own size (its contacts); the scenes are
+        stepped on up to ``threads`` threads (None: one), with the same results."""
         positions = self._checked_batch(positions, "positions")
         velocities = self._checked_batch(velocities, "velocities")
         if velocities.shape != positions.shape:
@@ -432,8 +454,11 @@ class PlanarWorld:
             if forces.shape != positions.shape:
                 raise ValueError(f"forces must have the shape of positions {positions.shape}, got {forces.shape}")
         steps = tuple(
-            self.step(p, v, None if forces is None else forces[index])
-            for index, (p, v) in enumerate(zip(positions, velocities))
+            self._each_scene(
+                lambda index: self.step(positions[index], velocities[index], None if forces is None else forces[index]),
+                positions.shape[0],
+                threads,
+            )
         )
         return PlanarBatchStep(
             positions=np.stack([step.positions for step in steps]),
@@ -449,10 +474,12 @@ class PlanarWorld:
         velocities: ArrayLike,
         grad_velocities: ArrayLike | None = None,
         grad_positions: ArrayLike | None = None,
+        *,
+        threads: int | None = None,
     ) -> PlanarStepCotangents:
         """:meth:`step_vjp` of each scene of a :meth:`step_batch`: positions, velocities (B, n, 3) its
-        inputs, grad_velocities, grad_positions (B, n, 3) (omitted: zero). Returns the cotangents
-        with a leading axis B on each array."""
+        inputs, grad_velocities, grad_positions (B, n, 3) (omitted: zero); threads as in step_batch.
+        Returns the cotangents with a leading axis B on each array."""
         positions = self._checked_batch(positions, "positions")
         velocities = self._checked_batch(velocities, "velocities")
         grads = {
@@ -462,15 +489,16 @@ class PlanarWorld:
         for name, array in (("positions", positions), ("velocities", velocities), *grads.items()):
             if array is not None and array.shape[0] != len(batch.steps):
                 raise ValueError(f"{name} must hold the batch's {len(batch.steps)} scenes, got {array.shape[0]}")
-        cotangents = [
-            self.step_vjp(
-                step,
+        cotangents = self._each_scene(
+            lambda index: self.step_vjp(
+                batch.steps[index],
                 positions[index],
                 velocities[index],
                 *(None if grad is None else grad[index] for grad in grads.values()),
-            )
-            for index, step in enumerate(batch.steps)
-        ]
+            ),
+            len(batch.steps),
+            threads,
+        )
         return PlanarStepCotangents(
             **{
                 item.name: np.stack([getattr(c, item.name) for c in cotangents])
@@ -479,16 +507,17 @@ class PlanarWorld:
         )
 
     def rollout_batch(
-        self, positions: ArrayLike, velocities: ArrayLike, forces: ArrayLike
+        self, positions: ArrayLike, velocities: ArrayLike, forces: ArrayLike, *, threads: int | None = None
     ) -> tuple[FloatArray, FloatArray]:
-        """T steps of B scenes from positions, velocities (B, n, 3) under forces (B, T, n, 3). Returns
-        the trajectories of positions and velocities (B, T + 1, n, 3), the start first."""
+        """T steps of B scenes from positions, velocities (B, n, 3) under forces (B, T, n, 3), on up
+        to ``threads`` threads as in step_batch. Returns the trajectories of positions and
+        velocities (B, T + 1, n, 3), the start first."""
         positions = self._checked_batch(positions, "positions")
         forces = checked_array(
             forces, "forces", (("len(positions)", positions.shape[0]), "T", ("number of bodies", len(self.bodies)), 3)
         )
         trajectory = [(positions, self._checked_batch(velocities, "velocities"))]
         for step_forces in forces.transpose(1, 0, 2, 3):
-            batch = self.step_batch(*trajectory[-1], step_forces)
+            batch = self.step_batch(*trajectory[-1], step_forces, threads=threads)
             trajectory.append((batch.positions, batch.velocities))
         return np.stack([p for p, _ in trajectory], axis=1), np.stack([v for _, v in trajectory], axis=1)

@@ -65,6 +65,23 @@ def test_rollout_batch_is_each_scenes_loop_of_steps():
             np.testing.assert_array_equal(trajectory_v[index, time + 1], v)
 
 
+def test_threads_give_the_same_batch():
+    world, positions, velocities, forces = scenes()
+    one, two = (world.step_batch(positions, velocities, forces, threads=threads) for threads in (1, 2))
+    np.testing.assert_array_equal(one.positions, two.positions)
+    np.testing.assert_array_equal(one.velocities, two.velocities)
+    grad = np.random.default_rng(6).normal(size=positions.shape)
+    cotangents = [world.step_batch_vjp(one, positions, velocities, grad, grad, threads=t) for t in (1, 2)]
+    np.testing.assert_array_equal(cotangents[0].positions, cotangents[1].positions)
+    np.testing.assert_array_equal(cotangents[0].mass, cotangents[1].mass)
+    trajectories = [
+        world.rollout_batch(positions, velocities, np.stack([forces] * 3, axis=1), threads=t) for t in (1, 2)
+    ]
+    np.testing.assert_array_equal(trajectories[0][0], trajectories[1][0])
+    with pytest.raises(ValueError, match=r"threads must be an integer in \[1, 1024\]"):
+        world.step_batch(positions, velocities, threads=0)
+
+
 def test_bad_batches_are_named():
     world, positions, velocities, forces = scenes()
     with pytest.raises(ValueError, match="velocities must have the shape of positions"):
