@@ -1,8 +1,8 @@
 """Contact detection of the planar engine (LCP-physics §A.6): a bounding-circle broadphase and
 narrowphases for circle–circle (§A.6.1), circle–polygon (§A.6.2: GJK's closest point of the polygon
-to the centre outside, the separating axis of least penetration inside) and polygon–polygon (GJK's
-distance decides contact and finds corners closest to each other; otherwise separating axes, then
-the incident edge clipped against the reference face, at most two points).
+to the centre outside, the separating axis of least penetration inside) and polygon–polygon
+(separating axes, with GJK's distance where they leave it open, which also finds corners closest to
+each other; then the incident edge clipped against the reference face, at most two points).
 
 Two bodies are in contact where their signed distance is below the margin ε (§A.6). A contact's
 normal points from body_b towards body_a, so that n · (velocity of a's point − velocity of b's point)
