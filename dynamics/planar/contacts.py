@@ -18,7 +18,15 @@ from dcol.typing import FloatArray
 from .bodies import PERPENDICULAR, Body, Circle, Polygon, rotation
 from .gjk import closest_points
 
-__all__ = ["Contact", "PointsFeature", "FaceFeature", "detect_contacts", "feature_geometry", "feature_jacobian"]
+__all__ = [
+    "Contact",
+    "PointsFeature",
+    "FaceFeature",
+    "detect_contacts",
+    "feature_geometry",
+    "feature_jacobian",
+    "feature_geometry_jacobian",
+]
 
 
 @dataclass(frozen=True)
@@ -79,36 +87,49 @@ Geometry = tuple[FloatArray, FloatArray, FloatArray, float]
 
 def feature_geometry(feature: Feature, pose_a: FloatArray, pose_b: FloatArray) -> Geometry:
     """The contact a feature gives at poses (3,) of (angle, x, y): normal, arms, gap."""
-    if isinstance(feature, PointsFeature):
-        arm_a, arm_b = rotation(pose_a[0]) @ feature.point_a, rotation(pose_b[0]) @ feature.point_b
-        offset = pose_a[1:] + arm_a - pose_b[1:] - arm_b
-        distance = float(np.linalg.norm(offset))
-        # Coincident points have no normal; the world's y axis stands in.
-        normal = offset / distance if distance > 0.0 else np.array([0.0, 1.0])
-        gap = distance - feature.radius_a - feature.radius_b
-        return normal, arm_a - feature.radius_a * normal, arm_b + feature.radius_b * normal, gap
-    geometry, _ = _face(feature, pose_a, pose_b, np.zeros((0, 6)))
+    geometry, _ = _geometry_and_tangents(feature, pose_a, pose_b, np.zeros((0, 6)))
     return geometry
 
 
 def feature_jacobian(feature: Feature, pose_a: FloatArray, pose_b: FloatArray) -> FloatArray:
     """∂(normal, arm_a, arm_b)/∂(pose_a, pose_b) (6, 6) of feature_geometry, poses (angle, x, y)."""
-    return _feature_tangents(feature, pose_a, pose_b, np.eye(6)).T
+    _, jacobian = feature_geometry_jacobian(feature, pose_a, pose_b)
+    return jacobian
 
 
-def _feature_tangents(feature: Feature, pose_a: FloatArray, pose_b: FloatArray, directions: FloatArray) -> FloatArray:
-    """d(normal, arm_a, arm_b) (k, 6) along each row of d(pose_a, pose_b) = directions (k, 6)."""
-    d_a, d_b = directions[:, :3], directions[:, 3:]
+def feature_geometry_jacobian(feature: Feature, pose_a: FloatArray, pose_b: FloatArray) -> tuple[Geometry, FloatArray]:
+    """feature_geometry and feature_jacobian at once (one pass)."""
+    geometry, tangents = _geometry_and_tangents(feature, pose_a, pose_b, np.eye(6))
+    return geometry, tangents.T
+
+
+def _geometry_and_tangents(
+    feature: Feature, pose_a: FloatArray, pose_b: FloatArray, directions: FloatArray
+) -> tuple[Geometry, FloatArray]:
+    """feature_geometry and the derivatives of (normal, arm_a, arm_b) (k, 6) along each row of
+    d(pose_a, pose_b) = directions (k, 6)."""
     if isinstance(feature, PointsFeature):
-        normal, _, _, gap = feature_geometry(feature, pose_a, pose_b)
-        distance = gap + feature.radius_a + feature.radius_b
-        turned_a = np.outer(d_a[:, 0], PERPENDICULAR @ (rotation(pose_a[0]) @ feature.point_a))
-        turned_b = np.outer(d_b[:, 0], PERPENDICULAR @ (rotation(pose_b[0]) @ feature.point_b))
-        d_offset = d_a[:, 1:] + turned_a - d_b[:, 1:] - turned_b
-        d_normal = (d_offset - np.outer(d_offset @ normal, normal)) / distance
-        return np.hstack([d_normal, turned_a - feature.radius_a * d_normal, turned_b + feature.radius_b * d_normal])
-    _, tangents = _face(feature, pose_a, pose_b, directions)
-    return tangents
+        return _points(feature, pose_a, pose_b, directions)
+    return _face(feature, pose_a, pose_b, directions)
+
+
+def _points(
+    feature: PointsFeature, pose_a: FloatArray, pose_b: FloatArray, directions: FloatArray
+) -> tuple[Geometry, FloatArray]:
+    """_geometry_and_tangents of the line between two body-fixed points."""
+    d_a, d_b = directions[:, :3], directions[:, 3:]
+    arm_a, arm_b = rotation(pose_a[0]) @ feature.point_a, rotation(pose_b[0]) @ feature.point_b
+    offset = pose_a[1:] + arm_a - pose_b[1:] - arm_b
+    distance = float(np.linalg.norm(offset))
+    # Coincident points have no normal; the world's y axis stands in, held fixed (zero derivative).
+    normal = offset / distance if distance > 0.0 else np.array([0.0, 1.0])
+    gap = distance - feature.radius_a - feature.radius_b
+    geometry = (normal, arm_a - feature.radius_a * normal, arm_b + feature.radius_b * normal, gap)
+    turned_a, turned_b = np.outer(d_a[:, 0], PERPENDICULAR @ arm_a), np.outer(d_b[:, 0], PERPENDICULAR @ arm_b)
+    d_offset = d_a[:, 1:] + turned_a - d_b[:, 1:] - turned_b
+    d_normal = (d_offset - np.outer(d_offset @ normal, normal)) / distance if distance > 0.0 else 0.0 * d_offset
+    tangents = np.hstack([d_normal, turned_a - feature.radius_a * d_normal, turned_b + feature.radius_b * d_normal])
+    return geometry, tangents
 
 
 def _moving_point(pose: FloatArray, d_poses: FloatArray, local: FloatArray) -> tuple[FloatArray, FloatArray]:

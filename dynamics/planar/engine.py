@@ -29,7 +29,7 @@ from dcol.typing import ArrayLike, FloatArray
 from dcol.validation import checked_array, checked_integer, checked_nonnegative, checked_positive, checked_threads
 
 from .bodies import PERPENDICULAR, Body, cross2, rotated
-from .contacts import Contact, detect_contacts, feature_geometry, feature_jacobian
+from .contacts import Contact, detect_contacts, feature_geometry_jacobian
 from .joints import AxisConstraint, FixedJoint, Hinge, Joint, joint_bodies
 
 __all__ = ["PlanarWorld", "PlanarStep", "PlanarBatchStep", "PlanarStepCotangents", "DynamicsLCP"]
@@ -396,7 +396,7 @@ class PlanarWorld:
         grad_J_f[problem.rubbing] = -cot.G[m : m + 2 * r : 2] + cot.G[m + 1 : m + 2 * r : 2]
         for index, contact in enumerate(step.contacts):
             a, b = contact.body_a, contact.body_b
-            normal, arm_a, arm_b, _ = feature_geometry(contact.feature, positions[a], positions[b])
+            (normal, arm_a, arm_b, _), jacobian = feature_geometry_jacobian(contact.feature, positions[a], positions[b])
             tangent = PERPENDICULAR @ normal
             grad_geometry = np.zeros(6)  # ∂ℓ/∂(normal, arm_a, arm_b)
             for grad_rows, direction, to_normal in ((grad_J_c, normal, np.eye(2)), (grad_J_f, tangent, PERPENDICULAR)):
@@ -407,7 +407,7 @@ class PlanarWorld:
                     grad_arm, grad_direction = _block_vjp(grad_block, arm, direction)
                     grad_geometry[arm_slot] += grad_arm
                     grad_geometry[:2] += to_normal.T @ grad_direction
-            grad_poses = feature_jacobian(contact.feature, positions[a], positions[b]).T @ grad_geometry
+            grad_poses = jacobian.T @ grad_geometry
             grad_p[a] += grad_poses[:3]
             grad_p[b] += grad_poses[3:]
         return PlanarStepCotangents(
