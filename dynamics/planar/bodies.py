@@ -130,12 +130,14 @@ Shape = Circle | Polygon
 @dataclass(frozen=True)
 class Body:
     """A rigid body (LCP-physics §A.2): its shape, mass m > 0, restitution k ∈ [0, 1] and
-    friction μ ≥ 0. The moment of inertia 𝓘 follows from the shape and mass."""
+    friction μ ≥ 0. The moment of inertia 𝓘 about the centre of mass is ``moment_of_inertia`` > 0
+    where given, else the uniform lamina's: m times the shape's unit inertia."""
 
     shape: Shape
     mass: float = 1.0
     restitution: float = 0.0
     friction: float = 0.0
+    moment_of_inertia: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.shape, (Circle, Polygon)):
@@ -143,9 +145,14 @@ class Body:
         object.__setattr__(self, "mass", checked_positive(self.mass, "mass"))
         object.__setattr__(self, "restitution", checked_interval(self.restitution, "restitution", 0.0, 1.0))
         object.__setattr__(self, "friction", checked_nonnegative(self.friction, "friction"))
+        if self.moment_of_inertia is not None:
+            object.__setattr__(self, "moment_of_inertia", checked_positive(self.moment_of_inertia, "moment_of_inertia"))
 
     @property
     def inertia(self) -> float:
+        """𝓘: moment_of_inertia where given, else mass × the shape's unit inertia."""
+        if self.moment_of_inertia is not None:
+            return self.moment_of_inertia
         return self.mass * self.shape.unit_inertia()
 
     def mass_matrix(self) -> FloatArray:

@@ -103,15 +103,16 @@ def _block_vjp(grad_block: FloatArray, arm: FloatArray, direction: FloatArray) -
 @dataclass(frozen=True)
 class PlanarStepCotangents:
     """∂ℓ/∂ of a step's inputs (LCP-physics §B): velocities (n, 3), forces (n, 3); the bodies' mass
-    (n,), restitution (n,) and friction (n,) (a contact whose combined μ is 0 adds nothing to the
-    latter: friction rows appear at μ = 0, where the step has no derivative in μ); the joints'
-    anchors (number of joints, 2, 2), rows
-    anchor_a and anchor_b (zero where a joint has no such parameter or it is a world point);
-    positions (n, 3)."""
+    (n,) (with 𝓘 moving along where it follows the mass, Body.moment_of_inertia None), moment of
+    inertia 𝓘 (n,) (at fixed mass), restitution (n,) and friction (n,) (a contact whose combined μ
+    is 0 adds nothing to the latter: friction rows appear at μ = 0, where the step has no derivative
+    in μ); the joints' anchors (number of joints, 2, 2), rows anchor_a and anchor_b (zero where a
+    joint has no such parameter or it is a world point); positions (n, 3)."""
 
     velocities: FloatArray
     forces: FloatArray
     mass: FloatArray
+    inertia: FloatArray
     restitution: FloatArray
     friction: FloatArray
     anchors: FloatArray
@@ -365,11 +366,15 @@ class PlanarWorld:
         )
         # q = −(𝓜 v_t + dt (f + weights)), h_c = k ∘ (𝓙_c v_t) (LCP-physics eqs. 14, 23).
         grad_v_t = -problem.M.T @ cot.q + problem.J_c.T @ (problem.k * cot.h[:m])
-        unit = np.array([[body.shape.unit_inertia(), 1.0, 1.0] for body in self.bodies])
+        # ∂𝓜_body/∂m = diag(∂𝓘/∂m, 1, 1), ∂𝓘/∂m the shape's unit inertia unless 𝓘 is given.
+        unit = np.array(
+            [[body.shape.unit_inertia() if body.moment_of_inertia is None else 0.0, 1.0, 1.0] for body in self.bodies]
+        )
         gravity = np.concatenate([[0.0], np.asarray(self.gravity)])
         grad_M_diagonal = np.diag(cot.M).reshape(shape)
         grad_q = cot.q.reshape(shape)
-        grad_mass = np.sum(unit * (grad_M_diagonal - grad_q * v_t.reshape(shape)), axis=1) - self.dt * grad_q @ gravity
+        grad_diagonal = grad_M_diagonal - grad_q * v_t.reshape(shape)  # through 𝓜 and q = −𝓜 v_t − …
+        grad_mass = np.sum(unit * grad_diagonal, axis=1) - self.dt * grad_q @ gravity
         # Each contact's coefficients are the means of its two bodies' (§A.4.2–3).
         grad_k = 0.5 * cot.h[:m] * (problem.J_c @ v_t)
         r = problem.rubbing.size
@@ -414,6 +419,7 @@ class PlanarWorld:
             velocities=grad_v_t.reshape(shape),
             forces=-self.dt * grad_q,
             mass=grad_mass,
+            inertia=grad_diagonal[:, 0],
             restitution=grad_restitution,
             friction=grad_friction,
             anchors=anchors,

@@ -1,10 +1,10 @@
 """PyTorch autograd for the planar engine's step and rollout (extra ``[torch]``).
 
-``step(world, positions, velocities, forces, mass, restitution, friction)`` runs
+``step(world, positions, velocities, forces, mass, restitution, friction, inertia)`` runs
 :meth:`PlanarWorld.step` on float64 CPU tensors, of one scene or of a batch of scenes (one autograd
 node for the batch); its backward pass is :meth:`PlanarWorld.step_vjp` (the KKT backward pass of
-the dynamics LCP, LCP-physics §B). ``mass``, ``restitution`` and ``friction`` tensors, when given,
-replace the bodies' own values and receive gradients.
+the dynamics LCP, LCP-physics §B). ``mass``, ``restitution``, ``friction`` and ``inertia`` tensors,
+when given, replace the bodies' own values and receive gradients.
 Derivatives hold inside one contact mode, and post-stabilization's correction is not
 differentiated (see step_vjp).
 """
@@ -24,10 +24,13 @@ from torch.autograd.function import once_differentiable
 
 from dcol.validation import checked_tensor
 
-from .bodies import Body
 from .engine import PlanarWorld
 
 __all__ = ["step", "rollout"]
+
+
+# The parameters a step takes as tensors, and the Body fields they set.
+BODY_FIELDS = {"mass": "mass", "restitution": "restitution", "friction": "friction", "inertia": "moment_of_inertia"}
 
 
 def _scene_worlds(world: PlanarWorld, scenes: int, parameters: dict[str, torch.Tensor | None]) -> list[PlanarWorld]:
@@ -45,24 +48,13 @@ def _scene_worlds(world: PlanarWorld, scenes: int, parameters: dict[str, torch.T
         return [world] * scenes
 
     def scene_world(scene: int) -> PlanarWorld:
-        def value(name: str, index: int, own: float) -> float:
-            if name not in values:
-                return own
-            array = values[name]
-            return float(array[index] if array.ndim == 1 else array[scene, index])
+        def body_values(index: int) -> dict[str, Any]:
+            return {
+                BODY_FIELDS[name]: float(array[index] if array.ndim == 1 else array[scene, index])
+                for name, array in values.items()
+            }
 
-        return replace(
-            world,
-            bodies=tuple(
-                Body(
-                    body.shape,
-                    mass=value("mass", index, body.mass),
-                    restitution=value("restitution", index, body.restitution),
-                    friction=value("friction", index, body.friction),
-                )
-                for index, body in enumerate(world.bodies)
-            ),
-        )
+        return replace(world, bodies=tuple(replace(body, **body_values(i)) for i, body in enumerate(world.bodies)))
 
     shared = all(array.ndim == 1 for array in values.values())
     return [scene_world(0)] * scenes if shared else [scene_world(scene) for scene in range(scenes)]
@@ -80,6 +72,7 @@ class _Step(torch.autograd.Function):
         mass: torch.Tensor | None,
         restitution: torch.Tensor | None,
         friction: torch.Tensor | None,
+        inertia: torch.Tensor | None,
         world: PlanarWorld,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         p, v = checked_tensor(positions, "positions"), checked_tensor(velocities, "velocities")
@@ -87,10 +80,11 @@ class _Step(torch.autograd.Function):
         for name, array in (("velocities", v), ("forces", f)):
             if array is not None and array.shape != p.shape:
                 raise ValueError(f"{name} must have the shape of positions {p.shape}, got {array.shape}")
-        worlds = _scene_worlds(world, p.shape[0], dict(mass=mass, restitution=restitution, friction=friction))
+        parameters = dict(mass=mass, restitution=restitution, friction=friction, inertia=inertia)
+        worlds = _scene_worlds(world, p.shape[0], parameters)
         steps = [scene.step(p[b], v[b], None if f is None else f[b]) for b, scene in enumerate(worlds)]
         ctx.worlds, ctx.p, ctx.v, ctx.steps = worlds, p, v, steps
-        ctx.shared = tuple(tensor is not None and tensor.dim() == 1 for tensor in (mass, restitution, friction))
+        ctx.shared = {name: tensor is not None and tensor.dim() == 1 for name, tensor in parameters.items()}
         return (
             torch.tensor(np.stack([step.positions for step in steps])),
             torch.tensor(np.stack([step.velocities for step in steps])),
@@ -105,10 +99,10 @@ class _Step(torch.autograd.Function):
             scene.step_vjp(step, ctx.p[b], ctx.v[b], grad_velocities[b].numpy(), grad_positions[b].numpy())
             for b, (scene, step) in enumerate(zip(ctx.worlds, ctx.steps))
         ]
-        names = ("positions", "velocities", "forces", "mass", "restitution", "friction")
+        names = ("positions", "velocities", "forces", *BODY_FIELDS)
         values = {name: np.stack([getattr(cot, name) for cot in cotangents]) for name in names}
         # A parameter shared by the scenes gathers the cotangents of all of them.
-        for name, shared in zip(("mass", "restitution", "friction"), ctx.shared):
+        for name, shared in ctx.shared.items():
             if shared:
                 values[name] = values[name].sum(axis=0)
         wants = ctx.needs_input_grad
@@ -123,6 +117,7 @@ def step(
     mass: torch.Tensor | None = None,
     restitution: torch.Tensor | None = None,
     friction: torch.Tensor | None = None,
+    inertia: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Differentiable :meth:`PlanarWorld.step`, of one scene or of a batch of B scenes of the same
     world (a leading axis on positions, velocities and forces; on mass, restitution and friction
@@ -133,8 +128,9 @@ def step(
     world : dcol.dynamics.planar.PlanarWorld.
     positions, velocities : (n, 3) or (B, n, 3) float64 tensors, rows (angle, x, y) and (ω, v_x, v_y).
     forces : (n, 3) or (B, n, 3) float64 tensor of external (τ, f_x, f_y), or None (zero, no gradient).
-    mass, restitution, friction : (n,) float64 tensors shared by the scenes, or (B, n) one row per
-        scene, replacing the bodies' values; or None.
+    mass, restitution, friction, inertia : (n,) float64 tensors shared by the scenes, or (B, n) one
+        row per scene, replacing the bodies' values (inertia sets Body.moment_of_inertia; without
+        it, a body's 𝓘 follows its mass unless the Body gives its own); or None.
 
     Returns
     -------
@@ -144,9 +140,9 @@ def step(
     if not isinstance(world, PlanarWorld):
         raise TypeError(f"world must be a dcol.dynamics.planar.PlanarWorld, got {type(world).__name__}")
     if positions.dim() == 3:
-        return _Step.apply(positions, velocities, forces, mass, restitution, friction, world)
+        return _Step.apply(positions, velocities, forces, mass, restitution, friction, inertia, world)
     single = [None if tensor is None else tensor.unsqueeze(0) for tensor in (positions, velocities, forces)]
-    next_positions, next_velocities = _Step.apply(*single, mass, restitution, friction, world)
+    next_positions, next_velocities = _Step.apply(*single, mass, restitution, friction, inertia, world)
     return next_positions[0], next_velocities[0]
 
 
@@ -158,11 +154,12 @@ def rollout(
     mass: torch.Tensor | None = None,
     restitution: torch.Tensor | None = None,
     friction: torch.Tensor | None = None,
+    inertia: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """T differentiable steps, one autograd node each (per scene): forces (T, n, 3), or (T, B, n, 3)
+    """T differentiable steps, one autograd node each (per batch): forces (T, n, 3), or (T, B, n, 3)
     for a batch; other arguments as in :func:`step`. Returns the trajectories (T + 1, n, 3) (or
     (T + 1, B, n, 3)) of positions and velocities, the initial state first."""
     trajectory = [(positions, velocities)]
     for step_forces in forces:
-        trajectory.append(step(world, *trajectory[-1], step_forces, mass, restitution, friction))
+        trajectory.append(step(world, *trajectory[-1], step_forces, mass, restitution, friction, inertia))
     return torch.stack([p for p, _ in trajectory]), torch.stack([v for _, v in trajectory])

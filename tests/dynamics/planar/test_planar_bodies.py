@@ -61,6 +61,7 @@ def test_bad_polygons_are_refused(points, message):
         (dict(mass=np.nan), "mass must be finite and > 0"),
         (dict(restitution=1.5), r"restitution must be in \[0, 1\]"),
         (dict(friction=-0.1), "friction must be finite and ≥ 0"),
+        (dict(moment_of_inertia=0.0), "moment_of_inertia must be finite and > 0"),
     ],
 )
 def test_bad_body_parameters_are_named(kwargs, message):

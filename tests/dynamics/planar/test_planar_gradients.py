@@ -109,6 +109,20 @@ def test_step_vjp_matches_central_differences(scene):
                 loss(world=body_changed(name, index, value + eps)) - loss(world=body_changed(name, index, value - eps))
             ) / (2 * eps)
             assert getattr(cot, name)[index] == pytest.approx(expected, rel=1e-5, abs=1e-7), (name, index)
+    # 𝓘 on its own (mass fixed), and the mass with 𝓘 given, so that it no longer follows the mass.
+    given = replace(world, bodies=tuple(replace(body, moment_of_inertia=body.inertia) for body in world.bodies))
+    cot_given = given.step_vjp(given.step(positions, velocities, forces), positions, velocities, grad_v, grad_p)
+    for index, body in enumerate(world.bodies):
+        for name, value, got in (
+            ("moment_of_inertia", body.inertia, cot.inertia[index]),
+            ("mass", body.mass, cot_given.mass[index]),
+        ):
+            up, down = (replace(given.bodies[index], **{name: value + sign * eps}) for sign in (1, -1))
+            expected = (
+                loss(world=replace(given, bodies=given.bodies[:index] + (up,) + given.bodies[index + 1 :]))
+                - loss(world=replace(given, bodies=given.bodies[:index] + (down,) + given.bodies[index + 1 :]))
+            ) / (2 * eps)
+            assert got == pytest.approx(expected, rel=1e-5, abs=1e-7), (name, index)
 
 
 def test_jointed_chain_gradients_match_central_differences():

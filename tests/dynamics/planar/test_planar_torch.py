@@ -34,6 +34,7 @@ def test_step_gradcheck_in_a_contact_mode():
         tensor([1.0, 2.0]),
         tensor([0.2, 0.6]),
         tensor([0.3, 0.5]),
+        tensor([1.5, 0.2]),  # moments of inertia
     )
     assert torch.autograd.gradcheck(lambda *args: planar_torch.step(world, *args), inputs, atol=1e-6)
 
