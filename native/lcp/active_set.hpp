@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/dot.hpp"
+#include "core/magnitudes.hpp"
 #include "lcp/lcp.hpp"
 
 namespace dcol::lcp {
@@ -46,30 +47,53 @@ inline double smallest_positive_diagonal(int n, const double* A) {
   return std::isfinite(smallest) ? smallest : 0.0;
 }
 
-// From the largest magnitudes of f, b and A and A's smallest positive diagonal entry. Relative to the
-// data alone (no floor): w to W = max(|b|∞, |A|∞ F), F = min(|f|∞, cap), and f to W / |A|∞ (the
-// impulse that changes a w by W). With a floor: f to max(floor, F), w to max(floor, |b|∞, |A|∞ f's).
-inline Tolerances scaled_tolerances(double f_max, double b_max, double A_max, double A_min_diagonal, Tolerance tol) {
-  const double f_bounded = std::min(f_max, impulse_cap(std::max(b_max, tol.floor), A_min_diagonal));
+// The two magnitudes of A that the tolerances depend on: its largest entry and its smallest positive
+// diagonal entry (0 when none is positive).
+struct MatrixScale {
+  double largest = 0.0, smallest_positive_diagonal = 0.0;
+};
+
+// A's scale (n × n row-major), in O(n²): computed once per solve, not per test of an iterate.
+inline MatrixScale matrix_scale(int n, const double* A) {
+  return {largest_magnitude(static_cast<size_t>(n) * n, A), smallest_positive_diagonal(n, A)};
+}
+
+// The scale of the Gram matrix A = Z Zᵀ of Z's rows (n × d row-major), in O(n d) without forming A: by
+// Cauchy–Schwarz its largest entry is on its diagonal, A_ii = |Z_i|².
+inline MatrixScale gram_scale(int n, int d, const double* Z) {
+  MatrixScale scale;
+  double smallest = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < n; ++i) {
+    const double* row = Z + static_cast<size_t>(i) * d;
+    const double diagonal = dot(row, row, d);
+    scale.largest = std::max(scale.largest, diagonal);
+    if (diagonal > 0.0) smallest = std::min(smallest, diagonal);
+  }
+  scale.smallest_positive_diagonal = std::isfinite(smallest) ? smallest : 0.0;
+  return scale;
+}
+
+// From the largest magnitudes of f and b and A's scale. Relative to the data alone (no floor): w to
+// W = max(|b|∞, |A|∞ F), F = min(|f|∞, cap), and f to W / |A|∞ (the impulse that changes a w by W). With
+// a floor: f to max(floor, F), w to max(floor, |b|∞, |A|∞ f's).
+inline Tolerances scaled_tolerances(double f_max, double b_max, const MatrixScale& A, Tolerance tol) {
+  const double f_bounded = std::min(f_max, impulse_cap(std::max(b_max, tol.floor), A.smallest_positive_diagonal));
   if (tol.floor > 0.0) {
     const double f_scale = std::max(tol.floor, f_bounded);
-    return {tol.relative * f_scale, tol.relative * std::max({tol.floor, b_max, A_max * f_scale})};
+    return {tol.relative * f_scale, tol.relative * std::max({tol.floor, b_max, A.largest * f_scale})};
   }
-  const double w_scale = std::max(b_max, A_max * f_bounded);
-  const double f_scale = A_max > 0.0 ? w_scale / A_max : f_bounded;
+  const double w_scale = std::max(b_max, A.largest * f_bounded);
+  const double f_scale = A.largest > 0.0 ? w_scale / A.largest : f_bounded;
   return {tol.relative * f_scale, tol.relative * w_scale};
 }
 
-inline Tolerances tolerances(int n, const double* A, const double* b, const double* f, Tolerance tol) {
-  double f_max = 0.0, b_max = 0.0, A_max = 0.0;
-  for (int i = 0; i < n; ++i) f_max = std::max(f_max, std::abs(f[i])), b_max = std::max(b_max, std::abs(b[i]));
-  for (int i = 0; i < n * n; ++i) A_max = std::max(A_max, std::abs(A[i]));
-  return scaled_tolerances(f_max, b_max, A_max, smallest_positive_diagonal(n, A), tol);
+inline Tolerances tolerances(int n, const MatrixScale& A, const double* b, const double* f, Tolerance tol) {
+  return scaled_tolerances(largest_magnitude(n, f), largest_magnitude(n, b), A, tol);
 }
 
 // The sets of an (approximate) solution: of each complementary pair the smaller one is the zero one.
-inline void classify(int n, const double* A, const double* b, const double* f, const double* w, const LcpBounds& bounds,
-                     Tolerance tol, EntrySet* sets) {
+inline void classify(int n, const MatrixScale& A, const double* b, const double* f, const double* w,
+                     const LcpBounds& bounds, Tolerance tol, EntrySet* sets) {
   const Tolerances t = tolerances(n, A, b, f, tol);
   for (int i = 0; i < n; ++i) {
     double low, high;
@@ -84,8 +108,8 @@ inline void classify(int n, const double* A, const double* b, const double* f, c
 }
 
 // Whether (f, w) solves the problem with these sets, within the tolerances.
-inline bool verified(int n, const double* A, const double* b, const double* f, const double* w, const LcpBounds& bounds,
-                     const EntrySet* sets, Tolerance tol) {
+inline bool verified(int n, const MatrixScale& A, const double* b, const double* f, const double* w,
+                     const LcpBounds& bounds, const EntrySet* sets, Tolerance tol) {
   const Tolerances t = tolerances(n, A, b, f, tol);
   for (int i = 0; i < n; ++i) {
     double low, high;
@@ -125,133 +149,156 @@ inline double householder(int m, double* x, double* alpha) {
 
 }  // namespace detail
 
-// Complete orthogonal decomposition of a square K (Golub & Van Loan §5.5.2): QR with column
-// pivoting K P = Q R, and for a rank-deficient K a QR of R's leading rows transposed, R₁ᵀ = Z [T; 0],
-// so that K = Q [Tᵀ 0; 0 0] Zᵀ Pᵀ. It applies the pseudo-inverse K⁺ = P Z [T⁻ᵀ 0; 0 0] Qᵀ, its
-// transpose, and the projector I − K⁺K = P Z [0 0; 0 I] Zᵀ Pᵀ onto K's null space, each in O(m²).
-// The rank ends where |R_kk| ≤ kRankCutoff |R_00|: contact rows that are dependent in exact
+// Complete orthogonal decomposition of an m × n matrix K (Golub & Van Loan §5.5.2): QR with column
+// pivoting K P = Q R, and for a rank r below n a QR of R's leading rows transposed, R₁ᵀ = Z [T; 0], so
+// that K = Q [Tᵀ 0; 0 0] Zᵀ Pᵀ. It applies the pseudo-inverse K⁺ = P Z [T⁻ᵀ 0; 0 0] Qᵀ, its transpose,
+// and the projector I − K⁺K = P Z [0 0; 0 I] Zᵀ Pᵀ onto K's null space, each in O(m n). The rank ends
+// where |R_kk| ≤ cutoff |R_00| (kRankCutoff by default): contact rows that are dependent in exact
 // arithmetic (coplanar contacts) are so only to round-off, and a cut-off at ε would invert that
 // round-off into huge impulses.
 constexpr double kRankCutoff = 1e-10;
 
 class OrthogonalDecomposition {
  public:
-  // Factors K (m × m row-major). R_ and W_ are stored by columns, so that the Householder
-  // reflections and the pivots' column norms run over contiguous memory. It factors K / s with s the
-  // power of two nearest above |K|∞, whose squared column norms neither underflow nor overflow whatever
-  // the units of K, and the solves divide by s again: a power of two, so that for K of ordinary size
-  // every result is exactly that of K itself.
-  void factor(int m, const double* K) {
+  // Factors K (m × n row-major). R_ and W_ are stored by columns, so that the Householder reflections
+  // and the pivots' column norms run over contiguous memory. It factors K / s with s the power of two
+  // nearest above |K|∞, whose squared column norms neither underflow nor overflow whatever the units of
+  // K, and the solves divide by s again: a power of two, so that for K of ordinary size every result is
+  // exactly that of K itself.
+  void factor(int m, int n, const double* K, double cutoff = kRankCutoff) {
     m_ = m;
-    rank_ = m;
-    scale_ = power_of_two_above(largest_magnitude(static_cast<std::size_t>(m) * m, K));
-    R_.resize(static_cast<size_t>(m) * m);
+    n_ = n;
+    rank_ = std::min(m, n);
+    scale_ = power_of_two_above(largest_magnitude(static_cast<size_t>(m) * n, K));
+    R_.resize(static_cast<size_t>(m) * n);
     for (int i = 0; i < m; ++i)
-      for (int j = 0; j < m; ++j) R_[j * m + i] = K[i * m + j] / scale_;
-    perm_.resize(m);
-    for (int j = 0; j < m; ++j) perm_[j] = j;
-    diag_.resize(m);
-    q_betas_.resize(m);
-    for (int k = 0; k < m; ++k) {
+      for (int j = 0; j < n; ++j) R_[static_cast<size_t>(j) * m + i] = K[static_cast<size_t>(i) * n + j] / scale_;
+    perm_.resize(n);
+    for (int j = 0; j < n; ++j) perm_[j] = j;
+    diag_.resize(rank_);
+    q_betas_.resize(rank_);
+    for (int k = 0; k < std::min(m, n); ++k) {
       int pivot = k;
       double best = -1.0;
-      for (int j = k; j < m; ++j) {
-        const double s = dot(R_.data() + j * m + k, R_.data() + j * m + k, m - k);
+      for (int j = k; j < n; ++j) {
+        const double s = dot(column(j) + k, column(j) + k, m - k);
         if (s > best) best = s, pivot = j;
       }
       if (pivot != k) {
-        std::swap_ranges(R_.begin() + k * m, R_.begin() + (k + 1) * m, R_.begin() + pivot * m);
+        std::swap_ranges(column(k), column(k) + m, column(pivot));
         std::swap(perm_[k], perm_[pivot]);
       }
       double alpha;
-      q_betas_[k] = detail::householder(m - k, R_.data() + k * m + k, &alpha);
+      q_betas_[k] = detail::householder(m - k, column(k) + k, &alpha);
       diag_[k] = alpha;
-      if (k == 0 ? alpha == 0.0 : std::abs(alpha) <= kRankCutoff * std::abs(diag_[0])) {
+      if (k == 0 ? alpha == 0.0 : std::abs(alpha) <= cutoff * std::abs(diag_[0])) {
         rank_ = k;
         break;
       }
-      for (int j = k + 1; j < m; ++j) reflect(q_betas_[k], R_.data() + k * m + k, R_.data() + j * m + k, m - k);
+      for (int j = k + 1; j < n; ++j) reflect(q_betas_[k], column(k) + k, column(j) + k, m - k);
     }
-    if (rank_ == m || rank_ == 0) return;
-    // Rows 0..rank−1 of R, transposed into W (m × rank), W = Z [T; 0] by Householder QR.
+    if (rank_ == n || rank_ == 0) return;
+    // Rows 0..rank−1 of R, transposed into W (n × rank), W = Z [T; 0] by Householder QR.
     const int r = rank_;
-    W_.assign(static_cast<size_t>(m) * r, 0.0);
+    W_.assign(static_cast<size_t>(n) * r, 0.0);
     for (int row = 0; row < r; ++row) {
-      W_[row * m + row] = diag_[row];
-      for (int j = row + 1; j < m; ++j) W_[row * m + j] = R_[j * m + row];
+      W_[static_cast<size_t>(row) * n + row] = diag_[row];
+      for (int j = row + 1; j < n; ++j) W_[static_cast<size_t>(row) * n + j] = column(j)[row];
     }
     z_betas_.resize(r);
     t_diag_.resize(r);
     for (int k = 0; k < r; ++k) {
-      z_betas_[k] = detail::householder(m - k, W_.data() + k * m + k, &t_diag_[k]);
-      for (int j = k + 1; j < r; ++j) reflect(z_betas_[k], W_.data() + k * m + k, W_.data() + j * m + k, m - k);
+      z_betas_[k] = detail::householder(n - k, w_column(k) + k, &t_diag_[k]);
+      for (int j = k + 1; j < r; ++j) reflect(z_betas_[k], w_column(k) + k, w_column(j) + k, n - k);
     }
   }
 
-  int size() const { return m_; }
-  int rank() const { return rank_; }
-  bool full_rank() const { return rank_ == m_; }
+  // A square K (m × m).
+  void factor(int m, const double* K) { factor(m, m, K); }
 
-  // y (m) ← K⁺ y: the minimum-norm least-squares solution of K x = y.
-  void solve(double* y) {
-    const int m = m_, r = rank_;
-    for (int k = 0; k < r; ++k) reflect(q_betas_[k], R_.data() + k * m + k, y + k, m - k);  // Qᵀ y
-    x_.assign(m, 0.0);
-    if (r == m) {
-      for (int k = m - 1; k >= 0; --k) {  // R x = Qᵀ y
-        double s = y[k];
-        for (int j = k + 1; j < m; ++j) s -= R_[j * m + k] * x_[j];
+  int rows() const { return m_; }
+  int columns() const { return n_; }
+  int rank() const { return rank_; }
+  bool full_rank() const { return rank_ == n_ && rank_ == m_; }
+
+  // x (n) ← K⁺ y (y: m), the minimum-norm least-squares solution of K x = y; x may be y.
+  void solve(const double* y, double* x) {
+    const int m = m_, n = n_, r = rank_;
+    y_.assign(y, y + m);
+    for (int k = 0; k < r; ++k) reflect(q_betas_[k], column(k) + k, y_.data() + k, m - k);  // Qᵀ y
+    x_.assign(n, 0.0);
+    if (r == n) {
+      for (int k = n - 1; k >= 0; --k) {  // R x = (Qᵀ y)[0:n]
+        double s = y_[k];
+        for (int j = k + 1; j < n; ++j) s -= column(j)[k] * x_[j];
         x_[k] = s / diag_[k];
       }
     } else if (r > 0) {
       for (int k = 0; k < r; ++k) {  // Tᵀ t = (Qᵀ y)[0:r], x = Z [t; 0]
-        double s = y[k];
-        for (int j = 0; j < k; ++j) s -= W_[k * m + j] * x_[j];
+        double s = y_[k];
+        for (int j = 0; j < k; ++j) s -= w_column(k)[j] * x_[j];
         x_[k] = s / t_diag_[k];
       }
-      for (int k = r - 1; k >= 0; --k) reflect(z_betas_[k], W_.data() + k * m + k, x_.data() + k, m - k);
+      for (int k = r - 1; k >= 0; --k) reflect(z_betas_[k], w_column(k) + k, x_.data() + k, n - k);
     }
-    for (int j = 0; j < m; ++j) y[perm_[j]] = x_[j] / scale_;
+    for (int j = 0; j < n; ++j) x[perm_[j]] = x_[j] / scale_;
   }
 
-  // y (m) ← K⁺ᵀ y.
-  void solve_transposed(double* y) {
-    const int m = m_, r = rank_;
-    x_.resize(m);
-    for (int j = 0; j < m; ++j) x_[j] = y[perm_[j]];  // Pᵀ y
-    if (r < m && r > 0)
-      for (int k = 0; k < r; ++k) reflect(z_betas_[k], W_.data() + k * m + k, x_.data() + k, m - k);  // Zᵀ
-    std::fill(y, y + m, 0.0);
-    if (r == m) {
-      for (int k = 0; k < m; ++k) {  // Rᵀ t = Pᵀ y
+  // y (m) ← K⁺ᵀ x (x: n); y may be x.
+  void solve_transposed(const double* x, double* y) {
+    const int m = m_, n = n_, r = rank_;
+    x_.resize(n);
+    for (int j = 0; j < n; ++j) x_[j] = x[perm_[j]];  // Pᵀ x
+    if (r < n && r > 0)
+      for (int k = 0; k < r; ++k) reflect(z_betas_[k], w_column(k) + k, x_.data() + k, n - k);  // Zᵀ
+    y_.assign(m, 0.0);
+    if (r == n) {
+      for (int k = 0; k < n; ++k) {  // Rᵀ t = Pᵀ x
         double s = x_[k];
-        for (int j = 0; j < k; ++j) s -= R_[k * m + j] * y[j];
-        y[k] = s / diag_[k];
+        for (int j = 0; j < k; ++j) s -= column(k)[j] * y_[j];
+        y_[k] = s / diag_[k];
       }
     } else {
-      for (int k = r - 1; k >= 0; --k) {  // T t = (Zᵀ Pᵀ y)[0:r]
+      for (int k = r - 1; k >= 0; --k) {  // T t = (Zᵀ Pᵀ x)[0:r]
         double s = x_[k];
-        for (int j = k + 1; j < r; ++j) s -= W_[j * m + k] * y[j];
-        y[k] = s / t_diag_[k];
+        for (int j = k + 1; j < r; ++j) s -= w_column(j)[k] * y_[j];
+        y_[k] = s / t_diag_[k];
       }
     }
-    for (int k = r - 1; k >= 0; --k) reflect(q_betas_[k], R_.data() + k * m + k, y + k, m - k);  // Q
-    for (int j = 0; j < m; ++j) y[j] /= scale_;
+    for (int k = r - 1; k >= 0; --k) reflect(q_betas_[k], column(k) + k, y_.data() + k, m - k);  // Q
+    for (int i = 0; i < m; ++i) y[i] = y_[i] / scale_;
   }
 
-  // y (m) ← (I − K⁺K) y, zero for a full-rank K.
+  // y (m) ← Qᵀ y, which rotates K's column space onto the first rank() entries.
+  void apply_qt(double* y) const {
+    for (int k = 0; k < rank_; ++k) reflect(q_betas_[k], column(k) + k, y + k, m_ - k);
+  }
+
+  // S (rank × n, row-major) ← the leading rows of R in K's own column order, in K's units: K = Q [S; 0]
+  // (exactly when factored with cutoff 0, which stops only at an exactly zero column).
+  void leading_rows(double* S) const {
+    for (int k = 0; k < rank_; ++k)
+      for (int j = 0; j < n_; ++j)
+        S[static_cast<size_t>(k) * n_ + perm_[j]] = (j == k ? diag_[k] : j > k ? column(j)[k] : 0.0) * scale_;
+  }
+
+  // In place, for a square K: y (m) ← K⁺ y, K⁺ᵀ y.
+  void solve(double* y) { solve(y, y); }
+  void solve_transposed(double* y) { solve_transposed(y, y); }
+
+  // y (n) ← (I − K⁺K) y, zero for K of full column rank.
   void project_null(double* y) {
-    const int m = m_, r = rank_;
-    if (r == m) {
-      std::fill(y, y + m, 0.0);
+    const int n = n_, r = rank_;
+    if (r == n) {
+      std::fill(y, y + n, 0.0);
       return;
     }
-    x_.resize(m);
-    for (int j = 0; j < m; ++j) x_[j] = y[perm_[j]];
-    for (int k = 0; k < r; ++k) reflect(z_betas_[k], W_.data() + k * m + k, x_.data() + k, m - k);
+    x_.resize(n);
+    for (int j = 0; j < n; ++j) x_[j] = y[perm_[j]];
+    for (int k = 0; k < r; ++k) reflect(z_betas_[k], w_column(k) + k, x_.data() + k, n - k);
     std::fill(x_.begin(), x_.begin() + r, 0.0);
-    for (int k = r - 1; k >= 0; --k) reflect(z_betas_[k], W_.data() + k * m + k, x_.data() + k, m - k);
-    for (int j = 0; j < m; ++j) y[perm_[j]] = x_[j];
+    for (int k = r - 1; k >= 0; --k) reflect(z_betas_[k], w_column(k) + k, x_.data() + k, n - k);
+    for (int j = 0; j < n; ++j) y[perm_[j]] = x_[j];
   }
 
  private:
@@ -262,10 +309,13 @@ class OrthogonalDecomposition {
     x[0] -= s;
     for (int i = 1; i < length; ++i) x[i] -= s * v[i];
   }
+  double* column(int j) { return R_.data() + static_cast<size_t>(j) * m_; }
+  const double* column(int j) const { return R_.data() + static_cast<size_t>(j) * m_; }
+  double* w_column(int k) { return W_.data() + static_cast<size_t>(k) * n_; }
 
-  int m_ = 0, rank_ = 0;
+  int m_ = 0, n_ = 0, rank_ = 0;
   double scale_ = 1.0;  // a power of two near |K|∞
-  std::vector<double> R_, diag_, q_betas_, W_, z_betas_, t_diag_, x_;
+  std::vector<double> R_, diag_, q_betas_, W_, z_betas_, t_diag_, x_, y_;
   std::vector<int> perm_;
 };
 
@@ -340,7 +390,10 @@ struct ActiveSetWorkspace {
   // of B at most), and the system K f_C = y.
   std::vector<int> C, B, column, E_column;
   std::vector<double> E_value, c, K, y;
-  OrthogonalDecomposition decomposition;  // of K
+  OrthogonalDecomposition decomposition;  // of K, or of Z_C in solve_on_gram_sets
+  // solve_on_gram_sets: Zᵀ f, Z_C⁺ y (d) or S (rank × d), H and G = S Hᵀ and G's decomposition.
+  std::vector<double> response, reduced, H, G;
+  OrthogonalDecomposition product_decomposition;
   // polish
   std::vector<double> f_trial, w_trial, f_found, w_found;
   std::vector<EntrySet> sets_trial;
@@ -425,6 +478,69 @@ inline void solve_on_sets(int n, const double* A, const double* b, const LcpBoun
   lcp_velocity(n, A, b, f, w);
 }
 
+// K's rank cut-off for solve_on_gram_sets when it factors Z_C where solve_on_sets factors K = Z_C Z_Cᵀ:
+// K's singular values are Z_C's squared, so √kRankCutoff on Z_C's scale is kRankCutoff on K's.
+constexpr double kGramRankCutoff = 1e-5;
+
+// solve_on_sets (least-squares-minimal, no anchor) for A = Z Zᵀ given by Z (n × d row-major, the rows'
+// whitened impulse responses), without forming A: with the bounded entries written f_B = E f_C + c, K =
+// A_CC + A_CB E = Z_C Hᵀ with H = Z_C + Eᵀ Z_B (|C| × d each), so the cost is |C| d² instead of
+// |C|³ where contacts outnumber the dofs that move them (a box resting on four corners, a pile).
+//   * E = 0 (every clamping contact sticking): K = Z_C Z_Cᵀ and K⁺ = (Z_C⁺)ᵀ Z_C⁺, one orthogonal
+//     decomposition of Z_C.
+//   * E ≠ 0 (sliding friction follows a clamping normal): Z_C = Q [S; 0] by QR, so K = Q [G; 0] with
+//     G = S Hᵀ (at most d × |C|) and K⁺ = [G⁺ 0] Qᵀ, G's singular values being K's.
+inline void solve_on_gram_sets(int n, int d, const double* Z, const double* b, const LcpBounds& bounds,
+                               const EntrySet* sets, double* f, double* w, ActiveSetWorkspace& ws) {
+  split_sets(n, bounds, sets, ws);
+  const int nc = static_cast<int>(ws.C.size()), nb = static_cast<int>(ws.B.size());
+  auto row = [&](int i) { return Z + static_cast<size_t>(i) * d; };
+  ws.response.assign(d, 0.0);  // Zᵀ c: the bounds' impulses, whitened
+  for (int r = 0; r < nb; ++r)
+    if (ws.c[r] != 0.0)
+      for (int e = 0; e < d; ++e) ws.response[e] += ws.c[r] * row(ws.B[r])[e];
+  ws.y.resize(nc);
+  ws.K.resize(static_cast<size_t>(nc) * d);  // Z_C
+  for (int p = 0; p < nc; ++p) {
+    std::copy_n(row(ws.C[p]), d, ws.K.data() + static_cast<size_t>(p) * d);
+    ws.y[p] = -(b[ws.C[p]] + dot(row(ws.C[p]), ws.response.data(), d));
+  }
+  const bool coupled = std::any_of(ws.E_column.begin(), ws.E_column.end(), [](int column) { return column >= 0; });
+  if (nc > 0 && !coupled) {
+    ws.decomposition.factor(nc, d, ws.K.data(), kGramRankCutoff);
+    ws.reduced.resize(d);
+    ws.decomposition.solve(ws.y.data(), ws.reduced.data());             // Z_C⁺ y
+    ws.decomposition.solve_transposed(ws.reduced.data(), ws.y.data());  // (Z_C⁺)ᵀ Z_C⁺ y
+  } else if (nc > 0) {
+    ws.H.assign(ws.K.begin(), ws.K.end());  // H = Z_C + Eᵀ Z_B
+    for (int r = 0; r < nb; ++r)
+      if (ws.E_column[r] >= 0)
+        for (int e = 0; e < d; ++e)
+          ws.H[static_cast<size_t>(ws.E_column[r]) * d + e] += ws.E_value[r] * row(ws.B[r])[e];
+    ws.decomposition.factor(nc, d, ws.K.data(), 0.0);
+    const int rank = ws.decomposition.rank();
+    ws.reduced.resize(static_cast<size_t>(rank) * d);  // S
+    ws.decomposition.leading_rows(ws.reduced.data());
+    ws.G.resize(static_cast<size_t>(rank) * nc);
+    for (int k = 0; k < rank; ++k)
+      for (int p = 0; p < nc; ++p)
+        ws.G[static_cast<size_t>(k) * nc + p] =
+            dot(ws.reduced.data() + static_cast<size_t>(k) * d, ws.H.data() + static_cast<size_t>(p) * d, d);
+    ws.decomposition.apply_qt(ws.y.data());
+    ws.product_decomposition.factor(rank, nc, ws.G.data());
+    ws.product_decomposition.solve(ws.y.data(), ws.y.data());  // G⁺ (Qᵀ y)[0:rank]
+  }
+  std::fill(f, f + n, 0.0);
+  for (int p = 0; p < nc; ++p) f[ws.C[p]] = ws.y[p];
+  for (int r = 0; r < nb; ++r)
+    f[ws.B[r]] = (ws.E_column[r] >= 0 ? ws.E_value[r] * ws.y[ws.E_column[r]] : 0.0) + ws.c[r];
+  ws.response.assign(d, 0.0);  // Zᵀ f
+  for (int i = 0; i < n; ++i)
+    if (f[i] != 0.0)
+      for (int e = 0; e < d; ++e) ws.response[e] += f[i] * row(i)[e];
+  for (int i = 0; i < n; ++i) w[i] = b[i] + dot(row(i), ws.response.data(), d);
+}
+
 // The sets with clamping entries within `loose` of a bound moved to it (a normal impulse decaying to
 // zero under Gauss–Seidel, and its friction, whose bounds close on zero with it: to the bound w
 // pushes against). Returns whether anything moved.
@@ -473,21 +589,21 @@ inline bool pivot(int n, const double* f, const double* w, const LcpBounds& boun
 // f), then with the entries near a bound (√tol, relative) at it, and last by up to `pivots` block
 // principal pivots from the sets as found. On success f, w and sets are replaced (sets reclassified)
 // and true is returned; otherwise they are left as they were.
-inline bool polish(int n, const double* A, const double* b, const LcpBounds& bounds, double* f, double* w,
-                   EntrySet* sets, Tolerance tol, ActiveSetWorkspace& ws, int pivots = 8) {
+inline bool polish(int n, const double* A, const MatrixScale& scale, const double* b, const LcpBounds& bounds,
+                   double* f, double* w, EntrySet* sets, Tolerance tol, ActiveSetWorkspace& ws, int pivots = 8) {
   std::vector<double>&f_new = ws.f_trial, &w_new = ws.w_trial;
   std::vector<EntrySet>& trial = ws.sets_trial;
   f_new.resize(n);
   w_new.resize(n);
   auto solves = [&](const double* anchor) {
     solve_on_sets(n, A, b, bounds, trial.data(), f_new.data(), w_new.data(), ws, anchor);
-    if (!verified(n, A, b, f_new.data(), w_new.data(), bounds, trial.data(), tol)) return false;
+    if (!verified(n, scale, b, f_new.data(), w_new.data(), bounds, trial.data(), tol)) return false;
     std::copy(f_new.begin(), f_new.end(), f);
     std::copy(w_new.begin(), w_new.end(), w);
-    classify(n, A, b, f, w, bounds, tol, sets);
+    classify(n, scale, b, f, w, bounds, tol, sets);
     return true;
   };
-  const Tolerances t = tolerances(n, A, b, f, tol);
+  const Tolerances t = tolerances(n, scale, b, f, tol);
   trial.assign(sets, sets + n);
   bool tied = false;
   for (int i = 0; i < n; ++i)
@@ -503,7 +619,7 @@ inline bool polish(int n, const double* A, const double* b, const LcpBounds& bou
   trial.assign(sets, sets + n);
   const double *f_pivot = ws.f_found.data(), *w_pivot = ws.w_found.data();
   for (int round = 0; round < pivots; ++round) {
-    if (!pivot(n, f_pivot, w_pivot, bounds, tolerances(n, A, b, f_pivot, tol), trial)) return false;
+    if (!pivot(n, f_pivot, w_pivot, bounds, tolerances(n, scale, b, f_pivot, tol), trial)) return false;
     if (solves(nullptr)) return true;
     f_pivot = f_new.data(), w_pivot = w_new.data();
   }
@@ -522,6 +638,7 @@ inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, con
                                     double* w, EntrySet* sets, LcpWorkspace& work, ActiveSetWorkspace& active,
                                     int max_iterations, Tolerance tol) {
   LcpReport report;
+  const MatrixScale scale = matrix_scale(n, A);
   int sweeps = 0;
   for (int chunk = 16;; chunk *= 2) {
     const int budget = std::min(chunk, max_iterations - sweeps);
@@ -531,8 +648,8 @@ inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, con
     report.iterations = sweeps;
     if (part.status == LcpStatus::invalid_problem) return report;
     lcp_velocity(n, A, b, f, w);
-    classify(n, A, b, f, w, bounds, tol, sets);
-    if (polish(n, A, b, bounds, f, w, sets, tol, active)) {
+    classify(n, scale, b, f, w, bounds, tol, sets);
+    if (polish(n, A, scale, b, bounds, f, w, sets, tol, active)) {
       report.status = LcpStatus::solved;
       report.residual = natural_residual(n, A, b, f, w, bounds, tol.floor);
       return report;

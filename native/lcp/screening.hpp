@@ -54,6 +54,7 @@ inline LcpReport solve_screened(int n, const double* A, const double* b, const L
   ws.active.assign(n, 0);
   for (int i = 0; i < n; ++i)
     if (!detail::can_leave_out(bounds, i) || b[i] < 0.0 || f[i] != 0.0) ws.active[i] = 1;
+  const MatrixScale scale = matrix_scale(n, A);
   LcpReport report;
   int sweeps = 0;
   for (;;) {
@@ -99,7 +100,7 @@ inline LcpReport solve_screened(int n, const double* A, const double* b, const L
       w[i] = s;
     }
     if (report.status == LcpStatus::invalid_problem) return report;
-    const double w_tolerance = tolerances(n, A, b, f, tol).w;
+    const double w_tolerance = tolerances(n, scale, b, f, tol).w;
     bool grew = false;
     for (int i = 0; i < n; ++i)
       if (!ws.active[i] && w[i] < -w_tolerance) ws.active[i] = 1, grew = true;
@@ -109,7 +110,7 @@ inline LcpReport solve_screened(int n, const double* A, const double* b, const L
       break;
     }
   }
-  classify(n, A, b, f, w, bounds, tol, sets);
+  classify(n, scale, b, f, w, bounds, tol, sets);
   report.iterations = sweeps;
   report.residual = natural_residual(n, A, b, f, w, bounds, tol.floor);
   return report;

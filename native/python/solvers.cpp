@@ -231,9 +231,10 @@ void bind_lcp(py::module_& root) {
         const BoxedBounds boxed(lo, hi, friction, mu, n);
         SetArray sets(n);
         py::array_t<bool> tied(n);
-        classify(n, A.data(), b.data(), f.data(), w.data(), boxed.bounds, tol,
+        const MatrixScale scale = matrix_scale(n, A.data());
+        classify(n, scale, b.data(), f.data(), w.data(), boxed.bounds, tol,
                  reinterpret_cast<EntrySet*>(sets.mutable_data()));
-        const double w_tol = tolerances(n, A.data(), b.data(), f.data(), tol).w;
+        const double w_tol = tolerances(n, scale, b.data(), f.data(), tol).w;
         for (int i = 0; i < n; ++i) tied.mutable_data()[i] = sets.data()[i] != 0 && std::abs(w.data()[i]) <= w_tol;
         return py::make_tuple(sets, tied);
       },
@@ -253,7 +254,7 @@ void bind_lcp(py::module_& root) {
           py::gil_scoped_release release;
           ActiveSetWorkspace ws;
           solve_on_sets(n, A.data(), b.data(), boxed.bounds, sets, f.mutable_data(), w.mutable_data(), ws);
-          ok = verified(n, A.data(), b.data(), f.data(), w.data(), boxed.bounds, sets, tol);
+          ok = verified(n, matrix_scale(n, A.data()), b.data(), f.data(), w.data(), boxed.bounds, sets, tol);
         }
         return py::make_tuple(f, w, ok);
       },
@@ -275,8 +276,10 @@ void bind_lcp(py::module_& root) {
           std::vector<EntrySet> sets(n);
           ActiveSetWorkspace ws;
           lcp_velocity(n, A.data(), b.data(), f.data(), w.mutable_data());
-          classify(n, A.data(), b.data(), f.data(), w.data(), boxed.bounds, tol, sets.data());
-          ok = polish(n, A.data(), b.data(), boxed.bounds, f.mutable_data(), w.mutable_data(), sets.data(), tol, ws);
+          const MatrixScale scale = matrix_scale(n, A.data());
+          classify(n, scale, b.data(), f.data(), w.data(), boxed.bounds, tol, sets.data());
+          ok = polish(n, A.data(), scale, b.data(), boxed.bounds, f.mutable_data(), w.mutable_data(), sets.data(), tol,
+                      ws);
         }
         return py::make_tuple(f, ok);
       },

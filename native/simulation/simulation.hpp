@@ -18,6 +18,7 @@
 #include "contact/contacts.hpp"
 #include "core/dense_lu.hpp"
 #include "core/dot.hpp"
+#include "core/magnitudes.hpp"
 #include "dynamics/crba.hpp"
 #include "dynamics/integrate.hpp"
 #include "dynamics/rnea.hpp"
@@ -664,21 +665,24 @@ inline void dense_rows(const WorldSpec& world, StepWorkspace& ws) {
   }
 }
 
-// The tolerances of lcp/active_set.hpp for the step's whole LCP (ws.b, ws.f), from the blocks made.
+// Island k's Delassus scale (lcp::gram_scale of its Z), without its block.
+inline lcp::MatrixScale island_scale(const StepWorkspace& ws, int k) {
+  const auto [rows, dofs, m, d] = ws.island(k);
+  return lcp::gram_scale(m, d, ws.island_Z.data() + ws.island_matrix_start[k]);
+}
+
+// The tolerances of lcp/active_set.hpp for the step's whole LCP (ws.b, ws.f), from the islands' scales.
 inline lcp::Tolerances lcp_tolerances(const WorldSpec& world, const StepWorkspace& ws) {
-  double f_max = 0.0, b_max = 0.0, A_max = 0.0, A_min_diagonal = std::numeric_limits<double>::infinity();
-  for (size_t i = 0; i < ws.f.size(); ++i) f_max = std::max(f_max, std::abs(ws.f[i]));
-  for (size_t i = 0; i < ws.b.size(); ++i) b_max = std::max(b_max, std::abs(ws.b[i]));
+  lcp::MatrixScale whole{0.0, std::numeric_limits<double>::infinity()};
   for (int k = 0; k < ws.num_islands(); ++k) {
-    if (!ws.delassus_ready[k]) continue;
-    const int m = ws.island(k).m;
-    const double* block = ws.delassus.data() + ws.delassus_start[k];
-    for (size_t i = 0; i < static_cast<size_t>(m) * m; ++i) A_max = std::max(A_max, std::abs(block[i]));
-    const double smallest = lcp::smallest_positive_diagonal(m, block);
-    if (smallest > 0.0) A_min_diagonal = std::min(A_min_diagonal, smallest);
+    const lcp::MatrixScale scale = island_scale(ws, k);
+    whole.largest = std::max(whole.largest, scale.largest);
+    if (scale.smallest_positive_diagonal > 0.0)
+      whole.smallest_positive_diagonal = std::min(whole.smallest_positive_diagonal, scale.smallest_positive_diagonal);
   }
-  return lcp::scaled_tolerances(f_max, b_max, A_max, std::isfinite(A_min_diagonal) ? A_min_diagonal : 0.0,
-                                si_tolerance(world.lcp_tolerance));
+  if (!std::isfinite(whole.smallest_positive_diagonal)) whole.smallest_positive_diagonal = 0.0;
+  return lcp::scaled_tolerances(largest_magnitude(ws.f.size(), ws.f.data()),
+                                largest_magnitude(ws.b.size(), ws.b.data()), whole, si_tolerance(world.lcp_tolerance));
 }
 
 // Factorizes the tree blocks of K (nv × nv, row-major); false when one is singular.
@@ -995,28 +999,30 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
       }
       continue;
     }
-    const double* A = delassus_block(ws, k);
+    const lcp::MatrixScale scale = island_scale(ws, k);
     bool solved = false;
     if (warm) {
-      lcp::solve_on_sets(m, A, b, bounds, ws.island_previous_sets.data(), ws.island_f.data(), ws.island_w.data(),
-                         ws.active_set);
-      solved =
-          lcp::verified(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds, ws.island_previous_sets.data(), tol);
+      // On the previous sets without the island's Delassus block, which only Gauss–Seidel below needs.
+      const lcp::EntrySet* sets = ws.island_previous_sets.data();
+      lcp::solve_on_gram_sets(m, d, ws.island_Z.data() + ws.island_matrix_start[k], b, bounds, sets, ws.island_f.data(),
+                              ws.island_w.data(), ws.active_set);
+      solved = lcp::verified(m, scale, b, ws.island_f.data(), ws.island_w.data(), bounds, sets, tol);
       if (solved) {
-        lcp::classify(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds, tol, ws.island_sets.data());
+        lcp::classify(m, scale, b, ws.island_f.data(), ws.island_w.data(), bounds, tol, ws.island_sets.data());
       } else {
         for (int p = 0; p < m; ++p) ws.island_f[p] = ws.previous_f[ws.previous_match[rows[p]]];
       }
     }
     if (!solved) {
-      const lcp::LcpReport island = lcp::solve_screened(m, A, b, bounds, ws.island_f.data(), ws.island_w.data(),
-                                                        ws.island_sets.data(), ws.screening, world.max_sweeps, tol);
+      const lcp::LcpReport island =
+          lcp::solve_screened(m, delassus_block(ws, k), b, bounds, ws.island_f.data(), ws.island_w.data(),
+                              ws.island_sets.data(), ws.screening, world.max_sweeps, tol);
       if (island.status == lcp::LcpStatus::iteration_limit) {
         // The iterate's sets at kUsableResidual of the scale, and whether it satisfies them that well.
         ws.island_usable_sets.resize(m);
-        lcp::classify(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds, si_tolerance(kUsableResidual),
+        lcp::classify(m, scale, b, ws.island_f.data(), ws.island_w.data(), bounds, si_tolerance(kUsableResidual),
                       ws.island_usable_sets.data());
-        report.usable = report.usable && lcp::verified(m, A, b, ws.island_f.data(), ws.island_w.data(), bounds,
+        report.usable = report.usable && lcp::verified(m, scale, b, ws.island_f.data(), ws.island_w.data(), bounds,
                                                        ws.island_usable_sets.data(), si_tolerance(kUsableResidual));
       }
       report.status = worse(report.status, island.status);

@@ -690,6 +690,48 @@ def test_contact_problem_is_the_lcp_the_step_solves_island_by_island():
     assert np.array_equal(np.concatenate([step.impulses.ravel(), step.limit_impulses])[kept], f)
 
 
+def _least_squares_minimal_impulses(problem, lcp):
+    """The impulses on the step's sets by numpy's pseudo-inverse (Nimble App. B): the bounded entries
+    at their bounds, a friction entry at ±μ times its normal (E's column when the normal clamps), and
+    f_C = −K⁺ (b_C + A_CB c) with K = A_CC + A_CB E, singular values below 1e-10 of the largest cut."""
+    _, A, b, bounds, _ = problem
+    C, B = np.flatnonzero(lcp.clamping), np.flatnonzero(~lcp.clamping)
+    column = {row: index for index, row in enumerate(C)}
+    E, c = np.zeros((len(B), len(C))), np.zeros(len(B))
+    for r, row in enumerate(B):
+        sign, normal = (1.0 if lcp.at_upper[row] else -1.0), bounds.friction_index[row]
+        if normal >= 0 and normal in column:
+            E[r, column[normal]] = sign * bounds.mu[row]
+        elif normal >= 0:
+            c[r] = sign * bounds.mu[row] * lcp.f[normal]
+    K = A[np.ix_(C, C)] + A[np.ix_(C, B)] @ E
+    f = np.zeros(len(b))
+    f[C] = -np.linalg.pinv(K, rcond=1e-10) @ (b[C] + A[np.ix_(C, B)] @ c)
+    f[B] = E @ f[C] + c
+    return f
+
+
+@pytest.mark.parametrize("sliding", [False, True])
+def test_warm_started_impulses_are_the_least_squares_minimal_ones_on_their_sets(sliding):
+    """Warm-started steps reuse the previous sets and solve on them least-squares-minimally: a
+    three-box stack at rest (four sticking corners per face, rank-deficient rows the least-norm
+    solution spreads evenly), and the same stack sliding at 1 m/s (friction at its bounds, tied to
+    clamping normals). The step's impulses equal numpy's pseudo-inverse solution on the step's own
+    sets, and the step reports that the warm start solved it."""
+    world = World(box_pile_model(3), dt=1e-3, friction=0.3)
+    speed = [1.0, 0.0, 0.0] if sliding else [0.0, 0.0, 0.0]
+    q, v = floating_state(*[([0.0, 0.0, 0.1 + 0.2 * level], speed) for level in range(3)])
+    previous = None
+    for _ in range(30):
+        previous = world.step(q, v, warm_start=previous)
+        q, v = previous.q, previous.v
+    step = world.step(q, v, warm_start=previous)
+    assert step.lcp.warm_start_hit and len(step.contacts) == 12
+    assert (step.lcp.at_upper | step.lcp.at_lower)[1::3][:12].any() == sliding  # friction at a bound
+    expected = _least_squares_minimal_impulses(world.contact_problem(q, v), step.lcp)
+    np.testing.assert_allclose(step.lcp.f, expected, rtol=0.0, atol=1e-9 * np.abs(expected).max())
+
+
 def test_mesh_foot_rests_flat_on_four_points_that_span_it():
     """A 32-sided prism (a mesh foot, radius 5 cm) set down 1 mm above the ground: every step keeps at
     most four of its 32 bottom vertices as contacts (the reduced patch), which span at least the
