@@ -1,10 +1,11 @@
-"""Two scenes of the planar engine: a chain of four hinged links swinging from the horizontal into
-a wall, and a billiards break (ten touching balls hit by a cue ball, seen from above).
+"""Three scenes of the planar engine: a chain of four hinged links swinging from the horizontal into
+a wall, a pyramid of six boxes resting on the ground, and a billiards break (ten touching balls hit
+by a cue ball, seen from above).
 
 The script prints, for each scene, the largest joint error and the deepest interpenetration over the
-run, how many steps the chain touched the wall, and for the break the total momentum before and
-after (the contacts' impulses are internal, so it is kept). With --plot FILE it draws snapshots of
-both scenes (matplotlib).
+run, how many steps the chain touched the wall, how far the stack's boxes moved, and for the break
+the total momentum before and after (the contacts' impulses are internal, so it is kept). With
+--plot FILE it draws snapshots of the scenes (matplotlib).
 
 Run: python examples/planar_scenes.py [--steps 300] [--plot planar_scenes.png]
 """
@@ -27,6 +28,21 @@ def chain_against_a_wall() -> tuple[PlanarWorld, np.ndarray]:
     joints += [Hinge(i + 1, (-half, 0.0), i, (half, 0.0)) for i in range(1, LINKS)]
     positions = [[0.0, -0.55, 1.5]] + [[0.0, half + i * LINK_LENGTH, 2.0] for i in range(LINKS)]
     return PlanarWorld((wall, *links), tuple(joints), dt=0.005), np.array(positions)
+
+
+def pyramid() -> tuple[PlanarWorld, np.ndarray]:
+    """Six 0.4 m boxes stacked three, two and one on a ground welded to the world (body 0), each
+    row resting 0.1 mm above the one below and half a box to the side."""
+    side, gap = 0.4, 1e-4
+    ground = Body(rectangle(4.0, 1.0), friction=0.6)
+    centres = [
+        ((column - (2 - row) / 2) * (side + 0.02), side / 2 + gap + row * (side + gap))
+        for row in range(3)
+        for column in range(3 - row)
+    ]
+    boxes = tuple(Body(rectangle(side, side), mass=1.0, friction=0.6) for _ in centres)
+    positions = np.array([[0.0, 0.0, -0.5]] + [[0.0, x, y] for x, y in centres])
+    return PlanarWorld((ground, *boxes), (FixedJoint(0, None, (0.0, -0.5)),), dt=0.01), positions
 
 
 def billiards_break() -> tuple[PlanarWorld, np.ndarray, np.ndarray]:
@@ -86,6 +102,11 @@ def main() -> None:
         f"deepest penetration {swing['penetration']:.2e} m"
     )
 
+    stack, stack_start = pyramid()
+    rest = run(stack, stack_start, np.zeros_like(stack_start), arguments.steps)
+    moved = np.abs(rest["trajectory"][-1] - stack_start).max()
+    print(f"stack: boxes moved {moved:.2e} at most, deepest penetration {rest['penetration']:.2e} m")
+
     table, balls, cue = billiards_break()
     masses = np.array([body.mass for body in table.bodies])
     shot = run(table, balls, cue, arguments.steps)
@@ -95,14 +116,15 @@ def main() -> None:
     if arguments.plot:
         import matplotlib.pyplot as plt
 
-        figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4.5))
-        for axes, world, result in ((left, chain, swing), (right, table, shot)):
+        figure, (left, middle, right) = plt.subplots(1, 3, figsize=(14, 4.5))
+        for axes, world, result in ((left, chain, swing), (middle, stack, rest), (right, table, shot)):
             snapshots = np.linspace(0, len(result["trajectory"]) - 1, 5).astype(int)
             for shade, index in zip(np.linspace(0.25, 1.0, len(snapshots)), snapshots):
                 for body, pose in zip(world.bodies, result["trajectory"][index]):
                     axes.plot(*outline(body, pose).T, color=plt.cm.viridis(shade), linewidth=1)
             axes.set_aspect("equal")
         left.set_title("hinged chain swinging into a wall")
+        middle.set_title("a pyramid of boxes at rest")
         right.set_title("billiards break (seen from above)")
         figure.tight_layout()
         figure.savefig(arguments.plot)

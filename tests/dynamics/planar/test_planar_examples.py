@@ -22,13 +22,18 @@ def test_mass_inference_recovers_the_known_mass():
 
 def test_scenes_keep_their_joints_contacts_and_momentum():
     """examples/planar_scenes.py: the chain reaches the wall without going into it and its hinges
-    stay closed; the break keeps the balls' total momentum (the impulses are internal)."""
+    stay closed; the pyramid of boxes stands still; the break keeps the balls' total momentum (the
+    impulses are internal)."""
     example = runpy.run_path(str(EXAMPLES / "planar_scenes.py"), run_name="planar_scenes")
     world, positions = example["chain_against_a_wall"]()
     swing = example["run"](world, positions, np.zeros_like(positions), 300)
     assert swing["touching"] > 0
     assert swing["joint_error"] < 1e-3
     assert swing["penetration"] < world.contact_margin
+    stack, boxes = example["pyramid"]()
+    rest = example["run"](stack, boxes, np.zeros_like(boxes), 100)
+    np.testing.assert_allclose(rest["trajectory"][-1], boxes, atol=1e-6)  # the pyramid stands
+    assert rest["penetration"] < stack.contact_margin
     table, balls, cue = example["billiards_break"]()
     shot = example["run"](table, balls, cue, 200)
     masses = np.array([body.mass for body in table.bodies])
