@@ -204,16 +204,19 @@ def _state_jacobians(jacobians: StepJacobians, actuation: FloatArray) -> tuple[F
     return A, B
 
 
-def _chained(A: FloatArray, B: FloatArray) -> tuple[FloatArray, FloatArray]:
+def _sensitivities(A: FloatArray, B: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Forward mode through rollouts of T steps with (..., T, n, n) state and (..., T, n, nu) control
-    Jacobians: ∂x_T/∂x_0 (..., n, n) and ∂x_T/∂u_t (..., T, n, nu)."""
-    n = A.shape[-1]
-    later = np.broadcast_to(np.eye(n), (*A.shape[:-3], n, n))  # ∂x_T/∂x_{t+1}
-    controls = np.empty_like(B)
-    for t in range(A.shape[-3] - 1, -1, -1):
-        controls[..., t, :, :] = later @ B[..., t, :, :]
-        later = later @ A[..., t, :, :]
-    return later, controls
+    Jacobians: ∂x_t/∂x_0 (..., T + 1, n, n) and ∂x_t/∂u_s (..., T + 1, T, n, nu) of every state x_t
+    (zero for s ≥ t)."""
+    steps, n = A.shape[-3], A.shape[-1]
+    through_start = np.empty((*A.shape[:-3], steps + 1, n, n))
+    through_controls = np.zeros((*B.shape[:-3], steps + 1, *B.shape[-3:]))
+    through_start[..., 0, :, :] = np.eye(n)
+    for t in range(steps):
+        through_start[..., t + 1, :, :] = A[..., t, :, :] @ through_start[..., t, :, :]
+        through_controls[..., t + 1, :t, :, :] = A[..., t, None, :, :] @ through_controls[..., t, :t, :, :]
+        through_controls[..., t + 1, t, :, :] = B[..., t, :, :]
+    return through_start, through_controls
 
 
 class _Reporter:
@@ -426,6 +429,7 @@ def multiple_shooting(
     cost: QuadraticCost,
     *,
     intervals: int,
+    states: ArrayLike | None = None,
     actuation: ArrayLike | None = None,
     lower: ArrayLike = -np.inf,
     upper: ArrayLike = np.inf,
@@ -437,12 +441,15 @@ def multiple_shooting(
     """Multiple shooting (Nimble §VII): the T steps cut into `intervals` equal intervals whose start
     states x_k (k ≥ 1) are variables next to the controls, and whose defects d_k = x_end,k − x_{k+1}
     (the state an interval ends in minus the next one's start) are equality constraints of the NLP
-    min ℓ s.t. d = 0, solved by scipy's SLSQP.
+    min ℓ s.t. d = 0, solved by scipy's trust-constr (an SQP in a trust region) as a constrained
+    Gauss–Newton method (Bock and Plitt, IFAC 1984): ℓ's Hessian is its Gauss–Newton one, the
+    defects' curvature is left out. Quasi-Newton SQP (SLSQP) starts from an identity Hessian, whose
+    first steps, in the units of forces, throw the states where the simulation cannot follow.
 
-    Every evaluation rolls all intervals out at once (one World.rollout_batch with derivatives): the
-    cost's gradient comes from BatchRollout.vjp, the defects' Jacobian from the step Jacobians chained
-    forward through each interval. The start states are those of the guess's rollout, so the guess
-    starts with no defects.
+    Every evaluation rolls all intervals out at once (one World.rollout_batch with derivatives) and
+    chains the step Jacobians forward to every state of each interval: ℓ's gradient and Hessian and
+    the defects' Jacobian come from them. The start states are those of the guess's rollout, so the
+    guess starts with no defects, unless `states` gives them.
 
     The start states and defects are in coordinates (nq + nv each): a floating joint's quaternion
     is a variable whose norm the defects fix at 1 (the step normalizes it, so nothing else does), and
@@ -450,8 +457,12 @@ def multiple_shooting(
 
     world : a World; q0 (nq,), v0 (nv,) the start; controls (T, nu) the guess, T a multiple of
     intervals; cost : QuadraticCost; actuation : S (nv, nu).
-    lower, upper : scalars or (nu,) bounds of the controls, SLSQP's bounds on them (the guess is
-    clamped into them). tolerance : SLSQP's ftol. The history's constraint_violation is max |d|.
+    states : (intervals − 1, nq + nv), the start states' guess, [q; v] each (the guess's rollout's if
+        None).
+    lower, upper : scalars or (nu,) bounds of the controls (the guess is clamped into them).
+    tolerance : trust-constr's gtol and xtol. converged: trust-constr's success (the Lagrangian's
+    gradient and the defects below tolerance, or the trust region shrunk below it). The history's
+    constraint_violation is max |d|.
     Returns an OptimizationResult whose trajectory is the one rollout of its controls from the start
     (World.rollout's), whose cost is that rollout's.
     """
@@ -470,12 +481,23 @@ def multiple_shooting(
     n = nq + nv  # a state's coordinates
     start_controls = np.clip(problem.controls, low, high)
     guess = world.rollout_batch(problem.q0[None], problem.v0[None], start_controls @ S.T, progress=False)
-    nodes = np.concatenate([guess.q[0], guess.v[0]], axis=-1)[length:-1:length]  # x_1 … x_{M−1}
+    if states is None:
+        nodes = np.concatenate([guess.q[0], guess.v[0]], axis=-1)[length:-1:length]  # x_1 … x_{M−1}
+    else:
+        nodes = checked_array(states, "states", (count - 1, n))
+        check_floating_quaternions(model, nodes[:, :nq], "states")
     reporter = _Reporter("multiple_shooting", iterations, callback, progress)
-    cached: dict[bytes, tuple[float, FloatArray, FloatArray, FloatArray]] = {}
+    # Each interval's variables in z: its controls, then its start state (none for the first).
+    control_columns = np.arange(steps * nu).reshape(count, length * nu)
+    start_columns = steps * nu + np.arange((count - 1) * n).reshape(count - 1, n)
+    columns = [control_columns[0]] + [
+        np.concatenate([control_columns[k], start_columns[k - 1]]) for k in range(1, count)
+    ]
+    cached: dict[bytes, tuple[float, FloatArray, FloatArray, FloatArray, FloatArray]] = {}
 
-    def evaluate(z: FloatArray) -> tuple[float, FloatArray, FloatArray, FloatArray]:
-        """(ℓ, ∂ℓ/∂z, d, ∂d/∂z) at the variables z = [u (T nu); x_1 … x_{M−1} (nq + nv each)]."""
+    def evaluate(z: FloatArray) -> tuple[float, FloatArray, FloatArray, FloatArray, FloatArray]:
+        """(ℓ, ∂ℓ/∂z, d, ∂d/∂z, ℓ's Gauss–Newton Hessian) at the variables
+        z = [u (T nu); x_1 … x_{M−1} (nq + nv each)]."""
         key = z.tobytes()
         if key in cached:
             return cached[key]
@@ -483,46 +505,54 @@ def multiple_shooting(
         starts = np.vstack([np.concatenate([problem.q0, problem.v0]), z[steps * nu :].reshape(count - 1, n)])
         taus = (u @ S.T).reshape(count, length, nv)
         out = world.rollout_batch(
-            starts[:, :nq], starts[:, nq:], taus, derivatives=True, parameters=True, progress=False
+            starts[:, :nq], starts[:, nq:], taus, derivatives=True, parameters=False, progress=False
         )
         q = np.vstack([out.q[:, :-1].reshape(steps, nq), out.q[-1, -1]])
         v = np.vstack([out.v[:, :-1].reshape(steps, nv), out.v[-1, -1]])
         value = float(cost(world, q, v, u))
-        # ∂ℓ/∂x_t (T + 1, 2 nv, tangent) on the trajectory, placed on each interval's states: its
-        # start and inner states, and the last interval's end (the other ends are the next starts).
-        state_gradient = cost.state_derivatives(world, q, v)[0]
-        interval_gradient = np.zeros((count, length + 1, 2 * nv))
-        interval_gradient[:, :-1] = state_gradient[:-1].reshape(count, length, 2 * nv)
-        interval_gradient[-1, -1] = state_gradient[-1]
-        cot = out.vjp(interval_gradient[..., :nv], interval_gradient[..., nv:])
-        # Tangent (2 nv) to and from coordinates (n): blockdiag(T, I) and blockdiag(T⁺, I).
-        to_coordinates = np.zeros((count, n, 2 * nv))
+        # The cost's derivatives on each interval's states (tangent): its start and inner states, and
+        # the last interval's end (the other ends are the next starts).
+        state_gradient, state_hessian = cost.state_derivatives(world, q, v)
+        gradients = np.zeros((count, length + 1, 2 * nv))
+        hessians = np.zeros((count, length + 1, 2 * nv, 2 * nv))
+        gradients[:, :-1] = state_gradient[:-1].reshape(count, length, 2 * nv)
+        hessians[:, :-1] = state_hessian[:-1].reshape(count, length, 2 * nv, 2 * nv)
+        gradients[-1, -1], hessians[-1, -1] = state_gradient[-1], state_hessian[-1]
+        # Each state's tangent with respect to its interval's controls and start coordinates, through
+        # blockdiag(T⁺, I) from the start's coordinates; the ends carried back by blockdiag(T, I).
         from_coordinates = np.zeros((count, 2 * nv, n))
-        to_coordinates[:, :nq, :nv] = tangent_maps(model, out.q[:, -1])[0]
         from_coordinates[:, :nv, :nq] = tangent_maps(model, starts[:, :nq])[1]
-        to_coordinates[:, nq:, nv:] = from_coordinates[:, nv:, nq:] = np.eye(nv)
-        start_gradient = np.einsum("mtc,mt->mc", from_coordinates, np.hstack([cot.q, cot.v]))
-        gradient = np.concatenate(
-            [(cot.tau.reshape(steps, nv) @ S + cost.control_weights * u).ravel(), start_gradient[1:].ravel()]
-        )
+        from_coordinates[:, nv:, nq:] = np.eye(nv)
+        to_coordinates = np.zeros((count, n, 2 * nv))
+        to_coordinates[:, :nq, :nv] = tangent_maps(model, out.q[:, -1])[0]
+        to_coordinates[:, nq:, nv:] = np.eye(nv)
         assert out.jacobians is not None
-        A, B = _state_jacobians(out.jacobians, S)
-        through_start, through_controls = _chained(A, B)  # (M, 2 nv, 2 nv), (M, L, 2 nv, nu)
-        through_start = to_coordinates @ through_start @ from_coordinates
-        through_controls = to_coordinates[:, None] @ through_controls
+        through_start, through_controls = _sensitivities(*_state_jacobians(out.jacobians, S))
+        by_variables = np.concatenate(
+            [
+                np.moveaxis(through_controls, 2, 3).reshape(count, length + 1, 2 * nv, length * nu),
+                through_start @ from_coordinates[:, None],
+            ],
+            axis=-1,
+        )  # (M, L + 1, 2 nv, L nu + n)
+        interval_gradients = np.einsum("mjti,mjt->mi", by_variables, gradients)
+        interval_hessians = (np.swapaxes(by_variables, -1, -2) @ hessians @ by_variables).sum(axis=1)
+        gradient = np.zeros(z.size)
+        hessian = np.zeros((z.size, z.size))
+        gradient[: steps * nu] = (cost.control_weights * u).ravel()
+        hessian[: steps * nu, : steps * nu] = np.diag(np.tile(cost.control_weights, steps))
         ends = np.concatenate([out.q[:, -1], out.v[:, -1]], axis=-1)
         defects = (ends[:-1] - starts[1:]).ravel()
         jacobian = np.zeros((count - 1, n, z.size))
-        for k in range(count - 1):
-            jacobian[k, :, k * length * nu : (k + 1) * length * nu] = np.moveaxis(through_controls[k], 0, 1).reshape(
-                n, -1
-            )
-            node = steps * nu + k * n
-            if k > 0:
-                jacobian[k, :, node - n : node] = through_start[k]
-            jacobian[k, :, node : node + n] = -np.eye(n)
+        for k, variables in enumerate(columns):
+            used = slice(0, variables.size)  # the first interval's start is no variable
+            gradient[variables] += interval_gradients[k, used]
+            hessian[np.ix_(variables, variables)] += interval_hessians[k, used, used]
+            if k < count - 1:
+                jacobian[k][:, variables] = to_coordinates[k] @ by_variables[k, -1, :, used]
+                jacobian[k][:, start_columns[k]] = -np.eye(n)
         cached.clear()
-        cached[key] = (value, gradient, defects, jacobian.reshape(-1, z.size))
+        cached[key] = (value, gradient, defects, jacobian.reshape(-1, z.size), hessian)
         return cached[key]
 
     def violation(z: FloatArray) -> float:
@@ -535,17 +565,27 @@ def multiple_shooting(
         np.concatenate([np.tile(low, steps), -unbounded]), np.concatenate([np.tile(high, steps), unbounded])
     )
     reporter(evaluate(z0)[0], violation(z0))
+    # Constrained Gauss–Newton: ℓ's Gauss–Newton Hessian, none of the defects' (Bock and Plitt 1984);
+    # the trust region keeps the early steps within what the simulation can take.
+    defects = scipy.optimize.NonlinearConstraint(
+        lambda z: evaluate(z)[2],
+        0.0,
+        0.0,
+        jac=lambda z: evaluate(z)[3],
+        hess=lambda z, multipliers: np.zeros((z.size, z.size)),
+    )
     solution = scipy.optimize.minimize(
         lambda z: evaluate(z)[:2],
         z0,
         jac=True,
-        method="SLSQP",
+        hess=lambda z: evaluate(z)[4],
+        method="trust-constr",
         bounds=bounds,
-        constraints=[{"type": "eq", "fun": lambda z: evaluate(z)[2], "jac": lambda z: evaluate(z)[3]}]
-        if count > 1
-        else [],
-        options={"maxiter": max(iterations, 1), "ftol": tolerance},
-        callback=lambda z: reporter(evaluate(z)[0], violation(z)),
+        constraints=[defects] if count > 1 else [],
+        options={"maxiter": max(iterations, 1), "gtol": tolerance, "xtol": tolerance},
+        callback=lambda intermediate_result: reporter(
+            evaluate(intermediate_result.x)[0], violation(intermediate_result.x)
+        ),
     )
     u = solution.x[: steps * nu].reshape(steps, nu)
     rollout = world.rollout(problem.q0, problem.v0, u @ S.T, progress=False)
@@ -640,7 +680,7 @@ def rollout_least_squares(
             full = None
             if out.jacobians is not None:
                 A, B = _state_jacobians(out.jacobians, S)
-                through_start, through_controls = _chained(A[0], B[0])
+                through_start, through_controls = (x[-1] for x in _sensitivities(A[0], B[0]))
                 if variables == "v0":
                     full = partial @ through_start[:, nv:] @ E
                 else:

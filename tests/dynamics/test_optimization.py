@@ -97,6 +97,20 @@ def test_multiple_shooting_closes_its_defects_at_ddps_optimum(cartpole):
     np.testing.assert_allclose(shooting.controls, reference.controls, atol=1e-3)
 
 
+def test_multiple_shooting_swings_the_cart_pole_up_from_rest(cartpole):
+    """The swing-up from the zero guess, 10 intervals: the trust region keeps the first steps where
+    the simulation can follow; the result is a feasible trajectory with the pole upright."""
+    result = multiple_shooting(
+        cartpole, *HANGING, np.zeros((100, 1)), swing_up_cost(), intervals=10, actuation=CART_FORCE
+    )
+    assert result.converged
+    assert result.history[-1].constraint_violation < 1e-6
+    assert abs(wrapped(result.q[-1, 1])) < 0.1
+    assert result.cost < 0.2 * result.history[0].cost
+    rollout = cartpole.rollout(*HANGING, result.taus)
+    np.testing.assert_allclose(result.q, rollout.q, atol=1e-9)
+
+
 def test_bounded_ddp_and_bounded_multiple_shooting_agree(cartpole):
     """The cart moved with its force bounded by 1 N, below the unbounded optimum's 2.7 N: DDP's
     box-constrained QPs and SLSQP's bounds find the same optimum, at the bound for a third of it."""
@@ -278,6 +292,10 @@ def test_inconsistent_sizes_are_refused_by_name(cartpole):
             optimizer(cartpole, *HANGING, np.zeros((10, 2)), cost)
         with pytest.raises(ValueError, match="q0"):
             optimizer(cartpole, np.zeros(3), np.zeros(2), np.zeros((10, 1)), cost, actuation=CART_FORCE)
+    with pytest.raises(ValueError, match="states"):
+        multiple_shooting(
+            cartpole, *HANGING, np.zeros((10, 1)), cost, intervals=2, actuation=CART_FORCE, states=np.zeros((2, 4))
+        )
     with pytest.raises(ValueError, match="intervals must divide"):
         multiple_shooting(cartpole, *HANGING, np.zeros((10, 1)), cost, intervals=3, actuation=CART_FORCE)
     with pytest.raises(ValueError, match="at least one step"):
