@@ -84,8 +84,9 @@ def closest_points(points_a: FloatArray, points_b: FloatArray) -> Proximity:
     scale = max(float(np.abs(points_a).max()), float(np.abs(points_b).max()), 1.0)
     touching = (_TOUCHING * scale) ** 2
     indices = [(0, 0)]
-    # A pass adds a support point not in the simplex and the distance falls at each: k·l + 1 passes
-    # bound the search (the last one only reduces the simplex).
+    # A pass adds a support point not in the simplex and the distance falls at each, so the search
+    # ends; k·l passes, the number of the difference's candidate corners, guard it generously (and a
+    # last one only reduces the simplex).
     for passes in range(len(points_a) * len(points_b) + 1):
         simplex = np.array([points_a[i] - points_b[j] for i, j in indices])
         weights, kept = _closest_on_simplex(simplex, touching)
