@@ -1,7 +1,9 @@
 """The planar narrowphase's GJK (dcol.dynamics.planar.gjk) on random convex polygons and circles:
 distances and closest points against shapely's, and against the separating axes (SAT) of the same
 pairs: both find the same pairs overlapping, SAT's largest face separation is a lower bound of the
-distance and equals it where a corner is closest to a face."""
+distance and equals it where a corner is closest to a face. And the narrowphase built on them:
+polygon contacts exactly within the margin with the true distance as their gap, corners apart
+beyond the margin, and circle–polygon contacts at the closest feature."""
 
 import numpy as np
 import pytest
