@@ -10,7 +10,8 @@ differences of it.
 
 Each problem runs with jacobian="analytic" (the step Jacobians chained forward) and "3-point"
 (scipy's central differences of the rollout); the script prints iterations, wall time and the final
-error, and with --plot FILE draws the error per iteration (matplotlib).
+error, and with --plot FILE draws the error against iterations and wall time and the cube's path
+(matplotlib).
 
 Run: python examples/inverse_problems.py [--plot inverse_problems.png]   (Go1 needs dcol[robots])
 """
@@ -59,11 +60,12 @@ def velocity_error(q, v):
     return v, np.hstack([np.zeros((18, 18)), np.eye(18)])
 
 
+cube_guess = known + [0.2, -0.1, 0.0, 0.0, 0.0, 0.5]
 problems = {
     "cube, eq. 14": lambda jacobian: rollout_least_squares(
         cube_world,
         cube_q0,
-        known + [0.2, -0.1, 0.0, 0.0, 0.0, 0.5],
+        cube_guess,
         cube_controls,
         pose_error,
         velocity_basis=np.eye(6)[:, [0, 1, 5]],  # vx, vy and the spin
@@ -81,7 +83,7 @@ problems = {
     ),
 }
 print("problem       Jacobian   iterations  wall time (ms)  final |residual|  error")
-curves = {}
+histories, estimates = {}, {}
 for name, solve in problems.items():
     for jacobian in ("analytic", "3-point"):
         started = time.perf_counter()
@@ -90,16 +92,28 @@ for name, solve in problems.items():
         residual = np.abs(result.residual).max()
         error = f"|v0 − known| {np.abs(result.x - known).max():.1e}" if name.startswith("cube") else ""
         print(f"{name:12s}  {jacobian:9s}  {result.iterations:10d}  {1e3 * elapsed:14.1f}  {residual:16.1e}  {error}")
-        curves[f"{name}, {jacobian}"] = [np.sqrt(2.0 * p.cost) for p in result.history]
+        histories[f"{name}, {jacobian}"] = result.history
+        estimates[f"{name}, {jacobian}"] = result.x
 
 if arguments.plot:
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(6, 4))
-    for label, norms in curves.items():
-        axes.semilogy(norms, marker="o", label=label)
-    axes.set(xlabel="iteration", ylabel="‖residual‖")
-    axes.legend()
+    figure, (by_iteration, by_time, paths) = plt.subplots(1, 3, figsize=(13, 3.8))
+    for label, history in histories.items():
+        norms = [np.sqrt(2.0 * p.cost) for p in history]
+        by_iteration.semilogy([p.iteration for p in history], norms, marker="o", label=label)
+        by_time.semilogy([1e3 * p.elapsed for p in history], norms, marker="o", label=label)
+    by_iteration.set(xlabel="iteration", ylabel="‖residual‖")
+    by_time.set(xlabel="wall time (ms)", ylabel="‖residual‖")
+    by_iteration.legend(fontsize="small")
+    # The cube's slide from the guess, the estimate and the known velocity: where its centre goes.
+    guesses = {"guess": cube_guess, "known": known, "estimate (analytic)": estimates["cube, eq. 14, analytic"]}
+    for label, velocity in guesses.items():
+        path = cube_world.rollout(cube_q0, velocity, cube_controls).q
+        paths.plot(path[:, 0], path[:, 1], marker=".", linestyle="--" if label == "known" else "-", label=label)
+    paths.plot(*observed[:2], "k*", markersize=12, label="observed final position")
+    paths.set(xlabel="x (m)", ylabel="y (m)", title="the cube's centre, eq. 14")
+    paths.legend(fontsize="small")
     figure.tight_layout()
     figure.savefig(arguments.plot)
     print(f"wrote {arguments.plot}")
