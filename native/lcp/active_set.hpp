@@ -12,6 +12,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/cholesky.hpp"
 #include "core/dot.hpp"
 #include "core/magnitudes.hpp"
 #include "lcp/lcp.hpp"
@@ -391,8 +392,10 @@ struct ActiveSetWorkspace {
   std::vector<int> C, B, column, E_column;
   std::vector<double> E_value, c, K, y;
   OrthogonalDecomposition decomposition;  // of K, or of Z_C in solve_on_gram_sets
-  // solve_on_gram_sets: Zᵀ f, Z_C⁺ y (d) or S (rank × d), H and G = S Hᵀ and G's decomposition.
-  std::vector<double> response, reduced, H, G;
+  // solve_on_gram_sets: Zᵀ f, Z_C⁺ y (d) or S (rank × d), H and G = S Hᵀ and G's decomposition;
+  // solve_full_rank_gram: N = Z_Cᵀ Z_C, its Cholesky factor and a row's nonzero columns.
+  std::vector<double> response, reduced, H, G, N, L;
+  std::vector<int> nonzero;
   OrthogonalDecomposition product_decomposition;
   // polish
   std::vector<double> f_trial, w_trial, f_found, w_found;
@@ -482,12 +485,42 @@ inline void solve_on_sets(int n, const double* A, const double* b, const LcpBoun
 // K's singular values are Z_C's squared, so √kRankCutoff on Z_C's scale is kRankCutoff on K's.
 constexpr double kGramRankCutoff = 1e-5;
 
+// y (m) ← (Z Zᵀ)⁺ y = Z N⁻² Zᵀ y with N = Zᵀ Z (d × d), for Z (m × d row-major) of full column rank: the
+// least-norm solution lies in Z's range, x = Z t, and Z N t = y gives N t = Z⁺ y = N⁻¹ Zᵀ y. N costs
+// m d² / 2, less over the zeros of Z's rows (a pile's contact moves two of its island's bodies), and its
+// Cholesky factor d³ / 6. Returns false, y untouched, when a pivot falls below kRankCutoff of N's
+// largest diagonal entry (N's eigenvalues being Z Zᵀ's nonzero ones): Z is then not of full column rank.
+inline bool solve_full_rank_gram(int m, int d, const double* Z, double* y, ActiveSetWorkspace& ws) {
+  ws.N.assign(static_cast<size_t>(d) * d, 0.0);  // lower triangle
+  for (int p = 0; p < m; ++p) {
+    const double* z = Z + static_cast<size_t>(p) * d;
+    ws.nonzero.clear();
+    for (int e = 0; e < d; ++e)
+      if (z[e] != 0.0) ws.nonzero.push_back(e);
+    for (const int a : ws.nonzero)
+      for (const int b : ws.nonzero) {
+        if (b > a) break;
+        ws.N[static_cast<size_t>(a) * d + b] += z[a] * z[b];
+      }
+  }
+  double largest = 0.0;
+  for (int e = 0; e < d; ++e) largest = std::max(largest, ws.N[static_cast<size_t>(e) * d + e]);
+  if (!cholesky(d, ws.N.data(), 0.0, ws.L, kRankCutoff * largest)) return false;
+  ws.reduced.assign(d, 0.0);  // Zᵀ y, then t
+  for (int p = 0; p < m; ++p)
+    for (int e = 0; e < d; ++e) ws.reduced[e] += Z[static_cast<size_t>(p) * d + e] * y[p];
+  cholesky_solve(d, ws.L, ws.reduced.data());
+  cholesky_solve(d, ws.L, ws.reduced.data());
+  for (int p = 0; p < m; ++p) y[p] = dot(Z + static_cast<size_t>(p) * d, ws.reduced.data(), d);
+  return true;
+}
+
 // solve_on_sets (least-squares-minimal, no anchor) for A = Z Zᵀ given by Z (n × d row-major, the rows'
 // whitened impulse responses), without forming A: with the bounded entries written f_B = E f_C + c, K =
 // A_CC + A_CB E = Z_C Hᵀ with H = Z_C + Eᵀ Z_B (|C| × d each), so the cost is |C| d² instead of
 // |C|³ where contacts outnumber the dofs that move them (a box resting on four corners, a pile).
-//   * E = 0 (every clamping contact sticking): K = Z_C Z_Cᵀ and K⁺ = (Z_C⁺)ᵀ Z_C⁺, one orthogonal
-//     decomposition of Z_C.
+//   * E = 0 (every clamping contact sticking): K = Z_C Z_Cᵀ, by solve_full_rank_gram, or when Z_C is
+//     not of full column rank by K⁺ = (Z_C⁺)ᵀ Z_C⁺ through one orthogonal decomposition of Z_C.
 //   * E ≠ 0 (sliding friction follows a clamping normal): Z_C = Q [S; 0] by QR, so K = Q [G; 0] with
 //     G = S Hᵀ (at most d × |C|) and K⁺ = [G⁺ 0] Qᵀ, G's singular values being K's.
 inline void solve_on_gram_sets(int n, int d, const double* Z, const double* b, const LcpBounds& bounds,
@@ -507,10 +540,12 @@ inline void solve_on_gram_sets(int n, int d, const double* Z, const double* b, c
   }
   const bool coupled = std::any_of(ws.E_column.begin(), ws.E_column.end(), [](int column) { return column >= 0; });
   if (nc > 0 && !coupled) {
-    ws.decomposition.factor(nc, d, ws.K.data(), kGramRankCutoff);
-    ws.reduced.resize(d);
-    ws.decomposition.solve(ws.y.data(), ws.reduced.data());             // Z_C⁺ y
-    ws.decomposition.solve_transposed(ws.reduced.data(), ws.y.data());  // (Z_C⁺)ᵀ Z_C⁺ y
+    if (!solve_full_rank_gram(nc, d, ws.K.data(), ws.y.data(), ws)) {
+      ws.decomposition.factor(nc, d, ws.K.data(), kGramRankCutoff);
+      ws.reduced.resize(d);
+      ws.decomposition.solve(ws.y.data(), ws.reduced.data());             // Z_C⁺ y
+      ws.decomposition.solve_transposed(ws.reduced.data(), ws.y.data());  // (Z_C⁺)ᵀ Z_C⁺ y
+    }
   } else if (nc > 0) {
     ws.H.assign(ws.K.begin(), ws.K.end());  // H = Z_C + Eᵀ Z_B
     for (int r = 0; r < nb; ++r)

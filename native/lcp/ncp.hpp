@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/cholesky.hpp"
 #include "lcp/active_set.hpp"
 #include "lcp/lcp.hpp"
 
@@ -48,36 +49,6 @@ inline void contact_modes(int nc, const double* lambda, const double* v, double 
 inline double mode_tolerance(double tol) { return std::sqrt(std::max(tol, 1e-12)); }
 
 namespace ncp_detail {
-
-// Lower Cholesky factor L of G + ρI (n × n row-major) into L; false if not positive definite.
-inline bool cholesky(int n, const double* G, double rho, std::vector<double>& L) {
-  L.assign(static_cast<size_t>(n) * n, 0.0);
-  for (int j = 0; j < n; ++j) {
-    double d = G[j * n + j] + rho;
-    for (int k = 0; k < j; ++k) d -= L[j * n + k] * L[j * n + k];
-    if (!(d > 0.0)) return false;
-    L[j * n + j] = std::sqrt(d);
-    for (int i = j + 1; i < n; ++i) {
-      double s = G[i * n + j];
-      for (int k = 0; k < j; ++k) s -= L[i * n + k] * L[j * n + k];
-      L[i * n + j] = s / L[j * n + j];
-    }
-  }
-  return true;
-}
-
-inline void cholesky_solve(int n, const std::vector<double>& L, double* x) {
-  for (int i = 0; i < n; ++i) {
-    double s = x[i];
-    for (int k = 0; k < i; ++k) s -= L[i * n + k] * x[k];
-    x[i] = s / L[i * n + i];
-  }
-  for (int i = n - 1; i >= 0; --i) {
-    double s = x[i];
-    for (int k = i + 1; k < n; ++k) s -= L[k * n + i] * x[k];
-    x[i] = s / L[i * n + i];
-  }
-}
 
 // Euclidean projection of [t1, t2, n] onto ‖t‖ ≤ μ n.
 inline void project_onto_cone(const double* in, double mu, double* out) {
