@@ -504,9 +504,18 @@ def multiple_shooting(
         u = z[: steps * nu].reshape(steps, nu)
         starts = np.vstack([np.concatenate([problem.q0, problem.v0]), z[steps * nu :].reshape(count - 1, n)])
         taus = (u @ S.T).reshape(count, length, nv)
-        out = world.rollout_batch(
-            starts[:, :nq], starts[:, nq:], taus, derivatives=True, parameters=False, progress=False
-        )
+        try:
+            out = world.rollout_batch(
+                starts[:, :nq], starts[:, nq:], taus, derivatives=True, parameters=False, progress=False
+            )
+        except RuntimeError:
+            # A trial point the simulation cannot roll out (its state stops being finite): an infinite
+            # merit, which the trust region rejects and shrinks from. Only trial points get here: the
+            # guess's rollout ran, and an accepted point has a finite merit.
+            failed = (np.inf, np.zeros(z.size), np.full((count - 1) * n, np.inf), np.zeros(((count - 1) * n, z.size)))
+            cached.clear()
+            cached[key] = (*failed, np.zeros((z.size, z.size)))
+            return cached[key]
         q = np.vstack([out.q[:, :-1].reshape(steps, nq), out.q[-1, -1]])
         v = np.vstack([out.v[:, :-1].reshape(steps, nv), out.v[-1, -1]])
         value = float(cost(world, q, v, u))
