@@ -110,20 +110,12 @@ for name, result in results.items():
     )
 
 if arguments.plot:
-    import matplotlib.pyplot as plt
+    from optimization_plots import cost_figure, save
 
-    figure, (by_iteration, by_time, poles) = plt.subplots(1, 3, figsize=(13, 3.8))
+    figure, poles = cost_figure(results)
     for name, result in results.items():
-        costs = [p.cost for p in result.history]
-        by_iteration.semilogy([p.iteration for p in result.history], costs, label=name)
-        by_time.semilogy([p.elapsed for p in result.history], costs, label=name)
         for pole in range(1, nv):
             poles.plot(np.arange(steps + 1) * world.dt, result.q[:, pole], label=f"{name}, pole {pole}")
-    by_iteration.set(xlabel="iteration", ylabel="cost")
-    by_time.set(xlabel="wall time (s)", ylabel="cost")
     poles.set(xlabel="time (s)", ylabel="pole angle (rad, 0 upright)")
-    by_iteration.legend()
     poles.legend()
-    figure.tight_layout()
-    figure.savefig(arguments.plot)
-    print(f"wrote {arguments.plot}")
+    save(figure, arguments.plot)

@@ -112,20 +112,12 @@ for name, result in results.items():
     )
 
 if arguments.plot:
-    import matplotlib.pyplot as plt
+    from optimization_plots import cost_figure, save
 
-    figure, (by_iteration, by_time, path) = plt.subplots(1, 3, figsize=(13, 3.8))
+    figure, path = cost_figure(results)
     for name, result in results.items():
-        costs = [p.cost for p in result.history]
-        by_iteration.semilogy([p.iteration for p in result.history], costs, label=name)
-        by_time.semilogy([p.elapsed for p in result.history], costs, label=name)
         path.plot(result.q[:, 1], result.q[:, 3], label=name)
     path.plot([target_x], [target_z], "k*", markersize=12, label="target")
-    by_iteration.set(xlabel="iteration", ylabel="cost")
-    by_time.set(xlabel="wall time (s)", ylabel="cost")
     path.set(xlabel="ball x (m)", ylabel="ball z (m)", aspect="equal")
-    by_iteration.legend()
     path.legend(loc="lower center", fontsize="small")
-    figure.tight_layout()
-    figure.savefig(arguments.plot)
-    print(f"wrote {arguments.plot}")
+    save(figure, arguments.plot)

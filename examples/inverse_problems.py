@@ -97,6 +97,7 @@ for name, solve in problems.items():
 
 if arguments.plot:
     import matplotlib.pyplot as plt
+    from optimization_plots import save
 
     figure, (by_iteration, by_time, paths) = plt.subplots(1, 3, figsize=(13, 3.8))
     for label, history in histories.items():
@@ -114,6 +115,4 @@ if arguments.plot:
     paths.plot(*observed[:2], "k*", markersize=12, label="observed final position")
     paths.set(xlabel="x (m)", ylabel="y (m)", title="the cube's centre, eq. 14")
     paths.legend(fontsize="small")
-    figure.tight_layout()
-    figure.savefig(arguments.plot)
-    print(f"wrote {arguments.plot}")
+    save(figure, arguments.plot)

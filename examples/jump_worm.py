@@ -62,18 +62,10 @@ for name, result in results.items():
     )
 
 if arguments.plot:
-    import matplotlib.pyplot as plt
+    from optimization_plots import cost_figure, save
 
-    figure, (by_iteration, by_time, heights) = plt.subplots(1, 3, figsize=(13, 3.8))
+    figure, heights = cost_figure(results)
     for name, result in results.items():
-        costs = [p.cost for p in result.history]
-        by_iteration.semilogy([p.iteration for p in result.history], costs, label=name)
-        by_time.semilogy([p.elapsed for p in result.history], costs, label=name)
         heights.plot(np.arange(arguments.steps + 1) * world.dt, result.q[:, 1], label=name)
-    by_iteration.set(xlabel="iteration", ylabel="cost")
-    by_time.set(xlabel="wall time (s)", ylabel="cost")
     heights.set(xlabel="time (s)", ylabel="root height (m)")
-    by_iteration.legend()
-    figure.tight_layout()
-    figure.savefig(arguments.plot)
-    print(f"wrote {arguments.plot}")
+    save(figure, arguments.plot)

@@ -84,6 +84,7 @@ for aware in (False, True):
 
 if arguments.plot:
     import matplotlib.pyplot as plt
+    from optimization_plots import save
 
     figure, (by_iteration, by_time, flight) = plt.subplots(1, 3, figsize=(13, 3.8))
     for name, values in losses.items():
@@ -96,6 +97,4 @@ if arguments.plot:
     flight.set(xlabel="time (s)", ylabel="height (m), last iterate")
     by_iteration.legend()
     flight.legend()
-    figure.tight_layout()
-    figure.savefig(arguments.plot)
-    print(f"wrote {arguments.plot}")
+    save(figure, arguments.plot)
