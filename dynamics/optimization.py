@@ -7,7 +7,7 @@ Four optimizers share one cost, one result and one way of reporting progress:
   once, one batch per time step.
 * :func:`multiple_shooting`: the horizon cut into intervals rolled out together by
   :meth:`World.rollout_batch`, the defects between them equality constraints of an NLP solved by
-  scipy's SLSQP with their exact Jacobians (Nimble §VII).
+  constrained Gauss–Newton in scipy's trust-constr with their exact Jacobians (Nimble §VII).
 * :func:`rollout_least_squares`: Gauss–Newton with a trust region (scipy's ``least_squares``) on a
   residual of a rollout's final state, with respect to the initial velocity or the controls, the
   Jacobian chained forward from the step Jacobians: the initial-condition estimation and the inverse
@@ -16,7 +16,8 @@ Four optimizers share one cost, one result and one way of reporting progress:
   each iteration's samples one :meth:`World.rollout_batch`.
 
 Controls are u (T, nu) with joint forces τ = S u, S the (nv, nu) actuation matrix (the identity by
-default), as in Simple eq. 15. Each optimizer takes ``callback``, called after every iteration with
+default), as in Simple eq. 15. Models with floating joints (nq ≠ nv) are welcome: states are
+compared and differentiated in the tangent space. Each optimizer takes ``callback``, called after every iteration with
 an :class:`OptimizationProgress`, and ``progress``, a bar by the rule of :mod:`dcol.progress`.
 """
 
@@ -53,6 +54,9 @@ __all__ = [
 _LINE_SEARCH_STEPS: FloatArray = np.power(0.5, np.arange(10), dtype=np.float64)
 # DDP's regularization beyond which a step is a vanishing gradient step: no descent is left to find.
 _MAX_REGULARIZATION = 1e10
+# Multiple shooting's cost and defects at a point the simulation cannot roll out: beyond any real
+# one, and with room left below overflow for the squares and sums of trust-constr's merit.
+_FAILED = 1e100
 
 
 class OptimizationProgress(NamedTuple):
@@ -509,10 +513,11 @@ def multiple_shooting(
                 starts[:, :nq], starts[:, nq:], taus, derivatives=True, parameters=False, progress=False
             )
         except RuntimeError:
-            # A trial point the simulation cannot roll out (its state stops being finite): an infinite
-            # merit, which the trust region rejects and shrinks from. Only trial points get here: the
-            # guess's rollout ran, and an accepted point has a finite merit.
-            failed = (np.inf, np.zeros(z.size), np.full((count - 1) * n, np.inf), np.zeros(((count - 1) * n, z.size)))
+            # A trial point the simulation cannot roll out (its state stops being finite): a merit so
+            # large that the trust region rejects the point and shrinks. Only trial points get here:
+            # the guess's rollout ran, and an accepted point's merit is not that large. Finite, since
+            # trust-constr's second-order correction solves with the defects.
+            failed = (_FAILED, np.zeros(z.size), np.full((count - 1) * n, _FAILED), np.zeros(((count - 1) * n, z.size)))
             cached.clear()
             cached[key] = (*failed, np.zeros((z.size, z.size)))
             return cached[key]

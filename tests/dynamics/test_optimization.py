@@ -111,6 +111,30 @@ def test_multiple_shooting_swings_the_cart_pole_up_from_rest(cartpole):
     np.testing.assert_allclose(result.q, rollout.q, atol=1e-9)
 
 
+def test_multiple_shooting_steps_back_from_a_point_the_simulation_cannot_roll_out(monkeypatch):
+    """The first trial point's rollout fails (as a state that stops being finite does): the trust
+    region rejects it and multiple shooting still reaches DDP's optimum."""
+    world = World(load_dataset_robot("cartpole"), dt=0.02, ground=False)
+    cost = QuadraticCost([0.5, np.pi], np.zeros(2), [1.0, 1.0, 0.1, 0.1], [1e-2], [10.0, 10.0, 10.0, 10.0])
+    rollout_batch = world.rollout_batch
+    calls = []
+
+    def failing_once(*args, **kwargs):
+        calls.append(True)
+        # The guess's rollout and the start's evaluation come first; the third call is a trial point.
+        if len(calls) == 3:
+            raise RuntimeError("rollout 0 failed at step 0: the state stopped being finite")
+        return rollout_batch(*args, **kwargs)
+
+    monkeypatch.setattr(world, "rollout_batch", failing_once)
+    guess = np.zeros((30, 1))
+    shooting = multiple_shooting(world, *HANGING, guess, cost, intervals=3, actuation=CART_FORCE)
+    assert len(calls) > 3 and shooting.converged
+    assert shooting.history[-1].constraint_violation < 1e-6
+    reference = ddp(world, *HANGING, guess, cost, actuation=CART_FORCE, tolerance=1e-10)
+    assert shooting.cost == pytest.approx(reference.cost, rel=1e-8)
+
+
 def test_bounded_ddp_and_bounded_multiple_shooting_agree(cartpole):
     """The cart moved with its force bounded by 1 N, below the unbounded optimum's 2.7 N: DDP's
     box-constrained QPs and SLSQP's bounds find the same optimum, at the bound for a third of it."""
