@@ -436,7 +436,7 @@ py::dict contact_problem(BoundWorld& world, py::handle q_in, py::handle v_in, py
   {
     py::gil_scoped_release release;
     n = sim::prepare_step(spec, ws, q.row(0), v.row(0), tau.row(0), false);
-    sim::dense_rows(spec, ws);
+    sim::dense_rows(spec, ws, false);
     sim::dense_delassus(ws);
   }
   const py::ssize_t rows = n, nv = model.nv;

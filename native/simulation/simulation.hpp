@@ -566,11 +566,12 @@ inline void find_islands(const WorldSpec& world, StepWorkspace& ws, int n) {
     if (island[n + ws.dof_tree[j]] >= 0) ws.island_dofs[label[island[n + ws.dof_tree[j]]]++] = j;
 }
 
-// Each island's rows of J and W = (M̃⁻¹Jᵀ)ᵀ over its dofs (contiguous rows; M̃⁻¹ by the tree-sparse
-// factor restricted to the island's dofs), its Delassus block A_k = Zᵀ Z with Z = D^{-1/2} L⁻ᵀ J_kᵀ
-// (symmetric by construction, half the products of J_k W_kᵀ), and b = J v_free + b_extra: each costs
-// the island's size, not the world's.
-inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n) {
+// Each island's rows of J over its dofs (contiguous rows), Z = D^{-1/2} L⁻ᵀ J_kᵀ (M̃⁻¹ by the
+// tree-sparse factor restricted to the island's dofs), whose rows give its Delassus block A_k = Zᵀ Z
+// (symmetric by construction), and b = J v_free + b_extra; with derivatives also W = (M̃⁻¹Jᵀ)ᵀ, which
+// the forward step never needs (add_impulse_response unwhitens Zᵀ f once): each costs the island's size,
+// not the world's.
+inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n, bool derivatives) {
   const dyn::Model& model = *world.model;
   const int islands = ws.num_islands();
   ws.island_matrix_start.resize(islands + 1);
@@ -582,7 +583,7 @@ inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n) {
     ws.delassus_start[k + 1] = ws.delassus_start[k] + m * m;
   }
   ws.island_J.assign(ws.island_matrix_start[islands], 0.0);
-  ws.island_W.resize(ws.island_matrix_start[islands]);
+  if (derivatives) ws.island_W.resize(ws.island_matrix_start[islands]);
   ws.island_Z.resize(ws.island_matrix_start[islands]);
   ws.delassus.resize(ws.delassus_start[islands]);
   ws.delassus_ready.assign(islands, 0);
@@ -591,7 +592,6 @@ inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n) {
     const auto [rows, dofs, m, d] = ws.island(k);
     for (int e = 0; e < d; ++e) ws.dof_local[dofs[e]] = e;
     double* Jk = ws.island_J.data() + ws.island_matrix_start[k];
-    double* Wk = ws.island_W.data() + ws.island_matrix_start[k];
     for (int p = 0; p < m; ++p) {
       const int i = ws.kept[rows[p]];
       for (int e = ws.row_start[i]; e < ws.row_start[i + 1]; ++e)
@@ -606,9 +606,12 @@ inline void island_matrices(const WorldSpec& world, StepWorkspace& ws, int n) {
     double* Zk = ws.island_Z.data() + ws.island_matrix_start[k];
     for (int p = 0; p < m; ++p)
       for (int e = 0; e < d; ++e) Zk[static_cast<size_t>(p) * d + e] = X[static_cast<size_t>(e) * m + p];
-    dyn::unwhiten_on(model, ws.data, dofs, d, ws.dof_local.data(), X, m);
-    for (int p = 0; p < m; ++p)
-      for (int e = 0; e < d; ++e) Wk[static_cast<size_t>(p) * d + e] = X[static_cast<size_t>(e) * m + p];
+    if (derivatives) {
+      dyn::unwhiten_on(model, ws.data, dofs, d, ws.dof_local.data(), X, m);
+      double* Wk = ws.island_W.data() + ws.island_matrix_start[k];
+      for (int p = 0; p < m; ++p)
+        for (int e = 0; e < d; ++e) Wk[static_cast<size_t>(p) * d + e] = X[static_cast<size_t>(e) * m + p];
+    }
     for (int e = 0; e < d; ++e) ws.dof_local[dofs[e]] = -1;
     for (int p = 0; p < m; ++p) {
       const double* Jp = Jk + static_cast<size_t>(p) * d;
@@ -648,20 +651,23 @@ inline void dense_delassus(StepWorkspace& ws) {
   }
 }
 
-// The kept rows dense, ws.J (n × nv) and ws.minv_JT (nv × n), from the islands' J_k and W_k.
-inline void dense_rows(const WorldSpec& world, StepWorkspace& ws) {
+// The kept rows dense, ws.J (n × nv), and with impulse_response (which needs the W_k of a step prepared
+// with derivatives) ws.minv_JT (nv × n), from the islands' J_k and W_k.
+inline void dense_rows(const WorldSpec& world, StepWorkspace& ws, bool impulse_response) {
   const int n = static_cast<int>(ws.island_rows.size()), nv = world.model->nv;
   ws.J.assign(static_cast<size_t>(n) * nv, 0.0);
-  ws.minv_JT.assign(static_cast<size_t>(nv) * n, 0.0);
+  if (impulse_response) ws.minv_JT.assign(static_cast<size_t>(nv) * n, 0.0);
   for (int k = 0; k < ws.num_islands(); ++k) {
     const auto [rows, dofs, m, d] = ws.island(k);
     const double* Jk = ws.island_J.data() + ws.island_matrix_start[k];
+    for (int p = 0; p < m; ++p)
+      for (int e = 0; e < d; ++e)
+        ws.J[static_cast<size_t>(rows[p]) * nv + dofs[e]] = Jk[static_cast<size_t>(p) * d + e];
+    if (!impulse_response) continue;
     const double* Wk = ws.island_W.data() + ws.island_matrix_start[k];
     for (int p = 0; p < m; ++p)
-      for (int e = 0; e < d; ++e) {
-        ws.J[static_cast<size_t>(rows[p]) * nv + dofs[e]] = Jk[static_cast<size_t>(p) * d + e];
+      for (int e = 0; e < d; ++e)
         ws.minv_JT[static_cast<size_t>(dofs[e]) * n + rows[p]] = Wk[static_cast<size_t>(p) * d + e];
-      }
   }
 }
 
@@ -842,8 +848,8 @@ inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double*
 
   // A = J M̃⁻¹ Jᵀ and b = J v_free + b_extra island by island; the dense forms with derivatives.
   detail::find_islands(world, ws, n);
-  detail::island_matrices(world, ws, n);
-  if (derivatives) dense_rows(world, ws);
+  detail::island_matrices(world, ws, n, derivatives);
+  if (derivatives) dense_rows(world, ws, true);
   if (derivatives) dense_delassus(ws);
   return n;
 }
@@ -1041,15 +1047,27 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
 
 namespace detail {
 
-// out += M̃⁻¹ Jᵀ f for impulses f on the kept rows, island by island over each island's own dofs.
-inline void add_impulse_response(const StepWorkspace& ws, const double* f, double* out) {
+// out += M̃⁻¹ Jᵀ f for impulses f on the kept rows, island by island over each island's own dofs:
+// L⁻¹ D^{-1/2} (Zᵀ f), one unwhitening per island that any impulse reaches.
+inline void add_impulse_response(const WorldSpec& world, StepWorkspace& ws, const double* f, double* out) {
   for (int k = 0; k < ws.num_islands(); ++k) {
     const auto [rows, dofs, m, d] = ws.island(k);
-    const double* Wk = ws.island_W.data() + ws.island_matrix_start[k];
+    const double* Zk = ws.island_Z.data() + ws.island_matrix_start[k];
+    std::vector<double>& response = ws.island_scratch;
+    response.assign(d, 0.0);
+    bool pushed = false;
     for (int p = 0; p < m; ++p) {
       const double impulse = f[rows[p]];
       if (impulse == 0.0) continue;
-      for (int e = 0; e < d; ++e) out[dofs[e]] += Wk[static_cast<size_t>(p) * d + e] * impulse;
+      pushed = true;
+      for (int e = 0; e < d; ++e) response[e] += Zk[static_cast<size_t>(p) * d + e] * impulse;
+    }
+    if (!pushed) continue;
+    for (int e = 0; e < d; ++e) ws.dof_local[dofs[e]] = e;
+    dyn::unwhiten_on(*world.model, ws.data, dofs, d, ws.dof_local.data(), response.data(), 1);
+    for (int e = 0; e < d; ++e) {
+      ws.dof_local[dofs[e]] = -1;
+      out[dofs[e]] += response[e];
     }
   }
 }
@@ -1085,7 +1103,8 @@ inline void position_correction(const WorldSpec& world, StepWorkspace& ws, StepR
       if (gap < 0.0) ws.correction_rows.push_back(p), deep = deep || gap < -allowed;
     }
     if (!deep) continue;
-    const double* A = delassus_block(ws, k);
+    // A_P from the penetrating rows of Z, not the island's whole Delassus block.
+    const double* Zk = ws.island_Z.data() + ws.island_matrix_start[k];
     const int P = static_cast<int>(ws.correction_rows.size());
     ws.correction_A.resize(static_cast<size_t>(P) * P);
     for (auto* values : {&ws.correction_b, &ws.correction_x, &ws.correction_w}) values->assign(P, 0.0);
@@ -1093,7 +1112,8 @@ inline void position_correction(const WorldSpec& world, StepWorkspace& ws, StepR
     for (int a = 0; a < P; ++a) {
       const int pa = ws.correction_rows[a];
       for (int b = 0; b < P; ++b)
-        ws.correction_A[static_cast<size_t>(a) * P + b] = A[static_cast<size_t>(pa) * m + ws.correction_rows[b]];
+        ws.correction_A[static_cast<size_t>(a) * P + b] =
+            dot(Zk + static_cast<size_t>(pa) * d, Zk + static_cast<size_t>(ws.correction_rows[b]) * d, d);
       ws.correction_A[static_cast<size_t>(a) * P + a] *= 1.0 + kCorrectionRegularization;
       ws.correction_b[a] = world.baumgarte * (normal_row_gap(ws, rows[pa]) + allowed);
     }
@@ -1104,15 +1124,15 @@ inline void position_correction(const WorldSpec& world, StepWorkspace& ws, StepR
     report.status = worse(report.status, solve.status);
     for (int a = 0; a < P; ++a) ws.correction_f[rows[ws.correction_rows[a]]] = ws.correction_x[a];
   }
-  add_impulse_response(ws, ws.correction_f.data(), ws.correction_dq.data());
+  add_impulse_response(world, ws, ws.correction_f.data(), ws.correction_dq.data());
 }
 
 }  // namespace detail
 
 // v⁺ = v_free + M̃⁻¹ Jᵀ f of a prepared step with its impulses in ws.f.
-inline void next_velocity(const WorldSpec& world, const StepWorkspace& ws, double* v_next) {
+inline void next_velocity(const WorldSpec& world, StepWorkspace& ws, double* v_next) {
   std::copy_n(ws.v_free.data(), world.model->nv, v_next);
-  detail::add_impulse_response(ws, ws.f.data(), v_next);
+  detail::add_impulse_response(world, ws, ws.f.data(), v_next);
 }
 
 // Outcome of one world's rollout (or of one step of a batch).
