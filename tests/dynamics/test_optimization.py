@@ -218,6 +218,30 @@ def test_ddp_and_multiple_shooting_agree_on_a_free_body():
     assert reference.cost < 0.5 * reference.history[0].cost
 
 
+def test_ddp_and_multiple_shooting_agree_through_the_contacts_of_a_sliding_cube():
+    """A free cube sliding on the ground (four contacts at every step), steered by horizontal forces
+    towards a point it cannot quite reach: one optimum for both, on the simulator's trajectory."""
+    world = World(load_dataset_robot("box"), dt=0.02)
+    q0 = np.array([0.0, 0.0, 0.1 - 5e-5, 1.0, 0.0, 0.0, 0.0])
+    v0 = np.array([1.0, 0.5, 0.0, 0.0, 0.0, 0.0])
+    target = np.array([0.35, 0.05, 0.1, 1.0, 0.0, 0.0, 0.0])
+    final_weights = np.zeros(12)
+    final_weights[[0, 1, 6, 7]] = [100.0, 100.0, 10.0, 10.0]  # horizontal position and velocity
+    cost = QuadraticCost(target, np.zeros(6), np.zeros(12), np.full(2, 1e-3), final_weights)
+    horizontal = np.eye(6)[:, :2]
+    guess = np.zeros((20, 2))
+    reference = ddp(world, q0, v0, guess, cost, actuation=horizontal, tolerance=1e-10)
+    shooting = multiple_shooting(world, q0, v0, guess, cost, actuation=horizontal, intervals=2)
+    assert reference.converged and shooting.converged
+    assert shooting.history[-1].constraint_violation < 1e-6
+    assert shooting.cost == pytest.approx(reference.cost, rel=1e-8)
+    assert shooting.cost < 0.5 * shooting.history[0].cost
+    np.testing.assert_allclose(shooting.controls, reference.controls, atol=1e-5)
+    rollout = world.rollout(q0, v0, reference.taus)
+    assert rollout.contacts.min() == 4
+    np.testing.assert_allclose(reference.q, rollout.q, atol=1e-9)
+
+
 def test_cem_lowers_the_swing_up_cost_less_than_ddp(cartpole):
     cost = swing_up_cost()
     guess = np.zeros((100, 1))
