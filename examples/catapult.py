@@ -17,20 +17,13 @@ Run: python examples/catapult.py [--intervals 2] [--plot catapult.png]
 """
 
 import argparse
+from typing import NamedTuple
 
 import numpy as np
 
 from dcol.dynamics import ModelBuilder, World, load_dataset_robot
 from dcol.dynamics.optimization import QuadraticCost, cem, ddp, multiple_shooting
 from dcol.geom import Box, Sphere
-
-parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-parser.add_argument("--steps", type=int, default=60)
-parser.add_argument("--intervals", type=int, default=2, help="multiple shooting's intervals")
-parser.add_argument("--target", type=float, nargs=2, default=(2.5, 1.0), help="the ball's x and z (m) at the end")
-parser.add_argument("--cem-iterations", type=int, default=60)
-parser.add_argument("--plot", default=None, help="write the figure to this file")
-arguments = parser.parse_args()
 
 BALL_RADIUS, BALL_MASS = 0.05, 0.1
 
@@ -65,59 +58,89 @@ def catapult_and_ball():
     return builder.build()
 
 
-model = catapult_and_ball()
-world = World(model, dt=0.01)
-# The arm horizontal, the ball on the bucket plate (its top at 0.71 m).
-start_q = np.r_[0.0, -1.0, 0.0, 0.71 + BALL_RADIUS, 1.0, 0.0, 0.0, 0.0]
-start_v = np.zeros(model.nv)
-arm_torque = np.eye(model.nv)[:, :1]  # τ = S u: only the arm is driven
-limit = float(model.effort_limits[0])
-target_x, target_z = arguments.target
-target_q = np.r_[0.0, target_x, 0.0, target_z, 1.0, 0.0, 0.0, 0.0]
-final_weights = np.zeros(2 * model.nv)
-final_weights[1:4] = 1000.0  # the ball's position; its orientation and the arm are free
-cost = QuadraticCost(target_q, np.zeros(model.nv), np.zeros(2 * model.nv), [1e-6], final_weights)
-guess = np.full((arguments.steps, 1), 50.0)  # N m: about three times what holds the arm up
-bounds = dict(actuation=arm_torque, lower=-limit, upper=limit)
+class Throw(NamedTuple):
+    """The problem: the world, the start (arm horizontal, ball in the bucket), the cost, the guess
+    (T, 1) and the optimizers' keyword arguments (the arm's torque as the one control, its bounds)."""
 
-results = {
-    "multiple shooting": multiple_shooting(
-        world, start_q, start_v, guess, cost, intervals=arguments.intervals, max_iterations=500, **bounds
-    ),
-    "CEM": cem(
-        world,
-        start_q,
-        start_v,
-        guess,
-        cost,
-        spread=50.0,
-        hold=5,
-        samples=64,
-        elites=8,
-        max_iterations=arguments.cem_iterations,
-        **bounds,
-    ),
-    "DDP": ddp(world, start_q, start_v, guess, cost, **bounds),
-}
-print(
-    f"catapult, {arguments.steps} steps of {world.dt} s, the ball asked at x = {target_x} m, z = {target_z} m "
-    f"(multiple shooting: {arguments.intervals} intervals)"
-)
-print("method             iterations  wall time (s)  final cost  ball's miss (mm)  converged")
-for name, result in results.items():
-    miss = np.hypot(result.q[-1, 1] - target_x, result.q[-1, 3] - target_z)
+    world: World
+    start_q: np.ndarray
+    start_v: np.ndarray
+    cost: QuadraticCost
+    guess: np.ndarray
+    bounds: dict
+
+
+def throw(steps, target):
+    """The ball's centre asked at target (x, z) after `steps` steps of 10 ms."""
+    model = catapult_and_ball()
+    world = World(model, dt=0.01)
+    # The arm horizontal, the ball on the bucket plate (its top at 0.71 m).
+    start_q = np.r_[0.0, -1.0, 0.0, 0.71 + BALL_RADIUS, 1.0, 0.0, 0.0, 0.0]
+    target_q = np.r_[0.0, target[0], 0.0, target[1], 1.0, 0.0, 0.0, 0.0]
+    final_weights = np.zeros(2 * model.nv)
+    final_weights[1:4] = 1000.0  # the ball's position; its orientation and the arm are free
+    cost = QuadraticCost(target_q, np.zeros(model.nv), np.zeros(2 * model.nv), [1e-6], final_weights)
+    guess = np.full((steps, 1), 50.0)  # N m: about three times what holds the arm up
+    limit = float(model.effort_limits[0])
+    arm_torque = np.eye(model.nv)[:, :1]  # τ = S u: only the arm is driven
+    bounds = dict(actuation=arm_torque, lower=-limit, upper=limit)
+    return Throw(world, start_q, np.zeros(model.nv), cost, guess, bounds)
+
+
+def miss(result, target):
+    """How far (m) the ball's centre ends from target (x, z)."""
+    return float(np.hypot(result.q[-1, 1] - target[0], result.q[-1, 3] - target[1]))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--intervals", type=int, default=2, help="multiple shooting's intervals")
+    parser.add_argument("--target", type=float, nargs=2, default=(2.5, 1.0), help="the ball's x and z (m) at the end")
+    parser.add_argument("--cem-iterations", type=int, default=60)
+    parser.add_argument("--plot", default=None, help="write the figure to this file")
+    arguments = parser.parse_args()
+
+    problem = throw(arguments.steps, arguments.target)
+    start = (problem.world, problem.start_q, problem.start_v, problem.guess, problem.cost)
+    results = {
+        "multiple shooting": multiple_shooting(
+            *start, intervals=arguments.intervals, max_iterations=500, **problem.bounds
+        ),
+        "CEM": cem(
+            *start,
+            spread=50.0,
+            hold=5,
+            samples=64,
+            elites=8,
+            max_iterations=arguments.cem_iterations,
+            **problem.bounds,
+        ),
+        "DDP": ddp(*start, **problem.bounds),
+    }
+    target_x, target_z = arguments.target
     print(
-        f"{name:17s}  {result.iterations:10d}  {result.history[-1].elapsed:13.2f}  {result.cost:10.4f}  "
-        f"{1e3 * miss:16.1f}  {result.converged}"
+        f"catapult, {arguments.steps} steps of {problem.world.dt} s, the ball asked at x = {target_x} m, "
+        f"z = {target_z} m (multiple shooting: {arguments.intervals} intervals)"
     )
-
-if arguments.plot:
-    from optimization_plots import cost_figure, save
-
-    figure, path = cost_figure(results)
+    print("method             iterations  wall time (s)  final cost  ball's miss (mm)  converged")
     for name, result in results.items():
-        path.plot(result.q[:, 1], result.q[:, 3], label=name)
-    path.plot([target_x], [target_z], "k*", markersize=12, label="target")
-    path.set(xlabel="ball x (m)", ylabel="ball z (m)", aspect="equal")
-    path.legend(loc="lower center", fontsize="small")
-    save(figure, arguments.plot)
+        print(
+            f"{name:17s}  {result.iterations:10d}  {result.history[-1].elapsed:13.2f}  {result.cost:10.4f}  "
+            f"{1e3 * miss(result, arguments.target):16.1f}  {result.converged}"
+        )
+
+    if arguments.plot:
+        from optimization_plots import cost_figure, save
+
+        figure, path = cost_figure(results)
+        for name, result in results.items():
+            path.plot(result.q[:, 1], result.q[:, 3], label=name)
+        path.plot([target_x], [target_z], "k*", markersize=12, label="target")
+        path.set(xlabel="ball x (m)", ylabel="ball z (m)", aspect="equal")
+        path.legend(loc="lower center", fontsize="small")
+        save(figure, arguments.plot)
+
+
+if __name__ == "__main__":
+    main()
