@@ -137,7 +137,7 @@ def test_multiple_shooting_steps_back_from_a_point_the_simulation_cannot_roll_ou
 
 def test_bounded_ddp_and_bounded_multiple_shooting_agree(cartpole):
     """The cart moved with its force bounded by 1 N, below the unbounded optimum's 2.7 N: DDP's
-    box-constrained QPs and SLSQP's bounds find the same optimum, at the bound for a third of it."""
+    box-constrained QPs and trust-constr's bounds find the same optimum, at the bound for a third of it."""
     cost = QuadraticCost([0.5, np.pi], np.zeros(2), [1.0, 1.0, 0.1, 0.1], [1e-2], [10.0, 10.0, 10.0, 10.0])
     guess = np.zeros((30, 1))
     bounded = dict(actuation=CART_FORCE, lower=-1.0, upper=1.0)
