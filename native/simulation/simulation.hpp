@@ -723,6 +723,23 @@ inline void solve_by_trees(const StepWorkspace& ws, const TreeBlockLU& lu, doubl
   }
 }
 
+// K⁻¹ (nv × nv row-major, zero between trees) into inverse with the factorization of factor_by_trees;
+// scratch: the largest tree's size squared.
+inline void inverse_by_trees(const StepWorkspace& ws, const TreeBlockLU& lu, int nv, double* inverse,
+                             std::vector<double>& scratch) {
+  std::fill(inverse, inverse + static_cast<size_t>(nv) * nv, 0.0);
+  for (size_t t = 0; t + 1 < ws.tree_dof_start.size(); ++t) {
+    const int* dofs = ws.tree_dofs.data() + ws.tree_dof_start[t];
+    const int n = ws.tree_dof_start[t + 1] - ws.tree_dof_start[t];
+    scratch.assign(static_cast<size_t>(n) * n, 0.0);
+    for (int a = 0; a < n; ++a) scratch[static_cast<size_t>(a) * n + a] = 1.0;
+    lu_solve_many(n, lu.blocks.data() + lu.start[t], n, lu.pivot.data() + ws.tree_dof_start[t], scratch.data(), n, n);
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b)
+        inverse[static_cast<size_t>(dofs[a]) * nv + dofs[b]] = scratch[static_cast<size_t>(a) * n + b];
+  }
+}
+
 namespace detail {
 
 // c(q, v_mid) − τ + D v into ws.rhs for v_mid = v + Δt a / 2 (forward kinematics done): the free

@@ -695,16 +695,8 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
     lw.mass[i * nv + i] += dt * world.damping[i];
     lw.dtau_dv[i * nv + i] += world.damping[i];
   }
-  std::fill(lw.Kinv.begin(), lw.Kinv.end(), 0.0);
   if (factor_by_trees(ws, nv, lw.mass.data(), lw.K_lu)) {
-    lw.u.resize(nv);
-    lw.y.resize(nv);
-    for (int j = 0; j < nv; ++j) {
-      std::fill(lw.u.begin(), lw.u.end(), 0.0);
-      lw.u[j] = 1.0;
-      solve_by_trees(ws, lw.K_lu, lw.u.data(), lw.y.data());
-      for (int i = 0; i < nv; ++i) lw.Kinv[i * nv + j] = lw.u[i];
-    }
+    inverse_by_trees(ws, lw.K_lu, nv, lw.Kinv.data(), lw.y);
   } else {
     lw.Kinv = lw.Minv;  // an exactly singular midpoint equation: the explicit step's linearization
   }
