@@ -366,24 +366,63 @@ class BlockDecomposition {
   void solve_transposed(double* y) { apply(y, &OrthogonalDecomposition::solve_transposed); }
   void project_null(double* y) { apply(y, &OrthogonalDecomposition::project_null); }
 
+  // solve and project_null on `count` vectors (X: count × m, each contiguous). A block with fewer rows
+  // than there are vectors is applied as its explicit matrix (K⁺ or I − K⁺K of the block, from its
+  // decomposition's solves on the unit vectors): products that vectorize in place of the reflections'
+  // short dependent loops, one per vector.
+  void solve_many(double* X, int count) { apply_many(X, count, &OrthogonalDecomposition::solve); }
+  void project_null_many(double* X, int count) { apply_many(X, count, &OrthogonalDecomposition::project_null); }
+
  private:
-  void apply(double* y, void (OrthogonalDecomposition::*operation)(double*)) {
+  void apply_many(double* X, int count, void (OrthogonalDecomposition::*operation)(double*)) {
     for (int g = 0; g < groups_; ++g) {
       const int* rows = members_.data() + start_[g];
       const int size = start_[g + 1] - start_[g];
+      if (count <= size) {
+        for (int c = 0; c < count; ++c) apply_block(g, X + static_cast<size_t>(c) * m_, operation);
+        continue;
+      }
+      // The block's matrix by columns: column j is the operation on the j-th unit vector.
+      matrix_.assign(static_cast<size_t>(size) * size, 0.0);
+      for (int j = 0; j < size; ++j) {
+        double* column = matrix_.data() + static_cast<size_t>(j) * size;
+        column[j] = 1.0;
+        (blocks_[g].*operation)(column);
+      }
       scratch_.resize(size);
-      bool zero = true;
-      for (int p = 0; p < size; ++p) scratch_[p] = y[rows[p]], zero = zero && scratch_[p] == 0.0;
-      if (zero) continue;  // each operation maps 0 to 0: a block the column does not reach stays zero
-      (blocks_[g].*operation)(scratch_.data());
-      for (int p = 0; p < size; ++p) y[rows[p]] = scratch_[p];
+      for (int c = 0; c < count; ++c) {
+        double* x = X + static_cast<size_t>(c) * m_;
+        std::fill(scratch_.begin(), scratch_.end(), 0.0);
+        for (int j = 0; j < size; ++j) {
+          const double value = x[rows[j]];
+          if (value == 0.0) continue;
+          const double* column = matrix_.data() + static_cast<size_t>(j) * size;
+          for (int i = 0; i < size; ++i) scratch_[i] += column[i] * value;
+        }
+        for (int i = 0; i < size; ++i) x[rows[i]] = scratch_[i];
+      }
     }
+  }
+
+  void apply_block(int g, double* y, void (OrthogonalDecomposition::*operation)(double*)) {
+    const int* rows = members_.data() + start_[g];
+    const int size = start_[g + 1] - start_[g];
+    scratch_.resize(size);
+    bool zero = true;
+    for (int p = 0; p < size; ++p) scratch_[p] = y[rows[p]], zero = zero && scratch_[p] == 0.0;
+    if (zero) return;  // each operation maps 0 to 0: a block the column does not reach stays zero
+    (blocks_[g].*operation)(scratch_.data());
+    for (int p = 0; p < size; ++p) y[rows[p]] = scratch_[p];
+  }
+
+  void apply(double* y, void (OrthogonalDecomposition::*operation)(double*)) {
+    for (int g = 0; g < groups_; ++g) apply_block(g, y, operation);
   }
 
   int m_ = 0, rank_ = 0, groups_ = 0;
   std::vector<int> group_of_label_, start_, members_, fill_;
   std::vector<OrthogonalDecomposition> blocks_;
-  std::vector<double> scratch_;
+  std::vector<double> scratch_, matrix_;
 };
 
 struct ActiveSetWorkspace {

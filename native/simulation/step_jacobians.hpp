@@ -293,7 +293,7 @@ inline void lcp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
       if (cols.mu >= 0)
         for (int r = 0; r < nb; ++r) lw.rhs[cols.mu * nc + p] += A[i * n + B[r]] * lw.d_bounded[r];
     }
-    for (int d = 0; d < D; ++d) lw.clamped_decomposition.solve(lw.rhs.data() + d * nc);
+    lw.clamped_decomposition.solve_many(lw.rhs.data(), D);
     for (int p = 0; p < nc; ++p)
       for (int d = 0; d < D; ++d) lw.df[static_cast<size_t>(C[p]) * D + d] = -lw.rhs[d * nc + p];
     if (!lw.clamped_decomposition.full_rank()) {
@@ -315,7 +315,7 @@ inline void lcp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
         for (int p = 0; p < nc; ++p) ACBz += A[static_cast<size_t>(C[p]) * n + i] * lw.z[p];
         lw.rhs[cols.mu * nc + E_column[r]] += lw.sign[r] * ACBz;
       }
-      for (int d = 0; d < D; ++d) lw.clamped_decomposition.project_null(lw.rhs.data() + d * nc);
+      lw.clamped_decomposition.project_null_many(lw.rhs.data(), D);
       for (int p = 0; p < nc; ++p)
         for (int d = 0; d < D; ++d) lw.df[static_cast<size_t>(C[p]) * D + d] += lw.rhs[d * nc + p];
     }
@@ -478,7 +478,7 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
     for (int j = 0; j < r; ++j)
       lw.mode_M[static_cast<size_t>(i) * r + j] = (i == j ? 1.0 : 0.0) - lw.mode_B[static_cast<size_t>(j) * r + i];
   lw.mode_decomposition.factor(r, lw.mode_M.data(), lw.mode_island.data());
-  for (int d = 0; d < D; ++d) lw.mode_decomposition.solve(lw.rhs.data() + static_cast<size_t>(d) * r);
+  lw.mode_decomposition.solve_many(lw.rhs.data(), D);
   for (int k = 0; k < contacts; ++k)
     for (int j = 0; j < 3; ++j) {
       const int row = ws.ncp_row[entry(k, j)];
