@@ -432,8 +432,9 @@ struct ActiveSetWorkspace {
   std::vector<double> E_value, c, K, y;
   OrthogonalDecomposition decomposition;  // of K, or of Z_C in solve_on_gram_sets
   // solve_on_gram_sets: Zᵀ f, Z_C⁺ y (d) or S (rank × d), H and G = S Hᵀ and G's decomposition;
-  // solve_full_rank_gram: N = Z_Cᵀ Z_C, its Cholesky factor and a row's nonzero columns.
-  std::vector<double> response, reduced, H, G, N, L;
+  // solve_full_rank_product: a normal matrix, the Cholesky factors of Z_Cᵀ Z_C and HᵀH and a row's
+  // nonzero columns.
+  std::vector<double> response, reduced, H, G, N, L, L_H;
   std::vector<int> nonzero;
   OrthogonalDecomposition product_decomposition;
   // polish
@@ -524,33 +525,47 @@ inline void solve_on_sets(int n, const double* A, const double* b, const LcpBoun
 // K's singular values are Z_C's squared, so √kRankCutoff on Z_C's scale is kRankCutoff on K's.
 constexpr double kGramRankCutoff = 1e-5;
 
-// y (m) ← (Z Zᵀ)⁺ y = Z N⁻² Zᵀ y with N = Zᵀ Z (d × d), for Z (m × d row-major) of full column rank: the
-// least-norm solution lies in Z's range, x = Z t, and Z N t = y gives N t = Z⁺ y = N⁻¹ Zᵀ y. N costs
-// m d² / 2, less over the zeros of Z's rows (a pile's contact moves two of its island's bodies), and its
-// Cholesky factor d³ / 6. Returns false, y untouched, when a pivot falls below kRankCutoff of N's
-// largest diagonal entry (N's eigenvalues being Z Zᵀ's nonzero ones): Z is then not of full column rank.
-inline bool solve_full_rank_gram(int m, int d, const double* Z, double* y, ActiveSetWorkspace& ws) {
-  ws.N.assign(static_cast<size_t>(d) * d, 0.0);  // lower triangle
+// The lower triangle of Xᵀ X (d × d) into out for X (m × d row-major), summed over the nonzeros of X's
+// rows only (a pile's contact moves two of its island's bodies); largest: its largest diagonal entry.
+inline void normal_matrix(int m, int d, const double* X, std::vector<double>& out, std::vector<int>& nonzero,
+                          double& largest) {
+  out.assign(static_cast<size_t>(d) * d, 0.0);
   for (int p = 0; p < m; ++p) {
-    const double* z = Z + static_cast<size_t>(p) * d;
-    ws.nonzero.clear();
+    const double* x = X + static_cast<size_t>(p) * d;
+    nonzero.clear();
     for (int e = 0; e < d; ++e)
-      if (z[e] != 0.0) ws.nonzero.push_back(e);
-    for (const int a : ws.nonzero)
-      for (const int b : ws.nonzero) {
+      if (x[e] != 0.0) nonzero.push_back(e);
+    for (const int a : nonzero)
+      for (const int b : nonzero) {
         if (b > a) break;
-        ws.N[static_cast<size_t>(a) * d + b] += z[a] * z[b];
+        out[static_cast<size_t>(a) * d + b] += x[a] * x[b];
       }
   }
-  double largest = 0.0;
-  for (int e = 0; e < d; ++e) largest = std::max(largest, ws.N[static_cast<size_t>(e) * d + e]);
+  largest = 0.0;
+  for (int e = 0; e < d; ++e) largest = std::max(largest, out[static_cast<size_t>(e) * d + e]);
+}
+
+// y (m) ← (Z Hᵀ)⁺ y for Z and H (m × d row-major) both of full column rank d: Z Hᵀ is then a full-rank
+// factorization, whose pseudo-inverse is (Hᵀ)⁺ Z⁺ = H (HᵀH)⁻¹ (ZᵀZ)⁻¹ Zᵀ, two Cholesky factors of d × d
+// normal matrices (one when H is Z, given as nullptr). Each costs m d² / 2 at most and d³ / 6. Returns
+// false, y untouched, when a pivot falls below kRankCutoff of its matrix's largest diagonal entry (the
+// normal matrices' eigenvalues are the squared singular values, and Z Zᵀ's nonzero eigenvalues ZᵀZ's):
+// the factors are then not of full column rank.
+inline bool solve_full_rank_product(int m, int d, const double* Z, const double* H, double* y, ActiveSetWorkspace& ws) {
+  double largest;
+  normal_matrix(m, d, Z, ws.N, ws.nonzero, largest);
   if (!cholesky(d, ws.N.data(), 0.0, ws.L, kRankCutoff * largest)) return false;
-  ws.reduced.assign(d, 0.0);  // Zᵀ y, then t
+  if (H != nullptr) {
+    normal_matrix(m, d, H, ws.N, ws.nonzero, largest);
+    if (!cholesky(d, ws.N.data(), 0.0, ws.L_H, kRankCutoff * largest)) return false;
+  }
+  ws.reduced.assign(d, 0.0);  // Zᵀ y, then t = (HᵀH)⁻¹ (ZᵀZ)⁻¹ Zᵀ y
   for (int p = 0; p < m; ++p)
     for (int e = 0; e < d; ++e) ws.reduced[e] += Z[static_cast<size_t>(p) * d + e] * y[p];
   cholesky_solve(d, ws.L, ws.reduced.data());
-  cholesky_solve(d, ws.L, ws.reduced.data());
-  for (int p = 0; p < m; ++p) y[p] = dot(Z + static_cast<size_t>(p) * d, ws.reduced.data(), d);
+  cholesky_solve(d, H != nullptr ? ws.L_H : ws.L, ws.reduced.data());
+  const double* out_factor = H != nullptr ? H : Z;
+  for (int p = 0; p < m; ++p) y[p] = dot(out_factor + static_cast<size_t>(p) * d, ws.reduced.data(), d);
   return true;
 }
 
@@ -558,8 +573,10 @@ inline bool solve_full_rank_gram(int m, int d, const double* Z, double* y, Activ
 // whitened impulse responses), without forming A: with the bounded entries written f_B = E f_C + c, K =
 // A_CC + A_CB E = Z_C Hᵀ with H = Z_C + Eᵀ Z_B (|C| × d each), so the cost is |C| d² instead of
 // |C|³ where contacts outnumber the dofs that move them (a box resting on four corners, a pile).
-//   * E = 0 (every clamping contact sticking): K = Z_C Z_Cᵀ, by solve_full_rank_gram, or when Z_C is
-//     not of full column rank by K⁺ = (Z_C⁺)ᵀ Z_C⁺ through one orthogonal decomposition of Z_C.
+// Where Z_C and H have full column rank (every dof held by the clamping rows), by solve_full_rank_product;
+// otherwise:
+//   * E = 0 (every clamping contact sticking): K = Z_C Z_Cᵀ and K⁺ = (Z_C⁺)ᵀ Z_C⁺, one orthogonal
+//     decomposition of Z_C.
 //   * E ≠ 0 (sliding friction follows a clamping normal): Z_C = Q [S; 0] by QR, so K = Q [G; 0] with
 //     G = S Hᵀ (at most d × |C|) and K⁺ = [G⁺ 0] Qᵀ, G's singular values being K's.
 inline void solve_on_gram_sets(int n, int d, const double* Z, const double* b, const LcpBounds& bounds,
@@ -578,19 +595,21 @@ inline void solve_on_gram_sets(int n, int d, const double* Z, const double* b, c
     ws.y[p] = -(b[ws.C[p]] + dot(row(ws.C[p]), ws.response.data(), d));
   }
   const bool coupled = std::any_of(ws.E_column.begin(), ws.E_column.end(), [](int column) { return column >= 0; });
-  if (nc > 0 && !coupled) {
-    if (!solve_full_rank_gram(nc, d, ws.K.data(), ws.y.data(), ws)) {
-      ws.decomposition.factor(nc, d, ws.K.data(), kGramRankCutoff);
-      ws.reduced.resize(d);
-      ws.decomposition.solve(ws.y.data(), ws.reduced.data());             // Z_C⁺ y
-      ws.decomposition.solve_transposed(ws.reduced.data(), ws.y.data());  // (Z_C⁺)ᵀ Z_C⁺ y
-    }
-  } else if (nc > 0) {
+  if (coupled) {
     ws.H.assign(ws.K.begin(), ws.K.end());  // H = Z_C + Eᵀ Z_B
     for (int r = 0; r < nb; ++r)
       if (ws.E_column[r] >= 0)
         for (int e = 0; e < d; ++e)
           ws.H[static_cast<size_t>(ws.E_column[r]) * d + e] += ws.E_value[r] * row(ws.B[r])[e];
+  }
+  const bool solved =
+      nc == 0 || solve_full_rank_product(nc, d, ws.K.data(), coupled ? ws.H.data() : nullptr, ws.y.data(), ws);
+  if (!solved && !coupled) {
+    ws.decomposition.factor(nc, d, ws.K.data(), kGramRankCutoff);
+    ws.reduced.resize(d);
+    ws.decomposition.solve(ws.y.data(), ws.reduced.data());             // Z_C⁺ y
+    ws.decomposition.solve_transposed(ws.reduced.data(), ws.y.data());  // (Z_C⁺)ᵀ Z_C⁺ y
+  } else if (!solved) {
     ws.decomposition.factor(nc, d, ws.K.data(), 0.0);
     const int rank = ws.decomposition.rank();
     ws.reduced.resize(static_cast<size_t>(rank) * d);  // S

@@ -33,6 +33,29 @@ def box_pile_model(count, half=0.1, mass=1.0):
     )
 
 
+def column_pile(side, half=0.1, gap=0.01, spacing=0.05, seed=0):
+    """side³ cubes of side 2 half in side × side columns of side, spacing apart, each cube `gap` above
+    the one below with a few mm of sideways offset and a small yaw drawn with `seed`: its
+    configuration q0 (7 side³,), for box_pile_model(side³, half)."""
+    count = side**3
+    rng = np.random.default_rng(seed)
+    q0 = np.zeros(7 * count)
+    for i in range(count):
+        column, level = divmod(i, side)
+        yaw = rng.uniform(-0.1, 0.1)
+        x, y = (2 * half + spacing) * (column % side), (2 * half + spacing) * (column // side)
+        q0[7 * i : 7 * i + 7] = np.r_[
+            x + rng.uniform(-0.005, 0.005),
+            y + rng.uniform(-0.005, 0.005),
+            half + gap + (2 * half + gap) * level,
+            np.cos(yaw / 2),
+            0.0,
+            0.0,
+            np.sin(yaw / 2),
+        ]
+    return q0
+
+
 def pendulum_model(length, mass=1.0, inertia=1e-6):
     """A bob of `mass` on a massless rod: its com `length` below a revolute hinge about +y (gravity
     −z), rotational inertia `inertia` I about the com."""
