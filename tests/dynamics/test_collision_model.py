@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import dcol.dynamics as dyn
-from dcol.geom import Box, Capsule, Obstacle, Sphere
+from dcol.geom import Box, Capsule, Cylinder, Obstacle, Sphere
 from dcol.geom.rotations import rotation_matrix
 from dcol.solvers import Status
 from tests.support.distance_oracle import coal_distance
@@ -44,13 +44,16 @@ def obstacles():
     ]
 
 
+def exclusions(name):
+    srdf = ROBOTS[name]
+    return dyn.disabled_collision_pairs(os.path.join(ROBOTS_DIR, srdf)) if srdf else ()
+
+
 @functools.cache
 def robot(name):
     """(model, CollisionModel checking every pair, PinocchioOracle, Pinocchio's collision GeometryModel)."""
     model = dyn.load_example_robot(name)
-    srdf = ROBOTS[name]
-    exclude = dyn.disabled_collision_pairs(os.path.join(ROBOTS_DIR, srdf)) if srdf else ()
-    collision = dyn.CollisionModel(model, obstacles(), exclude=exclude, margin=100.0)
+    collision = dyn.CollisionModel(model, obstacles(), exclude=exclusions(name), margin=100.0)
     relative, floating = dyn.EXAMPLE_ROBOTS[name]
     urdf = os.path.join(ROBOTS_DIR, relative)
     reference = PinocchioOracle(urdf, floating, model)
@@ -64,7 +67,8 @@ def configurations(model, rng, count):
 
 def pinocchio_body_poses(name, q):
     """The world pose (r, R) of each collision object's body at q, from Pinocchio's placement of the URDF
-    geometry and its kinematics: the object's shape frame in the world, less the shape's offset."""
+    geometry and its kinematics: the geometry's frame in the world, less its pose in the body (a mesh's
+    frame, or a primitive's, whose dcol shape is a URDF cylinder turned from z to x)."""
     model, collision, reference, geometry = robot(name)
     data = geometry.createData()
     pin.forwardKinematics(reference.pmodel, reference.pdata, reference.q_to_pin(q))
@@ -75,11 +79,16 @@ def pinocchio_body_poses(name, q):
             obstacle = collision.obstacles[int(object_name.split()[1])]
             poses.append((obstacle.r, rotation_matrix(obstacle.q)))
             continue
+        entry = model.collision_shapes[len(poses)]
+        if isinstance(entry.shape, dyn.MeshGeometry):
+            frame_R, frame_p = entry.shape.offset_rotation, entry.shape.offset_position
+        else:
+            turn = X_TO_Z if isinstance(shape, Cylinder) else np.eye(3)
+            frame_R, frame_p = shape.offset_rotation @ turn.T, shape.offset_position
         link, k = object_name.rsplit("/", 1)
         placement = data.oMg[geometry.getGeometryId(f"{link}_{k}")]
-        frame_R = placement.rotation @ (X_TO_Z if type(shape).__name__ == "Cylinder" else np.eye(3))
-        body_R = frame_R @ shape.offset_rotation.T
-        poses.append((placement.translation - body_R @ shape.offset_position, body_R))
+        body_R = placement.rotation @ frame_R.T
+        poses.append((placement.translation - body_R @ frame_p, body_R))
     return poses
 
 
@@ -165,7 +174,7 @@ def test_floating_base_jacobian_is_in_the_tangent_space():
 @pytest.mark.parametrize("threads", [1, 2])
 def test_batch_equals_single(threads, rng):
     model, collision, _, _ = robot("panda")
-    narrow = dyn.CollisionModel(model, obstacles(), margin=0.02)
+    narrow = dyn.CollisionModel(model, obstacles(), exclude=exclusions("panda"), margin=0.02)
     Q = configurations(model, rng, 5)
     for checker in (collision, narrow):
         batch = checker.distances(Q, threads=threads)
@@ -179,7 +188,7 @@ def test_batch_equals_single(threads, rng):
 def test_margin_keeps_every_pair_within_it(rng):
     model, everything, _, _ = robot("panda")
     margin = 0.05
-    narrow = dyn.CollisionModel(model, obstacles(), margin=margin)
+    narrow = dyn.CollisionModel(model, obstacles(), exclude=exclusions("panda"), margin=margin)
     np.testing.assert_array_equal(narrow.pairs, everything.pairs)  # the margin only changes which are checked
     for q in configurations(model, rng, 3):
         full = everything.distances(q, jacobians=False)
@@ -215,7 +224,7 @@ def test_bad_input_names_the_argument():
         dyn.CollisionModel(model, [Sphere(0.1)])
     with pytest.raises(ValueError, match="margin"):
         dyn.CollisionModel(model, margin=-1.0)
-    with pytest.raises(ValueError, match=r"q must have shape \(nq,\) or \(N, nq\)"):
+    with pytest.raises(ValueError, match=r"q must have shape \(9,\) or \(N, 9\), got \(10,\)"):
         collision.distances(np.zeros(model.nq + 1))
     with pytest.raises(ValueError, match="q must be finite"):
         collision.distances(np.full(model.nq, np.nan))
