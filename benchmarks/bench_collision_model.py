@@ -87,11 +87,13 @@ def robot_rows(name, batch, repeats, rng):
     single = {
         "dcol": median_time(lambda: collision.distances(Q[0]), repeats),
         "dcol values": median_time(lambda: collision.distances(Q[0], jacobians=False), repeats),
+        "dcol alpha": median_time(lambda: collision.distances(Q[0], signed_distance=False), repeats),
         "coal": median_time(lambda: pinocchio_one(Q_pin[0]), repeats),
     }
     batched = {
         "dcol": median_time(lambda: collision.distances(Q), repeats) / batch,
         "dcol values": median_time(lambda: collision.distances(Q, jacobians=False), repeats) / batch,
+        "dcol alpha": median_time(lambda: collision.distances(Q, signed_distance=False), repeats) / batch,
         "coal": median_time(pinocchio_batch, repeats) / batch,
     }
     # The two agree on every separated pair (tests/dynamics/test_collision_model.py checks the values).
@@ -110,8 +112,10 @@ def robot_rows(name, batch, repeats, rng):
                 what,
                 f"{times['dcol'] * 1e6:.0f}",
                 f"{times['dcol values'] * 1e6:.0f}",
+                f"{times['dcol alpha'] * 1e6:.0f}",
                 f"{times['coal'] * 1e6:.0f}",
                 f"{times['dcol'] / times['coal']:.2f}",
+                f"{times['dcol alpha'] / times['coal']:.2f}",
                 f"{disagreement:.1e}",
             )
         )
@@ -125,12 +129,25 @@ def main():
     parser.add_argument("--robots", nargs="+", default=list(ROBOTS), choices=list(ROBOTS), help="robots to run")
     args = parse_arguments(parser, dict(repeats=1, batch=4, robots=["ur5"]))
     table = Table(
-        ["robot", "nv", "pairs", "time of", "dcol", "dcol values", "coal", "dcol/coal", "max |Δd| (m)"],
+        [
+            "robot",
+            "nv",
+            "pairs",
+            "time of",
+            "dcol",
+            "dcol values",
+            "dcol α",
+            "coal",
+            "dcol/coal",
+            "dcol α/coal",
+            "max |Δd| (m)",
+        ],
         caption=(
             f"All pairs, µs, {median_of(args.repeats)}, one thread. dcol: α, signed distance, witness points "
             "and normal with their q-Jacobians (nv columns) of every pair; dcol values: the same without "
-            "Jacobians; coal: Pinocchio's computeDistances (kinematics, placements, distances) on the same "
-            "convex geometry and pairs, values only. max |Δd|: largest difference of the two libraries' "
+            "Jacobians; dcol α: DCOL's α and its q-Jacobian alone (signed_distance=False); coal: Pinocchio's "
+            "computeDistances (kinematics, placements, distances) on the same convex geometry and pairs, values "
+            "only. max |Δd|: largest difference of the two libraries' "
             "distances over the separated pairs at the first configuration"
         ),
     )

@@ -48,22 +48,23 @@ class CollisionDistances:
     start : (N + 1,) int64, configuration n's rows are ``start[n]:start[n + 1]`` (N = 1 for one q).
     pair : (K,) int32, each row's index into :attr:`CollisionModel.pairs` (ascending per configuration).
     alpha : (K,) float64, DCOL's α (> 1: apart).
-    distance : (K,) float64, signed distance (> 0 apart, < 0 penetrating; dcol.geom.signed_distance).
+    status : (K,) int8, the dcol.solvers.Status of each pair's solve.
+    distance : (K,) float64, signed distance (> 0 apart, < 0 penetrating; dcol.geom.signed_distance);
+        None with signed_distance=False, as are the witness points, the normal and their Jacobians.
     witness_a, witness_b : (K, 3) float64, witness points on the pair's first and second object (world).
     normal : (K, 3) float64, unit normal from the first object to the second.
-    status : (K,) int8, the dcol.solvers.Status of each pair's solve.
-    alpha_jacobian, distance_jacobian : (K, nv) float64 or None (jacobians=False), ∂/∂q in q's tangent.
+    alpha_jacobian, distance_jacobian : (K, nv) float64, ∂/∂q in q's tangent; None with jacobians=False.
     witness_a_jacobian, witness_b_jacobian, normal_jacobian : (K, 3, nv) float64 or None.
     """
 
     start: IntArray
     pair: IntArray
     alpha: FloatArray
-    distance: FloatArray
-    witness_a: FloatArray
-    witness_b: FloatArray
-    normal: FloatArray
     status: Int8Array
+    distance: FloatArray | None
+    witness_a: FloatArray | None
+    witness_b: FloatArray | None
+    normal: FloatArray | None
     alpha_jacobian: FloatArray | None
     distance_jacobian: FloatArray | None
     witness_a_jacobian: FloatArray | None
@@ -85,11 +86,11 @@ class CollisionDistances:
             start=np.array([0, rows.stop - rows.start], dtype=np.int64),
             pair=self.pair[rows],
             alpha=self.alpha[rows],
-            distance=self.distance[rows],
-            witness_a=self.witness_a[rows],
-            witness_b=self.witness_b[rows],
-            normal=self.normal[rows],
             status=self.status[rows],
+            distance=part(self.distance),
+            witness_a=part(self.witness_a),
+            witness_b=part(self.witness_b),
+            normal=part(self.normal),
             alpha_jacobian=part(self.alpha_jacobian),
             distance_jacobian=part(self.distance_jacobian),
             witness_a_jacobian=part(self.witness_a_jacobian),
@@ -232,13 +233,23 @@ class CollisionModel:
         indices = np.arange(len(self.pairs)) if pairs is None else np.asarray(pairs, dtype=np.int64).reshape(-1)
         return [(self.object_names[a], self.object_names[b]) for a, b in self.pairs[indices]]
 
-    def distances(self, q: ArrayLike, *, jacobians: bool = True, threads: int | None = None) -> CollisionDistances:
+    def distances(
+        self,
+        q: ArrayLike,
+        *,
+        signed_distance: bool = True,
+        jacobians: bool = True,
+        threads: int | None = None,
+    ) -> CollisionDistances:
         """α, signed distances, witness points and normals of the pairs the broadphase keeps, with their
         Jacobians with respect to q.
 
         Parameters
         ----------
         q : (nq,) one configuration or (N, nq) a batch (floating joints' quaternions nonzero).
+        signed_distance : False computes DCOL's α and its Jacobian alone: one solve of DCOL's program per
+            pair and no linear solve, several times cheaper than the signed distance's second cone program
+            on meshes' hulls (the distance fields of the result are then None).
         jacobians : whether to compute the (…, nv) Jacobians (default True).
         threads : worker threads over the configurations (default 1).
 
@@ -247,22 +258,27 @@ class CollisionModel:
         CollisionDistances, the rows of all configurations (its ``start`` splits them).
         """
         rows, _ = checked_configurations(self.model, q)
-        out = self._native.distances(rows, bool(jacobians), checked_threads(threads))
-        jacobian = out.get("jacobian")
+        out = self._native.distances(rows, bool(jacobians), bool(signed_distance), checked_threads(threads))
+        jacobian = out.get("jacobian")  # (K, 11, nv); (K, 1, nv) for α alone
+        distance_jacobian = jacobian if signed_distance else None
+
+        def rows_of(block: FloatArray | None, rows: int | slice) -> FloatArray | None:
+            return None if block is None else block[:, rows]
+
         return CollisionDistances(
             start=out["start"],
             pair=out["pair"],
             alpha=out["alpha"],
-            distance=out["distance"],
-            witness_a=out["witness_a"],
-            witness_b=out["witness_b"],
-            normal=out["normal"],
             status=out["status"],
-            alpha_jacobian=None if jacobian is None else jacobian[:, _ALPHA],
-            distance_jacobian=None if jacobian is None else jacobian[:, _DISTANCE],
-            witness_a_jacobian=None if jacobian is None else jacobian[:, _WITNESS_A],
-            witness_b_jacobian=None if jacobian is None else jacobian[:, _WITNESS_B],
-            normal_jacobian=None if jacobian is None else jacobian[:, _NORMAL],
+            distance=out.get("distance"),
+            witness_a=out.get("witness_a"),
+            witness_b=out.get("witness_b"),
+            normal=out.get("normal"),
+            alpha_jacobian=rows_of(jacobian, _ALPHA),
+            distance_jacobian=rows_of(distance_jacobian, _DISTANCE),
+            witness_a_jacobian=rows_of(distance_jacobian, _WITNESS_A),
+            witness_b_jacobian=rows_of(distance_jacobian, _WITNESS_B),
+            normal_jacobian=rows_of(distance_jacobian, _NORMAL),
         )
 
     def __repr__(self) -> str:

@@ -88,8 +88,9 @@ std::unique_ptr<BoundCollisionModel> make_collision_model(py::object model_obj, 
 // The distances at q (nq,) or (N, nq): "start" (N + 1,) (configuration n's pairs are rows start[n] to
 // start[n + 1]; N = 1 for one configuration), "pair" (K,) indices into the pairs, "alpha", "distance" (K,),
 // "witness_a", "witness_b", "normal" (K, 3), "status" (K,) int8, and with jacobians "jacobian" (K, 11,
-// nv): the rows of sim::chain_pair_rows.
-py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, int threads) {
+// nv): the rows of sim::chain_pair_rows. Without signed_distances, α alone: "alpha", "status" and
+// "jacobian" (K, 1, nv).
+py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, bool signed_distances, int threads) {
   const sim::CollisionModelSpec& spec = bound.spec;
   const dyn::Model& model = *spec.world.model;
   require(threads >= 1, "threads must be at least 1");
@@ -109,7 +110,8 @@ py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, 
       sim::StepWorkspace& ws = *bound.workspaces[begin / chunk];
       std::vector<int> checked;
       for (std::ptrdiff_t n = begin; n < end; ++n)
-        sim::collision_distances(spec, ws, q.row(n), static_cast<int>(n), jacobians, checked, results[n], rows[n]);
+        sim::collision_distances(spec, ws, q.row(n), static_cast<int>(n), jacobians, signed_distances, checked,
+                                 results[n], rows[n]);
     });
   }
   py::ssize_t K = 0;
@@ -119,11 +121,12 @@ py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, 
   py::array_t<int8_t> status(K);
   Array alpha(K), distance(K), witness_a({K, py::ssize_t(3)}), witness_b({K, py::ssize_t(3)}),
       normal({K, py::ssize_t(3)});
-  Array jacobian(jacobians ? std::vector<py::ssize_t>{K, sim::kDistanceRows, nv} : std::vector<py::ssize_t>{0});
+  const py::ssize_t count = sim::derivative_rows(signed_distances);
+  Array jacobian(jacobians ? std::vector<py::ssize_t>{K, count, nv} : std::vector<py::ssize_t>{0});
   py::ssize_t k = 0;
   for (py::ssize_t n = 0; n < N; ++n) {
     start.mutable_at(n) = k;
-    if (jacobians) std::copy(rows[n].begin(), rows[n].end(), jacobian.mutable_data() + k * sim::kDistanceRows * nv);
+    if (jacobians) std::copy(rows[n].begin(), rows[n].end(), jacobian.mutable_data() + k * count * nv);
     for (const sim::PairDistance& entry : results[n]) {
       const geometry::DistanceResult& r = entry.result;
       pair.mutable_at(k) = entry.pair;
@@ -143,10 +146,12 @@ py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, 
   out["start"] = start;
   out["pair"] = pair;
   out["alpha"] = alpha;
-  out["distance"] = distance;
-  out["witness_a"] = witness_a;
-  out["witness_b"] = witness_b;
-  out["normal"] = normal;
+  if (signed_distances) {
+    out["distance"] = distance;
+    out["witness_a"] = witness_a;
+    out["witness_b"] = witness_b;
+    out["normal"] = normal;
+  }
   out["status"] = status;
   if (jacobians) out["jacobian"] = jacobian;
   return out;
@@ -160,5 +165,6 @@ void dcol::python::bind_collision_model(py::module_& root) {
       .def(py::init(&make_collision_model), py::arg("model"), py::arg("shapes"), py::arg("shape_body"),
            py::arg("body_frame"), py::arg("static_r"), py::arg("static_R"), py::arg("pairs"), py::arg("margin"),
            py::arg("settings"))
-      .def("distances", &distances, py::arg("q"), py::arg("jacobians") = true, py::arg("threads") = 1);
+      .def("distances", &distances, py::arg("q"), py::arg("jacobians") = true, py::arg("signed_distances") = true,
+           py::arg("threads") = 1);
 }

@@ -1,7 +1,7 @@
 // Distances of a model's collision shapes to each other and to static obstacles as functions of q
 // (dcol.dynamics.CollisionModel): the bodies' poses and Jacobians from the simulation's kinematics
 // (detail::body_kinematics), the candidate pairs from its broadphase, per pair the signed distance
-// and DCOL's α (geometry/distance.hpp) with their derivatives along the two bodies' rigid motions,
+// and DCOL's α (geometry/distance.hpp), or α alone, with their derivatives along the two bodies' rigid motions,
 // chained with the bodies' Jacobians into derivatives with respect to q's tangent space (nv columns).
 #pragma once
 
@@ -11,6 +11,7 @@
 
 #include "contact/broadphase.hpp"
 #include "geometry/distance.hpp"
+#include "geometry/proximity_kernels.hpp"
 #include "simulation/simulation.hpp"
 
 namespace dcol::sim {
@@ -30,8 +31,10 @@ struct CollisionModelSpec {
   int num_shapes() const { return static_cast<int>(world.shapes.size()); }
 };
 
-// Rows of a pair's derivatives: α, the distance, the witness points of a and b, the normal.
+// Rows of a pair's derivatives: α, then with the signed distance the distance, the witness points of a
+// and b, the normal.
 constexpr int kDistanceRows = 11;
+inline int derivative_rows(bool signed_distances) { return signed_distances ? kDistanceRows : 1; }
 
 // One checked pair at one configuration.
 struct PairDistance {
@@ -56,25 +59,26 @@ inline void broadphase_pairs(const CollisionModelSpec& spec, StepWorkspace& ws, 
   std::sort(checked.begin(), checked.end());
 }
 
-// Rows (kDistanceRows × nv, row-major, overwritten) of a pair's derivatives with respect to q's
-// tangent: the derivatives along rigid motions [δp_a, δθ_a, δp_b, δθ_b] times the bodies' Jacobians,
-// whose columns (over the dofs that move each body) are the rigid motion of the body's origin per dof.
+// The first `row_count` rows (row_count × nv, row-major, overwritten) of a pair's derivatives with respect to
+// q's tangent: the derivatives along rigid motions [δp_a, δθ_a, δp_b, δθ_b] times the bodies'
+// Jacobians, whose columns (over the dofs that move each body) are the rigid motion of the body's
+// origin per dof.
 inline void chain_pair_rows(const CollisionModelSpec& spec, const StepWorkspace& ws, int pair,
-                            const DistanceJacobian& jac, int nv, double* rows) {
+                            const DistanceJacobian& jac, int row_count, int nv, double* rows) {
   const double* rigid[kDistanceRows] = {jac.alpha,     jac.distance,  jac.p_a[0],   jac.p_a[1],
                                         jac.p_a[2],    jac.p_b[0],    jac.p_b[1],   jac.p_b[2],
                                         jac.normal[0], jac.normal[1], jac.normal[2]};
-  std::fill(rows, rows + kDistanceRows * nv, 0.0);
+  std::fill(rows, rows + row_count * nv, 0.0);
   const int shapes[2] = {spec.pairs[pair].first, spec.pairs[pair].second};
   for (int side = 0; side < 2; ++side) {
     const int body = spec.world.shape_body[shapes[side]];
-    const int first = ws.body_dof_start[body], count = ws.body_dof_start[body + 1] - first;
+    const int first = ws.body_dof_start[body], dofs = ws.body_dof_start[body + 1] - first;
     const double* columns = ws.body_columns.data() + 6 * static_cast<size_t>(first);
-    for (int t = 0; t < count; ++t) {
+    for (int t = 0; t < dofs; ++t) {
       const int dof = ws.body_dofs[first + t];
-      for (int r = 0; r < kDistanceRows; ++r) {
+      for (int r = 0; r < row_count; ++r) {
         double sum = 0.0;
-        for (int c = 0; c < 6; ++c) sum += rigid[r][6 * side + c] * columns[c * count + t];
+        for (int c = 0; c < 6; ++c) sum += rigid[r][6 * side + c] * columns[c * dofs + t];
         rows[r * nv + dof] += sum;
       }
     }
@@ -82,26 +86,41 @@ inline void chain_pair_rows(const CollisionModelSpec& spec, const StepWorkspace&
 }
 
 // The pairs the broadphase keeps at configuration q, appended to `out` (with `configuration` as their
-// configuration index) and with jacobians their rows (chain_pair_rows) to `rows`.
+// configuration index) and with jacobians their rows (chain_pair_rows, derivative_rows of them) to
+// `rows`. Without signed_distances only DCOL's α and its gradient: one solve of DCOL's program, no
+// Euclidean one and no linear solve for the derivatives (the distance fields stay zero).
 inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& ws, const double* q, int configuration,
-                                bool jacobians, std::vector<int>& checked, std::vector<PairDistance>& out,
-                                std::vector<double>& rows) {
+                                bool jacobians, bool signed_distances, std::vector<int>& checked,
+                                std::vector<PairDistance>& out, std::vector<double>& rows) {
   const WorldSpec& world = spec.world;
-  const int nv = world.model->nv;
+  const int nv = world.model->nv, row_count = derivative_rows(signed_distances);
   detail::body_kinematics(world, ws, q, false);
   for (int body = 0; body < world.num_bodies(); ++body)
     if (world.body_frame[body] < 0) ws.poses[body] = spec.static_pose[body];
   broadphase_pairs(spec, ws, checked);
   DistanceJacobian jac;
+  geometry::ProximityJacobian alpha_jac;
   for (const int pair : checked) {
     const auto [a, b] = spec.pairs[pair];
+    const Shape &shape_a = *world.shapes[a], &shape_b = *world.shapes[b];
+    const Pose &pose_a = ws.poses[world.shape_body[a]], &pose_b = ws.poses[world.shape_body[b]];
     PairDistance& entry = out.emplace_back();
     entry.configuration = configuration, entry.pair = pair;
-    geometry::signed_distance(*world.shapes[a], ws.poses[world.shape_body[a]], *world.shapes[b],
-                              ws.poses[world.shape_body[b]], world.solver, entry.result, jacobians ? &jac : nullptr);
+    if (signed_distances) {
+      geometry::signed_distance(shape_a, pose_a, shape_b, pose_b, world.solver, entry.result,
+                                jacobians ? &jac : nullptr);
+    } else {
+      geometry::ProximityResult dcol;
+      const geometry::DerivativeOutput gradient{geometry::DerivativeRequest::gradient, &alpha_jac};
+      geometry::proximity_kernels().run_one(shape_a, &pose_a, shape_b, &pose_b, world.solver, &dcol,
+                                            jacobians ? gradient : geometry::DerivativeOutput{});
+      entry.result.alpha = dcol.alpha, entry.result.status = dcol.status, entry.result.iterations = dcol.iterations;
+      std::copy_n(alpha_jac.alpha, 12, jac.alpha);
+    }
     if (!jacobians) continue;
-    rows.resize(rows.size() + kDistanceRows * static_cast<size_t>(nv));
-    chain_pair_rows(spec, ws, pair, jac, nv, rows.data() + rows.size() - kDistanceRows * static_cast<size_t>(nv));
+    const size_t size = row_count * static_cast<size_t>(nv);
+    rows.resize(rows.size() + size);
+    chain_pair_rows(spec, ws, pair, jac, row_count, nv, rows.data() + rows.size() - size);
   }
 }
 

@@ -171,6 +171,19 @@ def test_floating_base_jacobian_is_in_the_tangent_space():
     np.testing.assert_allclose(result.distance_jacobian[~obstacle_pair, :6], 0.0, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", list(ROBOTS))
+def test_alpha_alone_is_the_full_calls_alpha(name, rng):
+    model, collision, _, _ = robot(name)
+    Q = configurations(model, rng, 2)
+    full, alone = collision.distances(Q), collision.distances(Q, signed_distance=False)
+    np.testing.assert_array_equal(alone.pair, full.pair)
+    np.testing.assert_allclose(alone.alpha, full.alpha, rtol=1e-12)
+    # The gradient of DCOL's Lagrangian against the implicit function theorem's linear solve (which the
+    # central differences check): two derivatives of the same smoothed solution, equal to its accuracy.
+    np.testing.assert_allclose(alone.alpha_jacobian, full.alpha_jacobian, rtol=1e-5, atol=1e-5)
+    assert alone.distance is None and alone.normal is None and alone.distance_jacobian is None
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_batch_equals_single(threads, rng):
     model, collision, _, _ = robot("panda")
