@@ -207,10 +207,10 @@ class CollisionModel:
         links = [entry.link for entry in entries]
         pairs = []
         for a in range(len(entries)):
-            for b in range(a + 1, len(entries)):
+            for b in range(a + 1, len(entries)) if self_collision else ():
                 body_a, body_b = body_of[a], body_of[b]
                 adjacent = (body_b >= 0 and parents[body_b] == body_a) or (body_a >= 0 and parents[body_a] == body_b)
-                if self_collision and body_a != body_b and not adjacent and {links[a], links[b]} not in excluded:
+                if body_a != body_b and not adjacent and frozenset((links[a], links[b])) not in excluded:
                     pairs.append((a, b))
             if body_of[a] >= 0:  # the world's shapes are static like the obstacles
                 pairs += [(a, len(entries) + j) for j in range(len(self.obstacles))]

@@ -119,8 +119,9 @@ py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, 
   py::array_t<int64_t> start(N + 1);
   py::array_t<int32_t> pair(K);
   py::array_t<int8_t> status(K);
-  Array alpha(K), distance(K), witness_a({K, py::ssize_t(3)}), witness_b({K, py::ssize_t(3)}),
-      normal({K, py::ssize_t(3)});
+  const py::ssize_t D = signed_distances ? K : 0;  // rows of the signed distances' arrays
+  Array alpha(K), distance(D), witness_a({D, py::ssize_t(3)}), witness_b({D, py::ssize_t(3)}),
+      normal({D, py::ssize_t(3)});
   const py::ssize_t count = sim::derivative_rows(signed_distances);
   Array jacobian(jacobians ? std::vector<py::ssize_t>{K, count, nv} : std::vector<py::ssize_t>{0});
   py::ssize_t k = 0;
@@ -132,11 +133,13 @@ py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, 
       pair.mutable_at(k) = entry.pair;
       status.mutable_at(k) = static_cast<int8_t>(r.status);
       alpha.mutable_at(k) = r.alpha;
-      distance.mutable_at(k) = r.distance;
-      for (int i = 0; i < 3; ++i) {
-        witness_a.mutable_at(k, i) = r.p_a[i];
-        witness_b.mutable_at(k, i) = r.p_b[i];
-        normal.mutable_at(k, i) = r.normal[i];
+      if (signed_distances) {
+        distance.mutable_at(k) = r.distance;
+        for (int i = 0; i < 3; ++i) {
+          witness_a.mutable_at(k, i) = r.p_a[i];
+          witness_b.mutable_at(k, i) = r.p_b[i];
+          normal.mutable_at(k, i) = r.normal[i];
+        }
       }
       ++k;
     }

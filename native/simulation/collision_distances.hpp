@@ -115,7 +115,7 @@ inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& w
       geometry::proximity_kernels().run_one(shape_a, &pose_a, shape_b, &pose_b, world.solver, &dcol,
                                             jacobians ? gradient : geometry::DerivativeOutput{});
       entry.result.alpha = dcol.alpha, entry.result.status = dcol.status, entry.result.iterations = dcol.iterations;
-      std::copy_n(alpha_jac.alpha, 12, jac.alpha);
+      if (jacobians) std::copy_n(alpha_jac.alpha, 12, jac.alpha);
     }
     if (!jacobians) continue;
     const size_t size = row_count * static_cast<size_t>(nv);

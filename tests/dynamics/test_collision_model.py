@@ -223,6 +223,11 @@ def test_pairs_exclude_parent_child_and_the_exclusion_list():
     assert frozenset(("panda_link1", "panda_link3")) not in {
         frozenset((a.split("/")[0], b.split("/")[0])) for a, b in excluded.pair_names()
     }
+    # Without self collision: each moving shape against each obstacle (panda_link0 is fixed to the world).
+    environment = dyn.CollisionModel(model, obstacles(), self_collision=False)
+    moving = sum(entry.body >= 0 for entry in model.collision_shapes)
+    assert len(environment.pairs) == moving * len(obstacles())
+    assert all(b.startswith("obstacle") and not a.startswith("panda_link0") for a, b in environment.pair_names())
 
 
 def test_bad_input_names_the_argument():
