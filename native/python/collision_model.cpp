@@ -110,8 +110,7 @@ py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, 
       sim::StepWorkspace& ws = *bound.workspaces[begin / chunk];
       std::vector<int> checked;
       for (std::ptrdiff_t n = begin; n < end; ++n)
-        sim::collision_distances(spec, ws, q.row(n), static_cast<int>(n), jacobians, signed_distances, checked,
-                                 results[n], rows[n]);
+        sim::collision_distances(spec, ws, q.row(n), jacobians, signed_distances, checked, results[n], rows[n]);
     });
   }
   py::ssize_t K = 0;

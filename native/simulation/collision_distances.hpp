@@ -1,8 +1,9 @@
 // Distances of a model's collision shapes to each other and to static obstacles as functions of q
 // (dcol.dynamics.CollisionModel): the bodies' poses and Jacobians from the simulation's kinematics
 // (detail::body_kinematics), the candidate pairs from its broadphase, per pair the signed distance
-// and DCOL's α (geometry/distance.hpp), or α alone, with their derivatives along the two bodies' rigid motions,
-// chained with the bodies' Jacobians into derivatives with respect to q's tangent space (nv columns).
+// and DCOL's α (geometry/distance.hpp), or α alone, with their derivatives along the two bodies'
+// rigid motions, chained with the bodies' Jacobians into derivatives with respect to q's tangent
+// space (nv columns).
 #pragma once
 
 #include <algorithm>
@@ -36,9 +37,9 @@ struct CollisionModelSpec {
 constexpr int kDistanceRows = 11;
 inline int derivative_rows(bool signed_distances) { return signed_distances ? kDistanceRows : 1; }
 
-// One checked pair at one configuration.
+// One checked pair at one configuration: its index into CollisionModelSpec::pairs and its result.
 struct PairDistance {
-  int configuration, pair;
+  int pair;
   DistanceResult result;
 };
 
@@ -59,8 +60,8 @@ inline void broadphase_pairs(const CollisionModelSpec& spec, StepWorkspace& ws, 
   std::sort(checked.begin(), checked.end());
 }
 
-// The first `row_count` rows (row_count × nv, row-major, overwritten) of a pair's derivatives with respect to
-// q's tangent: the derivatives along rigid motions [δp_a, δθ_a, δp_b, δθ_b] times the bodies'
+// The first `row_count` rows (row_count × nv, row-major, overwritten) of a pair's derivatives with
+// respect to q's tangent: the derivatives along rigid motions [δp_a, δθ_a, δp_b, δθ_b] times the bodies'
 // Jacobians, whose columns (over the dofs that move each body) are the rigid motion of the body's
 // origin per dof.
 inline void chain_pair_rows(const CollisionModelSpec& spec, const StepWorkspace& ws, int pair,
@@ -85,13 +86,12 @@ inline void chain_pair_rows(const CollisionModelSpec& spec, const StepWorkspace&
   }
 }
 
-// The pairs the broadphase keeps at configuration q, appended to `out` (with `configuration` as their
-// configuration index) and with jacobians their rows (chain_pair_rows, derivative_rows of them) to
-// `rows`. Without signed_distances only DCOL's α and its gradient: one solve of DCOL's program, no
-// Euclidean one and no linear solve for the derivatives (the distance fields stay zero).
-inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& ws, const double* q, int configuration,
-                                bool jacobians, bool signed_distances, std::vector<int>& checked,
-                                std::vector<PairDistance>& out, std::vector<double>& rows) {
+// The pairs the broadphase keeps at configuration q, appended to `out`, and with jacobians their rows
+// (chain_pair_rows, derivative_rows of them) to `rows`. Without signed_distances only DCOL's α and its gradient: one
+// solve of DCOL's program, no Euclidean one and no linear solve for the derivatives (the distance fields stay zero).
+inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& ws, const double* q, bool jacobians,
+                                bool signed_distances, std::vector<int>& checked, std::vector<PairDistance>& out,
+                                std::vector<double>& rows) {
   const WorldSpec& world = spec.world;
   const int nv = world.model->nv, row_count = derivative_rows(signed_distances);
   detail::body_kinematics(world, ws, q, false);
@@ -105,7 +105,7 @@ inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& w
     const Shape &shape_a = *world.shapes[a], &shape_b = *world.shapes[b];
     const Pose &pose_a = ws.poses[world.shape_body[a]], &pose_b = ws.poses[world.shape_body[b]];
     PairDistance& entry = out.emplace_back();
-    entry.configuration = configuration, entry.pair = pair;
+    entry.pair = pair;
     if (signed_distances) {
       geometry::signed_distance(shape_a, pose_a, shape_b, pose_b, world.solver, entry.result,
                                 jacobians ? &jac : nullptr);
