@@ -246,3 +246,15 @@ def test_bad_input_names_the_argument():
         collision.distances(np.zeros(model.nq + 1))
     with pytest.raises(ValueError, match="q must be finite"):
         collision.distances(np.full(model.nq, np.nan))
+
+
+def test_disabled_collision_pairs_reads_an_srdf(tmp_path):
+    srdf = tmp_path / "robot.srdf"
+    srdf.write_text(
+        '<robot name="r"><disable_collisions link1="a" link2="b" reason="Adjacent"/>'
+        '<group name="arm"/><disable_collisions link1="c" link2="a" reason="Never"/></robot>'
+    )
+    assert dyn.disabled_collision_pairs(srdf) == [("a", "b"), ("c", "a")]
+    srdf.write_text('<robot name="r"><disable_collisions link1="a"/></robot>')
+    with pytest.raises(ValueError, match="lacks link1 or link2"):
+        dyn.disabled_collision_pairs(srdf)
