@@ -114,6 +114,8 @@ inline void euclidean_distance_sized(const Shape& a, const Pose& fa, const Shape
     with_rows(std::integral_constant<int, 32>{});
   else if (rows <= 128)
     with_rows(std::integral_constant<int, 128>{});
+  else if (rows <= 256)
+    with_rows(std::integral_constant<int, 256>{});
   else
     with_rows(std::integral_constant<int, 2 * kMaxFaces + 12>{});
 }
