@@ -123,6 +123,7 @@ def test_distances_match_coal(name, rng):
                 # dcol's depth is along DCOL's normal: at least the least translation's (coal's EPA).
                 assert mine <= distance + 1e-6, f"{what}: {mine} vs coal {distance}"
     assert separated > 10 * CONFIGURATIONS, f"{name}: too few separated pairs compared ({separated})"
+    assert penetrating > 0, f"{name}: no penetrating pair compared (random configurations overlap some links)"
 
 
 @pytest.mark.parametrize("name", list(ROBOTS))
