@@ -25,6 +25,7 @@ from .algorithms import (
     rnea_parameter_derivatives,
     tangent_maps,
 )
+from .collision_model import CollisionDistances, CollisionModel, disabled_collision_pairs
 from .model import BodyShape, Model, ModelBuilder
 from .robots import (
     DATASET_ROBOTS,
@@ -92,4 +93,7 @@ __all__ = [
     "Rollout",
     "BatchStep",
     "BatchRollout",
+    "CollisionModel",
+    "CollisionDistances",
+    "disabled_collision_pairs",
 ]

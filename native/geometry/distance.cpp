@@ -114,6 +114,8 @@ inline void euclidean_distance_sized(const Shape& a, const Pose& fa, const Shape
     with_rows(std::integral_constant<int, 32>{});
   else if (rows <= 128)
     with_rows(std::integral_constant<int, 128>{});
+  else if (rows <= 256)
+    with_rows(std::integral_constant<int, 256>{});
   else
     with_rows(std::integral_constant<int, 2 * kMaxFaces + 12>{});
 }
@@ -188,6 +190,7 @@ void signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose&
   out.alpha = dcol.alpha;
   out.status = dcol.status;
   out.iterations = dcol.iterations;
+  if (jac) std::copy_n(dcol_jac.alpha, 12, jac->alpha);
   if (dcol.alpha > 1.0 + kTouching) {
     const Pose fa = shape_frame(a, pa), fb = shape_frame(b, pb);
     euclidean_distance_sized(a, fa, b, fb, settings, out, jac);
@@ -212,7 +215,7 @@ void signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose&
   auto finite_row = [](const double* row) {
     return std::all_of(row, row + 12, [](double x) { return std::isfinite(x); });
   };
-  bool finite = finite_row(jac->distance);
+  bool finite = finite_row(jac->alpha) && finite_row(jac->distance);
   for (int i = 0; i < 3; ++i)
     finite = finite && finite_row(jac->p_a[i]) && finite_row(jac->p_b[i]) && finite_row(jac->normal[i]);
   if (!finite) out.status = SolveStatus::numerical_error;

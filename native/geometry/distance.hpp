@@ -34,8 +34,10 @@ struct DistanceResult {
   int iterations = 0;  // of both solves
 };
 
-// Derivatives with respect to rigid motions δ = [δp; δθ] of body a, then body b (12 columns).
+// Derivatives with respect to rigid motions δ = [δp; δθ] of body a, then body b (12 columns); α's
+// come with the DCOL solve that chose the branch.
 struct DistanceJacobian {
+  double alpha[12];
   double distance[12];
   double p_a[3][12], p_b[3][12];
   double normal[3][12];

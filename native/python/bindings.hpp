@@ -24,5 +24,7 @@ pybind11::dict contact_arrays(const contact::Contact* contacts, const contact::C
 void bind_dynamics(pybind11::module_& m);
 // python/simulation.cpp: the world's step and rollouts.
 void bind_simulation(pybind11::module_& m);
+// python/collision_model.cpp: a model's collision distances as functions of q.
+void bind_collision_model(pybind11::module_& m);
 
 }  // namespace dcol::python

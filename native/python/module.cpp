@@ -12,4 +12,5 @@ PYBIND11_MODULE(_native, m) {
   bind_contact(m);
   bind_dynamics(m);
   bind_simulation(m);
+  bind_collision_model(m);
 }

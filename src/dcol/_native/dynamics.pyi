@@ -7,7 +7,7 @@ import dcol._native
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Model', 'World', 'aba', 'aba_derivatives', 'aba_parameter_derivatives', 'crba', 'frame_jacobian', 'frame_jacobian_derivative', 'frame_poses', 'integrate', 'integrate_jacobians', 'joint_torque_regressor', 'minverse', 'minverse_derivative', 'rnea', 'rnea_derivatives']
+__all__: list[str] = ['CollisionModel', 'Model', 'World', 'aba', 'aba_derivatives', 'aba_parameter_derivatives', 'crba', 'frame_jacobian', 'frame_jacobian_derivative', 'frame_poses', 'integrate', 'integrate_jacobians', 'joint_torque_regressor', 'minverse', 'minverse_derivative', 'rnea', 'rnea_derivatives']
 class Model:
     def __init__(self, parent: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], kind: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], placement_R: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], placement_p: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], axis: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mass: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], com: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rot_inertia: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], frame_body: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], frame_R: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], frame_p: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], gravity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         ...
@@ -32,6 +32,11 @@ class World:
     def step(self, q: typing.Any, v: typing.Any, tau: typing.Any, derivatives: bool = False, parameters: bool = True, bounce: bool = True, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> dict:
         ...
     def step_one(self, q: typing.Any, v: typing.Any, tau: typing.Any, warm_rows: typing.Any = None, warm_f: typing.Any = None, warm_sets: typing.Any = None, derivatives: bool = False) -> dict:
+        ...
+class CollisionModel:
+    def __init__(self, model: typing.Any, shapes: typing.Any, shape_body: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], body_frame: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], static_r: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], static_R: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], pairs: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], margin: typing.SupportsFloat | typing.SupportsIndex, settings: dcol._native.SolverSettings) -> None:
+        ...
+    def distances(self, q: typing.Any, jacobians: bool = True, signed_distances: bool = True, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> dict:
         ...
 def aba(model: Model, q: typing.Any, v: typing.Any, tau: typing.Any, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> numpy.typing.NDArray[numpy.float64]:
     ...

@@ -1,0 +1,127 @@
+// Distances of a model's collision shapes to each other and to static obstacles as functions of q
+// (dcol.dynamics.CollisionModel): the bodies' poses and Jacobians from the simulation's kinematics
+// (detail::body_kinematics), the candidate pairs from its broadphase, per pair the signed distance
+// and DCOL's α (geometry/distance.hpp), or α alone, with their derivatives along the two bodies'
+// rigid motions, chained with the bodies' Jacobians into derivatives with respect to q's tangent
+// space (nv columns).
+#pragma once
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "contact/broadphase.hpp"
+#include "geometry/distance.hpp"
+#include "geometry/proximity_kernels.hpp"
+#include "simulation/simulation.hpp"
+
+namespace dcol::sim {
+
+using geometry::DistanceJacobian;
+using geometry::DistanceResult;
+
+// A model's collision shapes and the obstacles as scene bodies of a WorldSpec (only its model, shapes,
+// shape_body and body_frame are used), the pairs to check, and the broadphase margin.
+struct CollisionModelSpec {
+  WorldSpec world;
+  std::vector<Pose> static_pose;           // scene body → its pose if static (body_frame −1)
+  std::vector<std::pair<int, int>> pairs;  // candidate pairs of shapes (a < b)
+  std::vector<int> pair_of;                // S × S: a candidate pair's index at [a S + b], a < b; −1 elsewhere
+  double margin = 0.0;                     // every pair within this distance is checked
+
+  int num_shapes() const { return static_cast<int>(world.shapes.size()); }
+};
+
+// Rows of a pair's derivatives: α, then with the signed distance the distance, the witness points of a
+// and b, the normal.
+constexpr int kDistanceRows = 11;
+inline int derivative_rows(bool signed_distances) { return signed_distances ? kDistanceRows : 1; }
+
+// One checked pair at one configuration: its index into CollisionModelSpec::pairs and its result.
+struct PairDistance {
+  int pair;
+  DistanceResult result;
+};
+
+// The candidate pairs whose shapes' bounding boxes, each grown by margin/2, overlap at the poses in
+// ws.poses (so every pair within the margin, and some farther): their indices into spec.pairs, in
+// ascending order, into `checked`.
+inline void broadphase_pairs(const CollisionModelSpec& spec, StepWorkspace& ws, std::vector<int>& checked) {
+  const int S = spec.num_shapes();
+  const WorldSpec& world = spec.world;
+  for (int s = 0; s < S; ++s)
+    ws.boxes[s] = contact::bounding_box(*world.shapes[s], ws.poses[world.shape_body[s]], 0.5 * spec.margin);
+  contact::sweep_and_prune(ws.boxes, ws.order, ws.open, ws.pairs);
+  checked.clear();
+  for (const auto& [a, b] : ws.pairs) {
+    const int pair = spec.pair_of[a * S + b];
+    if (pair >= 0) checked.push_back(pair);
+  }
+  std::sort(checked.begin(), checked.end());
+}
+
+// The first `row_count` rows (row_count × nv, row-major, overwritten) of a pair's derivatives with
+// respect to q's tangent: the derivatives along rigid motions [δp_a, δθ_a, δp_b, δθ_b] times the bodies'
+// Jacobians, whose columns (over the dofs that move each body) are the rigid motion of the body's
+// origin per dof.
+inline void chain_pair_rows(const CollisionModelSpec& spec, const StepWorkspace& ws, int pair,
+                            const DistanceJacobian& jac, int row_count, int nv, double* rows) {
+  const double* rigid[kDistanceRows] = {jac.alpha,     jac.distance,  jac.p_a[0],   jac.p_a[1],
+                                        jac.p_a[2],    jac.p_b[0],    jac.p_b[1],   jac.p_b[2],
+                                        jac.normal[0], jac.normal[1], jac.normal[2]};
+  std::fill(rows, rows + row_count * nv, 0.0);
+  const int shapes[2] = {spec.pairs[pair].first, spec.pairs[pair].second};
+  for (int side = 0; side < 2; ++side) {
+    const int body = spec.world.shape_body[shapes[side]];
+    const int first = ws.body_dof_start[body], dofs = ws.body_dof_start[body + 1] - first;
+    const double* columns = ws.body_columns.data() + 6 * static_cast<size_t>(first);
+    for (int t = 0; t < dofs; ++t) {
+      const int dof = ws.body_dofs[first + t];
+      for (int r = 0; r < row_count; ++r) {
+        double sum = 0.0;
+        for (int c = 0; c < 6; ++c) sum += rigid[r][6 * side + c] * columns[c * dofs + t];
+        rows[r * nv + dof] += sum;
+      }
+    }
+  }
+}
+
+// The pairs the broadphase keeps at configuration q, appended to `out`, and with jacobians their rows
+// (chain_pair_rows, derivative_rows of them) to `rows`. Without signed_distances only DCOL's α and its gradient: one
+// solve of DCOL's program, no Euclidean one and no linear solve for the derivatives (the distance fields stay zero).
+inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& ws, const double* q, bool jacobians,
+                                bool signed_distances, std::vector<int>& checked, std::vector<PairDistance>& out,
+                                std::vector<double>& rows) {
+  const WorldSpec& world = spec.world;
+  const int nv = world.model->nv, row_count = derivative_rows(signed_distances);
+  detail::body_kinematics(world, ws, q, false);
+  for (int body = 0; body < world.num_bodies(); ++body)
+    if (world.body_frame[body] < 0) ws.poses[body] = spec.static_pose[body];
+  broadphase_pairs(spec, ws, checked);
+  DistanceJacobian jac;
+  geometry::ProximityJacobian alpha_jac;
+  for (const int pair : checked) {
+    const auto [a, b] = spec.pairs[pair];
+    const Shape &shape_a = *world.shapes[a], &shape_b = *world.shapes[b];
+    const Pose &pose_a = ws.poses[world.shape_body[a]], &pose_b = ws.poses[world.shape_body[b]];
+    PairDistance& entry = out.emplace_back();
+    entry.pair = pair;
+    if (signed_distances) {
+      geometry::signed_distance(shape_a, pose_a, shape_b, pose_b, world.solver, entry.result,
+                                jacobians ? &jac : nullptr);
+    } else {
+      geometry::ProximityResult dcol;
+      const geometry::DerivativeOutput gradient{geometry::DerivativeRequest::gradient, &alpha_jac};
+      geometry::proximity_kernels().run_one(shape_a, &pose_a, shape_b, &pose_b, world.solver, &dcol,
+                                            jacobians ? gradient : geometry::DerivativeOutput{});
+      entry.result.alpha = dcol.alpha, entry.result.status = dcol.status, entry.result.iterations = dcol.iterations;
+      if (jacobians) std::copy_n(alpha_jac.alpha, 12, jac.alpha);
+    }
+    if (!jacobians) continue;
+    const size_t size = row_count * static_cast<size_t>(nv);
+    rows.resize(rows.size() + size);
+    chain_pair_rows(spec, ws, pair, jac, row_count, nv, rows.data() + rows.size() - size);
+  }
+}
+
+}  // namespace dcol::sim

@@ -1,0 +1,261 @@
+"""dcol.dynamics.CollisionModel: a model's pair distances as functions of q.
+
+Values against coal on example-robot-data robots (UR5, Panda, the floating-base Solo12), with the shapes'
+world poses from Pinocchio's own URDF parse and kinematics (only the convex hulls of the meshes, the input
+geometry, are shared); q-Jacobians against central differences along q's tangent; a batch against its
+configurations one at a time; the broadphase margin; bad input.
+"""
+
+import functools
+import os
+
+import numpy as np
+import pytest
+
+import dcol.dynamics as dyn
+from dcol.geom import Box, Capsule, Cylinder, Obstacle, Sphere
+from dcol.geom.rotations import rotation_matrix
+from dcol.solvers import Status
+from tests.support.distance_oracle import coal_distance
+from tests.support.optional import example_robots_dir, oracle
+from tests.support.pinocchio_oracle import PinocchioOracle
+
+pin = oracle("pinocchio")
+oracle("coal")
+SHARE = example_robots_dir()
+ROBOTS_DIR = os.path.join(SHARE, "example-robot-data", "robots")
+
+# The robots compared, each with the SRDF whose disabled pairs it excludes (None: none).
+ROBOTS = {
+    "ur5": "ur_description/srdf/ur5.srdf",
+    "panda": "panda_description/srdf/panda.srdf",
+    "solo12": None,
+}
+CONFIGURATIONS = 3
+# URDF cylinders lie along their z axis, dcol's along x: the dcol shape's frame in the URDF geometry frame.
+X_TO_Z = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+
+
+def obstacles():
+    return [
+        Obstacle(Box([0.3, 0.05, 0.4]), [0.45, 0.1, 0.3], [1.0, 0.0, 0.0, 0.0]),
+        Obstacle(Sphere(0.15), [-0.2, 0.4, 0.5], [1.0, 0.0, 0.0, 0.0]),
+        Obstacle(Capsule(0.05, 0.6), [0.0, -0.4, 0.2], [np.cos(0.3), 0.0, np.sin(0.3), 0.0]),
+    ]
+
+
+def exclusions(name):
+    srdf = ROBOTS[name]
+    return dyn.disabled_collision_pairs(os.path.join(ROBOTS_DIR, srdf)) if srdf else ()
+
+
+@functools.cache
+def robot(name):
+    """(model, CollisionModel checking every pair, PinocchioOracle, Pinocchio's collision GeometryModel)."""
+    model = dyn.load_example_robot(name)
+    collision = dyn.CollisionModel(model, obstacles(), exclude=exclusions(name), margin=100.0)
+    relative, floating = dyn.EXAMPLE_ROBOTS[name]
+    urdf = os.path.join(ROBOTS_DIR, relative)
+    reference = PinocchioOracle(urdf, floating, model)
+    geometry = pin.buildGeomFromUrdf(reference.pmodel, urdf, pin.GeometryType.COLLISION, package_dirs=[SHARE])
+    return model, collision, reference, geometry
+
+
+def configurations(model, rng, count):
+    return np.array([dyn.random_configuration(model, rng, position_range=0.2) for _ in range(count)])
+
+
+def pinocchio_body_poses(name, q):
+    """The world pose (r, R) of each collision object's body at q, from Pinocchio's placement of the URDF
+    geometry and its kinematics: the geometry's frame in the world, less its pose in the body (a mesh's
+    frame, or a primitive's, whose dcol shape is a URDF cylinder turned from z to x)."""
+    model, collision, reference, geometry = robot(name)
+    data = geometry.createData()
+    pin.forwardKinematics(reference.pmodel, reference.pdata, reference.q_to_pin(q))
+    pin.updateGeometryPlacements(reference.pmodel, reference.pdata, geometry, data)
+    poses = []
+    for object_name, shape in zip(collision.object_names, collision.shapes):
+        if object_name.startswith("obstacle"):
+            obstacle = collision.obstacles[int(object_name.split()[1])]
+            poses.append((obstacle.r, rotation_matrix(obstacle.q)))
+            continue
+        entry = model.collision_shapes[len(poses)]
+        if isinstance(entry.shape, dyn.MeshGeometry):
+            frame_R, frame_p = entry.shape.offset_rotation, entry.shape.offset_position
+        else:
+            turn = X_TO_Z if isinstance(shape, Cylinder) else np.eye(3)
+            frame_R, frame_p = shape.offset_rotation @ turn.T, shape.offset_position
+        link, k = object_name.rsplit("/", 1)
+        placement = data.oMg[geometry.getGeometryId(f"{link}_{k}")]
+        body_R = placement.rotation @ frame_R.T
+        poses.append((placement.translation - body_R @ frame_p, body_R))
+    return poses
+
+
+@pytest.mark.parametrize("name", list(ROBOTS))
+def test_distances_match_coal(name, rng):
+    model, collision, _, _ = robot(name)
+    separated = penetrating = 0
+    for q in configurations(model, rng, CONFIGURATIONS):
+        result = collision.distances(q, jacobians=False)
+        assert len(result.pair) == len(collision.pairs), "margin 100 m: the broadphase keeps every pair"
+        poses = pinocchio_body_poses(name, q)
+        for row, pair in enumerate(result.pair):
+            a, b = collision.pairs[pair]
+            what = f"{name} {collision.pair_names([pair])[0]}"
+            assert result.status[row] in (Status.SOLVED, Status.SOLVED_INACCURATE), what
+            try:
+                shape_a, shape_b = collision.shapes[a], collision.shapes[b]
+                distance, p_a, p_b, normal = coal_distance(shape_a, *poses[a], shape_b, *poses[b])
+            except RuntimeError:  # coal's EPA failed on a penetrating pair: nothing to compare with
+                continue
+            mine = result.distance[row]
+            if distance > 1e-4:
+                separated += 1
+                assert abs(mine - distance) <= 1e-6 * max(1.0, distance), f"{what}: {mine} vs coal {distance}"
+                assert result.alpha[row] > 1.0, what
+                # Witness points may be any of a face's; their difference is the distance along the normal.
+                assert np.allclose(result.witness_b[row] - result.witness_a[row], p_b - p_a, atol=1e-5), what
+                assert result.normal[row] @ normal > 1.0 - 1e-6, what
+            elif distance < -1e-4:
+                penetrating += 1
+                assert result.alpha[row] < 1.0, what
+                # dcol's depth is along DCOL's normal: at least the least translation's (coal's EPA).
+                assert mine <= distance + 1e-6, f"{what}: {mine} vs coal {distance}"
+    assert separated > 10 * CONFIGURATIONS, f"{name}: too few separated pairs compared ({separated})"
+    assert penetrating > 0, f"{name}: no penetrating pair compared (random configurations overlap some links)"
+
+
+@pytest.mark.parametrize("name", list(ROBOTS))
+def test_jacobians_match_central_differences(name, rng):
+    model, collision, _, _ = robot(name)
+    q = configurations(model, rng, 1)[0]
+    result = collision.distances(q)
+    step = 1e-6
+    fields = ("alpha", "distance", "witness_a", "witness_b", "normal")
+    for k in range(model.nv):
+        e = np.zeros(model.nv)
+        e[k] = step
+        plus = collision.distances(dyn.integrate(model, q, e), jacobians=False)
+        minus = collision.distances(dyn.integrate(model, q, -e), jacobians=False)
+        assert np.array_equal(plus.pair, result.pair) and np.array_equal(minus.pair, result.pair)
+        for field in fields:
+            numeric = (getattr(plus, field) - getattr(minus, field)) / (2 * step)
+            analytic = getattr(result, f"{field}_jacobian")[..., k]
+            if field in ("witness_a", "witness_b", "normal"):
+                # Witness points and normals move smoothly only where they are unique: pairs of curved
+                # shapes, or apart at a vertex. Compare them where the two sides agree with each other.
+                smooth = np.all(np.abs(getattr(plus, field) - getattr(minus, field)) < 1e-3, axis=-1)
+                numeric, analytic = numeric[smooth], analytic[smooth]
+            scale = np.maximum(1.0, np.abs(numeric))
+            error = np.abs(analytic - numeric) / scale
+            worst = np.unravel_index(np.argmax(error), error.shape) if error.size else ()
+            assert error.size == 0 or error.max() < 2e-4, (
+                f"{name} ∂{field}/∂v[{k}]: pair {collision.pair_names([result.pair[worst[0]]])}, "
+                f"analytic {analytic[worst]}, central difference {numeric[worst]}"
+            )
+
+
+def test_floating_base_jacobian_is_in_the_tangent_space():
+    """Solo12's base columns: the distance's change along the base's body-frame twist, each of its six."""
+    model, collision, _, _ = robot("solo12")
+    assert model.joint_kinds[0] == "floating" and model.nv == model.nq - 1
+    q = dyn.neutral(model)
+    q[2] = 0.35
+    result = collision.distances(q)
+    # A pure base translation along world z (body frame = world at the identity) moves each robot shape by
+    # that much: an obstacle pair's distance changes by −n_z (robot first) and a self pair's not at all.
+    robot_objects = len(collision.shapes) - len(collision.obstacles)
+    obstacle_pair = collision.pairs[result.pair][:, 1] >= robot_objects
+    assert np.any(obstacle_pair) and np.any(~obstacle_pair)
+    np.testing.assert_allclose(result.distance_jacobian[obstacle_pair, 2], -result.normal[obstacle_pair, 2], atol=1e-6)
+    np.testing.assert_allclose(result.distance_jacobian[~obstacle_pair, :6], 0.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", list(ROBOTS))
+def test_alpha_alone_is_the_full_calls_alpha(name, rng):
+    model, collision, _, _ = robot(name)
+    Q = configurations(model, rng, 2)
+    full, alone = collision.distances(Q), collision.distances(Q, signed_distance=False)
+    np.testing.assert_array_equal(alone.pair, full.pair)
+    np.testing.assert_allclose(alone.alpha, full.alpha, rtol=1e-12)
+    # The gradient of DCOL's Lagrangian against the implicit function theorem's linear solve (which the
+    # central differences check): two derivatives of the same smoothed solution, equal to its accuracy.
+    np.testing.assert_allclose(alone.alpha_jacobian, full.alpha_jacobian, rtol=1e-5, atol=1e-5)
+    assert alone.distance is None and alone.normal is None and alone.distance_jacobian is None
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batch_equals_single(threads, rng):
+    model, collision, _, _ = robot("panda")
+    narrow = dyn.CollisionModel(model, obstacles(), exclude=exclusions("panda"), margin=0.02)
+    Q = configurations(model, rng, 5)
+    for checker in (collision, narrow):
+        batch = checker.distances(Q, threads=threads)
+        assert len(batch.start) == len(Q) + 1
+        for n, q in enumerate(Q):
+            single, part = checker.distances(q), batch.at(n)
+            for field in ("pair", "alpha", "distance", "witness_a", "normal", "status", "distance_jacobian"):
+                np.testing.assert_array_equal(getattr(part, field), getattr(single, field), err_msg=field)
+
+
+def test_margin_keeps_every_pair_within_it(rng):
+    model, everything, _, _ = robot("panda")
+    margin = 0.05
+    narrow = dyn.CollisionModel(model, obstacles(), exclude=exclusions("panda"), margin=margin)
+    np.testing.assert_array_equal(narrow.pairs, everything.pairs)  # the margin only changes which are checked
+    for q in configurations(model, rng, 3):
+        full = everything.distances(q, jacobians=False)
+        kept = narrow.distances(q, jacobians=False)
+        near = set(full.pair[full.distance <= margin].tolist())
+        assert near <= set(kept.pair.tolist())
+        assert len(kept.pair) < len(full.pair), "the broadphase dropped no pair"
+        np.testing.assert_allclose(kept.distance, full.distance[np.isin(full.pair, kept.pair)], atol=1e-12)
+
+
+def test_pairs_exclude_parent_child_and_the_exclusion_list():
+    model, _, _, _ = robot("panda")
+    plain = dyn.CollisionModel(model)
+    names = {frozenset((a.split("/")[0], b.split("/")[0])) for a, b in plain.pair_names()}
+    assert frozenset(("panda_link1", "panda_link2")) not in names  # parent and child
+    assert frozenset(("panda_link1", "panda_link3")) in names
+    excluded = dyn.CollisionModel(model, exclude=[("panda_link3", "panda_link1")])
+    assert len(excluded.pairs) < len(plain.pairs)
+    assert frozenset(("panda_link1", "panda_link3")) not in {
+        frozenset((a.split("/")[0], b.split("/")[0])) for a, b in excluded.pair_names()
+    }
+    # Without self collision: each moving shape against each obstacle (panda_link0 is fixed to the world).
+    environment = dyn.CollisionModel(model, obstacles(), self_collision=False)
+    moving = sum(entry.body >= 0 for entry in model.collision_shapes)
+    assert len(environment.pairs) == moving * len(obstacles())
+    assert all(b.startswith("obstacle") and not a.startswith("panda_link0") for a, b in environment.pair_names())
+
+
+def test_bad_input_names_the_argument():
+    model, collision, _, _ = robot("panda")
+    with pytest.raises(ValueError, match=r"exclude\[0\]: link 'no_such_link' is not in the model"):
+        dyn.CollisionModel(model, exclude=[("panda_link1", "no_such_link")])
+    with pytest.raises(TypeError, match=r"exclude\[0\] must be a pair of link names"):
+        dyn.CollisionModel(model, exclude=["panda_link1"])
+    with pytest.raises(ValueError, match="Obstacle r must be finite"):
+        dyn.CollisionModel(model, [Obstacle(Sphere(0.1), [0.0, np.nan, 0.0], [1.0, 0.0, 0.0, 0.0])])
+    with pytest.raises(TypeError, match=r"obstacles\[0\] must be a dcol.geom.Obstacle"):
+        dyn.CollisionModel(model, [Sphere(0.1)])
+    with pytest.raises(ValueError, match="margin"):
+        dyn.CollisionModel(model, margin=-1.0)
+    with pytest.raises(ValueError, match=r"q must have shape \(9,\) or \(N, 9\), got \(10,\)"):
+        collision.distances(np.zeros(model.nq + 1))
+    with pytest.raises(ValueError, match="q must be finite"):
+        collision.distances(np.full(model.nq, np.nan))
+
+
+def test_disabled_collision_pairs_reads_an_srdf(tmp_path):
+    srdf = tmp_path / "robot.srdf"
+    srdf.write_text(
+        '<robot name="r"><disable_collisions link1="a" link2="b" reason="Adjacent"/>'
+        '<group name="arm"/><disable_collisions link1="c" link2="a" reason="Never"/></robot>'
+    )
+    assert dyn.disabled_collision_pairs(srdf) == [("a", "b"), ("c", "a")]
+    srdf.write_text('<robot name="r"><disable_collisions link1="a"/></robot>')
+    with pytest.raises(ValueError, match="lacks link1 or link2"):
+        dyn.disabled_collision_pairs(srdf)
