@@ -12,6 +12,12 @@
 // vertex–pipe rules (Nimble App. C2–C6) in one formula. Cylinders, cones and ellipsoids have no rule: one
 // contact at the signed distance's witness points.
 //
+// Two polytopes take their witness normal from the separating axes (boxes) or GJK/EPA (gjk.hpp)
+// instead of the cone program. Where it is a face's normal, that face and the other's incident face
+// are both taken whole and clipped against each other as above (Box2D's and ODE's box–box clipping),
+// each contact at its own depth and those beyond the margin dropped: a deep or tilted face-on-face
+// overlap gives the patch, not its deepest corner.
+//
 // Every contact is computed from the world positions of the features that define it (vertices,
 // segment ends, centres, a face's normal) by a formula written over a scalar type, so that the same
 // code gives its derivatives with respect to rigid motions of the two bodies (dual.hpp).
