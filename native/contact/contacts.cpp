@@ -242,8 +242,10 @@ inline int facing_face(const Shape& sh, const Pose& frame, const Vec3& u) {
 }
 
 // The support feature of shape sh (body pose body_pose) along the world direction u (unit); tol:
-// the absolute feature tolerance.
-inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec3& u, double tol, const Plane2& plane) {
+// the absolute feature tolerance. whole: all the candidates (a capsule's two ends, a polygon's
+// corners), not only those near the top, for an incident feature clipped against a face.
+inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec3& u, double tol, const Plane2& plane,
+                               bool whole = false) {
   Feature f;
   const Pose frame = shape_frame(sh, body_pose);
   auto world = [&](double y0, double y1, double y2) {
@@ -259,7 +261,7 @@ inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec
     for (int i = 0; i < count && f.count < kMaxFeaturePoints; ++i) {
       const Vec3 p = point_of(i);
       const double h = dot(p, u);
-      if (h < best - tol) continue;
+      if (!whole && h < best - tol) continue;
       if (f.count == 0 || h > dot(f.points[top], u)) top = f.count;
       f.points[f.count++] = p;
     }
@@ -757,22 +759,32 @@ inline int incident_face(const Shape& sh, const Pose& frame, const Vec3& u, doub
   return best;
 }
 
-// The features of two polytopes touching or overlapping along the witness normal n of a face: the
-// reference face (face_a of a, or else face_b of b, whose outward normal is ±n) and the incident face
-// of the other, the one turned most against it. The planner then clips them against each other in the
-// witness plane (Box2D's and ODE's box–box clipping): the incident corners over the reference face,
-// the reference corners under the incident face and the crossings of their sides, each at its own
-// depth, so that a deep or tilted overlap pushes on a patch rather than on its deepest corner.
-// False if a face has no corner (then the support features stand in).
-inline bool face_pair_features(const Shape& a, const Pose& frame_a, const Shape& b, const Pose& frame_b, const Vec3& n,
+// The features of a polytope's face touching or overlapping another shape along the face's normal n:
+// the reference face (face_a of a, or else face_b of b, whose outward normal is ±n) and the other
+// shape's incident feature: a polytope's face turned most against it, a capsule's whole axis, a
+// polygon's whole outline. The planner then clips them against each other in the witness plane
+// (Box2D's and ODE's box–box clipping): the incident corners over the reference face, the reference
+// corners under the incident face and the crossings of their sides, each at its own depth, so that a
+// deep or tilted overlap pushes on a patch rather than on its deepest point. False if a face has no
+// corner (then the support features stand in).
+inline bool face_pair_features(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const Vec3& n,
                                int face_a, int face_b, double tol, const Plane2& plane, Feature& fa, Feature& fb) {
-  if (face_a >= 0)
-    face_b = incident_face(b, frame_b, -1.0 * n, tol);
-  else
-    face_a = incident_face(a, frame_a, n, tol);
-  if (face_a < 0 || face_b < 0) return false;
-  fa = face_feature(a, frame_a, face_a, tol, plane);
-  fb = face_feature(b, frame_b, face_b, tol, plane);
+  auto incident = [&](const Shape& sh, const Pose& body, const Vec3& u, Feature& f) {
+    if (sh.kind != ShapeKind::polytope) {
+      f = support_feature(sh, body, u, tol, plane, true);
+      return;
+    }
+    const Pose frame = shape_frame(sh, body);
+    const int face = incident_face(sh, frame, u, tol);
+    if (face >= 0) f = face_feature(sh, frame, face, tol, plane);
+  };
+  if (face_a >= 0) {
+    fa = face_feature(a, shape_frame(a, pa), face_a, tol, plane);
+    incident(b, pb, -1.0 * n, fb);
+  } else {
+    fb = face_feature(b, shape_frame(b, pb), face_b, tol, plane);
+    incident(a, pa, n, fa);
+  }
   return fa.count > 0 && fb.count > 0;
 }
 
@@ -782,10 +794,13 @@ inline int aligned_face(const Shape& sh, const Pose& frame, const Vec3& u) {
   return dot(face_world_normal(sh, frame, face, nullptr), u) >= 1.0 - 1e-9 ? face : -1;
 }
 
-// The witness normal (from a to b) and signed distance of two polytopes by GJK/EPA, if it converged.
-inline bool polytope_witness(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out) {
-  geometry::PolytopeDistance result;
-  geometry::polytope_distance(a, pa, b, pb, result);
+// The witness normal (from a to b) and signed distance of two shapes with cores (gjk.hpp) by GJK/EPA,
+// if it converged.
+inline bool gjk_witness(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out) {
+  geometry::Core core_a, core_b;
+  if (!geometry::shape_core(a, pa, core_a) || !geometry::shape_core(b, pb, core_b)) return false;
+  geometry::GjkDistance result;
+  geometry::gjk_distance(core_a, core_b, result);
   if (!result.converged) return false;
   out.distance = result.distance;
   std::copy(result.normal, result.normal + 3, out.normal);
@@ -836,7 +851,7 @@ inline int box_box_contacts(const Shape& a, const Pose& pa, const Shape& b, cons
   tangents(n, plane.e1, plane.e2);
   Feature fa, fb;
   if (!((axis.face_a >= 0 || axis.face_b >= 0) &&
-        face_pair_features(a, frame_a, b, frame_b, n, axis.face_a, axis.face_b, tol, plane, fa, fb))) {
+        face_pair_features(a, pa, b, pb, n, axis.face_a, axis.face_b, tol, plane, fa, fb))) {
     fa = support_feature(a, pa, n, tol, plane);
     fb = support_feature(b, pb, -1.0 * n, tol, plane);
   }
@@ -869,8 +884,7 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   SolverSettings feature_settings = settings;
   feature_settings.barrier = 0.0;
   const bool by_face = has_rules && box_face_witness(a, pa, b, pb, dist);
-  const bool polytopes = a.kind == ShapeKind::polytope && b.kind == ShapeKind::polytope;
-  const bool by_gjk = !by_face && polytopes && polytope_witness(a, pa, b, pb, dist);
+  const bool by_gjk = !by_face && has_rules && gjk_witness(a, pa, b, pb, dist);
   if (!by_face && !by_gjk)
     signed_distance(a, pa, b, pb, has_rules ? feature_settings : settings, dist,
                     distance_derivatives ? &dist_jac : nullptr);
@@ -887,12 +901,11 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   int count = 0;
   if (has_rules) {
     Feature fa, fb;
-    // Two polytopes meeting on a face's normal: that face against the other's facing face, clipped.
-    const Pose frame_a = shape_frame(a, pa), frame_b = shape_frame(b, pb);
-    const int face_a = polytopes ? aligned_face(a, frame_a, n) : -1;
-    const int face_b = polytopes && face_a < 0 ? aligned_face(b, frame_b, -1.0 * n) : -1;
-    const bool clipped = (face_a >= 0 || face_b >= 0) &&
-                         face_pair_features(a, frame_a, b, frame_b, n, face_a, face_b, tol, plane, fa, fb);
+    // A polytope's face on the witness normal: that face against the other's incident feature, clipped.
+    const int face_a = a.kind == ShapeKind::polytope ? aligned_face(a, shape_frame(a, pa), n) : -1;
+    const int face_b = face_a < 0 && b.kind == ShapeKind::polytope ? aligned_face(b, shape_frame(b, pb), -1.0 * n) : -1;
+    const bool clipped =
+        (face_a >= 0 || face_b >= 0) && face_pair_features(a, pa, b, pb, n, face_a, face_b, tol, plane, fa, fb);
     if (!clipped) {
       fa = support_feature(a, pa, n, tol, plane);
       fb = support_feature(b, pb, -1.0 * n, tol, plane);

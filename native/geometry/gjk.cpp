@@ -19,35 +19,38 @@ struct SupportPoint {
 };
 
 struct VertexSets {
-  const double* va;
-  int na;
-  const Pose& fa;
-  const double* vb;
-  int nb;
-  const Pose& fb;
+  const Core& core_a;
+  const Core& core_b;
 
-  static Vec3 world(const double* v, const Pose& f) {
+  static Vec3 world(const Core& c, int i) {
+    const double* v = c.points() + c.dim * i;
+    const double y[3] = {v[0], v[1], c.dim == 3 ? v[2] : 0.0};
     Vec3 out;
-    for (int i = 0; i < 3; ++i) out[i] = f.r[i] + f.Q.m[i][0] * v[0] + f.Q.m[i][1] * v[1] + f.Q.m[i][2] * v[2];
+    for (int k = 0; k < 3; ++k)
+      out[k] = c.frame.r[k] + c.frame.Q.m[k][0] * y[0] + c.frame.Q.m[k][1] * y[1] + c.frame.Q.m[k][2] * y[2];
     return out;
   }
-  // Index of the point of v (n × 3, frame f) farthest along the world direction d.
-  static int farthest(const double* v, int n, const Pose& f, const Vec3& d) {
+  // Index of the core point farthest along the world direction d.
+  static int farthest(const Core& c, const Vec3& d) {
+    const Pose& f = c.frame;
     double local[3];
     for (int j = 0; j < 3; ++j) local[j] = f.Q.m[0][j] * d[0] + f.Q.m[1][j] * d[1] + f.Q.m[2][j] * d[2];
+    const double* v = c.points();
     int best = 0;
     double best_value = -INFINITY;
-    for (int i = 0; i < n; ++i)
-      if (const double h = local[0] * v[3 * i] + local[1] * v[3 * i + 1] + local[2] * v[3 * i + 2]; h > best_value)
-        best_value = h, best = i;
+    for (int i = 0; i < c.count; ++i) {
+      double h = 0.0;
+      for (int j = 0; j < c.dim; ++j) h += local[j] * v[c.dim * i + j];
+      if (h > best_value) best_value = h, best = i;
+    }
     return best;
   }
-  Vec3 a(int i) const { return world(va + 3 * i, fa); }
-  Vec3 b(int j) const { return world(vb + 3 * j, fb); }
+  Vec3 a(int i) const { return world(core_a, i); }
+  Vec3 b(int j) const { return world(core_b, j); }
 
   // M's farthest point along d: a's farthest along d minus b's farthest along −d.
   SupportPoint support(const Vec3& d) const {
-    const int ia = farthest(va, na, fa, d), ib = farthest(vb, nb, fb, -1.0 * d);
+    const int ia = farthest(core_a, d), ib = farthest(core_b, -1.0 * d);
     return {a(ia) - b(ib), ia, ib};
   }
 
@@ -134,7 +137,7 @@ struct EpaFace {
 };
 
 // Grows a tetrahedron (whose closed hull holds the origin) to M's face nearest the origin.
-void expanding_polytope(const VertexSets& sets, const SupportPoint* tetrahedron, double tiny, PolytopeDistance& out) {
+void expanding_polytope(const VertexSets& sets, const SupportPoint* tetrahedron, double tiny, GjkDistance& out) {
   SupportPoint points[kMaxEpaPoints];
   EpaFace faces[kMaxEpaFaces];
   int num_points = 4, num_faces = 0;
@@ -211,12 +214,10 @@ void expanding_polytope(const VertexSets& sets, const SupportPoint* tetrahedron,
   }
 }
 
-}  // namespace
-
-void polytope_distance(const double* va, int na, const Pose& fa, const double* vb, int nb, const Pose& fb,
-                       PolytopeDistance& out) {
-  const VertexSets sets{va, na, fa, vb, nb, fb};
-  out = PolytopeDistance{};
+// The signed distance of the cores (radii left out).
+void core_distance(const Core& a, const Core& b, GjkDistance& out) {
+  const VertexSets sets{a, b};
+  out = GjkDistance{};
   // Rounding scale: the extent of M.
   double extent = 0.0;
   for (int axis = 0; axis < 3; ++axis) {
@@ -311,6 +312,43 @@ void polytope_distance(const double* va, int na, const Pose& fa, const double* v
     ++n;
   }
   expanding_polytope(sets, simplex, tiny, out);
+}
+
+}  // namespace
+
+bool shape_core(const Shape& sh, const Pose& body, Core& out) {
+  out = Core{};
+  out.frame = shape_frame(sh, body);
+  switch (sh.kind) {
+    case ShapeKind::polytope:
+    case ShapeKind::polygon:
+      out.shape_points = sh.vertices.data();
+      out.count = sh.num_vertices;
+      out.dim = sh.kind == ShapeKind::polytope ? 3 : 2;
+      out.radius = sh.kind == ShapeKind::polytope ? 0.0 : sh.R;
+      return true;
+    case ShapeKind::sphere:
+      out.count = 1;
+      out.radius = sh.R;
+      return true;
+    case ShapeKind::capsule:
+      out.own[0] = -0.5 * sh.L, out.own[3] = 0.5 * sh.L;
+      out.count = 2;
+      out.radius = sh.R;
+      return true;
+    default:
+      return false;
+  }
+}
+
+void gjk_distance(const Core& a, const Core& b, GjkDistance& out) {
+  core_distance(a, b, out);
+  // The inflated shapes' witnesses lie their radii beyond the cores' along the normal.
+  out.distance -= a.radius + b.radius;
+  for (int i = 0; i < 3; ++i) {
+    out.p_a[i] += a.radius * out.normal[i];
+    out.p_b[i] -= b.radius * out.normal[i];
+  }
 }
 
 }  // namespace dcol::geometry

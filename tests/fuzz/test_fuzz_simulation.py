@@ -250,7 +250,7 @@ def test_stacks_and_piles_stay_finite_and_solved(count, kinds, seed, dt, frictio
     # Known: the NCP on tilted boxes; the LCP at 5–10 ms.
     known = {
         "ncp": "test_known_ncp_tilted_cube_on_the_ground",
-        "lcp": "test_known_heavy_box_sinks_into_a_light_capsule_at_5_ms" if dt >= 5e-3 else None,
+        "lcp": "test_known_pile_sinks_at_coarse_steps" if dt >= 5e-3 else None,
     }[contact_model]
     try:
         rollout, caught = drop(world, q0)
@@ -345,12 +345,24 @@ def test_heavy_box_does_not_plow_into_a_light_one():
     assert not caught and deepest_penetration(world, rollout, samples=60) < 0.02
 
 
-@pytest.mark.xfail(strict=True, reason="native: a heavy box sinks into a light capsule under it at 5 ms")
-def test_known_heavy_box_sinks_into_a_light_capsule_at_5_ms():
+def test_heavy_box_on_a_light_capsule_at_5_ms_does_not_sink():
     """Six bodies scattered (pile's draw for these kinds and seed, μ = 0.12, e = 0.3, 5 ms): the 8.9 kg
-    box lands on the 0.3 kg capsule, whose tilted axis meets the box's face at one end, and the two
-    overlap by centimetres."""
+    box lands on the 0.3 kg capsule, whose tilted axis meets the box's face at one end. (They overlapped
+    by centimetres: DCOL's normal of the deep overlap is tilted, and only the deeper end was a contact;
+    GJK/EPA's normal is the box face's, and the whole axis is clipped against it.)"""
     kinds = ["capsule", "sphere", "box", "sphere", "sphere", "box"]
     world, q0, _, _ = pile(6, kinds, 999856170, 5e-3, 0.12, 0.3, "lcp", False)
+    rollout, _ = drop(world, q0)
+    assert deepest_penetration(world, rollout) < 0.02
+
+
+@pytest.mark.xfail(strict=True, reason="native: at 5–10 ms a cylinder (no contact rule: one contact) sinks into a box")
+def test_known_pile_sinks_at_coarse_steps():
+    """Five bodies dropped in a column at 10 ms (pile's draw for these kinds and seed, μ = 0.57,
+    e = 0.3): the lowest, a cylinder, sinks by centimetres into the box above it. A cylinder has no
+    contact rule, so the pair has one contact at the signed distance's witnesses. (Falls from above
+    60 cm at these steps also outrun the 1 cm contact margin before their first contact.)"""
+    kinds = ["cylinder", "box", "cylinder", "box", "box"]
+    world, q0, _, _ = pile(5, kinds, 389493887, 1e-2, 0.57, 0.3, "lcp", True)
     rollout, _ = drop(world, q0)
     assert deepest_penetration(world, rollout) < 0.02
