@@ -110,7 +110,9 @@ template <class T>
 void point_point(const Vec3T<T>& ca, double ra, const Vec3T<T>& cb, double rb, const Vec3& witness, Vec3T<T>& point,
                  Vec3T<T>& normal, T& separation) {
   const Vec3T<T> d = cb - ca;
-  const T length = norm(d);
+  // Scaled by its largest component: the squares of points 10¹⁵⁵ m apart overflow.
+  const double largest = std::max({std::abs(value_of(d[0])), std::abs(value_of(d[1])), std::abs(value_of(d[2]))});
+  const T length = largest > 0.0 ? largest * norm((1.0 / largest) * d) : T(0.0);
   if (value_of(length) <= 1e-14) {
     for (int i = 0; i < 3; ++i) normal[i] = T(witness[i]);
     separation = T(-(ra + rb));

@@ -18,16 +18,31 @@ struct SupportPoint {
   int ia, ib;
 };
 
+// The two cores' points in coordinates centred between the shapes and scaled by a power of two near
+// their distance, so that squared lengths neither overflow for shapes 10¹⁵⁵ m apart nor lose the
+// shapes to the size of their coordinates.
 struct VertexSets {
   const Core& core_a;
   const Core& core_b;
+  double center[3];
+  double scale;
 
-  static Vec3 world(const Core& c, int i) {
+  VertexSets(const Core& a, const Core& b) : core_a(a), core_b(b) {
+    double spread = 0.0;
+    for (int k = 0; k < 3; ++k) {
+      center[k] = 0.5 * a.frame.r[k] + 0.5 * b.frame.r[k];
+      spread = std::max(spread, std::abs(0.5 * a.frame.r[k] - 0.5 * b.frame.r[k]));
+    }
+    scale = spread > 0.0 ? std::ldexp(1.0, std::ilogb(spread)) : 1.0;
+  }
+
+  Vec3 world(const Core& c, int i) const {
     const double* v = c.points() + c.dim * i;
     const double y[3] = {v[0], v[1], c.dim == 3 ? v[2] : 0.0};
     Vec3 out;
     for (int k = 0; k < 3; ++k)
-      out[k] = c.frame.r[k] + c.frame.Q.m[k][0] * y[0] + c.frame.Q.m[k][1] * y[1] + c.frame.Q.m[k][2] * y[2];
+      out[k] = (c.frame.r[k] - center[k]) / scale +
+               (c.frame.Q.m[k][0] * y[0] + c.frame.Q.m[k][1] * y[1] + c.frame.Q.m[k][2] * y[2]) / scale;
     return out;
   }
   // Index of the core point farthest along the world direction d.
@@ -214,9 +229,8 @@ void expanding_polytope(const VertexSets& sets, const SupportPoint* tetrahedron,
   }
 }
 
-// The signed distance of the cores (radii left out).
-void core_distance(const Core& a, const Core& b, GjkDistance& out) {
-  const VertexSets sets{a, b};
+// The signed distance of the cores (radii left out), in the sets' coordinates.
+void core_distance(const VertexSets& sets, GjkDistance& out) {
   out = GjkDistance{};
   // Rounding scale: the extent of M.
   double extent = 0.0;
@@ -342,12 +356,14 @@ bool shape_core(const Shape& sh, const Pose& body, Core& out) {
 }
 
 void gjk_distance(const Core& a, const Core& b, GjkDistance& out) {
-  core_distance(a, b, out);
-  // The inflated shapes' witnesses lie their radii beyond the cores' along the normal.
-  out.distance -= a.radius + b.radius;
+  const VertexSets sets(a, b);
+  core_distance(sets, out);
+  // Back to world coordinates; the inflated shapes' witnesses lie their radii beyond the cores'
+  // along the normal.
+  out.distance = sets.scale * out.distance - (a.radius + b.radius);
   for (int i = 0; i < 3; ++i) {
-    out.p_a[i] += a.radius * out.normal[i];
-    out.p_b[i] -= b.radius * out.normal[i];
+    out.p_a[i] = sets.center[i] + sets.scale * out.p_a[i] + a.radius * out.normal[i];
+    out.p_b[i] = sets.center[i] + sets.scale * out.p_b[i] - b.radius * out.normal[i];
   }
 }
 

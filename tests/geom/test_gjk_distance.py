@@ -167,3 +167,22 @@ def test_gjk_distance_refuses_shapes_without_a_core():
     identity = [1.0, 0.0, 0.0, 0.0]
     with pytest.raises(ValueError, match="b must be a polytope, sphere, capsule or polygon"):
         _native.gjk_distance(Box([1.0, 1.0, 1.0]), np.zeros(3), identity, Cylinder(1.0, 1.0), np.ones(3), identity)
+
+
+@pytest.mark.parametrize("exponent", [100, 154, 155, 200, 300])
+def test_shapes_far_apart_keep_finite_distances_and_contacts(exponent):
+    """Two spheres 10^exponent m apart along (2, −1, 2)/3: GJK's distance and the contact's separation
+    are the centres' distance less the radii (squared lengths of 10¹⁵⁵ overflow; GJK scales its
+    coordinates first, and the point–point rule its difference vector)."""
+    from dcol.geom import contacts
+
+    identity, u = [1.0, 0.0, 0.0, 0.0], np.array([2.0, -1.0, 2.0]) / 3.0
+    a, b = Sphere(0.5), Sphere(0.25)
+    far = 10.0**exponent
+    expected = far - 0.75  # |far · u| = far, u being a unit vector
+    found = _native.gjk_distance(a, np.zeros(3), identity, b, far * u, identity)
+    assert found["converged"] and found["distance"] == pytest.approx(expected, rel=1e-12)
+    np.testing.assert_allclose(found["normal"], u, atol=1e-12)
+    contact = contacts(a, np.zeros(3), identity, b, far * u, identity, margin=2.0 * far)
+    assert len(contact) == 1 and contact.separation[0] == pytest.approx(expected, rel=1e-12)
+    np.testing.assert_allclose(contact.normal[0], u, atol=1e-12)
