@@ -104,13 +104,18 @@ def random_pair(rng, kinds=KINDS):
     return [random_polytope(rng) if kind == "polytope" else random_shape(kind, rng) for kind in rng.choice(kinds, 2)]
 
 
-def test_gjk_matches_the_cone_program_apart():
-    rng = np.random.default_rng(24)
-    for trial in range(80):
-        config = placed(random_pair(rng), rng, "apart")
-        reference = signed_distance(*config, settings=TIGHT)
+def solved_pairs(seed, regime, trials=80):
+    """(trial, configuration, cone-program distance, GJK's converged result) of random pairs."""
+    rng = np.random.default_rng(seed)
+    for trial in range(trials):
+        config = placed(random_pair(rng), rng, regime)
         found = _native.gjk_distance(*config)
         assert found["converged"], trial
+        yield trial, config, signed_distance(*config, settings=TIGHT), found
+
+
+def test_gjk_matches_the_cone_program_apart():
+    for trial, config, reference, found in solved_pairs(24, "apart"):
         assert found["distance"] == pytest.approx(reference.distance, abs=1e-9), trial
         assert_certificate(config, found)
         # The cone program's normal is its distance cone's dual variable, accurate to its tolerances.
@@ -121,12 +126,7 @@ def test_gjk_certifies_touching_shapes():
     """Shapes moved to touch along the cone program's normal from 10 cm apart. Within 1 + 1e-5 of
     touching the cone-program distance is the support planes' gap along DCOL's normal, a lower bound
     on the distance (distance.hpp): GJK's distance is never below it."""
-    rng = np.random.default_rng(25)
-    for trial in range(80):
-        config = placed(random_pair(rng), rng, "touching")
-        reference = signed_distance(*config, settings=TIGHT)
-        found = _native.gjk_distance(*config)
-        assert found["converged"], trial
+    for trial, config, reference, found in solved_pairs(25, "touching"):
         assert abs(found["distance"]) <= 1e-8, trial  # placed to the cone program's accuracy
         assert reference.distance <= found["distance"] + 1e-9, trial
         # Where the closest features are not a face of the Minkowski difference, the normal is the
