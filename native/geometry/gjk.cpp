@@ -1,8 +1,9 @@
-// GJK and EPA on two vertex sets (gjk.hpp).
+// GJK and EPA on the cores of two shapes (gjk.hpp).
 #include "geometry/gjk.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 #include "core/dual.hpp"
 
@@ -19,8 +20,8 @@ struct SupportPoint {
 };
 
 // The two cores' points in coordinates centred between the shapes and scaled by a power of two near
-// their distance, so that squared lengths neither overflow for shapes 10¹⁵⁵ m apart nor lose the
-// shapes to the size of their coordinates.
+// their spread (their frames' distance or their own size, the larger), so that squared lengths
+// neither overflow for shapes 10¹⁵⁵ m apart nor lose the shapes to the size of their coordinates.
 struct VertexSets {
   const Core& core_a;
   const Core& core_b;
@@ -33,6 +34,8 @@ struct VertexSets {
       center[k] = 0.5 * a.frame.r[k] + 0.5 * b.frame.r[k];
       spread = std::max(spread, std::abs(0.5 * a.frame.r[k] - 0.5 * b.frame.r[k]));
     }
+    for (const Core* c : {&a, &b})
+      for (int i = 0; i < c->count * c->dim; ++i) spread = std::max(spread, std::abs(c->points()[i]));
     scale = spread > 0.0 ? std::ldexp(1.0, std::ilogb(spread)) : 1.0;
   }
 
