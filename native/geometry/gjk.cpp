@@ -302,7 +302,7 @@ void core_distance(const VertexSets& sets, GjkDistance& out) {
   // A simplex holding the origin, grown to a tetrahedron by support points off its affine hull.
   while (n < 4) {
     double best_offset = 0.0;
-    for (int axis = 0; axis < 3; ++axis) {
+    for (int axis = 0; axis < (n == 3 ? 1 : 3); ++axis) {  // a triangle has one normal to try
       Vec3 e{{0.0, 0.0, 0.0}};
       e[axis] = 1.0;
       Vec3 d = e;  // off the point, the segment's line, the triangle's plane
