@@ -863,66 +863,6 @@ inline int box_box_contacts(const Shape& a, const Pose& pa, const Shape& b, cons
   return count > 0 ? count : -1;
 }
 
-// Contacts of a cylinder on a box's face, when the face settles the pair (box_face_distance): the
-// deepest point of each cap's rim along the face's inward normal, and on the deeper cap the rim points
-// a quarter, a half and three quarters of the way round from it (as MuJoCo's cylinder–plane contacts),
-// each a point over the face, those beyond the margin dropped: a cylinder lying on its side rests on
-// a line, one standing on a cap on four points. They are written over the scalar type from the
-// cylinder's centre and axis and the face's plane, and so carry their derivatives. A cylinder standing
-// square on the face has no deepest rim point: its body y and z axes stand in. box_is_a: the box is
-// shape a. Returns −1 when the face does not settle the pair.
-inline int cylinder_face_contacts(const Shape& cylinder, const Pose& pc, const Shape& box, const Pose& pb,
-                                  bool box_is_a, const ContactSettings& cs, Contact* out, ContactDerivatives* deriv) {
-  double distance, normal[3];
-  if (!box.box || !box_face_distance(box, pb, cylinder, pc, &distance, normal)) return -1;
-  if (distance > cs.margin) return 0;
-  const Pose frame_box = shape_frame(box, pb), frame_cyl = shape_frame(cylinder, pc);
-  const Vec3 m = to_vec(normal);
-  const int face = aligned_face(box, frame_box, m);
-  if (face < 0) return -1;
-  double height;
-  face_world_normal(box, frame_box, face, &height);
-  const Vec3 plane_point = to_vec(frame_box.r) + height * m;
-  auto body_axis = [&](int j) { return Vec3{{frame_cyl.Q.m[0][j], frame_cyl.Q.m[1][j], frame_cyl.Q.m[2][j]}}; };
-  const Vec3 axis = body_axis(0), centre = to_vec(frame_cyl.r);
-  const int box_body = box_is_a ? 0 : 1, cyl_body = 1 - box_body;
-  const double half = 0.5 * cylinder.L, along = dot(m, axis);
-  const double deeper_cap = along > 0.0 ? -1.0 : 1.0;  // the cap nearer the face
-  const bool square = norm(along * axis - m) <= 1e-9;
-  const ContactRule rule = box_is_a ? ContactRule::face_point : ContactRule::point_face;
-  int kept = 0;
-  auto emit = [&](auto scalar) {
-    using T = decltype(scalar);
-    const Vec3T<T> A = lift_direction<T>(axis, cyl_body), C = lift_point<T>(centre, pc.r, cyl_body);
-    const Vec3T<T> M = lift_direction<T>(m, box_body), F = lift_point<T>(plane_point, pb.r, box_body);
-    Vec3T<T> deepest, sideways;  // in the cap's plane: towards the face, and a quarter turn round
-    if (square) {
-      deepest = lift_direction<T>(body_axis(1), cyl_body);
-      sideways = lift_direction<T>(body_axis(2), cyl_body);
-    } else {
-      const Vec3T<T> down = dot(M, A) * A - M;
-      deepest = (1.0 / norm(down)) * down;
-      sideways = cross(A, deepest);
-    }
-    const Vec3T<T> near_cap = C + (deeper_cap * half) * A, far_cap = C - (deeper_cap * half) * A;
-    const Vec3T<T> rim[5] = {near_cap + cylinder.R * deepest, near_cap + cylinder.R * sideways,
-                             near_cap - cylinder.R * deepest, near_cap - cylinder.R * sideways,
-                             far_cap + cylinder.R * deepest};
-    const Vec3T<T> contact_normal = box_is_a ? M : T(-1.0) * M;
-    for (const Vec3T<T>& p : rim) {
-      const T separation = dot(M, p - F);
-      if (value_of(separation) > cs.margin) continue;
-      write_contact(p, contact_normal, separation, rule, out[kept], deriv ? deriv + kept : nullptr);
-      ++kept;
-    }
-  };
-  if (deriv)
-    emit(D(0.0));
-  else
-    emit(0.0);
-  return kept;
-}
-
 }  // namespace
 
 int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ContactSettings& cs,
@@ -934,11 +874,6 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   const double tol = cs.feature_tolerance * 0.5 * (a.length_scale + b.length_scale);
   if (a.box && b.box && a.num_vertices == kBoxCorners && b.num_vertices == kBoxCorners) {
     const int count = box_box_contacts(a, pa, b, pb, cs, tol, out, deriv);
-    if (count >= 0) return count;
-  }
-  if (a.kind == ShapeKind::cylinder || b.kind == ShapeKind::cylinder) {
-    const int count = a.kind == ShapeKind::cylinder ? cylinder_face_contacts(a, pa, b, pb, false, cs, out, deriv)
-                                                    : cylinder_face_contacts(b, pb, a, pa, true, cs, out, deriv);
     if (count >= 0) return count;
   }
   const bool has_rules = a.kind != ShapeKind::cylinder && a.kind != ShapeKind::cone && a.kind != ShapeKind::ellipsoid &&

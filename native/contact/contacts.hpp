@@ -10,8 +10,7 @@
 // inside the other's polygon are point–face contacts, crossing edges are edge–edge contacts, and a
 // point against a segment or a point is Nimble's sphere–sphere, mesh–sphere, pipe–sphere,
 // vertex–pipe rules (Nimble App. C2–C6) in one formula. Cylinders, cones and ellipsoids have no rule: one
-// contact at the signed distance's witness points; but a cylinder on a box's face rests on its rim's
-// points in closed form (the deepest of each cap, and three more round the deeper cap).
+// contact at the signed distance's witness points.
 //
 // The shapes with a rule take their witness normal from the separating axes (two boxes) or GJK/EPA
 // (gjk.hpp) instead of the cone program, which then only decides what GJK/EPA cannot (overlapping

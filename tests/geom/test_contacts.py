@@ -21,7 +21,6 @@ from dcol.geom import (
     Capsule,
     ContactRule,
     ConvexMesh,
-    Cylinder,
     Ellipsoid,
     Polytope,
     Sphere,
@@ -426,29 +425,6 @@ def tilted_box_sunk_into_box(depth):
     )
 
 
-def cylinder_on_slab(tilt, depth, axis_up=True):
-    # A cylinder (R 0.1, L 0.3) standing on a cap (axis_up) or lying on its side, its axis turned `tilt`
-    # about a horizontal axis, sunk by `depth` into the slab's top face z = 0.2. The rim of a cap with
-    # centre c is c + R (cos φ u + sin φ v), u and v the body y and z axes; its lowest point has
-    # tan φ* = v_z / u_z (both negated), and the other contacts are the points at φ* + 90°, 180°, 270°
-    # on the lower cap and at φ* on the upper one, those under the face (the margin is 0).
-    q_b = quaternion_product(axis_angle([0.3, 1.0, 0.0], tilt), axis_angle(EY, -np.pi / 2 if axis_up else 0.0))
-    R = rotation_matrix(q_b)
-    axis, u, v = R[:, 0], R[:, 1], R[:, 2]
-    lower = -1.0 if axis[2] > 0 else 1.0
-    phi = np.arctan2(-v[2], -u[2])
-    angles = [phi, phi + np.pi / 2, phi + np.pi, phi + 3 * np.pi / 2]
-    offsets = [lower * 0.15 * axis + 0.1 * (np.cos(t) * u + np.sin(t) * v) for t in angles]
-    offsets.append(-lower * 0.15 * axis + 0.1 * (np.cos(phi) * u + np.sin(phi) * v))
-    r_b = np.array([0.1, -0.2, 0.2 - depth - offsets[0][2]])
-    below = [r_b + o for o in offsets if (r_b + o)[2] <= 0.2]
-    return Case(
-        (Box([1.0, 1.0, 0.2]), np.zeros(3), IDENTITY, Cylinder(0.1, 0.3), r_b, q_b),
-        [on_face(c, 0.0, EZ, np.array([0, 0, 0.2]), "a") for c in below],
-        0.0,
-    )
-
-
 def round_ellipsoid_sphere(gap):
     # An ellipsoid with P = I/0.4² is a sphere: no rule, so DISTANCE, whose value here has a closed form.
     c_a, u = np.array([0.3, -0.1, 0.2]), np.array([1.0, 2.0, 2.0]) / 3
@@ -504,8 +480,6 @@ CASES = {
     "box corner under slab penetrating": lambda: box_corner_under_slab(-0.03),
     "tilted box sunk 1.5 cm into a box": lambda: tilted_box_sunk_into_box(0.015),
     "tilted box sunk 3 cm into a box": lambda: tilted_box_sunk_into_box(0.03),
-    "cylinder standing tilted on a slab": lambda: cylinder_on_slab(np.radians(5.0), 0.02),
-    "cylinder lying tilted on a slab": lambda: cylinder_on_slab(np.radians(1.0), 0.01, axis_up=False),
     "round ellipsoid-sphere apart": lambda: round_ellipsoid_sphere(0.1),
     "round ellipsoid-sphere penetrating": lambda: round_ellipsoid_sphere(-0.1),
 }
