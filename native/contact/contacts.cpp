@@ -9,6 +9,7 @@
 #include "contact/broadphase.hpp"
 #include "core/dual.hpp"
 #include "geometry/distance.hpp"
+#include "geometry/gjk.hpp"
 #include "geometry/support.hpp"
 
 namespace dcol::contact {
@@ -66,6 +67,14 @@ inline DVec3 seed_direction(const Vec3& m, int body) {
 
 inline Vec3 to_vec(const double* v) { return {{v[0], v[1], v[2]}}; }
 
+// The world position of the point y of a shape whose frame is `frame`.
+inline Vec3 world_point(const Pose& frame, const double* y) {
+  Vec3 w;
+  for (int i = 0; i < 3; ++i)
+    w[i] = frame.r[i] + frame.Q.m[i][0] * y[0] + frame.Q.m[i][1] * y[1] + frame.Q.m[i][2] * y[2];
+  return w;
+}
+
 // Orthonormal tangents (t1, t2) with (t1, t2, n) right-handed: the minimal rotation taking world z
 // to n applied to x and y. Continuous in n except at n = −z, where (x, −y) is taken.
 template <class T>
@@ -101,7 +110,9 @@ template <class T>
 void point_point(const Vec3T<T>& ca, double ra, const Vec3T<T>& cb, double rb, const Vec3& witness, Vec3T<T>& point,
                  Vec3T<T>& normal, T& separation) {
   const Vec3T<T> d = cb - ca;
-  const T length = norm(d);
+  // Scaled by its largest component: the squares of points 10¹⁵⁵ m apart overflow.
+  const double largest = std::max({std::abs(value_of(d[0])), std::abs(value_of(d[1])), std::abs(value_of(d[2]))});
+  const T length = largest > 0.0 ? largest * norm((1.0 / largest) * d) : T(0.0);
   if (value_of(length) <= 1e-14) {
     for (int i = 0; i < 3; ++i) normal[i] = T(witness[i]);
     separation = T(-(ra + rb));
@@ -209,15 +220,39 @@ inline void reduce_to_hull(Feature& f, const Plane2& plane, double tol) {
   f.dim = 2;
 }
 
+// World outward unit normal of a polytope's face (shape frame `frame`) and, with height, the plane's
+// height along it above the frame's origin.
+inline Vec3 face_world_normal(const Shape& sh, const Pose& frame, int face, double* height) {
+  const double* m = &sh.normals[3 * face];
+  const double length = std::sqrt(m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
+  Vec3 out;
+  for (int i = 0; i < 3; ++i)
+    out[i] = (frame.Q.m[i][0] * m[0] + frame.Q.m[i][1] * m[1] + frame.Q.m[i][2] * m[2]) / length;
+  if (height) *height = sh.offsets[face] / length;
+  return out;
+}
+
+// The face of a polytope whose outward normal is closest to the world direction u.
+inline int facing_face(const Shape& sh, const Pose& frame, const Vec3& u) {
+  int best = 0;
+  double best_alignment = -INFINITY;
+  for (int f = 0; f < sh.num_faces; ++f) {
+    const double alignment = dot(face_world_normal(sh, frame, f, nullptr), u);
+    if (alignment > best_alignment) best_alignment = alignment, best = f;
+  }
+  return best;
+}
+
 // The support feature of shape sh (body pose body_pose) along the world direction u (unit); tol:
-// the absolute feature tolerance.
-inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec3& u, double tol, const Plane2& plane) {
+// the absolute feature tolerance. whole: all the candidates (a capsule's two ends, a polygon's
+// corners), not only those near the top, for an incident feature clipped against a face.
+inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec3& u, double tol, const Plane2& plane,
+                               bool whole = false) {
   Feature f;
   const Pose frame = shape_frame(sh, body_pose);
   auto world = [&](double y0, double y1, double y2) {
-    Vec3 w;
-    for (int i = 0; i < 3; ++i) w[i] = frame.r[i] + frame.Q.m[i][0] * y0 + frame.Q.m[i][1] * y1 + frame.Q.m[i][2] * y2;
-    return w;
+    const double y[3] = {y0, y1, y2};
+    return world_point(frame, y);
   };
   // Candidates near the top along u, the farthest first.
   auto gather = [&](int count, auto&& point_of) {
@@ -228,7 +263,7 @@ inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec
     for (int i = 0; i < count && f.count < kMaxFeaturePoints; ++i) {
       const Vec3 p = point_of(i);
       const double h = dot(p, u);
-      if (h < best - tol) continue;
+      if (!whole && h < best - tol) continue;
       if (f.count == 0 || h > dot(f.points[top], u)) top = f.count;
       f.points[f.count++] = p;
     }
@@ -261,23 +296,14 @@ inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec
   reduce_to_hull(f, plane, tol);
   if (f.dim != 2) return f;
   // The face: the polytope face (or polygon side) whose outward normal is closest to u.
-  double best = -INFINITY;
   if (sh.kind == ShapeKind::polygon) {
     const double side = frame.Q.m[0][2] * u[0] + frame.Q.m[1][2] * u[1] + frame.Q.m[2][2] * u[2] >= 0.0 ? 1.0 : -1.0;
     for (int i = 0; i < 3; ++i) f.face_normal[i] = side * frame.Q.m[i][2];
     f.face_point = to_vec(frame.r);  // the unpadded polygon's plane
   } else {
-    for (int face = 0; face < sh.num_faces; ++face) {
-      const double* a = &sh.normals[3 * face];
-      Vec3 m;
-      for (int i = 0; i < 3; ++i) m[i] = frame.Q.m[i][0] * a[0] + frame.Q.m[i][1] * a[1] + frame.Q.m[i][2] * a[2];
-      const double length = norm(m), alignment = dot(m, u) / length;
-      if (alignment > best) {
-        best = alignment;
-        f.face_normal = (1.0 / length) * m;
-        f.face_point = to_vec(frame.r) + (sh.offsets[face] / length) * f.face_normal;  // the plane's foot
-      }
-    }
+    double height;
+    f.face_normal = face_world_normal(sh, frame, facing_face(sh, frame, u), &height);
+    f.face_point = to_vec(frame.r) + height * f.face_normal;  // the plane's foot
   }
   return f;
 }
@@ -640,6 +666,203 @@ inline bool box_face_witness(const Shape& a, const Pose& pa, const Shape& b, con
   return true;
 }
 
+// World corners of a box whose shape frame is `frame`.
+constexpr int kBoxCorners = 8;
+inline void box_corners(const Shape& box, const Pose& frame, Vec3* out) {
+  for (int k = 0; k < kBoxCorners; ++k) out[k] = world_point(frame, &box.vertices[3 * k]);
+}
+
+// The separation of two vertex sets along the axis u or −u, whichever is larger (the gap between
+// their extents along it, negative where they overlap), and that direction, from a to b.
+inline double axis_separation(const Vec3* va, int na, const Vec3* vb, int nb, const Vec3& u, Vec3& toward_b) {
+  double a_lo = INFINITY, a_hi = -INFINITY, b_lo = INFINITY, b_hi = -INFINITY;
+  for (int k = 0; k < na; ++k) {
+    const double h = dot(va[k], u);
+    a_lo = std::min(a_lo, h), a_hi = std::max(a_hi, h);
+  }
+  for (int k = 0; k < nb; ++k) {
+    const double h = dot(vb[k], u);
+    b_lo = std::min(b_lo, h), b_hi = std::max(b_hi, h);
+  }
+  const bool forward = b_lo - a_hi >= a_lo - b_hi;
+  toward_b = forward ? u : -1.0 * u;
+  return forward ? b_lo - a_hi : a_lo - b_hi;
+}
+
+// The axis along which two boxes overlap least or lie farthest apart, among their six face normals
+// and the nine cross products of their edge directions (the separating axis theorem for boxes, as in
+// Gottschalk's OBB test and Box2D/ODE's box–box): its separation (a lower bound on the distance when
+// apart, the exact penetration depth when overlapping), its direction from a to b, and the face of a
+// or of b it is the normal of (−1 for an edge pair). A face beats an edge pair, and a's face b's, unless
+// the other is larger by more than tol: flush faces then keep one reference whatever the round-off.
+struct BoxAxis {
+  double separation = -INFINITY;
+  Vec3 normal{};
+  int face_a = -1, face_b = -1;
+};
+
+inline BoxAxis box_separating_axis(const Shape& a, const Pose& fa, const Vec3* va, const Shape& b, const Pose& fb,
+                                   const Vec3* vb, double tol) {
+  BoxAxis best_a, best_b, best_edge;
+  Vec3 edges_a[3], edges_b[3];
+  int na = 0, nb = 0;
+  for (int f = 0; f < 6; ++f) {
+    Vec3 toward_b;
+    const Vec3 ma = face_world_normal(a, fa, f, nullptr);
+    double s = axis_separation(va, kBoxCorners, vb, kBoxCorners, ma, toward_b);
+    if (f < a.opposite_face[f]) edges_a[na++] = ma;
+    if (s > best_a.separation && dot(toward_b, ma) > 0.0) best_a = {s, toward_b, f, -1};
+    const Vec3 mb = face_world_normal(b, fb, f, nullptr);
+    s = axis_separation(va, kBoxCorners, vb, kBoxCorners, mb, toward_b);
+    if (f < b.opposite_face[f]) edges_b[nb++] = mb;
+    if (s > best_b.separation && dot(toward_b, mb) < 0.0) best_b = {s, toward_b, -1, f};
+  }
+  for (const Vec3& ea : edges_a)
+    for (const Vec3& eb : edges_b) {
+      const Vec3 axis = cross(ea, eb);
+      const double length = norm(axis);
+      if (length < 1e-6) continue;  // parallel edges: their planes are face axes
+      Vec3 toward_b;
+      const double s = axis_separation(va, kBoxCorners, vb, kBoxCorners, (1.0 / length) * axis, toward_b);
+      if (s > best_edge.separation) best_edge = {s, toward_b, -1, -1};
+    }
+  const BoxAxis& face = best_b.separation > best_a.separation + tol ? best_b : best_a;
+  return best_edge.separation > face.separation + tol ? best_edge : face;
+}
+
+// The polygon of a polytope's face `face` (shape frame `frame`): its corners (the vertices on its
+// plane), in the witness plane's counterclockwise order, with its outward normal and plane.
+inline Feature face_feature(const Shape& sh, const Pose& frame, int face, double tol, const Plane2& plane) {
+  Feature f;
+  double height;
+  f.face_normal = face_world_normal(sh, frame, face, &height);
+  f.face_point = to_vec(frame.r) + height * f.face_normal;
+  for (int k = 0; k < sh.num_vertices && f.count < kMaxFeaturePoints; ++k) {
+    const Vec3 corner = world_point(frame, &sh.vertices[3 * k]);
+    if (std::abs(dot(corner - f.face_point, f.face_normal)) <= tol) f.points[f.count++] = corner;
+  }
+  if (f.count > 0) reduce_to_hull(f, plane, tol);
+  return f;
+}
+
+// The face of a polytope (shape frame `frame`) turned most towards the world direction u among those
+// through its vertex farthest along u (half-spaces may give faces no vertex lies on).
+inline int incident_face(const Shape& sh, const Pose& frame, const Vec3& u, double tol) {
+  Vec3 top;
+  support_point(sh, frame, u.x, top.x);
+  int best = -1;
+  double best_alignment = -INFINITY;
+  for (int f = 0; f < sh.num_faces; ++f) {
+    double height;
+    const Vec3 m = face_world_normal(sh, frame, f, &height);
+    if (std::abs(dot(top - to_vec(frame.r), m) - height) > tol) continue;
+    if (dot(m, u) > best_alignment) best_alignment = dot(m, u), best = f;
+  }
+  return best;
+}
+
+// The features of a polytope's face touching or overlapping another shape along the face's normal n:
+// the reference face (face_a of a, or else face_b of b, whose outward normal is ±n) and the other
+// shape's incident feature: a polytope's face turned most against it, a capsule's whole axis, a
+// polygon's whole outline. The planner then clips them against each other in the witness plane
+// (Box2D's and ODE's box–box clipping): the incident corners over the reference face, the reference
+// corners under the incident face and the crossings of their sides, each at its own depth, so that a
+// deep or tilted overlap pushes on a patch rather than on its deepest point. False if a face has no
+// corner (then the support features stand in).
+inline bool face_pair_features(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const Vec3& n,
+                               int face_a, int face_b, double tol, const Plane2& plane, Feature& fa, Feature& fb) {
+  auto incident = [&](const Shape& sh, const Pose& body, const Vec3& u, Feature& f) {
+    if (sh.kind != ShapeKind::polytope) {
+      f = support_feature(sh, body, u, tol, plane, true);
+      return;
+    }
+    const Pose frame = shape_frame(sh, body);
+    const int face = incident_face(sh, frame, u, tol);
+    if (face >= 0) f = face_feature(sh, frame, face, tol, plane);
+  };
+  if (face_a >= 0) {
+    fa = face_feature(a, shape_frame(a, pa), face_a, tol, plane);
+    incident(b, pb, -1.0 * n, fb);
+  } else {
+    fb = face_feature(b, shape_frame(b, pb), face_b, tol, plane);
+    incident(a, pa, n, fa);
+  }
+  return fa.count > 0 && fb.count > 0;
+}
+
+// The face of a polytope whose outward normal is u to within rounding, or −1.
+inline int aligned_face(const Shape& sh, const Pose& frame, const Vec3& u) {
+  const int face = facing_face(sh, frame, u);
+  return dot(face_world_normal(sh, frame, face, nullptr), u) >= 1.0 - 1e-9 ? face : -1;
+}
+
+// The witness normal (from a to b) and signed distance of two shapes with cores (gjk.hpp) by GJK/EPA,
+// if it converged.
+inline bool gjk_witness(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out) {
+  geometry::Core core_a, core_b;
+  if (!geometry::shape_core(a, pa, core_a) || !geometry::shape_core(b, pb, core_b)) return false;
+  geometry::GjkDistance result;
+  geometry::gjk_distance(core_a, core_b, result);
+  if (!result.converged) return false;
+  out.distance = result.distance;
+  std::copy(result.normal, result.normal + 3, out.normal);
+  std::copy(result.p_a, result.p_a + 3, out.p_a);
+  std::copy(result.p_b, result.p_b + 3, out.p_b);
+  out.status = SolveStatus::solved;
+  return true;
+}
+
+// Evaluates the recipes into out (and deriv), keeping the contacts whose separation is at most
+// max_separation; returns their count.
+inline int evaluate_contacts(const Recipe* recipes, int count, const Feature& fa, const Feature& fb, const Pose& pa,
+                             const Pose& pb, const Vec3& witness, double max_separation, Contact* out,
+                             ContactDerivatives* deriv) {
+  int kept = 0;
+  for (int k = 0; k < count; ++k) {
+    if (deriv) {
+      DVec3 point, normal;
+      D separation;
+      evaluate(recipes[k], fa, fb, pa.r, pb.r, witness, point, normal, separation);
+      write_contact(point, normal, separation, recipes[k].rule, out[kept], deriv + kept);
+    } else {
+      Vec3 point, normal;
+      double separation;
+      evaluate(recipes[k], fa, fb, pa.r, pb.r, witness, point, normal, separation);
+      write_contact(point, normal, separation, recipes[k].rule, out[kept], nullptr);
+    }
+    if (out[kept].separation <= max_separation) ++kept;
+  }
+  return kept;
+}
+
+// Contacts of two boxes from their separating axis: for a face axis, that face clipped against the
+// other box's incident face (face_pair_features), without the contacts farther apart than the margin
+// (a tilted incident face's raised corners); for an edge pair, the edges' contact. Returns −1 when the
+// axes leave the pair to the signed distance: no contact of the clipped patch within the margin,
+// although no axis separates the boxes by more than the margin.
+inline int box_box_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ContactSettings& cs,
+                            double tol, Contact* out, ContactDerivatives* deriv) {
+  const Pose frame_a = shape_frame(a, pa), frame_b = shape_frame(b, pb);
+  Vec3 va[kBoxCorners], vb[kBoxCorners];
+  box_corners(a, frame_a, va);
+  box_corners(b, frame_b, vb);
+  const BoxAxis axis = box_separating_axis(a, frame_a, va, b, frame_b, vb, tol);
+  if (axis.separation > cs.margin) return 0;
+  const Vec3& n = axis.normal;
+  Plane2 plane;
+  tangents(n, plane.e1, plane.e2);
+  Feature fa, fb;
+  if (!((axis.face_a >= 0 || axis.face_b >= 0) &&
+        face_pair_features(a, pa, b, pb, n, axis.face_a, axis.face_b, tol, plane, fa, fb))) {
+    fa = support_feature(a, pa, n, tol, plane);
+    fb = support_feature(b, pb, -1.0 * n, tol, plane);
+  }
+  Recipe recipes[kMaxPairContacts];
+  const int count = evaluate_contacts(recipes, ContactPlanner(fa, fb, plane, tol).plan(recipes), fa, fb, pa, pb, n,
+                                      cs.margin, out, deriv);
+  return count > 0 ? count : -1;
+}
+
 }  // namespace
 
 int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ContactSettings& cs,
@@ -648,6 +871,11 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   // Shapes whose bounding boxes, grown by the margin, do not meet are apart without a solve (whose
   // squared distances overflow for shapes 10¹⁵⁵ m apart).
   if (!overlap(bounding_box(a, pa, 0.5 * cs.margin), bounding_box(b, pb, 0.5 * cs.margin))) return 0;
+  const double tol = cs.feature_tolerance * 0.5 * (a.length_scale + b.length_scale);
+  if (a.box && b.box && a.num_vertices == kBoxCorners && b.num_vertices == kBoxCorners) {
+    const int count = box_box_contacts(a, pa, b, pb, cs, tol, out, deriv);
+    if (count >= 0) return count;
+  }
   const bool has_rules = a.kind != ShapeKind::cylinder && a.kind != ShapeKind::cone && a.kind != ShapeKind::ellipsoid &&
                          b.kind != ShapeKind::cylinder && b.kind != ShapeKind::cone && b.kind != ShapeKind::ellipsoid;
   DistanceResult dist;
@@ -658,7 +886,8 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   SolverSettings feature_settings = settings;
   feature_settings.barrier = 0.0;
   const bool by_face = has_rules && box_face_witness(a, pa, b, pb, dist);
-  if (!by_face)
+  const bool by_gjk = !by_face && has_rules && gjk_witness(a, pa, b, pb, dist);
+  if (!by_face && !by_gjk)
     signed_distance(a, pa, b, pb, has_rules ? feature_settings : settings, dist,
                     distance_derivatives ? &dist_jac : nullptr);
   // Without centring the solve can stall on nearly touching flat faces with a normal tilted enough
@@ -671,39 +900,31 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   const Vec3 n = to_vec(dist.normal);
   Plane2 plane;
   tangents(n, plane.e1, plane.e2);
-  const double tol = cs.feature_tolerance * 0.5 * (a.length_scale + b.length_scale);
-  Recipe recipes[kMaxPairContacts];
   int count = 0;
-  Feature fa, fb;
   if (has_rules) {
-    fa = support_feature(a, pa, n, tol, plane);
-    fb = support_feature(b, pb, -1.0 * n, tol, plane);
-    count = ContactPlanner(fa, fb, plane, tol).plan(recipes);
-  }
-  if (count == 0) {
-    // (The box-face test gives no witness points.)
-    if (by_face || (deriv && !distance_derivatives)) {
-      signed_distance(a, pa, b, pb, settings, dist, deriv ? &dist_jac : nullptr);
-      if (status != nullptr) *status = dist.status;
-      if (dist.status == SolveStatus::numerical_error) return 0;
+    Feature fa, fb;
+    // A polytope's face on the witness normal: that face against the other's incident feature, clipped.
+    const int face_a = a.kind == ShapeKind::polytope ? aligned_face(a, shape_frame(a, pa), n) : -1;
+    const int face_b = face_a < 0 && b.kind == ShapeKind::polytope ? aligned_face(b, shape_frame(b, pb), -1.0 * n) : -1;
+    const bool clipped =
+        (face_a >= 0 || face_b >= 0) && face_pair_features(a, pa, b, pb, n, face_a, face_b, tol, plane, fa, fb);
+    if (!clipped) {
+      fa = support_feature(a, pa, n, tol, plane);
+      fb = support_feature(b, pb, -1.0 * n, tol, plane);
     }
-    distance_contact(dist, deriv ? &dist_jac : nullptr, out[0], deriv);
-    return 1;
+    Recipe recipes[kMaxPairContacts];
+    count = evaluate_contacts(recipes, ContactPlanner(fa, fb, plane, tol).plan(recipes), fa, fb, pa, pb, n,
+                              clipped ? cs.margin : INFINITY, out, deriv);
   }
-  for (int k = 0; k < count; ++k) {
-    if (deriv) {
-      DVec3 point, normal;
-      D separation;
-      evaluate(recipes[k], fa, fb, pa.r, pb.r, n, point, normal, separation);
-      write_contact(point, normal, separation, recipes[k].rule, out[k], deriv + k);
-    } else {
-      Vec3 point, normal;
-      double separation;
-      evaluate(recipes[k], fa, fb, pa.r, pb.r, n, point, normal, separation);
-      write_contact(point, normal, separation, recipes[k].rule, out[k], nullptr);
-    }
+  if (count > 0) return count;
+  // (The box-face test gives no witness points.)
+  if (by_face || (deriv && !distance_derivatives)) {
+    signed_distance(a, pa, b, pb, settings, dist, deriv ? &dist_jac : nullptr);
+    if (status != nullptr) *status = dist.status;
+    if (dist.status == SolveStatus::numerical_error) return 0;
   }
-  return count;
+  distance_contact(dist, deriv ? &dist_jac : nullptr, out[0], deriv);
+  return 1;
 }
 
 int reduce_patch(Contact* contacts, ContactDerivatives* deriv, int count) {

@@ -12,6 +12,14 @@
 // vertex–pipe rules (Nimble App. C2–C6) in one formula. Cylinders, cones and ellipsoids have no rule: one
 // contact at the signed distance's witness points.
 //
+// The shapes with a rule take their witness normal from the separating axes (two boxes) or GJK/EPA
+// (gjk.hpp) instead of the cone program, which then only decides what GJK/EPA cannot (overlapping
+// flat cores, such as two capsules whose axes cross). Where the normal is a polytope face's, that
+// face and the other shape's incident feature (a polytope's face turned most against it, a capsule's
+// axis, a polygon) are taken whole and clipped against each other as above (Box2D's and ODE's box–box
+// clipping), each contact at its own depth and those beyond the margin dropped: a deep or tilted
+// overlap on a face gives the patch, not its deepest point.
+//
 // Every contact is computed from the world positions of the features that define it (vertices,
 // segment ends, centres, a face's normal) by a formula written over a scalar type, so that the same
 // code gives its derivatives with respect to rigid motions of the two bodies (dual.hpp).

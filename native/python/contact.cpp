@@ -11,6 +11,7 @@
 #include "contact/contacts.hpp"
 #include "core/parallel.hpp"
 #include "geometry/distance.hpp"
+#include "geometry/gjk.hpp"
 #include "python/bindings.hpp"
 #include "python/geometry_arguments.hpp"
 
@@ -135,6 +136,25 @@ py::dict pair_contacts_py(py::handle a, py::handle r_a, py::handle q_a, py::hand
   }
   py::dict out = contact_arrays(contacts, derivatives ? deriv.data() : nullptr, count);
   out["status"] = status;
+  return out;
+}
+
+// Signed distance of two shapes with cores by GJK/EPA (geometry/gjk.hpp), without the cone program.
+py::dict gjk_distance_py(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b) {
+  const Pose pa = as_pose(r_a, q_a, "r_a", "q_a"), pb = as_pose(r_b, q_b, "r_b", "q_b");
+  Core core_a, core_b;
+  if (!shape_core(as_shape(a, "a"), pa, core_a))
+    throw py::value_error("a must be a polytope, sphere, capsule or polygon (a point set inflated by a radius)");
+  if (!shape_core(as_shape(b, "b"), pb, core_b))
+    throw py::value_error("b must be a polytope, sphere, capsule or polygon (a point set inflated by a radius)");
+  GjkDistance result;
+  gjk_distance(core_a, core_b, result);
+  py::dict out;
+  out["distance"] = result.distance;
+  out["p_a"] = copy3(result.p_a);
+  out["p_b"] = copy3(result.p_b);
+  out["normal"] = copy3(result.normal);
+  out["converged"] = result.converged;
   return out;
 }
 
@@ -305,6 +325,11 @@ void dcol::python::bind_contact(py::module_& m) {
         py::arg("q_b"), py::arg("margin"), py::arg("feature_tolerance"), py::arg("derivatives"), py::arg("settings"));
   m.def("distance_batch", &distance_batch, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"), py::arg("r_b"),
         py::arg("q_b"), py::arg("settings"), py::arg("threads"), py::arg("jacobian"), py::arg("parameterization"));
+  m.def("gjk_distance", &gjk_distance_py, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"), py::arg("r_b"),
+        py::arg("q_b"),
+        "Signed distance, witness points and normal (from a to b) of two polytopes, spheres, capsules or\n"
+        "polygons by GJK (apart) and EPA (overlapping: the minimum translation distance), and whether it\n"
+        "converged (not for overlapping flat cores, such as two capsules).");
   m.def("broadphase", &broadphase, py::arg("shapes"), py::arg("body"), py::arg("r"), py::arg("q"), py::arg("margin"));
   m.def("scene_contacts", &scene_contacts, py::arg("shapes"), py::arg("body"), py::arg("r"), py::arg("q"),
         py::arg("pairs"), py::arg("margin"), py::arg("feature_tolerance"), py::arg("derivatives"), py::arg("settings"),

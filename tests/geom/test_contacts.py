@@ -408,6 +408,23 @@ def box_corner_under_slab(gap):
     )
 
 
+def tilted_box_sunk_into_box(depth):
+    # B (half sides 0.1, 0.08, 0.05), yawed 0.5 and tilted 3° about a horizontal axis, sunk by `depth` (its
+    # deepest corner) into the top face z = 0.1 of A, wide enough to hold B's footprint: A's top face is the
+    # axis of least overlap, B's bottom the incident face, and each of its four corners is a contact under
+    # A's face at its own depth (the overlap is a patch, not its deepest corner).
+    q_b = quaternion_product(axis_angle([1.0, 0.4, 0.0], np.radians(3.0)), axis_angle(EZ, 0.5))
+    corners = [rotation_matrix(q_b) @ [sx * 0.1, sy * 0.08, -0.05] for sx in (-1, 1) for sy in (-1, 1)]
+    r_b = np.array([0.05, -0.03, 0.1 - depth - min(c[2] for c in corners)])
+    corners = [r_b + c for c in corners]
+    assert max(c[2] for c in corners) < 0.1  # every corner of the incident face under A's face
+    return Case(
+        (Box([0.3, 0.3, 0.1]), np.zeros(3), IDENTITY, Box([0.1, 0.08, 0.05]), r_b, q_b),
+        [on_face(c, 0.0, EZ, np.array([0, 0, 0.1]), "a") for c in corners],
+        margin_for(-depth),
+    )
+
+
 def round_ellipsoid_sphere(gap):
     # An ellipsoid with P = I/0.4² is a sphere: no rule, so DISTANCE, whose value here has a closed form.
     c_a, u = np.array([0.3, -0.1, 0.2]), np.array([1.0, 2.0, 2.0]) / 3
@@ -461,6 +478,8 @@ CASES = {
     "tetrahedron tip on box penetrating": lambda: tetrahedron_tip_on_box(-0.02),
     "box corner under slab apart": lambda: box_corner_under_slab(0.04),
     "box corner under slab penetrating": lambda: box_corner_under_slab(-0.03),
+    "tilted box sunk 1.5 cm into a box": lambda: tilted_box_sunk_into_box(0.015),
+    "tilted box sunk 3 cm into a box": lambda: tilted_box_sunk_into_box(0.03),
     "round ellipsoid-sphere apart": lambda: round_ellipsoid_sphere(0.1),
     "round ellipsoid-sphere penetrating": lambda: round_ellipsoid_sphere(-0.1),
 }

@@ -9,7 +9,7 @@ import numpy.typing
 import typing
 from . import lcp
 from . import dynamics
-__all__: list[str] = ['CONE_MAX_CONES', 'CONE_MAX_ROWS', 'CONE_MAX_VARIABLES', 'ContactRule', 'MAX_FACES', 'ProximityResult', 'Shape', 'SolverSettings', 'Status', 'broadphase', 'contacts', 'distance_batch', 'dynamics', 'lcp', 'orientation_array', 'proximity', 'proximity_batch', 'proximity_derivatives', 'proximity_kernel_info', 'proximity_result_from_state', 'rotation_matrix', 'scene_contacts', 'shape_parameter_jacobian', 'solve_cone_program', 'support']
+__all__: list[str] = ['CONE_MAX_CONES', 'CONE_MAX_ROWS', 'CONE_MAX_VARIABLES', 'ContactRule', 'MAX_FACES', 'ProximityResult', 'Shape', 'SolverSettings', 'Status', 'broadphase', 'contacts', 'distance_batch', 'dynamics', 'gjk_distance', 'lcp', 'orientation_array', 'proximity', 'proximity_batch', 'proximity_derivatives', 'proximity_kernel_info', 'proximity_result_from_state', 'rotation_matrix', 'scene_contacts', 'shape_parameter_jacobian', 'solve_cone_program', 'support']
 class Status(enum.IntEnum):
     """
     Outcome of an interior-point solve; SMOOTHED: exact proximity derivatives were asked for where none exists, and the smoothed ones are given (dcol.geom.derivatives).
@@ -154,6 +154,12 @@ def contacts(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b
     ...
 def distance_batch(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any, settings: SolverSettings, threads: typing.SupportsInt | typing.SupportsIndex, jacobian: bool, parameterization: str) -> dict:
     ...
+def gjk_distance(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any) -> dict:
+    """
+    Signed distance, witness points and normal (from a to b) of two polytopes, spheres, capsules or
+    polygons by GJK (apart) and EPA (overlapping: the minimum translation distance), and whether it
+    converged (not for overlapping flat cores, such as two capsules).
+    """
 def orientation_array(q: typing.Any, name: str) -> numpy.typing.NDArray[numpy.float64]:
     """
     q as a float64 array, a scipy Rotation as its quaternions [w, x, y, z]; shape and values unchecked.

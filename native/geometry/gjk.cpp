@@ -1,0 +1,373 @@
+// GJK and EPA on the cores of two shapes (gjk.hpp).
+#include "geometry/gjk.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+
+#include "core/dual.hpp"
+
+namespace dcol::geometry {
+
+namespace {
+
+using Vec3 = Vec3T<double>;
+
+// A point of the Minkowski difference, w = a_i − b_j, with the vertices it came from.
+struct SupportPoint {
+  Vec3 w;
+  int ia, ib;
+};
+
+// The two cores' points in coordinates centred between the shapes and scaled by a power of two near
+// their spread (their frames' distance or their own size, the larger), so that squared lengths
+// neither overflow for shapes 10¹⁵⁵ m apart nor lose the shapes to the size of their coordinates.
+struct VertexSets {
+  const Core& core_a;
+  const Core& core_b;
+  double center[3];
+  double scale;
+
+  VertexSets(const Core& a, const Core& b) : core_a(a), core_b(b) {
+    double spread = 0.0;
+    for (int k = 0; k < 3; ++k) {
+      center[k] = 0.5 * a.frame.r[k] + 0.5 * b.frame.r[k];
+      spread = std::max(spread, std::abs(0.5 * a.frame.r[k] - 0.5 * b.frame.r[k]));
+    }
+    for (const Core* c : {&a, &b})
+      for (int i = 0; i < c->count * c->dim; ++i) spread = std::max(spread, std::abs(c->points()[i]));
+    scale = spread > 0.0 ? std::ldexp(1.0, std::ilogb(spread)) : 1.0;
+  }
+
+  Vec3 world(const Core& c, int i) const {
+    const double* v = c.points() + c.dim * i;
+    const double y[3] = {v[0], v[1], c.dim == 3 ? v[2] : 0.0};
+    Vec3 out;
+    for (int k = 0; k < 3; ++k)
+      out[k] = (c.frame.r[k] - center[k]) / scale +
+               (c.frame.Q.m[k][0] * y[0] + c.frame.Q.m[k][1] * y[1] + c.frame.Q.m[k][2] * y[2]) / scale;
+    return out;
+  }
+  // Index of the core point farthest along the world direction d.
+  static int farthest(const Core& c, const Vec3& d) {
+    const Pose& f = c.frame;
+    double local[3];
+    for (int j = 0; j < 3; ++j) local[j] = f.Q.m[0][j] * d[0] + f.Q.m[1][j] * d[1] + f.Q.m[2][j] * d[2];
+    const double* v = c.points();
+    int best = 0;
+    double best_value = -INFINITY;
+    for (int i = 0; i < c.count; ++i) {
+      double h = 0.0;
+      for (int j = 0; j < c.dim; ++j) h += local[j] * v[c.dim * i + j];
+      if (h > best_value) best_value = h, best = i;
+    }
+    return best;
+  }
+  Vec3 a(int i) const { return world(core_a, i); }
+  Vec3 b(int j) const { return world(core_b, j); }
+
+  // M's farthest point along d: a's farthest along d minus b's farthest along −d.
+  SupportPoint support(const Vec3& d) const {
+    const int ia = farthest(core_a, d), ib = farthest(core_b, -1.0 * d);
+    return {a(ia) - b(ib), ia, ib};
+  }
+
+  // The witness points of barycentric weights on support points.
+  void witnesses(const SupportPoint* s, const double* weight, int n, double* p_a, double* p_b) const {
+    Vec3 pa{{0.0, 0.0, 0.0}}, pb{{0.0, 0.0, 0.0}};
+    for (int k = 0; k < n; ++k) {
+      pa = pa + weight[k] * a(s[k].ia);
+      pb = pb + weight[k] * b(s[k].ib);
+    }
+    for (int i = 0; i < 3; ++i) p_a[i] = pa[i], p_b[i] = pb[i];
+  }
+};
+
+// Barycentric weights of the point of the hull of simplex s (n ≤ 4 points) closest to the origin;
+// false if only the full simplex holds it (the origin inside a tetrahedron, or on the hull of a
+// lower one). Every sub-simplex is tried: the closest point is the projection of the origin onto the
+// affine hull of the face whose relative interior holds it, the one of least norm among those whose
+// weights are all nonnegative. Degenerate sub-simplices are skipped (their points lie on a smaller one).
+bool closest_on_simplex(const SupportPoint* s, int n, double* weight, Vec3& closest) {
+  double best = INFINITY;
+  int best_mask = 0;
+  double best_weight[4] = {0, 0, 0, 0};
+  for (int mask = 1; mask < (1 << n); ++mask) {
+    int index[4], k = 0;
+    for (int i = 0; i < n; ++i)
+      if (mask & (1 << i)) index[k++] = i;
+    // x = p0 + Σ t_i (p_i − p0) closest to the origin: (EᵀE) t = −Eᵀ p0, by elimination with pivoting.
+    const Vec3& p0 = s[index[0]].w;
+    double G[3][4], scale = 0.0;
+    for (int r = 0; r + 1 < k; ++r) {
+      const Vec3 er = s[index[r + 1]].w - p0;
+      for (int c = 0; c + 1 < k; ++c) G[r][c] = dot(er, s[index[c + 1]].w - p0);
+      G[r][k - 1] = -dot(er, p0);
+      scale = std::max(scale, G[r][r]);
+    }
+    bool singular = false;
+    for (int c = 0; c + 1 < k && !singular; ++c) {
+      int pivot = c;
+      for (int r = c + 1; r + 1 < k; ++r)
+        if (std::abs(G[r][c]) > std::abs(G[pivot][c])) pivot = r;
+      std::swap(G[c], G[pivot]);
+      if (std::abs(G[c][c]) <= 1e-13 * scale) singular = true;
+      for (int r = 0; r + 1 < k && !singular; ++r) {
+        if (r == c) continue;
+        const double f = G[r][c] / G[c][c];
+        for (int j = c; j < k; ++j) G[r][j] -= f * G[c][j];
+      }
+    }
+    if (singular) continue;
+    double w[4], first = 1.0;
+    for (int r = 0; r + 1 < k; ++r) first -= (w[r + 1] = G[r][k - 1] / G[r][r]);
+    w[0] = first;
+    if (std::any_of(w, w + k, [](double x) { return x < 0.0; })) continue;
+    Vec3 x{{0.0, 0.0, 0.0}};
+    for (int i = 0; i < k; ++i) x = x + w[i] * s[index[i]].w;
+    const double d2 = dot(x, x);
+    if (d2 < best) {
+      best = d2, best_mask = mask, closest = x;
+      for (int i = 0; i < 4; ++i) best_weight[i] = 0.0;
+      for (int i = 0; i < k; ++i) best_weight[index[i]] = w[i];
+    }
+  }
+  for (int i = 0; i < n; ++i) weight[i] = best_weight[i];
+  return best_mask != (1 << n) - 1 || n < 4;
+}
+
+// Keeps the points of s with positive weight.
+int drop_unused(SupportPoint* s, double* weight, int n) {
+  int kept = 0;
+  for (int i = 0; i < n; ++i)
+    if (weight[i] > 0.0) s[kept] = s[i], weight[kept++] = weight[i];
+  return kept;
+}
+
+constexpr int kMaxGjkIterations = 64;
+constexpr int kMaxEpaPoints = 128;
+constexpr int kMaxEpaFaces = 2 * kMaxEpaPoints;
+
+struct EpaFace {
+  int v[3];
+  Vec3 normal;      // outward unit normal
+  double distance;  // of its plane from the origin (≥ 0 with the origin inside)
+};
+
+// Grows a tetrahedron (whose closed hull holds the origin) to M's face nearest the origin.
+void expanding_polytope(const VertexSets& sets, const SupportPoint* tetrahedron, double tiny, GjkDistance& out) {
+  SupportPoint points[kMaxEpaPoints];
+  EpaFace faces[kMaxEpaFaces];
+  int num_points = 4, num_faces = 0;
+  std::copy(tetrahedron, tetrahedron + 4, points);
+  auto make_face = [&](int i, int j, int k) {
+    EpaFace f{{i, j, k}, cross(points[j].w - points[i].w, points[k].w - points[i].w), INFINITY};
+    const double area = norm(f.normal);
+    if (area > 0.0) {
+      f.normal = (1.0 / area) * f.normal;
+      f.distance = std::max(dot(f.normal, points[i].w), 0.0);  // the origin on a face: rounding below 0
+    }
+    faces[num_faces++] = f;
+  };
+  const Vec3 centroid = 0.25 * (points[0].w + points[1].w + points[2].w + points[3].w);
+  const int corners[4][3] = {{0, 1, 2}, {0, 3, 1}, {0, 2, 3}, {1, 3, 2}};
+  const bool flip = dot(cross(points[1].w - points[0].w, points[2].w - points[0].w), centroid - points[0].w) > 0.0;
+  for (const auto& c : corners) flip ? make_face(c[0], c[2], c[1]) : make_face(c[0], c[1], c[2]);
+
+  // The origin's projection onto a face, in barycentric weights of its corners: the witnesses.
+  auto finish = [&](const EpaFace& face, bool converged) {
+    const SupportPoint s[3] = {points[face.v[0]], points[face.v[1]], points[face.v[2]]};
+    const Vec3 q = face.distance * face.normal;
+    const Vec3 n = cross(s[1].w - s[0].w, s[2].w - s[0].w);
+    const double inv = 1.0 / dot(n, n);
+    double weight[3];
+    weight[1] = dot(cross(q - s[0].w, s[2].w - s[0].w), n) * inv;
+    weight[2] = dot(cross(s[1].w - s[0].w, q - s[0].w), n) * inv;
+    weight[0] = 1.0 - weight[1] - weight[2];
+    sets.witnesses(s, weight, 3, out.p_a, out.p_b);
+    for (int i = 0; i < 3; ++i) out.normal[i] = face.normal[i];
+    out.distance = -face.distance;
+    out.converged = converged;
+  };
+  int edges[3 * kMaxEpaFaces][2];
+  bool visible[kMaxEpaFaces];
+  for (;;) {
+    int nearest = 0;
+    for (int f = 1; f < num_faces; ++f)
+      if (faces[f].distance < faces[nearest].distance) nearest = f;
+    const SupportPoint w = sets.support(faces[nearest].normal);
+    if (dot(w.w, faces[nearest].normal) - faces[nearest].distance <= tiny) return finish(faces[nearest], true);
+    if (num_points == kMaxEpaPoints) return finish(faces[nearest], false);
+    // Faces that see w go; the horizon (their edges not shared between two of them) is closed by
+    // triangles to w, which keep the faces' outward orientation. Degenerate faces always go.
+    points[num_points] = w;
+    int num_edges = 0, kept = 0;
+    for (int f = 0; f < num_faces; ++f) {
+      const EpaFace& g = faces[f];
+      visible[f] = g.distance == INFINITY || dot(g.normal, w.w - points[g.v[0]].w) > tiny;
+      if (!visible[f]) {
+        ++kept;
+        continue;
+      }
+      for (int e = 0; e < 3; ++e) {
+        const int u = g.v[e], v = g.v[(e + 1) % 3];
+        int shared = -1;
+        for (int k = 0; k < num_edges && shared < 0; ++k)
+          if (edges[k][0] == v && edges[k][1] == u) shared = k;
+        if (shared >= 0) {
+          edges[shared][0] = edges[num_edges - 1][0], edges[shared][1] = edges[num_edges - 1][1];
+          --num_edges;
+        } else {
+          edges[num_edges][0] = u, edges[num_edges][1] = v, ++num_edges;
+        }
+      }
+    }
+    if (kept + num_edges > kMaxEpaFaces) return finish(faces[nearest], false);
+    kept = 0;
+    for (int f = 0; f < num_faces; ++f)
+      if (!visible[f]) faces[kept++] = faces[f];
+    num_faces = kept;
+    for (int k = 0; k < num_edges; ++k) make_face(edges[k][0], edges[k][1], num_points);
+    ++num_points;
+  }
+}
+
+// The signed distance of the cores (radii left out), in the sets' coordinates.
+void core_distance(const VertexSets& sets, GjkDistance& out) {
+  out = GjkDistance{};
+  // Rounding scale: the extent of M.
+  double extent = 0.0;
+  for (int axis = 0; axis < 3; ++axis) {
+    Vec3 u{{0.0, 0.0, 0.0}};
+    u[axis] = 1.0;
+    extent = std::max(extent, dot(sets.support(u).w - sets.support(-1.0 * u).w, u));
+  }
+  const double tiny = 1e-13 * extent;
+
+  SupportPoint simplex[4];
+  double weight[4] = {1.0, 0.0, 0.0, 0.0};
+  simplex[0] = sets.support(sets.a(0) - sets.b(0));
+  int n = 1;
+  Vec3 v = simplex[0].w;
+  bool inside = false, converged = false;
+  for (int iteration = 0; iteration < kMaxGjkIterations; ++iteration) {
+    if (norm(v) <= tiny) {  // touching or overlapping: the origin on the simplex
+      inside = true;
+      break;
+    }
+    const SupportPoint w = sets.support(-1.0 * v);
+    // No support point beyond the plane through v, to rounding: v is M's point closest to the origin.
+    const bool repeated =
+        std::any_of(simplex, simplex + n, [&](const SupportPoint& s) { return s.ia == w.ia && s.ib == w.ib; });
+    if (repeated || dot(v, v) - dot(v, w.w) <= 1e-12 * dot(v, v)) {
+      converged = true;
+      break;
+    }
+    SupportPoint next[4];
+    double next_weight[4];
+    Vec3 next_v{{0.0, 0.0, 0.0}};
+    std::copy(simplex, simplex + n, next);
+    next[n] = w;
+    if (!closest_on_simplex(next, n + 1, next_weight, next_v)) {
+      std::copy(next, next + n + 1, simplex);
+      ++n;
+      inside = true;
+      break;
+    }
+    // A step that does not shorten v has reached rounding: the last simplex stays.
+    if (dot(next_v, next_v) >= dot(v, v)) {
+      converged = true;
+      break;
+    }
+    std::copy(next, next + n + 1, simplex);
+    std::copy(next_weight, next_weight + n + 1, weight);
+    v = next_v;
+    n = drop_unused(simplex, weight, n + 1);
+  }
+  if (!inside) {  // apart (or the iteration limit: the last iterate)
+    const double length = norm(v);
+    sets.witnesses(simplex, weight, n, out.p_a, out.p_b);
+    // On a face of M (a face of one shape against a vertex of the other, or two crossing edges) the
+    // face's normal, which stays exact as the shapes come to touch, where v's direction is rounding.
+    Vec3 normal = (-1.0 / length) * v;
+    if (n == 3) {
+      const Vec3 m = cross(simplex[1].w - simplex[0].w, simplex[2].w - simplex[0].w);
+      normal = (dot(m, normal) >= 0.0 ? 1.0 : -1.0) / norm(m) * m;
+    }
+    for (int i = 0; i < 3; ++i) out.normal[i] = normal[i];
+    out.distance = length;
+    out.converged = converged;
+    return;
+  }
+  // A simplex holding the origin, grown to a tetrahedron by support points off its affine hull.
+  while (n < 4) {
+    double best_offset = 0.0;
+    for (int axis = 0; axis < (n == 3 ? 1 : 3); ++axis) {  // a triangle has one normal to try
+      Vec3 e{{0.0, 0.0, 0.0}};
+      e[axis] = 1.0;
+      Vec3 d = e;  // off the point, the segment's line, the triangle's plane
+      if (n == 2) d = cross(simplex[1].w - simplex[0].w, e);
+      if (n == 3) d = cross(simplex[1].w - simplex[0].w, simplex[2].w - simplex[0].w);
+      if (norm(d) == 0.0) continue;
+      for (double sign : {1.0, -1.0}) {
+        const SupportPoint s = sets.support(sign * d);
+        // The distance of s from the simplex's affine hull.
+        Vec3 off = s.w - simplex[0].w;
+        if (n >= 2) {
+          const Vec3 u = simplex[1].w - simplex[0].w;
+          if (n == 2)
+            off = off - (dot(off, u) / dot(u, u)) * u;
+          else {
+            const Vec3 m = cross(u, simplex[2].w - simplex[0].w);
+            off = (dot(off, m) / dot(m, m)) * m;
+          }
+        }
+        if (norm(off) > best_offset) best_offset = norm(off), simplex[n] = s;
+      }
+    }
+    if (best_offset <= tiny) return;  // M is flat: no polytope of three dimensions
+    ++n;
+  }
+  expanding_polytope(sets, simplex, tiny, out);
+}
+
+}  // namespace
+
+bool shape_core(const Shape& sh, const Pose& body, Core& out) {
+  out = Core{};
+  out.frame = shape_frame(sh, body);
+  switch (sh.kind) {
+    case ShapeKind::polytope:
+    case ShapeKind::polygon:
+      out.shape_points = sh.vertices.data();
+      out.count = sh.num_vertices;
+      out.dim = sh.kind == ShapeKind::polytope ? 3 : 2;
+      out.radius = sh.kind == ShapeKind::polytope ? 0.0 : sh.R;
+      return true;
+    case ShapeKind::sphere:
+      out.count = 1;
+      out.radius = sh.R;
+      return true;
+    case ShapeKind::capsule:
+      out.own[0] = -0.5 * sh.L, out.own[3] = 0.5 * sh.L;
+      out.count = 2;
+      out.radius = sh.R;
+      return true;
+    default:
+      return false;
+  }
+}
+
+void gjk_distance(const Core& a, const Core& b, GjkDistance& out) {
+  const VertexSets sets(a, b);
+  core_distance(sets, out);
+  // Back to world coordinates; the inflated shapes' witnesses lie their radii beyond the cores'
+  // along the normal.
+  out.distance = sets.scale * out.distance - (a.radius + b.radius);
+  for (int i = 0; i < 3; ++i) {
+    out.p_a[i] = sets.center[i] + sets.scale * out.p_a[i] + a.radius * out.normal[i];
+    out.p_b[i] = sets.center[i] + sets.scale * out.p_b[i] - b.radius * out.normal[i];
+  }
+}
+
+}  // namespace dcol::geometry
