@@ -528,7 +528,10 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::centrality_floor(double mu) co
   return (10.0 * std::numeric_limits<double>::epsilon() / mu) * s_max * z_max;
 }
 
-// CVXOPT's initialization: v ← v + (1 + a) e when v is not strictly inside (a: how far outside).
+// CVXOPT's initialization: v ← v + (1 + a) e when v is not well inside (a: how far outside, < 0
+// inside). "Well inside" is CVXOPT's rule too: more than 1e-8 max(1, ‖v‖) from the boundary. A point
+// only rounding errors inside, such as s = h − G x at the least-squares x of a square G (s = 0 up to
+// rounding), would start the iterations on the boundary, where the scaling is singular.
 template <class Program, int NFixed, int NNarrow, int NTail>
 void ConeSolver<Program, NFixed, NNarrow, NTail>::shift_into_cone(V* v) const {
   const Program& p = *p_;
@@ -536,7 +539,8 @@ void ConeSolver<Program, NFixed, NNarrow, NTail>::shift_into_cone(V* v) const {
   for (int i = 0; i < p.l; ++i) outside = lane_max(outside, -v[i]);
   for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k)
     outside = lane_max(outside, lane_sqrt(detail::dot(v + row + 1, v + row + 1, p.soc_dim[k] - 1)) - v[row]);
-  const V shift = select(outside >= 0.0, 1.0 + outside, V{});
+  const V margin = 1e-8 * lane_max(splat<V>(1.0), lane_sqrt(detail::dot(v, v, p.m)));
+  const V shift = select(outside >= -margin, 1.0 + outside, V{});
   for (int i = 0; i < p.l; ++i) v[i] += shift;
   for (int k = 0, row = p.l; k < p.num_soc; row += p.soc_dim[k], ++k) v[row] += shift;
 }

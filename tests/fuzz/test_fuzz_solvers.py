@@ -26,6 +26,7 @@ from dcol.solvers import (
     solve_mlcp,
 )
 from dcol.solvers.cone import MAX_VARIABLES
+from tests.solvers.test_cone_solver import assert_optimal, clarabel_solution
 from tests.support.fuzz import (
     boxed_lcp_violation,
     finite,
@@ -372,13 +373,31 @@ def test_cone_tolerances_hold_for_small_data():
     assert sol.status == Status.SOLVED and c @ sol.x == pytest.approx(optimum, rel=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="native: NUMERICAL_ERROR on a feasible, bounded cone program with a square G")
-def test_known_cone_program_with_square_G_fails():
+def test_cone_program_with_square_G():
     """Six variables, four orthant rows and a cone of size 2 (G 6 × 6, condition number 11), with a
-    planted optimum that Clarabel finds."""
+    planted optimum that Clarabel finds. With G square the least-squares start's s = h − G x is zero up
+    to rounding, on the cone's boundary: the solve once started there and stopped at iteration 0 with
+    NUMERICAL_ERROR."""
     c, G, h, optimum = planted_cone_program(np.random.default_rng(340), 6, 4, [2])
     sol = solve_cone_program(c, G, h, {"l": 4, "q": [2]})
     assert sol.status == Status.SOLVED and sol.primal_objective == pytest.approx(optimum, rel=1e-6)
+    assert clarabel_solution(c, G, h, 4, [2])[0] == pytest.approx(optimum, rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_cone_programs_with_square_G(seed):
+    """Square G of 1–8 variables whose rows are split at random into orthant rows and cones, with a
+    planted optimum that Clarabel finds too: SOLVED there, its KKT conditions met."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 9))
+    cuts = np.sort(rng.choice(np.arange(1, n), size=int(rng.integers(0, n)), replace=False))
+    parts = np.diff(np.r_[0, cuts, n]).tolist()
+    orthant, sizes = (parts[0], parts[1:]) if rng.integers(2) else (0, parts)
+    c, G, h, optimum = planted_cone_program(rng, n, orthant, sizes)
+    assert G.shape == (n, n)
+    reference, _ = clarabel_solution(c, G, h, orthant, sizes)
+    assert reference == pytest.approx(optimum, rel=1e-7, abs=1e-7)
+    assert_optimal(solve_cone_program(c, G, h, {"l": orthant, "q": sizes}), c, G, h, orthant, sizes, optimum)
 
 
 def planted_cone_program(rng, n, orthant, sizes):
@@ -436,9 +455,8 @@ def test_cone_program(n, orthant, sizes, seed, e_c, e_G):
         # honest there; failing outright on an unscaled program is not.
         failed = sol.status not in (Status.SOLVED_INACCURATE, Status.SMOOTHED)
         ordinary = e_c == 0.0 and e_G == 0.0
-        square = "test_known_cone_program_with_square_G_fails" if G.shape[0] == G.shape[1] else None
         outcome = "wrong" if ordinary and failed else "status"
-        return record(family, outcome, f"{sol.status.name} on an ordinary program: seed={seed}", square)
+        return record(family, outcome, f"{sol.status.name} on an ordinary program: seed={seed}")
     if not finite(sol.x, sol.s, sol.z, sol.primal_objective):
         return record(family, "nan", f"SOLVED with x = {sol.x}")
     # In the problem's own units: x* is unchanged by the scalings, s by 10^e_G, z by 10^(e_c − e_G).
