@@ -35,11 +35,10 @@ namespace dcol::sim {
 // apart): well below what a kinetic energy kept over 10⁴ steps to 1e-6 needs. Nowhere below
 // kMidpointRoundingFloor relative to the tree's fastest motion, the size of its sums' rounding errors.
 // Where rounding keeps Newton's method from that tolerance (only shortened steps decrease the
-// residual), a step within kMidpointRoundingTolerance is accepted: the recursions' rounding errors
-// reach that size for a light body kilometres from their origin (dyn::Data::origin). The fixed-point iteration hands
+// residual), a step within kMidpointRoundingTolerance is accepted. The fixed-point iteration hands
 // over to Newton's method after kMidpointFixedPointIterations or as soon as an iteration shrinks the
 // change by less than kMidpointSlowContraction.
-constexpr double kMidpointTolerance = 1e-12, kMidpointRoundingFloor = 1e-15, kMidpointRoundingTolerance = 1e-3,
+constexpr double kMidpointTolerance = 1e-12, kMidpointRoundingFloor = 1e-15, kMidpointRoundingTolerance = 1e-6,
                  kMidpointSlowContraction = 0.1;
 constexpr int kMidpointFixedPointIterations = 6, kMidpointNewtonIterations = 30, kMidpointLineSearchHalvings = 30;
 
