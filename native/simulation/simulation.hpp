@@ -30,16 +30,12 @@
 
 namespace dcol::sim {
 
-// The free motion's implicit midpoint equation (detail::free_motion) is solved, tree by tree, to a
-// velocity change of kMidpointTolerance relative to the tree's translations or rotations (each kind
-// apart): well below what a kinetic energy kept over 10⁴ steps to 1e-6 needs. Nowhere below
-// kMidpointRoundingFloor relative to the tree's fastest motion, the size of its sums' rounding errors.
-// Where rounding keeps Newton's method from that tolerance (only shortened steps decrease the
-// residual), a step within kMidpointRoundingTolerance is accepted. The fixed-point iteration hands
-// over to Newton's method after kMidpointFixedPointIterations or as soon as an iteration shrinks the
-// change by less than kMidpointSlowContraction.
-constexpr double kMidpointTolerance = 1e-12, kMidpointRoundingFloor = 1e-15, kMidpointRoundingTolerance = 1e-6,
-                 kMidpointSlowContraction = 0.1;
+// The free motion's implicit midpoint equation (detail::free_motion) is solved to a velocity change of
+// kMidpointTolerance relative to the velocities: well below what a kinetic energy kept over 10⁴ steps
+// to 1e-6 needs. The fixed-point iteration hands over to Newton's method after
+// kMidpointFixedPointIterations or as soon as an iteration shrinks the change by less than
+// kMidpointSlowContraction.
+constexpr double kMidpointTolerance = 1e-12, kMidpointSlowContraction = 0.1;
 constexpr int kMidpointFixedPointIterations = 6, kMidpointNewtonIterations = 30, kMidpointLineSearchHalvings = 30;
 
 // The position correction (detail::position_correction) leaves penetrations within
@@ -173,16 +169,7 @@ struct StepWorkspace {
   std::vector<double> zero, bias, rhs, a_free, v_free, v_mid, midpoint_K, midpoint_mass, midpoint_unused;
   std::vector<double> midpoint_step;  // Newton's direction and trial point (2 nv)
   TreeBlockLU midpoint_lu;
-  // Each kinematic tree's progress in free_motion: its phase, its last change in units of its
-  // tolerances, and in a Newton iteration its ‖F‖², step length and whether its line search goes on.
-  enum class MidpointPhase { fixed_point, newton, converged, failed };
-  struct MidpointTree {
-    MidpointPhase phase = MidpointPhase::fixed_point;
-    double previous_change = 0.0, change = 0.0, initial = 0.0, length = 1.0;
-    bool searching = false;
-  };
-  std::vector<MidpointTree> midpoint_trees;
-  bool free_motion_converged = true;  // the midpoint equation solved to its tolerances
+  bool free_motion_converged = true;  // the midpoint equation solved to kMidpointTolerance
   lcp::ActiveSetWorkspace active_set;
   // The position correction (detail::position_correction): per kept row its impulse (zero but on
   // penetrating normals), the configuration change δq = M̃⁻¹ Jᵀ f_c (nv), and one island's problem
@@ -766,20 +753,6 @@ inline void midpoint_bias(const WorldSpec& world, StepWorkspace& ws, const doubl
   for (int i = 0; i < model.nv; ++i) ws.rhs[i] = ws.bias[i] - tau[i] + world.damping[i] * v[i];
 }
 
-// Whether dof j turns (a revolute joint, a free joint's angular velocity) rather than translates.
-inline bool rotational_dof(const dyn::Model& model, int j) {
-  const int body = model.dof_body[j];
-  switch (model.kind[body]) {
-    case dyn::JointKind::revolute:
-      return true;
-    case dyn::JointKind::prismatic:
-      return false;
-    case dyn::JointKind::floating:
-      return j - model.v_index[body] >= 3;
-  }
-  return true;
-}
-
 // The free motion a_free (and v_free = v + Δt a_free) by the implicit midpoint rule in the velocity
 // terms: M̃ a + c(q, v_mid) + D v = τ, v_mid = v + Δt a / 2, M̃ = M + Δt D (damping implicit). The
 // velocity terms are quadratic in v with v · c(q, v) = 0 for a free body (c = Sᵀ(ν ×* I ν)), so at
@@ -787,87 +760,46 @@ inline bool rotational_dof(const dyn::Model& model, int j) {
 // constant in its own frame, its angular momentum) at any spin rate, where the explicit c(q, v) turns
 // the body-frame ω × v coupling into a growth of (1 + (ω Δt)²)^½ per step. Solved from the explicit
 // a by fixed-point iteration (contracting by about |ω| Δt / 2), and by Newton's method on the
-// equation when that contracts too slowly (fast spins, large steps). The kinematic trees' equations
-// do not involve each other: each tree is iterated, and its Newton steps shortened, until its own
-// motions meet their tolerances. Leaves the factorized M̃ in ws.data and v_mid at the solution.
+// equation when that contracts too slowly (fast spins, large steps). Leaves the factorized M̃ in
+// ws.data and v_mid at the solution.
 inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v,
                         const double* tau) {
-  using Phase = StepWorkspace::MidpointPhase;
   const dyn::Model& model = *world.model;
-  const int nv = model.nv, trees = static_cast<int>(ws.tree_dof_start.size()) - 1;
+  const int nv = model.nv;
   const double dt = world.dt;
   dyn::crba(model, ws.data, q);
   for (int i = 0; i < nv; ++i) ws.data.mass_matrix[i * nv + i] += dt * world.damping[i];
   dyn::factorize_mass_matrix(model, ws.data);
-  ws.midpoint_trees.assign(trees, {});
-  auto tree_dofs = [&](int t) {
-    return std::pair{ws.tree_dofs.data() + ws.tree_dof_start[t], ws.tree_dofs.data() + ws.tree_dof_start[t + 1]};
+  auto velocity_scale = [&] {
+    double scale = 0.0;
+    for (int i = 0; i < nv; ++i) scale = std::max({scale, std::abs(v[i]), std::abs(dt * ws.a_free[i])});
+    return scale;
   };
-  // Velocity change δv (Δt times a change of a) over tree t's dofs in units of their tolerances at
-  // a = ws.a_free (1: within tolerance). A dof's tolerance is kMidpointTolerance relative to its
-  // tree's translations or rotations (each in its own units), the larger of |v| and |Δt a| over the
-  // dofs of that kind: a slow translation beside a fast spin is solved to its own relative accuracy.
-  // It is not below kMidpointRoundingFloor relative to the tree's fastest motion, the size of the
-  // rounding errors in the tree's sums.
-  auto scaled_change = [&](int t, const double* delta) {
-    auto [first, last] = tree_dofs(t);
-    double velocity2[2] = {0.0, 0.0}, change2[2] = {0.0, 0.0};  // translations, rotations
-    for (const int* j = first; j != last; ++j) {
-      const int kind = rotational_dof(model, *j);
-      velocity2[kind] += v[*j] * v[*j];
-      change2[kind] += ws.a_free[*j] * ws.a_free[*j];
-    }
-    double motion[2];
-    for (int kind = 0; kind < 2; ++kind)
-      motion[kind] = std::max(std::sqrt(velocity2[kind]), dt * std::sqrt(change2[kind]));
-    const double floor = kMidpointRoundingFloor * std::max(motion[0], motion[1]);
-    double change = 0.0;
-    for (const int* j = first; j != last; ++j) {
-      if (delta[*j] == 0.0) continue;  // also where the tolerance is 0: a tree at rest under no force
-      const double tolerance = std::max(kMidpointTolerance * motion[rotational_dof(model, *j)], floor);
-      change = std::max(change, dt * std::abs(delta[*j]) / tolerance);
-    }
-    return change;
-  };
-  auto any_in = [&](Phase phase) {
-    return std::any_of(ws.midpoint_trees.begin(), ws.midpoint_trees.end(),
-                       [&](const auto& tree) { return tree.phase == phase; });
-  };
-  double* step = ws.midpoint_step.data();  // a change of a, then (from nv on) a trial a
-  double* trial = step + nv;
-
   // Fixed point a ← M̃⁻¹(τ − c(q, v + Δt a / 2) − D v) from a = 0, i.e. from the explicit step.
   std::fill(ws.a_free.begin(), ws.a_free.end(), 0.0);
-  for (int iteration = 0; iteration < kMidpointFixedPointIterations && any_in(Phase::fixed_point); ++iteration) {
+  double change = 0.0, previous_change = 0.0;
+  bool converged = false;
+  for (int iteration = 0; iteration < kMidpointFixedPointIterations; ++iteration) {
     midpoint_bias(world, ws, v, tau, ws.a_free.data());
     for (int i = 0; i < nv; ++i) ws.rhs[i] = -ws.rhs[i];
     dyn::solve_mass_matrix(model, ws.data, ws.rhs.data());
-    for (int t = 0; t < trees; ++t) {
-      auto& tree = ws.midpoint_trees[t];
-      if (tree.phase != Phase::fixed_point) continue;
-      auto [first, last] = tree_dofs(t);
-      for (const int* j = first; j != last; ++j) {
-        step[*j] = ws.rhs[*j] - ws.a_free[*j];
-        ws.a_free[*j] = ws.rhs[*j];
-      }
-      const double change = scaled_change(t, step);
-      if (iteration > 0) {
-        // The iterate's error is about change · ρ / (1 − ρ) for the contraction ρ the last two changes show.
-        const double contraction = change / tree.previous_change;
-        if (change == 0.0 || (contraction < 1.0 && change * contraction / (1.0 - contraction) <= 1.0))
-          tree.phase = Phase::converged;
-        else if (iteration > 1 && contraction > kMidpointSlowContraction)
-          tree.phase = Phase::newton;
-      }
-      tree.previous_change = change;
+    change = 0.0;
+    for (int i = 0; i < nv; ++i) change = std::max(change, dt * std::abs(ws.rhs[i] - ws.a_free[i]));
+    std::copy(ws.rhs.begin(), ws.rhs.end(), ws.a_free.begin());
+    if (iteration > 0) {
+      // The iterate's error is about change · ρ / (1 − ρ) for the contraction ρ the last two changes show.
+      const double contraction = change / previous_change;
+      converged = change == 0.0 || (contraction < 1.0 && change * contraction / (1.0 - contraction) <=
+                                                             kMidpointTolerance * velocity_scale());
+      if (converged || (iteration > 1 && contraction > kMidpointSlowContraction)) break;
     }
+    previous_change = change;
   }
-  for (auto& tree : ws.midpoint_trees)
-    if (tree.phase == Phase::fixed_point) tree.phase = Phase::newton;
-
-  // Newton on F(a) = M̃ a + c(q, v_mid) + D v − τ, F' = M̃ + Δt/2 ∂c/∂v(v_mid), each tree's step
-  // shortened until its ‖F‖² decreases (Armijo): on fast spins of very unequal principal moments the
-  // full step can overshoot to where the iteration no longer converges.
+  // Newton on F(a) = M̃ a + c(q, v_mid) + D v − τ, F' = M̃ + Δt/2 ∂c/∂v(v_mid), its steps shortened
+  // until ‖F‖² decreases (Armijo): on fast spins of very unequal principal moments the full step can
+  // overshoot to where the iteration no longer converges.
+  double* step = ws.midpoint_step.data();  // Newton's direction, then (from nv on) the trial a
+  double* trial = step + nv;
   // F(a)_i, after midpoint_bias at a, with M from the last rnea_derivatives.
   auto residual_entry = [&](int i, const double* a) {
     const double* M = ws.midpoint_mass.data() + static_cast<size_t>(i) * nv;
@@ -875,72 +807,46 @@ inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double*
     for (int j = 0; j < nv; ++j) residual += M[j] * a[j];
     return residual;
   };
-  auto tree_squared_residual = [&](int t, const double* a) {  // tree t's share of ‖F(a)‖², after midpoint_bias at a
-    auto [first, last] = tree_dofs(t);
+  auto squared_residual = [&](const double* a) {  // ‖F(a)‖²
+    midpoint_bias(world, ws, v, tau, a);
     double sum = 0.0;
-    for (const int* j = first; j != last; ++j) {
-      const double residual = residual_entry(*j, a);
+    for (int i = 0; i < nv; ++i) {
+      const double residual = residual_entry(i, a);
       sum += residual * residual;
     }
     return sum;
   };
-  for (int iteration = 0; iteration < kMidpointNewtonIterations && any_in(Phase::newton); ++iteration) {
+  for (int iteration = 0; !converged && iteration < kMidpointNewtonIterations; ++iteration) {
     midpoint_bias(world, ws, v, tau, ws.a_free.data());
     dyn::rnea_derivatives(model, ws.data, q, ws.v_mid.data(), ws.a_free.data(), ws.midpoint_unused.data(),
                           ws.midpoint_K.data(), ws.midpoint_mass.data());
+    double initial = 0.0;  // ‖F(a)‖²
     for (int i = 0; i < nv; ++i) {
       double* K = ws.midpoint_K.data() + static_cast<size_t>(i) * nv;
       const double* M = ws.midpoint_mass.data() + static_cast<size_t>(i) * nv;
       for (int j = 0; j < nv; ++j) K[j] = 0.5 * dt * K[j] + M[j];
       K[i] += dt * world.damping[i];
-      step[i] = -residual_entry(i, ws.a_free.data());
+      const double residual = residual_entry(i, ws.a_free.data());
+      ws.rhs[i] = -residual;
+      initial += residual * residual;
     }
-    for (int t = 0; t < trees; ++t) ws.midpoint_trees[t].initial = tree_squared_residual(t, ws.a_free.data());
     if (!factor_by_trees(ws, nv, ws.midpoint_K.data(), ws.midpoint_lu)) break;
-    solve_by_trees(ws, ws.midpoint_lu, step, ws.midpoint_unused.data());
-    // A step within tolerance is taken whole: ‖F‖² is rounding there. The others are shortened,
-    // all trees' trials evaluated at once.
-    bool searching = false;
-    for (int t = 0; t < trees; ++t) {
-      auto& tree = ws.midpoint_trees[t];
-      tree.length = 1.0;
-      tree.change = tree.phase == Phase::newton ? scaled_change(t, step) : 0.0;
-      tree.searching = tree.change > 1.0;
-      searching = searching || tree.searching;
-    }
-    for (int halving = 0; searching && halving < kMidpointLineSearchHalvings; ++halving) {
-      std::copy(ws.a_free.begin(), ws.a_free.end(), trial);
-      for (int t = 0; t < trees; ++t) {
-        auto [first, last] = tree_dofs(t);
-        if (ws.midpoint_trees[t].searching)
-          for (const int* j = first; j != last; ++j) trial[*j] += ws.midpoint_trees[t].length * step[*j];
-      }
-      midpoint_bias(world, ws, v, tau, trial);
-      searching = false;
-      for (int t = 0; t < trees; ++t) {
-        auto& tree = ws.midpoint_trees[t];
-        if (!tree.searching) continue;
-        tree.searching = tree_squared_residual(t, trial) > (1.0 - 2e-4 * tree.length) * tree.initial;
-        if (tree.searching) tree.length *= 0.5;
-        searching = searching || tree.searching;
+    solve_by_trees(ws, ws.midpoint_lu, ws.rhs.data(), ws.midpoint_unused.data());
+    std::copy(ws.rhs.begin(), ws.rhs.end(), step);
+    double length = 1.0;
+    change = 0.0;
+    for (int i = 0; i < nv; ++i) change = std::max(change, dt * std::abs(step[i]));
+    const double tolerance = kMidpointTolerance * velocity_scale();
+    if (change > tolerance) {  // a step this small is taken whole: ‖F‖² is rounding there
+      for (int halving = 0; halving < kMidpointLineSearchHalvings; ++halving, length *= 0.5) {
+        for (int i = 0; i < nv; ++i) trial[i] = ws.a_free[i] + length * step[i];
+        if (squared_residual(trial) <= (1.0 - 2e-4 * length) * initial) break;
       }
     }
-    for (int t = 0; t < trees; ++t) {
-      auto& tree = ws.midpoint_trees[t];
-      if (tree.phase != Phase::newton) continue;
-      // A whole step within tolerance converges. Where only a shortened step, or none, decreases ‖F‖²,
-      // F is down to its rounding errors: converged if the step is within kMidpointRoundingTolerance.
-      const bool stalled = tree.searching || tree.length < 1.0;
-      if (tree.change <= 1.0 || (stalled && tree.change * kMidpointTolerance <= kMidpointRoundingTolerance))
-        tree.phase = Phase::converged;
-      else if (tree.searching)
-        tree.phase = Phase::failed;
-      if (tree.searching) continue;
-      auto [first, last] = tree_dofs(t);
-      for (const int* j = first; j != last; ++j) ws.a_free[*j] += tree.length * step[*j];
-    }
+    for (int i = 0; i < nv; ++i) ws.a_free[i] += length * step[i];
+    converged = length * change <= tolerance;
   }
-  ws.free_motion_converged = !any_in(Phase::newton) && !any_in(Phase::failed);
+  ws.free_motion_converged = converged;
   for (int i = 0; i < nv; ++i) ws.v_free[i] = v[i] + dt * ws.a_free[i];
   for (int i = 0; i < nv; ++i) ws.v_mid[i] = v[i] + 0.5 * dt * ws.a_free[i];
 }
