@@ -217,8 +217,6 @@ class OrthogonalDecomposition {
   // A square K (m × m).
   void factor(int m, const double* K) { factor(m, m, K); }
 
-  int rows() const { return m_; }
-  int columns() const { return n_; }
   int rank() const { return rank_; }
   bool full_rank() const { return rank_ == n_ && rank_ == m_; }
 
