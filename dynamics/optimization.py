@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -102,10 +102,12 @@ class LeastSquaresResult(NamedTuple):
 
 @dataclass(frozen=True)
 class QuadraticCost:
-    """ℓ = Σ_{t<T} ½ (‖e_t‖²_W + ‖u_t‖²_R) + ½ ‖e_T‖²_{W_T}, e_t = [difference(target_q, q_t); v_t −
-    target_v] (nv each: the state's error in the tangent space), W, W_T, R diagonal.
+    """ℓ = Σ_{t<T} ½ (‖e_t‖²_W + ‖u_t‖²_R) + ½ ‖e_T‖²_{W_T} + gᵀ e_T, e_t = [difference(target_q, q_t);
+    v_t − target_v] (nv each: the state's error in the tangent space), W, W_T, R diagonal.
 
-    target_q (nq,), target_v (nv,); state_weights, final_weights (2 nv,) ≥ 0; control_weights (nu,) ≥ 0.
+    target_q (nq,), target_v (nv,); state_weights, final_weights (2 nv,) ≥ 0; control_weights (nu,) ≥ 0;
+    final_gradient g (2 nv,) of any sign, zero if left out: a final state to push as far as it goes in a
+    direction rather than to a target (a jump's height: g = −e_z, with W_T zero there).
     The optimizers check the sizes against their world and controls.
     """
 
@@ -114,9 +116,12 @@ class QuadraticCost:
     state_weights: FloatArray
     control_weights: FloatArray
     final_weights: FloatArray
+    final_gradient: FloatArray = field(default_factory=lambda: np.zeros(0))
 
     def __post_init__(self) -> None:
-        for name in ("target_q", "target_v", "state_weights", "control_weights", "final_weights"):
+        if np.size(self.final_gradient) == 0:
+            object.__setattr__(self, "final_gradient", np.zeros(np.size(self.final_weights)))
+        for name in ("target_q", "target_v", "state_weights", "control_weights", "final_weights", "final_gradient"):
             value = checked_array(getattr(self, name), name, ("n",))
             if name.endswith("weights") and (value < 0.0).any():
                 raise ValueError(f"{name} must be ≥ 0")
@@ -133,9 +138,9 @@ class QuadraticCost:
     def state_derivatives(self, world: World, q: FloatArray, v: FloatArray) -> tuple[FloatArray, FloatArray]:
         """The state part of ℓ along one trajectory q (T + 1, nq), v (T + 1, nv), differentiated in
         the tangent space: its gradient (T + 1, 2 nv) and Gauss–Newton Hessian (T + 1, 2 nv, 2 nv),
-        Jᵀ W e and Jᵀ W J with J = ∂e/∂[δq; v]. For a floating joint ∂difference(target, q ⊕ δ)/∂δ is
-        not the identity: q = target ⊕ ξ, so q ⊕ δ = target ⊕ (ξ + J_r(ξ)⁻¹ δ) to first order, J_r
-        integrate_jacobians' ∂/∂v at (target, ξ)."""
+        Jᵀ (W e + g) and Jᵀ W J with J = ∂e/∂[δq; v] (g the final gradient, at T only). For a floating
+        joint ∂difference(target, q ⊕ δ)/∂δ is not the identity: q = target ⊕ ξ, so q ⊕ δ = target ⊕
+        (ξ + J_r(ξ)⁻¹ δ) to first order, J_r integrate_jacobians' ∂/∂v at (target, ξ)."""
         model = world.model
         e = self.errors(world, q, v)
         weights = np.vstack([np.tile(self.state_weights, (q.shape[0] - 1, 1)), self.final_weights])
@@ -143,7 +148,9 @@ class QuadraticCost:
         if model.nq != model.nv:
             for t, xi in enumerate(e[:, : model.nv]):
                 J[t, : model.nv, : model.nv] = np.linalg.inv(integrate_jacobians(model, self.target_q, xi)[1])
-        gradient = np.einsum("tki,tk->ti", J, weights * e)
+        linear = np.zeros_like(e)
+        linear[-1] = self.final_gradient
+        gradient = np.einsum("tki,tk->ti", J, weights * e + linear)
         hessian = np.einsum("tki,tk,tkj->tij", J, weights, J)
         return gradient, hessian
 
@@ -152,7 +159,8 @@ class QuadraticCost:
         e = self.errors(world, q, v)
         running = 0.5 * (e[..., :-1, :] ** 2 @ self.state_weights).sum(axis=-1)
         effort = 0.5 * (controls**2 @ self.control_weights).sum(axis=-1)
-        return running + effort + 0.5 * e[..., -1, :] ** 2 @ self.final_weights
+        final = 0.5 * e[..., -1, :] ** 2 @ self.final_weights + e[..., -1, :] @ self.final_gradient
+        return running + effort + final
 
     def _check(self, world: World, nu: int) -> None:
         model = world.model
@@ -163,6 +171,7 @@ class QuadraticCost:
             "state_weights": 2 * model.nv,
             "control_weights": nu,
             "final_weights": 2 * model.nv,
+            "final_gradient": 2 * model.nv,
         }
         for name, size in sizes.items():
             got = np.size(getattr(self, name))
@@ -295,7 +304,7 @@ def ddp(
     cost : QuadraticCost; actuation : S (nv, nu), τ = S u (identity if None).
     lower, upper : scalars or (nu,) bounds of the controls.
     tolerance : converged when the Riccati pass predicts, or a step achieves, a decrease below
-        tolerance × the cost.
+        tolerance × |the cost|.
     regularization : the first μ.
     Returns an OptimizationResult.
     """
@@ -346,7 +355,7 @@ def ddp(
             mu *= 10.0
             continue
         k, K, expected = gains
-        if expected < tolerance * current:
+        if expected < tolerance * abs(current):
             converged = True
             break
         try:
@@ -365,7 +374,7 @@ def ddp(
         q, v, u, current = q_try[best], v_try[best], u_try[best], float(costs[best])
         mu = max(mu / 10.0, regularization)
         reporter(current)
-        if decrease < tolerance * current:
+        if decrease < tolerance * abs(current):
             converged = True
             break
     return _result(problem, u, q, v, reporter, converged)

@@ -4,6 +4,7 @@ Each result is checked against something the optimizer did not compute: the simu
 of the controls found, a second optimizer on the same problem, a known initial velocity, World.step
 at the torques found."""
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -153,14 +154,12 @@ def test_bounded_ddp_and_bounded_multiple_shooting_agree(cartpole):
 
 
 def test_ddp_makes_the_jump_worm_jump_through_its_contacts():
-    """The worm lying on the ground, its joints within their effort limits, asked to have its root
-    0.5 m up after 0.3 s: it can only get there by pushing on the ground."""
+    """The worm lying on the ground, its joints within their effort limits, asked to have its root as
+    high as it can after 0.3 s (a linear final cost, −z_T): it can only rise by pushing on the ground."""
     model = load_dataset_robot("jump_worm")
     world = World(model, dt=0.01)
     start = world.rollout(np.zeros(7), np.zeros(7), np.zeros((50, 7))).q[-1]
-    target = start.copy()
-    target[1] = 0.5
-    cost = QuadraticCost(target, np.zeros(7), np.zeros(14), np.full(4, 1e-4), 100.0 * np.eye(14)[1])
+    cost = QuadraticCost(start, np.zeros(7), np.zeros(14), np.full(4, 1e-4), np.zeros(14), -np.eye(14)[1])
     limits = np.asarray(model.effort_limits)[3:]
     joints = np.vstack([np.zeros((3, 4)), np.eye(4)])
     result = ddp(world, start, np.zeros(7), np.zeros((30, 4)), cost, actuation=joints, lower=-limits, upper=limits)
@@ -192,9 +191,11 @@ def free_cube_problem():
 
 
 def test_state_derivatives_of_a_floating_joint_against_central_differences():
-    """The cost's gradient in the tangent space, q ⊕ δ by integrate, against central differences."""
+    """The cost's gradient in the tangent space, a linear final term included, q ⊕ δ by integrate, against
+    central differences."""
     world, q0, cost = free_cube_problem()
     rng = np.random.default_rng(3)
+    cost = dataclasses.replace(cost, final_gradient=rng.normal(size=12))
     q = np.array([integrate(world.model, q0, rng.normal(size=6)) for _ in range(3)])
     v = rng.normal(size=(3, 6))
     gradient = cost.state_derivatives(world, q, v)[0]
@@ -368,6 +369,10 @@ def test_inconsistent_sizes_are_refused_by_name(cartpole):
         QuadraticCost([0.0], [[0.0]], [1.0], [1.0], [1.0])
     with pytest.raises(ValueError, match="final_weights must be ≥ 0"):
         QuadraticCost([0.0], [0.0], [1.0], [1.0], [-1.0])
+    with pytest.raises(ValueError, match="cost.final_gradient must have 4 entries"):
+        ddp(
+            cartpole, *HANGING, np.zeros((10, 1)), dataclasses.replace(cost, final_gradient=[1.0]), actuation=CART_FORCE
+        )
     with pytest.raises(ValueError, match="cost.target_q"):
         ddp(
             cartpole,
