@@ -52,6 +52,10 @@ class TrajectoryProblem:
     # each two, so that the motion between the constrained points stays clear too.
     clearance: float = 0.05
     points_per_interval: int = 4
+    # (nx,) or None: adds Σ_k (x_k − x̄_k)ᵀ diag(state_weight) (x_k − x̄_k), x̄_k the straight line from x_start
+    # to x_goal over the knots, as DCOL.jl's own examples track; it pulls the whole path, not only its end,
+    # towards the goal, so that the solver does not settle against an obstacle the straight line passes by.
+    state_weight: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -92,19 +96,23 @@ def solve(
     N, nx, nu = problem.knots, len(problem.x_start), len(problem.u_reference)
     split = N * nx
 
+    state_weight = np.zeros(nx) if problem.state_weight is None else problem.state_weight
+    straight_line = np.linspace(problem.x_start, problem.x_goal, N)
+
     def unpack(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return z[:split].reshape(N, nx), z[split:].reshape(N - 1, nu)
 
     def cost(z: np.ndarray) -> float:
         X, U = unpack(z)
         du, dx = U - problem.u_reference, X[-1] - problem.x_goal
-        return float(np.sum(problem.control_weight * du**2) + np.sum(problem.terminal_weight * dx**2))
+        tracking = np.sum(state_weight * (X - straight_line) ** 2)
+        return float(np.sum(problem.control_weight * du**2) + np.sum(problem.terminal_weight * dx**2) + tracking)
 
     def cost_gradient(z: np.ndarray) -> np.ndarray:
-        gradient = np.zeros_like(z)
         X, U = unpack(z)
+        gradient = np.concatenate([(2.0 * state_weight * (X - straight_line)).ravel(), np.zeros(U.size)])
         gradient[split:] = (2.0 * problem.control_weight * (U - problem.u_reference)).ravel()
-        gradient[split - nx : split] = 2.0 * problem.terminal_weight * (X[-1] - problem.x_goal)
+        gradient[split - nx : split] += 2.0 * problem.terminal_weight * (X[-1] - problem.x_goal)
         return gradient
 
     def defects(z: np.ndarray) -> np.ndarray:
