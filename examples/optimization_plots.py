@@ -11,10 +11,12 @@ def cost_figure(results):
     figure, (by_iteration, by_time, trajectory) = plt.subplots(1, 3, figsize=(13, 3.8))
     for name, result in results.items():
         costs = [p.cost for p in result.history]
-        by_iteration.semilogy([p.iteration for p in result.history], costs, label=name)
-        by_time.semilogy([p.elapsed for p in result.history], costs, label=name)
-    by_iteration.set(xlabel="iteration", ylabel="cost")
-    by_time.set(xlabel="wall time (s)", ylabel="cost")
+        by_iteration.plot([p.iteration for p in result.history], costs, label=name)
+        by_time.plot([p.elapsed for p in result.history], costs, label=name)
+    # A cost that rewards (the jump-worm's height) goes negative, where a logarithmic axis cannot follow.
+    positive = all(p.cost > 0.0 for result in results.values() for p in result.history)
+    for axes, label in ((by_iteration, "iteration"), (by_time, "wall time (s)")):
+        axes.set(xlabel=label, ylabel="cost", yscale="log" if positive else "linear")
     by_iteration.legend()
     return figure, trajectory
 
