@@ -232,12 +232,44 @@ inline Vec3 face_world_normal(const Shape& sh, const Pose& frame, int face, doub
   return out;
 }
 
+// A world direction in the axes of the shape frame `frame`.
+inline Vec3 local_direction(const Pose& frame, const Vec3& u) {
+  Vec3 w;
+  for (int j = 0; j < 3; ++j) w[j] = frame.Q.m[0][j] * u[0] + frame.Q.m[1][j] * u[1] + frame.Q.m[2][j] * u[2];
+  return w;
+}
+
+// A polytope face's normal row m (not necessarily unit) dotted with the shape-frame vector y, and m·m.
+inline double face_dot(const Shape& sh, int face, const double* y) {
+  const double* m = &sh.normals[3 * face];
+  return m[0] * y[0] + m[1] * y[1] + m[2] * y[2];
+}
+inline double face_norm2(const Shape& sh, int face) {
+  const double* m = &sh.normals[3 * face];
+  return m[0] * m[0] + m[1] * m[1] + m[2] * m[2];
+}
+
+// Whether the shape-frame point y lies on the plane of the polytope's face to within tol, tested in the
+// shape frame with squares, which spares the scans over every face or vertex a rotation and a root each.
+inline bool on_face_plane(const Shape& sh, int face, const double* y, double tol) {
+  const double gap = face_dot(sh, face, y) - sh.offsets[face];
+  return gap * gap <= tol * tol * face_norm2(sh, face);
+}
+
+// The alignment of a polytope face's outward normal with the shape-frame direction w, squared with
+// its sign: it orders faces as the cosine does, without a root.
+inline double signed_alignment2(const Shape& sh, int face, const Vec3& w) {
+  const double along = face_dot(sh, face, w.x);
+  return along * std::abs(along) / face_norm2(sh, face);
+}
+
 // The face of a polytope whose outward normal is closest to the world direction u.
 inline int facing_face(const Shape& sh, const Pose& frame, const Vec3& u) {
+  const Vec3 w = local_direction(frame, u);
   int best = 0;
   double best_alignment = -INFINITY;
   for (int f = 0; f < sh.num_faces; ++f) {
-    const double alignment = dot(face_world_normal(sh, frame, f, nullptr), u);
+    const double alignment = signed_alignment2(sh, f, w);
     if (alignment > best_alignment) best_alignment = alignment, best = f;
   }
   return best;
@@ -254,20 +286,25 @@ inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec
     const double y[3] = {y0, y1, y2};
     return world_point(frame, y);
   };
-  // Candidates near the top along u, the farthest first.
-  auto gather = [&](int count, auto&& point_of) {
+  // Candidates near the top along u, the farthest first; height_of(i) is the candidate's height along u
+  // up to a constant, so that a polytope's vertices are ranked in its own frame and only the kept ones
+  // are carried into the world.
+  auto gather_by = [&](int count, auto&& height_of, auto&& point_of) {
     double best = -INFINITY;
-    for (int i = 0; i < count; ++i) best = std::max(best, dot(point_of(i), u));
+    for (int i = 0; i < count; ++i) best = std::max(best, height_of(i));
     f.count = 0;
     int top = 0;
+    double top_height = -INFINITY;
     for (int i = 0; i < count && f.count < kMaxFeaturePoints; ++i) {
-      const Vec3 p = point_of(i);
-      const double h = dot(p, u);
+      const double h = height_of(i);
       if (!whole && h < best - tol) continue;
-      if (f.count == 0 || h > dot(f.points[top], u)) top = f.count;
-      f.points[f.count++] = p;
+      if (f.count == 0 || h > top_height) top = f.count, top_height = h;
+      f.points[f.count++] = point_of(i);
     }
     std::swap(f.points[0], f.points[top]);
+  };
+  auto gather = [&](int count, auto&& point_of) {
+    gather_by(count, [&](int i) { return dot(point_of(i), u); }, point_of);
   };
   switch (sh.kind) {
     case ShapeKind::sphere:
@@ -280,12 +317,17 @@ inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec
       f.radius = sh.R;
       gather(2, [&](int i) { return world(i == 0 ? -0.5 * sh.L : 0.5 * sh.L, 0.0, 0.0); });
       break;
-    case ShapeKind::polytope:
-      gather(sh.num_vertices, [&](int i) {
-        const double* v = &sh.vertices[3 * i];
-        return world(v[0], v[1], v[2]);
-      });
+    case ShapeKind::polytope: {
+      const Vec3 w = local_direction(frame, u);
+      gather_by(
+          sh.num_vertices,
+          [&](int i) {
+            const double* v = &sh.vertices[3 * i];
+            return v[0] * w[0] + v[1] * w[1] + v[2] * w[2];
+          },
+          [&](int i) { return world_point(frame, &sh.vertices[3 * i]); });
       break;
+    }
     case ShapeKind::polygon:
       f.radius = sh.R;
       gather(sh.num_vertices, [&](int i) { return world(sh.vertices[2 * i], sh.vertices[2 * i + 1], 0.0); });
@@ -738,8 +780,8 @@ inline Feature face_feature(const Shape& sh, const Pose& frame, int face, double
   f.face_normal = face_world_normal(sh, frame, face, &height);
   f.face_point = to_vec(frame.r) + height * f.face_normal;
   for (int k = 0; k < sh.num_vertices && f.count < kMaxFeaturePoints; ++k) {
-    const Vec3 corner = world_point(frame, &sh.vertices[3 * k]);
-    if (std::abs(dot(corner - f.face_point, f.face_normal)) <= tol) f.points[f.count++] = corner;
+    const double* corner = &sh.vertices[3 * k];
+    if (on_face_plane(sh, face, corner, tol)) f.points[f.count++] = world_point(frame, corner);
   }
   if (f.count > 0) reduce_to_hull(f, plane, tol);
   return f;
@@ -748,15 +790,14 @@ inline Feature face_feature(const Shape& sh, const Pose& frame, int face, double
 // The face of a polytope (shape frame `frame`) turned most towards the world direction u among those
 // through its vertex farthest along u (half-spaces may give faces no vertex lies on).
 inline int incident_face(const Shape& sh, const Pose& frame, const Vec3& u, double tol) {
-  Vec3 top;
-  support_point(sh, frame, u.x, top.x);
+  const Vec3 w = local_direction(frame, u);
+  const double* top = &sh.vertices[3 * geometry::detail::farthest(sh.vertices, sh.num_vertices, 3, w.x)];
   int best = -1;
   double best_alignment = -INFINITY;
   for (int f = 0; f < sh.num_faces; ++f) {
-    double height;
-    const Vec3 m = face_world_normal(sh, frame, f, &height);
-    if (std::abs(dot(top - to_vec(frame.r), m) - height) > tol) continue;
-    if (dot(m, u) > best_alignment) best_alignment = dot(m, u), best = f;
+    if (!on_face_plane(sh, f, top, tol)) continue;
+    const double alignment = signed_alignment2(sh, f, w);
+    if (alignment > best_alignment) best_alignment = alignment, best = f;
   }
   return best;
 }
