@@ -84,7 +84,7 @@ def draw(states: np.ndarray, output: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 5))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 5))
     quaternions = mrp_to_quaternion(states[:, 3:6])
     for ax, plane, title in ((axes[0], (0, 1), "top view"), (axes[1], (0, 2), "side view")):
         for obstacle in WALL:
@@ -100,6 +100,21 @@ def draw(states: np.ndarray, output: Path) -> None:
         )
     axes[0].set_ylabel("y (m)")
     axes[1].set_ylabel("z (m)")
+    # Looking along x, where the top and side views hide it: the opening, and the cone at the knots
+    # whose origin is within a cone's length of the wall.
+    for obstacle in WALL:
+        axes[2].fill(*outline(obstacle.shape, obstacle.r, obstacle.q, (1, 2)).T, color="0.6")
+    for r, q in zip(states[:, :3], quaternions, strict=True):
+        if abs(r[0]) < CONE.H:
+            axes[2].plot(*outline(CONE, r, q, (1, 2)).T, color="tab:orange", lw=0.8)
+    axes[2].set(
+        xlim=(-WALL_EDGE, WALL_EDGE),
+        ylim=(-WALL_EDGE, WALL_EDGE),
+        aspect="equal",
+        xlabel="y (m)",
+        ylabel="z (m)",
+        title="front view, near the wall",
+    )
     fig.savefig(output, dpi=120)
     plt.close(fig)
 
