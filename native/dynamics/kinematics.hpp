@@ -44,20 +44,27 @@ inline void forward_kinematics(const Model& model, Data& data, const double* q) 
     const int p = model.parent[i];
     data.body_pose[i] = p < 0 ? local : data.body_pose[p] * local;
   }
-  data.origin = model.reference_body < 0 ? Vec3{} : data.body_pose[model.reference_body].p;
+  for (int i = 0; i < model.nbodies(); ++i) {  // every origin from the world poses, before any is shifted
+    const int root = model.tree_root[i], reference = model.tree_reference[root];
+    data.origin[i] = data.body_pose[reference >= 0 ? reference : root].p;
+  }
   for (int i = 0; i < model.nbodies(); ++i) {
-    data.body_pose[i].p = data.body_pose[i].p - data.origin;
+    data.body_pose[i].p = data.body_pose[i].p - data.origin[i];
     for (int k = 0; k < model.nv_of(i); ++k)
       data.S[model.v_index[i] + k] = motion_to_world(data.body_pose[i], local_subspace(model, i, k));
   }
 }
 
-// Pose of a frame relative to data.origin (add data.origin for the world position).
+// Pose of a frame relative to its tree's origin (frame_origin; the world's frames: to the world's).
 inline Transform frame_pose(const Model& model, const Data& data, int frame) {
   const int body = model.frame_body[frame];
-  if (body >= 0) return data.body_pose[body] * model.frame_placement[frame];
-  const Transform& X = model.frame_placement[frame];
-  return {X.R, X.p - data.origin};
+  return body >= 0 ? data.body_pose[body] * model.frame_placement[frame] : model.frame_placement[frame];
+}
+
+// The point, in the world, that frame_pose's position is relative to.
+inline Vec3 frame_origin(const Model& model, const Data& data, int frame) {
+  const int body = model.frame_body[frame];
+  return body >= 0 ? data.origin[body] : Vec3{};
 }
 
 // Whether dof k lies on the path from dof j to the root, j's own joint included: then a motion of k

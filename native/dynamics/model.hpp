@@ -29,7 +29,9 @@ struct Model {
   std::vector<int> dof_parent;             // dof → previous dof on the path to the root, −1 at the root
   std::vector<int> frame_body;             // frame → body (−1: the world)
   std::vector<Transform> frame_placement;  // frame → pose in its body's frame
-  int reference_body = -1;                 // the first body with mass: the recursions' origin (see Data)
+  std::vector<int> tree_root;              // body → the root of its tree (the first body on its path)
+  std::vector<int> tree_reference;         // root → its tree's first body with mass (−1: none), whose
+                                           // position is the tree's origin (see Data)
 
   int nbodies() const { return static_cast<int>(parent.size()); }
   int nv_of(int body) const { return joint_nv(kind[body]); }
@@ -43,7 +45,10 @@ struct Model {
     placement.push_back(joint_placement);
     axis.push_back(joint_axis);
     inertia.push_back(body_inertia);
-    if (reference_body < 0 && body_inertia.mass > 0.0) reference_body = body;
+    const int root = parent_body < 0 ? body : tree_root[parent_body];
+    tree_root.push_back(root);
+    tree_reference.push_back(-1);
+    if (tree_reference[root] < 0 && body_inertia.mass > 0.0) tree_reference[root] = body;
     q_index.push_back(nq);
     v_index.push_back(nv);
     const int parent_last_dof = parent_body < 0 ? -1 : v_index[parent_body] + nv_of(parent_body) - 1;
@@ -57,13 +62,14 @@ struct Model {
   }
 };
 
-// Work buffers for one model. Spatial quantities are in world axes at `origin`, a point fixed in
-// the world that forward kinematics puts at the model's reference body, so that the recursions' lever arms stay
-// at the scale of the robot wherever it is in the world (at the world origin, a robot 1 km away would
-// lose six digits to cancellation).
+// Work buffers for one model. Spatial quantities are in world axes about an origin per tree, a point
+// fixed in the world that forward kinematics puts at the tree's first body with mass (its root if it has
+// none), so that the recursions' lever arms stay at the scale of each robot or free body wherever it is
+// in the world: about a common origin, a tree 1 km away would lose six digits to cancellation (a free
+// body's inertia I + m d² about it, against I). No recursion mixes trees, so each works in its own.
 struct Data {
-  Vec3 origin;
-  std::vector<Transform> body_pose;  // body → pose of its frame relative to `origin`
+  std::vector<Vec3> origin;          // body → its tree's origin, in the world
+  std::vector<Transform> body_pose;  // body → pose of its frame relative to its tree's origin
   std::vector<Vec6> S;               // dof → motion subspace column (joint axis motion)
   std::vector<Vec6> velocity;        // body → spatial velocity ν
   std::vector<Vec6> acceleration;    // body → spatial acceleration (gravity as a base acceleration)
@@ -88,6 +94,7 @@ struct Data {
 
   explicit Data(const Model& model) {
     const int nb = model.nbodies(), nv = model.nv;
+    origin.resize(nb);
     body_pose.resize(nb);
     S.resize(nv);
     velocity.resize(nb);

@@ -127,7 +127,7 @@ void dcol::python::bind_dynamics(py::module_& root) {
           forward_kinematics(model, data, q.row(n));
           for (py::ssize_t f = 0; f < F; ++f) {
             const Transform X = frame_pose(model, data, frames[f]);
-            const Vec3 world = X.p + data.origin;
+            const Vec3 world = X.p + frame_origin(model, data, frames[f]);
             double* p = pos + (n * F + f) * 3;
             p[0] = world.x, p[1] = world.y, p[2] = world.z;
             if (!matrices) {

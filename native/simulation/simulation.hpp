@@ -294,7 +294,7 @@ inline void body_kinematics(const WorldSpec& world, StepWorkspace& ws, const dou
       continue;
     }
     const dyn::Transform X = dyn::frame_pose(model, ws.data, frame);
-    const dyn::Vec3 position = X.p + ws.data.origin;
+    const dyn::Vec3 position = X.p + dyn::frame_origin(model, ws.data, frame);
     pose.r[0] = position.x, pose.r[1] = position.y, pose.r[2] = position.z;
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 3; ++c) pose.Q.m[r][c] = X.R.m[r][c];
