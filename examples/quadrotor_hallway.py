@@ -20,7 +20,7 @@ MASS, INERTIA = 0.5, np.diag([0.0023, 0.0023, 0.004])  # kg, kg m²
 ARM, DRAG = 0.175, 0.0245  # m; rotor torque per unit thrust, m
 GRAVITY = np.array([0.0, 0.0, -9.81])
 HORIZON = 5.0  # s
-HALL = 1.5  # m: the hallway spans |y| ≤ HALL, |z| ≤ HALL
+HALL = 1.8  # m: the hallway spans |y| ≤ HALL, |z| ≤ HALL; the body's centre, |y|, |z| ≤ HALL − its radius
 UPRIGHT = [np.cos(np.pi / 4), 0.0, -np.sin(np.pi / 4), 0.0]  # a cylinder's axis (body x) along world z
 OBSTACLES = [
     Obstacle(shape, position, orientation)
@@ -67,9 +67,11 @@ def build_problem(knots: int) -> TrajectoryProblem:
     # Body rates bounded: between knots RK4 takes a single step of HORIZON / (knots − 1), which follows the
     # attitude only at moderate rates; without the bound, where the solve ends depends on rounding (BLAS's
     # thread count).
-    lower = np.concatenate([[-1.0, -HALL, -HALL], np.full(3, -0.5), np.full(3, -3.0), np.full(3, -5.0)])
+    # The walls bound the body's centre a radius inside them, so that the body itself stays in the hallway.
+    inside = HALL - BODY.R
+    lower = np.concatenate([[-1.0, -inside, -inside], np.full(3, -0.5), np.full(3, -3.0), np.full(3, -5.0)])
     upper = -lower
-    upper[:3] = [11.0, HALL, HALL]
+    upper[:3] = [11.0, inside, inside]
     return TrajectoryProblem(
         dynamics=rk4(quadrotor_derivative, HORIZON / (knots - 1)),
         collision=collision,
