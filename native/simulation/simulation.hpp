@@ -31,11 +31,13 @@
 namespace dcol::sim {
 
 // The free motion's implicit midpoint equation (detail::free_motion) is solved to a velocity change of
-// kMidpointTolerance relative to the velocities: well below what a kinetic energy kept over 10⁴ steps
-// to 1e-6 needs. The fixed-point iteration hands over to Newton's method after
-// kMidpointFixedPointIterations or as soon as an iteration shrinks the change by less than
-// kMidpointSlowContraction.
-constexpr double kMidpointTolerance = 1e-12, kMidpointSlowContraction = 0.1;
+// kMidpointTolerance relative to each dof's own velocity: well below what a kinetic energy kept over 10⁴
+// steps to 1e-6 needs, and as well for a slow motion beside a fast one (a translation beside a spin)
+// as alone. A dof slower than kMidpointSlowDof of the fastest is held to that fraction of the fastest's
+// scale, the rounding of the terms it shares with it. The fixed-point iteration hands over to Newton's
+// method after kMidpointFixedPointIterations or as soon as an iteration shrinks the change by less
+// than kMidpointSlowContraction.
+constexpr double kMidpointTolerance = 1e-12, kMidpointSlowDof = 1e-4, kMidpointSlowContraction = 0.1;
 constexpr int kMidpointFixedPointIterations = 6, kMidpointNewtonIterations = 30, kMidpointLineSearchHalvings = 30;
 
 // The position correction (detail::position_correction) leaves penetrations within
@@ -167,7 +169,7 @@ struct StepWorkspace {
   // the velocity-product terms are taken, and for Newton's method on the midpoint equation its matrix,
   // M and the unused ∂τ/∂q (nv × nv each), and the matrix's LU by trees.
   std::vector<double> zero, bias, rhs, a_free, v_free, v_mid, midpoint_K, midpoint_mass, midpoint_unused;
-  std::vector<double> midpoint_step;  // Newton's direction and trial point (2 nv)
+  std::vector<double> midpoint_step;  // an iteration's change (Newton's direction) and trial point (2 nv)
   TreeBlockLU midpoint_lu;
   bool free_motion_converged = true;  // the midpoint equation solved to kMidpointTolerance
   lcp::ActiveSetWorkspace active_set;
@@ -770,10 +772,17 @@ inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double*
   dyn::crba(model, ws.data, q);
   for (int i = 0; i < nv; ++i) ws.data.mass_matrix[i * nv + i] += dt * world.damping[i];
   dyn::factorize_mass_matrix(model, ws.data);
-  auto velocity_scale = [&] {
-    double scale = 0.0;
-    for (int i = 0; i < nv; ++i) scale = std::max({scale, std::abs(v[i]), std::abs(dt * ws.a_free[i])});
-    return scale;
+  // The largest change dt |Δa_i| of an iteration relative to its dof's velocity scale (file comment).
+  auto relative_change = [&](const double* delta) {
+    double fastest = 0.0;
+    for (int i = 0; i < nv; ++i) fastest = std::max({fastest, std::abs(v[i]), std::abs(dt * ws.a_free[i])});
+    const double floor = kMidpointSlowDof * fastest;
+    double change = 0.0;
+    for (int i = 0; i < nv; ++i) {
+      const double scale = std::max({std::abs(v[i]), std::abs(dt * ws.a_free[i]), floor});
+      if (dt * std::abs(delta[i]) > change * scale) change = dt * std::abs(delta[i]) / scale;
+    }
+    return change;
   };
   // Fixed point a ← M̃⁻¹(τ − c(q, v + Δt a / 2) − D v) from a = 0, i.e. from the explicit step.
   std::fill(ws.a_free.begin(), ws.a_free.end(), 0.0);
@@ -783,14 +792,14 @@ inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double*
     midpoint_bias(world, ws, v, tau, ws.a_free.data());
     for (int i = 0; i < nv; ++i) ws.rhs[i] = -ws.rhs[i];
     dyn::solve_mass_matrix(model, ws.data, ws.rhs.data());
-    change = 0.0;
-    for (int i = 0; i < nv; ++i) change = std::max(change, dt * std::abs(ws.rhs[i] - ws.a_free[i]));
+    for (int i = 0; i < nv; ++i) ws.midpoint_step[i] = ws.rhs[i] - ws.a_free[i];
     std::copy(ws.rhs.begin(), ws.rhs.end(), ws.a_free.begin());
+    change = relative_change(ws.midpoint_step.data());
     if (iteration > 0) {
       // The iterate's error is about change · ρ / (1 − ρ) for the contraction ρ the last two changes show.
       const double contraction = change / previous_change;
-      converged = change == 0.0 || (contraction < 1.0 && change * contraction / (1.0 - contraction) <=
-                                                             kMidpointTolerance * velocity_scale());
+      converged =
+          change == 0.0 || (contraction < 1.0 && change * contraction / (1.0 - contraction) <= kMidpointTolerance);
       if (converged || (iteration > 1 && contraction > kMidpointSlowContraction)) break;
     }
     previous_change = change;
@@ -834,17 +843,15 @@ inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double*
     solve_by_trees(ws, ws.midpoint_lu, ws.rhs.data(), ws.midpoint_unused.data());
     std::copy(ws.rhs.begin(), ws.rhs.end(), step);
     double length = 1.0;
-    change = 0.0;
-    for (int i = 0; i < nv; ++i) change = std::max(change, dt * std::abs(step[i]));
-    const double tolerance = kMidpointTolerance * velocity_scale();
-    if (change > tolerance) {  // a step this small is taken whole: ‖F‖² is rounding there
+    change = relative_change(step);
+    if (change > kMidpointTolerance) {  // a step this small is taken whole: ‖F‖² is rounding there
       for (int halving = 0; halving < kMidpointLineSearchHalvings; ++halving, length *= 0.5) {
         for (int i = 0; i < nv; ++i) trial[i] = ws.a_free[i] + length * step[i];
         if (squared_residual(trial) <= (1.0 - 2e-4 * length) * initial) break;
       }
     }
     for (int i = 0; i < nv; ++i) ws.a_free[i] += length * step[i];
-    converged = length * change <= tolerance;
+    converged = length * change <= kMidpointTolerance;
   }
   ws.free_motion_converged = converged;
   for (int i = 0; i < nv; ++i) ws.v_free[i] = v[i] + dt * ws.a_free[i];
