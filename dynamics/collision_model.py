@@ -29,7 +29,7 @@ from dcol.geom.rotations import rotation_matrix
 from dcol.printing import summary_repr
 from dcol.solvers import SolverSettings
 from dcol.typing import ArrayLike, FloatArray, Int8Array, IntArray
-from dcol.validation import checked_instance, checked_nonnegative, checked_threads
+from dcol.validation import checked_instance, checked_interval, checked_threads
 
 from .algorithms import checked_configurations
 from .model import Model
@@ -135,7 +135,8 @@ class CollisionModel:
     exclude : pairs (link1, link2) of link names never checked against each other, e.g.
         :func:`disabled_collision_pairs` of an SRDF file.
     margin : m ≥ 0; every pair closer than this is checked (and some farther: the broadphase grows each
-        shape's bounding box by margin / 2). Pairs not checked are farther than the margin.
+        shape's bounding box by margin / 2). Pairs not checked are farther than the margin. inf checks every
+        pair.
     self_collision : whether the model's shapes are checked against each other (default True).
     mesh_vertices : mesh collision geometry becomes the convex hull of at most this many of its vertices.
     settings : dcol.solvers.SolverSettings of the solves, default dcol.geom.DISTANCE_SETTINGS.
@@ -176,7 +177,7 @@ class CollisionModel:
             if not isinstance(obstacle, Obstacle):
                 raise TypeError(f"obstacles[{j}] must be a dcol.geom.Obstacle, got {type(obstacle).__name__}")
         self.model, self.obstacles = model, tuple(obstacles)
-        self.margin = checked_nonnegative(margin, "margin")
+        self.margin = checked_interval(margin, "margin", 0.0, np.inf)
         excluded = _checked_exclusions(model, exclude)
         entries = model.collision_shapes
         if not entries and not self.obstacles:

@@ -240,6 +240,9 @@ def test_margin_keeps_every_pair_within_it(rng):
         assert near <= set(kept.pair.tolist())
         assert len(kept.pair) < len(full.pair), "the broadphase dropped no pair"
         np.testing.assert_allclose(kept.distance, full.distance[np.isin(full.pair, kept.pair)], atol=1e-12)
+    # An infinite margin checks every pair, as coal's computeDistances does.
+    unbounded = dyn.CollisionModel(model, obstacles(), exclude=exclusions("panda"), margin=np.inf)
+    np.testing.assert_array_equal(unbounded.distances(q, jacobians=False).pair, np.arange(len(everything.pairs)))
 
 
 def test_pairs_exclude_parent_child_and_the_exclusion_list():
