@@ -7,11 +7,16 @@ them together) and the pairs of links a user excludes (an SRDF's ``disable_colli
 :func:`disabled_collision_pairs`), and every moving shape against every obstacle. Its
 :meth:`~CollisionModel.distances` gives, for one configuration or a batch (a trajectory's knots), per pair
 whose bounding boxes grown by half the margin overlap (every pair within the margin, so that far pairs cost
-nothing), DCOL's α (DCOL eq. 9), the signed distance with its witness points and normal
-(:func:`dcol.geom.signed_distance`) and their Jacobians with respect to q: the pair's derivatives along
+nothing), DCOL's α (DCOL eq. 9), the signed distance with its witness points and normal and their
+Jacobians with respect to q: the pair's derivatives along
 its two bodies' rigid motions [δp; δθ] chained with the bodies' frame Jacobians, natively, so the columns
 are q's tangent space (nv; a floating base's body-frame twist, as :func:`dcol.dynamics.integrate` steps
 it). One native call per batch, the GIL released, configurations spread over threads.
+
+Pairs of polytopes (meshes' hulls), spheres, capsules and padded polygons go to GJK/EPA for the distance and to
+the root of the shapes' scaled distance for α, without a cone program; the others (cylinders, cones,
+ellipsoids, and overlapping shapes whose cores are flat) to the cone programs of :func:`dcol.geom.proximity`
+and :func:`dcol.geom.signed_distance` (docs/collision-constraints.md says which computes what).
 """
 
 from __future__ import annotations
@@ -49,7 +54,8 @@ class CollisionDistances:
     pair : (K,) int32, each row's index into :attr:`CollisionModel.pairs` (ascending per configuration).
     alpha : (K,) float64, DCOL's α (> 1: apart).
     status : (K,) int8, the dcol.solvers.Status of each pair's solve.
-    distance : (K,) float64, signed distance (> 0 apart, < 0 penetrating; dcol.geom.signed_distance);
+    distance : (K,) float64, signed distance (> 0 apart, < 0 penetrating: minus the depth, EPA's minimum
+        translation distance, or along DCOL's normal where the cone program answers);
         None with signed_distance=False, as are the witness points, the normal and their Jacobians.
     witness_a, witness_b : (K, 3) float64, witness points on the pair's first and second object (world).
     normal : (K, 3) float64, unit normal from the first object to the second.
@@ -248,9 +254,8 @@ class CollisionModel:
         Parameters
         ----------
         q : (nq,) one configuration or (N, nq) a batch (floating joints' quaternions nonzero).
-        signed_distance : False computes DCOL's α and its Jacobian alone: one solve of DCOL's program per
-            pair and no linear solve, several times cheaper than the signed distance's second cone program
-            on meshes' hulls (the distance fields of the result are then None).
+        signed_distance : False computes DCOL's α and its Jacobian alone (the distance fields of the result
+            are then None).
         jacobians : whether to compute the (…, nv) Jacobians (default True).
         threads : worker threads over the configurations (default 1).
 
