@@ -131,6 +131,15 @@ def _checked_exclusions(model: Model, exclude: Iterable[tuple[str, str]]) -> set
     return excluded
 
 
+_METHODS = ("gjk", "cone")
+
+
+def _checked_method(method: object) -> str:
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+    return str(method)
+
+
 class CollisionModel:
     """A model's collision shapes and static obstacles, and the pairs of them to check (module docstring).
 
@@ -146,6 +155,12 @@ class CollisionModel:
     self_collision : whether the model's shapes are checked against each other (default True).
     mesh_vertices : mesh collision geometry becomes the convex hull of at most this many of its vertices.
     settings : dcol.solvers.SolverSettings of the solves, default dcol.geom.DISTANCE_SETTINGS.
+    method : "gjk" (default): pairs of polytopes, spheres, capsules and padded polygons by GJK/EPA and α's
+        scaled-distance iteration (module docstring), exact derivatives; where the witness points are not
+        unique (faces parallel to each other) they are those of the features GJK ends on, so a rotation's
+        derivative jumps as the shapes turn through parallel. "cone": every pair by the cone programs, slower,
+        whose derivatives are the barrier-smoothed problems', continuous through parallel faces, which an
+        optimizer's line search may need (examples/panda_reach.py).
 
     Attributes
     ----------
@@ -174,6 +189,7 @@ class CollisionModel:
         self_collision: bool = True,
         mesh_vertices: int = 64,
         settings: SolverSettings | None = None,
+        method: str = "gjk",
     ) -> None:
         if not isinstance(model, Model):
             raise TypeError(f"model must be a dcol.dynamics.Model, got {type(model).__name__}")
@@ -233,6 +249,7 @@ class CollisionModel:
             self.pairs.astype(np.int32),
             self.margin,
             checked_instance(settings, "settings", SolverSettings, DISTANCE_SETTINGS),
+            _checked_method(method) == "gjk",
         )
 
     def pair_names(self, pairs: ArrayLike | None = None) -> list[tuple[str, str]]:

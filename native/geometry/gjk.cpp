@@ -238,8 +238,25 @@ void expanding_polytope(const VertexSets& sets, const SupportPoint* tetrahedron,
   }
 }
 
-// The signed distance of the cores (radii left out), in the sets' coordinates.
-void core_distance(const VertexSets& sets, GjkDistance& out) {
+// The simplex a previous solve ended on (GjkDistance's vertices), at the sets' poses, reduced to its
+// sub-simplex nearest the origin: its size (0 where it has no point or none off a degenerate hull),
+// with the weights and the nearest point v.
+int warm_simplex(const VertexSets& sets, int size, const int* vertex_a, const int* vertex_b, SupportPoint* simplex,
+                 double* weight, Vec3& v) {
+  for (int k = 0; k < size; ++k) simplex[k] = {sets.a(vertex_a[k]) - sets.b(vertex_b[k]), vertex_a[k], vertex_b[k]};
+  if (size == 0 || size == 4 || !closest_on_simplex(simplex, size, weight, v)) return 0;
+  return drop_unused(simplex, weight, size);
+}
+
+// The signed distance of the cores (radii left out), in the sets' coordinates, GJK starting from the
+// simplex of `previous` if given (the same cores at nearby poses, whose features are likely the same).
+void core_distance(const VertexSets& sets, GjkDistance& out, const GjkDistance* previous) {
+  int warm_size = 0, warm_a[4], warm_b[4];
+  if (previous && previous->converged) {
+    warm_size = previous->simplex_size;
+    std::copy_n(previous->vertex_a, 4, warm_a);
+    std::copy_n(previous->vertex_b, 4, warm_b);
+  }
   out = GjkDistance{};
   // Rounding scale: the extent of M.
   double extent = 0.0;
@@ -252,9 +269,14 @@ void core_distance(const VertexSets& sets, GjkDistance& out) {
 
   SupportPoint simplex[4];
   double weight[4] = {1.0, 0.0, 0.0, 0.0};
-  simplex[0] = sets.support(sets.a(0) - sets.b(0));
-  int n = 1;
-  Vec3 v = simplex[0].w;
+  Vec3 v;
+  int n = warm_simplex(sets, warm_size, warm_a, warm_b, simplex, weight, v);
+  if (n == 0) {
+    simplex[0] = sets.support(sets.a(0) - sets.b(0));
+    weight[0] = 1.0;
+    n = 1;
+    v = simplex[0].w;
+  }
   bool inside = false, converged = false;
   for (int iteration = 0; iteration < kMaxGjkIterations; ++iteration) {
     if (norm(v) <= tiny) {  // touching or overlapping: the origin on the simplex
@@ -365,9 +387,9 @@ bool shape_core(const Shape& sh, const Pose& body, Core& out) {
   }
 }
 
-void gjk_distance(const Core& a, const Core& b, GjkDistance& out) {
+void gjk_distance(const Core& a, const Core& b, GjkDistance& out, const GjkDistance* previous) {
   const VertexSets sets(a, b);
-  core_distance(sets, out);
+  core_distance(sets, out, previous);
   // Back to world coordinates; the inflated shapes' witnesses lie their radii beyond the cores'
   // along the normal.
   out.distance = sets.scale * out.distance - (a.radius + b.radius);
@@ -464,7 +486,7 @@ void gjk_scaling(const Core& a, const Core& b, const GjkDistance* unscaled, GjkS
       return;
     }
     t += step;
-    gjk_distance(scaled_core(a, t), scaled_core(b, t), g);
+    gjk_distance(scaled_core(a, t), scaled_core(b, t), g, &g);  // from the last t's simplex
     if (!g.converged) return;
     f = g.distance;
     n = Vec3{{g.normal[0], g.normal[1], g.normal[2]}};
@@ -560,8 +582,12 @@ bool gjk_alpha(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, D
                double* alpha_gradient) {
   Core core_a, core_b;
   if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b)) return false;
+  // From the distance, as gjk_signed_distance: apart, Newton's steps start at t = 1, and α comes out the
+  // same to the last bit with or without the distance.
+  GjkDistance distance;
+  gjk_distance(core_a, core_b, distance);
   GjkScaling scaling;
-  gjk_scaling(core_a, core_b, nullptr, scaling);
+  gjk_scaling(core_a, core_b, &distance, scaling);
   if (!scaling.converged) return false;
   out = DistanceResult{};
   out.alpha = scaling.alpha;

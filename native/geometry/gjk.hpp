@@ -49,8 +49,9 @@ struct Core {
 // The core of a polytope, sphere, capsule or padded polygon at its body pose; false for the others.
 bool shape_core(const Shape& sh, const Pose& body, Core& out);
 
-// Signed distance of the two inflated cores.
-void gjk_distance(const Core& a, const Core& b, GjkDistance& out);
+// Signed distance of the two inflated cores; with `previous` (which may be `out`), the result of the same
+// cores at other poses, GJK starts from its final simplex.
+void gjk_distance(const Core& a, const Core& b, GjkDistance& out, const GjkDistance* previous = nullptr);
 
 // DCOL's α (DCOL eq. 9): the least uniform scaling of both shapes about their frames' origins r_a, r_b
 // at which they touch. With A₀ = A − r_a and B₀ = B − r_b it is the gauge of D = A₀ ⊕ (−B₀) at
@@ -94,8 +95,8 @@ void gjk_distance_jacobian(const Core& a, const Core& b, const GjkDistance& d, c
 bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
                          DistanceJacobian* jac = nullptr);
 
-// DCOL's α alone (out.alpha, status and iterations) and, with alpha_gradient, its 12 derivatives; false
-// as gjk_signed_distance, and for coincident origins.
+// DCOL's α alone (out.alpha, status and iterations), the same as gjk_signed_distance's, and with
+// alpha_gradient its 12 derivatives; false for shapes without cores and where GJK or the scaling fail.
 bool gjk_alpha(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
                double* alpha_gradient = nullptr);
 

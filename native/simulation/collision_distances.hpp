@@ -31,6 +31,10 @@ struct CollisionModelSpec {
   std::vector<std::pair<int, int>> pairs;  // candidate pairs of shapes (a < b)
   std::vector<int> pair_of;                // S × S: a candidate pair's index at [a S + b], a < b; −1 elsewhere
   double margin = 0.0;                     // every pair within this distance is checked
+  // Pairs of shapes with cores by GJK/EPA and gjk_scaling (exact derivatives, of whichever witness
+  // features GJK ends on where they are not unique); false: every pair by the cone programs, whose
+  // derivatives are the barrier-smoothed problems' (an average over non-unique witnesses).
+  bool by_gjk = true;
 
   int num_shapes() const { return static_cast<int>(world.shapes.size()); }
 };
@@ -110,10 +114,12 @@ inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& w
     PairDistance& entry = out.emplace_back();
     entry.pair = pair;
     if (signed_distances) {
-      if (!geometry::gjk_signed_distance(shape_a, pose_a, shape_b, pose_b, entry.result, jacobians ? &jac : nullptr))
+      if (!spec.by_gjk ||
+          !geometry::gjk_signed_distance(shape_a, pose_a, shape_b, pose_b, entry.result, jacobians ? &jac : nullptr))
         geometry::signed_distance(shape_a, pose_a, shape_b, pose_b, world.solver, entry.result,
                                   jacobians ? &jac : nullptr);
-    } else if (!geometry::gjk_alpha(shape_a, pose_a, shape_b, pose_b, entry.result, jacobians ? jac.alpha : nullptr)) {
+    } else if (!spec.by_gjk ||
+               !geometry::gjk_alpha(shape_a, pose_a, shape_b, pose_b, entry.result, jacobians ? jac.alpha : nullptr)) {
       geometry::ProximityResult dcol;
       const geometry::DerivativeOutput gradient{geometry::DerivativeRequest::gradient, &alpha_jac};
       geometry::proximity_kernels().run_one(shape_a, &pose_a, shape_b, &pose_b, world.solver, &dcol,

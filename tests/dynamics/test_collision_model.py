@@ -155,6 +155,21 @@ def test_alpha_and_distances_match_the_cone_programs(name, rng):
     assert compared == 2 * len(collision.pairs)
 
 
+def test_cone_method_agrees_with_gjk_apart(rng):
+    """method="cone" (every pair by the cone programs) against the default on Panda's separated pairs: the same
+    distances (to ConvexMesh's merged corners, as above) and q-Jacobians of the distance."""
+    model, collision, _, _ = robot("panda")
+    by_cone = dyn.CollisionModel(model, obstacles(), exclude=exclusions("panda"), margin=100.0, method="cone")
+    q = configurations(model, rng, 1)[0]
+    gjk, cone = collision.distances(q), by_cone.distances(q)
+    np.testing.assert_array_equal(gjk.pair, cone.pair)
+    apart = cone.distance > 1e-3
+    assert apart.sum() > 20
+    np.testing.assert_allclose(gjk.distance[apart], cone.distance[apart], atol=1e-5)
+    np.testing.assert_allclose(gjk.alpha, cone.alpha, rtol=1e-5)
+    np.testing.assert_allclose(gjk.distance_jacobian[apart], cone.distance_jacobian[apart], atol=1e-3)
+
+
 @pytest.mark.parametrize("name", list(ROBOTS))
 def test_jacobians_match_central_differences(name, rng):
     model, collision, _, _ = robot(name)
@@ -275,6 +290,8 @@ def test_bad_input_names_the_argument():
         dyn.CollisionModel(model, [Sphere(0.1)])
     with pytest.raises(ValueError, match="margin"):
         dyn.CollisionModel(model, margin=-1.0)
+    with pytest.raises(ValueError, match=r"method must be one of \('gjk', 'cone'\), got 'epa'"):
+        dyn.CollisionModel(model, method="epa")
     with pytest.raises(ValueError, match=r"q must have shape \(9,\) or \(N, 9\), got \(10,\)"):
         collision.distances(np.zeros(model.nq + 1))
     with pytest.raises(ValueError, match="q must be finite"):
