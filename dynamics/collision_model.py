@@ -157,10 +157,9 @@ class CollisionModel:
     settings : dcol.solvers.SolverSettings of the solves, default dcol.geom.DISTANCE_SETTINGS.
     method : "gjk" (default): pairs of polytopes, spheres, capsules and padded polygons by GJK/EPA and α's
         scaled-distance iteration (module docstring), exact derivatives; where the witness points are not
-        unique (faces parallel to each other) they are those of the features GJK ends on, so a rotation's
-        derivative jumps as the shapes turn through parallel. "cone": every pair by the cone programs, slower,
-        whose derivatives are the barrier-smoothed problems', continuous through parallel faces, which an
-        optimizer's line search may need (examples/panda_reach.py).
+        unique (faces parallel to each other) they are those of the features GJK ends on. "cone": every pair
+        by the cone programs, slower, whose derivatives are the barrier-smoothed problems' (an average over
+        such witnesses); examples/panda_reach.py's SLSQP converges with them where it stalls with GJK's.
 
     Attributes
     ----------
