@@ -249,8 +249,9 @@ int warm_simplex(const VertexSets& sets, int size, const int* vertex_a, const in
 }
 
 // The signed distance of the cores (radii left out), in the sets' coordinates, GJK starting from the
-// simplex of `previous` if given (the same cores at nearby poses, whose features are likely the same).
-void core_distance(const VertexSets& sets, GjkDistance& out, const GjkDistance* previous) {
+// simplex of `previous` if given (the same cores at nearby poses, whose features are likely the same);
+// `extent` (world units), if positive, is M's (GjkDistance::extent), else it is measured.
+void core_distance(const VertexSets& sets, GjkDistance& out, const GjkDistance* previous, double extent) {
   int warm_size = 0, warm_a[4], warm_b[4];
   if (previous && previous->converged) {
     warm_size = previous->simplex_size;
@@ -259,12 +260,14 @@ void core_distance(const VertexSets& sets, GjkDistance& out, const GjkDistance* 
   }
   out = GjkDistance{};
   // Rounding scale: the extent of M.
-  double extent = 0.0;
-  for (int axis = 0; axis < 3; ++axis) {
-    Vec3 u{{0.0, 0.0, 0.0}};
-    u[axis] = 1.0;
-    extent = std::max(extent, dot(sets.support(u).w - sets.support(-1.0 * u).w, u));
-  }
+  extent /= sets.scale;
+  if (!(extent > 0.0))
+    for (int axis = 0; axis < 3; ++axis) {
+      Vec3 u{{0.0, 0.0, 0.0}};
+      u[axis] = 1.0;
+      extent = std::max(extent, dot(sets.support(u).w - sets.support(-1.0 * u).w, u));
+    }
+  out.extent = extent;
   const double tiny = 1e-13 * extent;
 
   SupportPoint simplex[4];
@@ -387,9 +390,10 @@ bool shape_core(const Shape& sh, const Pose& body, Core& out) {
   }
 }
 
-void gjk_distance(const Core& a, const Core& b, GjkDistance& out, const GjkDistance* previous) {
+void gjk_distance(const Core& a, const Core& b, GjkDistance& out, const GjkDistance* previous, double extent) {
   const VertexSets sets(a, b);
-  core_distance(sets, out, previous);
+  core_distance(sets, out, previous, extent);
+  out.extent *= sets.scale;
   // Back to world coordinates; the inflated shapes' witnesses lie their radii beyond the cores'
   // along the normal.
   out.distance = sets.scale * out.distance - (a.radius + b.radius);
@@ -465,6 +469,7 @@ void gjk_scaling(const Core& a, const Core& b, const GjkDistance* unscaled, GjkS
   double t = 0.0, f = length;
   Vec3 n = (1.0 / length) * d;
   GjkDistance g;
+  const double unscaled_extent = unscaled ? unscaled->extent : 0.0;
   if (unscaled && unscaled->converged && unscaled->distance > 0.0) {
     g = *unscaled;
     t = 1.0, f = g.distance;
@@ -486,7 +491,8 @@ void gjk_scaling(const Core& a, const Core& b, const GjkDistance* unscaled, GjkS
       return;
     }
     t += step;
-    gjk_distance(scaled_core(a, t), scaled_core(b, t), g, &g);  // from the last t's simplex
+    // From the last t's simplex; the cores' difference scaled by t has t times the unscaled one's extent.
+    gjk_distance(scaled_core(a, t), scaled_core(b, t), g, &g, t * unscaled_extent);
     if (!g.converged) return;
     f = g.distance;
     n = Vec3{{g.normal[0], g.normal[1], g.normal[2]}};

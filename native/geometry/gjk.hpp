@@ -32,6 +32,7 @@ struct GjkDistance {
   // points' indices in a and in b, from which the derivatives follow (gjk_distance_jacobian).
   int simplex_size = 0;
   int vertex_a[4] = {0, 0, 0, 0}, vertex_b[4] = {0, 0, 0, 0};
+  double extent = 0.0;  // of the cores' difference M along the world axes, the rounding scale
 };
 
 // A shape's core: `count` points of `dim` (2 or 3) coordinates in its shape frame (the third one 0
@@ -50,8 +51,9 @@ struct Core {
 bool shape_core(const Shape& sh, const Pose& body, Core& out);
 
 // Signed distance of the two inflated cores; with `previous` (which may be `out`), the result of the same
-// cores at other poses, GJK starts from its final simplex.
-void gjk_distance(const Core& a, const Core& b, GjkDistance& out, const GjkDistance* previous = nullptr);
+// cores at other poses, GJK starts from its final simplex; a positive `extent` is M's, known to the caller.
+void gjk_distance(const Core& a, const Core& b, GjkDistance& out, const GjkDistance* previous = nullptr,
+                  double extent = 0.0);
 
 // DCOL's α (DCOL eq. 9): the least uniform scaling of both shapes about their frames' origins r_a, r_b
 // at which they touch. With A₀ = A − r_a and B₀ = B − r_b it is the gauge of D = A₀ ⊕ (−B₀) at
