@@ -144,6 +144,7 @@ int drop_unused(SupportPoint* s, double* weight, int n) {
   return kept;
 }
 
+// Keeps the final simplex's core point indices in out, for the derivatives and for a warm start.
 void record_simplex(const SupportPoint* s, int n, GjkDistance& out) {
   out.simplex_size = n;
   for (int k = 0; k < n; ++k) out.vertex_a[k] = s[k].ia, out.vertex_b[k] = s[k].ib;
