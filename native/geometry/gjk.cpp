@@ -558,16 +558,27 @@ void gjk_distance_jacobian(const Core& a, const Core& b, const GjkDistance& d, c
   }
 }
 
+namespace {
+
+// The cores of a and b at poses pa, pb, their distance and their α by gjk_scaling from it (apart, Newton's
+// steps start at t = 1, and α comes out the same to the last bit with or without the distance); false
+// where the shapes have no cores or the scaling fails.
+bool distance_and_scaling(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, Core& core_a, Core& core_b,
+                          GjkDistance& distance, GjkScaling& scaling) {
+  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b)) return false;
+  gjk_distance(core_a, core_b, distance);
+  gjk_scaling(core_a, core_b, &distance, scaling);
+  return scaling.converged;
+}
+
+}  // namespace
+
 bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
                          DistanceJacobian* jac) {
   Core core_a, core_b;
-  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b)) return false;
   GjkDistance distance;
-  gjk_distance(core_a, core_b, distance);
-  if (!distance.converged) return false;
   GjkScaling scaling;
-  gjk_scaling(core_a, core_b, &distance, scaling);
-  if (!scaling.converged) return false;
+  if (!distance_and_scaling(a, pa, b, pb, core_a, core_b, distance, scaling) || !distance.converged) return false;
   out = DistanceResult{};
   out.distance = distance.distance;
   for (int i = 0; i < 3; ++i) {
@@ -588,14 +599,9 @@ bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const P
 bool gjk_alpha(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
                double* alpha_gradient) {
   Core core_a, core_b;
-  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b)) return false;
-  // From the distance, as gjk_signed_distance: apart, Newton's steps start at t = 1, and α comes out the
-  // same to the last bit with or without the distance.
   GjkDistance distance;
-  gjk_distance(core_a, core_b, distance);
   GjkScaling scaling;
-  gjk_scaling(core_a, core_b, &distance, scaling);
-  if (!scaling.converged) return false;
+  if (!distance_and_scaling(a, pa, b, pb, core_a, core_b, distance, scaling)) return false;
   out = DistanceResult{};
   out.alpha = scaling.alpha;
   out.status = SolveStatus::solved;
