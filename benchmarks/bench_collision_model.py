@@ -4,7 +4,9 @@ only), per robot (UR5, Panda, Talos from example-robot-data, each with its SRDF'
 
 Both check the same pairs of the same geometry: coal is given dcol's convex hulls of the collision meshes
 (coal.Convex) at the same places in the same joints, with a few static obstacles beside the robot, and
-computes every pair (dcol's margin is set above every distance, so its broadphase keeps them all). Times
+computes every pair, and so does dcol in the main columns (margin = inf: its broadphase keeps them all); the
+column "dcol, margin" times dcol's full call with the broadphase margin a user would set (NEAR_MARGIN, printed
+in the caption), where the pairs farther apart cost nothing, beside the number of pairs it computes. Times
 at one configuration (one call each) and per configuration in a batch of 100 (dcol: one native call;
 Pinocchio: its Python loop over the configurations, as a user writes it), one thread. Needs the
 `[oracles]` extra (Pinocchio, coal, example-robot-data).
@@ -38,7 +40,7 @@ OBSTACLES = [
     Obstacle(Box([0.3, 0.05, 0.4]), [0.6, 0.1, 0.3], [1.0, 0.0, 0.0, 0.0]),
     Obstacle(Sphere(0.15), [-0.3, 0.5, 0.6], [1.0, 0.0, 0.0, 0.0]),
 ]
-ALL_PAIRS_MARGIN = 1e3  # m: above every distance of these scenes
+NEAR_MARGIN = 0.05  # m: CollisionModel's default
 
 
 def pinocchio_scene(name, model, collision):
@@ -70,9 +72,9 @@ def pinocchio_scene(name, model, collision):
 def robot_rows(name, batch, repeats, rng):
     model = dyn.load_example_robot(name)
     srdf = os.path.join(dyn.example_robot_data_dir(), "example-robot-data", "robots", ROBOTS[name])
-    collision = dyn.CollisionModel(
-        model, OBSTACLES, exclude=dyn.disabled_collision_pairs(srdf), margin=ALL_PAIRS_MARGIN
-    )
+    exclude = dyn.disabled_collision_pairs(srdf)
+    collision = dyn.CollisionModel(model, OBSTACLES, exclude=exclude, margin=np.inf)
+    near = dyn.CollisionModel(model, OBSTACLES, exclude=exclude, margin=NEAR_MARGIN)
     reference, geometry, geometry_data = pinocchio_scene(name, model, collision)
     Q = np.array([dyn.random_configuration(model, rng, position_range=0.2) for _ in range(batch)])
     Q_pin = [reference.q_to_pin(q) for q in Q]
@@ -88,14 +90,18 @@ def robot_rows(name, batch, repeats, rng):
         "dcol": median_time(lambda: collision.distances(Q[0]), repeats),
         "dcol values": median_time(lambda: collision.distances(Q[0], jacobians=False), repeats),
         "dcol alpha": median_time(lambda: collision.distances(Q[0], signed_distance=False), repeats),
+        "dcol margin": median_time(lambda: near.distances(Q[0]), repeats),
         "coal": median_time(lambda: pinocchio_one(Q_pin[0]), repeats),
     }
     batched = {
         "dcol": median_time(lambda: collision.distances(Q), repeats) / batch,
         "dcol values": median_time(lambda: collision.distances(Q, jacobians=False), repeats) / batch,
         "dcol alpha": median_time(lambda: collision.distances(Q, signed_distance=False), repeats) / batch,
+        "dcol margin": median_time(lambda: near.distances(Q), repeats) / batch,
         "coal": median_time(pinocchio_batch, repeats) / batch,
     }
+    near_pairs = {"single": len(near.distances(Q[0], jacobians=False).pair)}
+    near_pairs["batched"] = len(near.distances(Q, jacobians=False).pair) / batch
     # The two agree on every separated pair (tests/dynamics/test_collision_model.py checks the values).
     result = collision.distances(Q[0], jacobians=False)
     pinocchio_one(Q_pin[0])
@@ -103,7 +109,10 @@ def robot_rows(name, batch, repeats, rng):
     apart = (coal_distances > 1e-4) & (result.distance > 1e-4)
     disagreement = float(np.max(np.abs(result.distance[apart] - coal_distances[apart]), initial=0.0))
     rows = []
-    for what, times in (("one configuration", single), (f"per configuration of {batch}", batched)):
+    for what, times, computed in (
+        ("one configuration", single, near_pairs["single"]),
+        (f"per configuration of {batch}", batched, near_pairs["batched"]),
+    ):
         rows.append(
             (
                 name,
@@ -113,6 +122,7 @@ def robot_rows(name, batch, repeats, rng):
                 f"{times['dcol'] * 1e6:.0f}",
                 f"{times['dcol values'] * 1e6:.0f}",
                 f"{times['dcol alpha'] * 1e6:.0f}",
+                f"{times['dcol margin'] * 1e6:.0f} ({computed:.0f} pairs)",
                 f"{times['coal'] * 1e6:.0f}",
                 f"{times['dcol'] / times['coal']:.2f}",
                 f"{times['dcol alpha'] / times['coal']:.2f}",
@@ -137,6 +147,7 @@ def main():
             "dcol",
             "dcol values",
             "dcol α",
+            "dcol, margin",
             "coal",
             "dcol/coal",
             "dcol α/coal",
@@ -145,7 +156,9 @@ def main():
         caption=(
             f"All pairs, µs, {median_of(args.repeats)}, one thread. dcol: α, signed distance, witness points "
             "and normal with their q-Jacobians (nv columns) of every pair; dcol values: the same without "
-            "Jacobians; dcol α: DCOL's α and its q-Jacobian alone (signed_distance=False); coal: Pinocchio's "
+            "Jacobians; dcol α: DCOL's α and its q-Jacobian alone (signed_distance=False); dcol, margin: the full "
+            f"call with the broadphase margin {NEAR_MARGIN} m (the others: margin = inf, every pair), and the "
+            "pairs it computed (per configuration); coal: Pinocchio's "
             "computeDistances (kinematics, placements, distances) on the same convex geometry and pairs, values "
             "only. max |Δd|: largest difference of the two libraries' "
             "distances over the separated pairs at the first configuration"

@@ -7,11 +7,16 @@ them together) and the pairs of links a user excludes (an SRDF's ``disable_colli
 :func:`disabled_collision_pairs`), and every moving shape against every obstacle. Its
 :meth:`~CollisionModel.distances` gives, for one configuration or a batch (a trajectory's knots), per pair
 whose bounding boxes grown by half the margin overlap (every pair within the margin, so that far pairs cost
-nothing), DCOL's α (DCOL eq. 9), the signed distance with its witness points and normal
-(:func:`dcol.geom.signed_distance`) and their Jacobians with respect to q: the pair's derivatives along
+nothing), DCOL's α (DCOL eq. 9), the signed distance with its witness points and normal and their
+Jacobians with respect to q: the pair's derivatives along
 its two bodies' rigid motions [δp; δθ] chained with the bodies' frame Jacobians, natively, so the columns
 are q's tangent space (nv; a floating base's body-frame twist, as :func:`dcol.dynamics.integrate` steps
 it). One native call per batch, the GIL released, configurations spread over threads.
+
+Pairs of polytopes (meshes' hulls), spheres, capsules and padded polygons go to GJK/EPA for the distance and to
+the root of the shapes' scaled distance for α, without a cone program; the others (cylinders, cones,
+ellipsoids, and overlapping shapes whose cores are flat) to the cone programs of :func:`dcol.geom.proximity`
+and :func:`dcol.geom.signed_distance` (docs/collision-constraints.md says which computes what).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from dcol.geom.rotations import rotation_matrix
 from dcol.printing import summary_repr
 from dcol.solvers import SolverSettings
 from dcol.typing import ArrayLike, FloatArray, Int8Array, IntArray
-from dcol.validation import checked_instance, checked_nonnegative, checked_threads
+from dcol.validation import checked_instance, checked_interval, checked_threads
 
 from .algorithms import checked_configurations
 from .model import Model
@@ -49,7 +54,8 @@ class CollisionDistances:
     pair : (K,) int32, each row's index into :attr:`CollisionModel.pairs` (ascending per configuration).
     alpha : (K,) float64, DCOL's α (> 1: apart).
     status : (K,) int8, the dcol.solvers.Status of each pair's solve.
-    distance : (K,) float64, signed distance (> 0 apart, < 0 penetrating; dcol.geom.signed_distance);
+    distance : (K,) float64, signed distance (> 0 apart, < 0 penetrating: minus the depth, EPA's minimum
+        translation distance, or along DCOL's normal where the cone program answers);
         None with signed_distance=False, as are the witness points, the normal and their Jacobians.
     witness_a, witness_b : (K, 3) float64, witness points on the pair's first and second object (world).
     normal : (K, 3) float64, unit normal from the first object to the second.
@@ -125,6 +131,15 @@ def _checked_exclusions(model: Model, exclude: Iterable[tuple[str, str]]) -> set
     return excluded
 
 
+_METHODS = ("gjk", "cone")
+
+
+def _checked_method(method: object) -> str:
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+    return str(method)
+
+
 class CollisionModel:
     """A model's collision shapes and static obstacles, and the pairs of them to check (module docstring).
 
@@ -135,10 +150,16 @@ class CollisionModel:
     exclude : pairs (link1, link2) of link names never checked against each other, e.g.
         :func:`disabled_collision_pairs` of an SRDF file.
     margin : m ≥ 0; every pair closer than this is checked (and some farther: the broadphase grows each
-        shape's bounding box by margin / 2). Pairs not checked are farther than the margin.
+        shape's bounding box by margin / 2). Pairs not checked are farther than the margin. inf checks every
+        pair.
     self_collision : whether the model's shapes are checked against each other (default True).
     mesh_vertices : mesh collision geometry becomes the convex hull of at most this many of its vertices.
     settings : dcol.solvers.SolverSettings of the solves, default dcol.geom.DISTANCE_SETTINGS.
+    method : "gjk" (default): pairs of polytopes, spheres, capsules and padded polygons by GJK/EPA and α's
+        scaled-distance iteration (module docstring), exact derivatives; where the witness points are not
+        unique (faces parallel to each other) they are those of the features GJK ends on. "cone": every pair
+        by the cone programs, slower, whose derivatives are the barrier-smoothed problems' (an average over
+        such witnesses); examples/panda_reach.py's SLSQP converges with them where it stalls with GJK's.
 
     Attributes
     ----------
@@ -167,6 +188,7 @@ class CollisionModel:
         self_collision: bool = True,
         mesh_vertices: int = 64,
         settings: SolverSettings | None = None,
+        method: str = "gjk",
     ) -> None:
         if not isinstance(model, Model):
             raise TypeError(f"model must be a dcol.dynamics.Model, got {type(model).__name__}")
@@ -176,7 +198,7 @@ class CollisionModel:
             if not isinstance(obstacle, Obstacle):
                 raise TypeError(f"obstacles[{j}] must be a dcol.geom.Obstacle, got {type(obstacle).__name__}")
         self.model, self.obstacles = model, tuple(obstacles)
-        self.margin = checked_nonnegative(margin, "margin")
+        self.margin = checked_interval(margin, "margin", 0.0, np.inf)
         excluded = _checked_exclusions(model, exclude)
         entries = model.collision_shapes
         if not entries and not self.obstacles:
@@ -226,6 +248,7 @@ class CollisionModel:
             self.pairs.astype(np.int32),
             self.margin,
             checked_instance(settings, "settings", SolverSettings, DISTANCE_SETTINGS),
+            _checked_method(method) == "gjk",
         )
 
     def pair_names(self, pairs: ArrayLike | None = None) -> list[tuple[str, str]]:
@@ -247,9 +270,8 @@ class CollisionModel:
         Parameters
         ----------
         q : (nq,) one configuration or (N, nq) a batch (floating joints' quaternions nonzero).
-        signed_distance : False computes DCOL's α and its Jacobian alone: one solve of DCOL's program per
-            pair and no linear solve, several times cheaper than the signed distance's second cone program
-            on meshes' hulls (the distance fields of the result are then None).
+        signed_distance : False computes DCOL's α and its Jacobian alone (the distance fields of the result
+            are then None).
         jacobians : whether to compute the (…, nv) Jacobians (default True).
         threads : worker threads over the configurations (default 1).
 

@@ -144,6 +144,12 @@ int drop_unused(SupportPoint* s, double* weight, int n) {
   return kept;
 }
 
+// Keeps the final simplex's core point indices in out, for the derivatives and for a warm start.
+void record_simplex(const SupportPoint* s, int n, GjkDistance& out) {
+  out.simplex_size = n;
+  for (int k = 0; k < n; ++k) out.vertex_a[k] = s[k].ia, out.vertex_b[k] = s[k].ib;
+}
+
 constexpr int kMaxGjkIterations = 64;
 constexpr int kMaxEpaPoints = 128;
 constexpr int kMaxEpaFaces = 2 * kMaxEpaPoints;
@@ -188,6 +194,7 @@ void expanding_polytope(const VertexSets& sets, const SupportPoint* tetrahedron,
     for (int i = 0; i < 3; ++i) out.normal[i] = face.normal[i];
     out.distance = -face.distance;
     out.converged = converged;
+    record_simplex(s, 3, out);
   };
   int edges[3 * kMaxEpaFaces][2];
   bool visible[kMaxEpaFaces];
@@ -232,23 +239,48 @@ void expanding_polytope(const VertexSets& sets, const SupportPoint* tetrahedron,
   }
 }
 
-// The signed distance of the cores (radii left out), in the sets' coordinates.
-void core_distance(const VertexSets& sets, GjkDistance& out) {
+// The simplex a previous solve ended on (GjkDistance's vertices), at the sets' poses, reduced to its
+// sub-simplex nearest the origin: its size (0 where it has no point or none off a degenerate hull),
+// with the weights and the nearest point v.
+int warm_simplex(const VertexSets& sets, int size, const int* vertex_a, const int* vertex_b, SupportPoint* simplex,
+                 double* weight, Vec3& v) {
+  for (int k = 0; k < size; ++k) simplex[k] = {sets.a(vertex_a[k]) - sets.b(vertex_b[k]), vertex_a[k], vertex_b[k]};
+  if (size == 0 || size == 4 || !closest_on_simplex(simplex, size, weight, v)) return 0;
+  return drop_unused(simplex, weight, size);
+}
+
+// The signed distance of the cores (radii left out), in the sets' coordinates, GJK starting from the
+// simplex of `previous` if given (the same cores at nearby poses, whose features are likely the same);
+// `extent` (world units), if positive, is M's (GjkDistance::extent), else it is measured.
+void core_distance(const VertexSets& sets, GjkDistance& out, const GjkDistance* previous, double extent) {
+  int warm_size = 0, warm_a[4], warm_b[4];
+  if (previous && previous->converged) {
+    warm_size = previous->simplex_size;
+    std::copy_n(previous->vertex_a, 4, warm_a);
+    std::copy_n(previous->vertex_b, 4, warm_b);
+  }
   out = GjkDistance{};
   // Rounding scale: the extent of M.
-  double extent = 0.0;
-  for (int axis = 0; axis < 3; ++axis) {
-    Vec3 u{{0.0, 0.0, 0.0}};
-    u[axis] = 1.0;
-    extent = std::max(extent, dot(sets.support(u).w - sets.support(-1.0 * u).w, u));
-  }
+  extent /= sets.scale;
+  if (!(extent > 0.0))
+    for (int axis = 0; axis < 3; ++axis) {
+      Vec3 u{{0.0, 0.0, 0.0}};
+      u[axis] = 1.0;
+      extent = std::max(extent, dot(sets.support(u).w - sets.support(-1.0 * u).w, u));
+    }
+  out.extent = extent;
   const double tiny = 1e-13 * extent;
 
   SupportPoint simplex[4];
   double weight[4] = {1.0, 0.0, 0.0, 0.0};
-  simplex[0] = sets.support(sets.a(0) - sets.b(0));
-  int n = 1;
-  Vec3 v = simplex[0].w;
+  Vec3 v;
+  int n = warm_simplex(sets, warm_size, warm_a, warm_b, simplex, weight, v);
+  if (n == 0) {
+    simplex[0] = sets.support(sets.a(0) - sets.b(0));
+    weight[0] = 1.0;
+    n = 1;
+    v = simplex[0].w;
+  }
   bool inside = false, converged = false;
   for (int iteration = 0; iteration < kMaxGjkIterations; ++iteration) {
     if (norm(v) <= tiny) {  // touching or overlapping: the origin on the simplex
@@ -297,6 +329,7 @@ void core_distance(const VertexSets& sets, GjkDistance& out) {
     for (int i = 0; i < 3; ++i) out.normal[i] = normal[i];
     out.distance = length;
     out.converged = converged;
+    record_simplex(simplex, n, out);
     return;
   }
   // A simplex holding the origin, grown to a tetrahedron by support points off its affine hull.
@@ -358,9 +391,10 @@ bool shape_core(const Shape& sh, const Pose& body, Core& out) {
   }
 }
 
-void gjk_distance(const Core& a, const Core& b, GjkDistance& out) {
+void gjk_distance(const Core& a, const Core& b, GjkDistance& out, const GjkDistance* previous, double extent) {
   const VertexSets sets(a, b);
-  core_distance(sets, out);
+  core_distance(sets, out, previous, extent);
+  out.extent *= sets.scale;
   // Back to world coordinates; the inflated shapes' witnesses lie their radii beyond the cores'
   // along the normal.
   out.distance = sets.scale * out.distance - (a.radius + b.radius);
@@ -368,6 +402,212 @@ void gjk_distance(const Core& a, const Core& b, GjkDistance& out) {
     out.p_a[i] = sets.center[i] + sets.scale * out.p_a[i] + a.radius * out.normal[i];
     out.p_b[i] = sets.center[i] + sets.scale * out.p_b[i] - b.radius * out.normal[i];
   }
+}
+
+namespace {
+
+// Core point i of c in world coordinates.
+Vec3 core_point(const Core& c, int i) {
+  const double* v = c.points() + c.dim * i;
+  const double y[3] = {v[0], v[1], c.dim == 3 ? v[2] : 0.0};
+  Vec3 out;
+  for (int k = 0; k < 3; ++k)
+    out[k] = c.frame.r[k] + c.frame.Q.m[k][0] * y[0] + c.frame.Q.m[k][1] * y[1] + c.frame.Q.m[k][2] * y[2];
+  return out;
+}
+
+// h_c(n) − n·r_c: the support function of the inflated core about its frame's origin, n unit.
+double support_about_origin(const Core& c, const Vec3& n) {
+  const Vec3 far = core_point(c, VertexSets::farthest(c, n));
+  double h = c.radius;
+  for (int k = 0; k < 3; ++k) h += n[k] * (far[k] - c.frame.r[k]);
+  return h;
+}
+
+// The core scaled by t about its frame's origin: its frame's axes and its radius times t (the farthest
+// point along a direction is the unscaled one's).
+Core scaled_core(const Core& c, double t) {
+  Core out = c;
+  for (auto& row : out.frame.Q.m)
+    for (double& entry : row) entry *= t;
+  out.radius *= t;
+  return out;
+}
+
+constexpr int kMaxScalingSteps = 64;
+
+using Dual12 = Dual<12>;
+using DualVec3 = Vec3T<Dual12>;
+
+// A point of a body (side 0: a, 1: b) with origin `origin`, with its derivatives along the body's rigid
+// motion: δp + δθ × (p − origin).
+DualVec3 moving_point(const Vec3& p, const double* origin, int side) {
+  DualVec3 out;
+  double lever[3];
+  for (int i = 0; i < 3; ++i) {
+    out[i] = Dual12(p[i]);
+    out[i].d[6 * side + i] = 1.0;
+    lever[i] = p[i] - origin[i];
+  }
+  double* rot[3] = {out[0].d + 6 * side + 3, out[1].d + 6 * side + 3, out[2].d + 6 * side + 3};
+  rot[0][1] += lever[2], rot[0][2] -= lever[1];
+  rot[1][2] += lever[0], rot[1][0] -= lever[2];
+  rot[2][0] += lever[1], rot[2][1] -= lever[0];
+  return out;
+}
+
+void copy_derivatives(const Dual12& value, double* row) { std::copy(value.d, value.d + 12, row); }
+
+}  // namespace
+
+void gjk_scaling(const Core& a, const Core& b, const GjkDistance* unscaled, GjkScaling& out) {
+  out = GjkScaling{};
+  Vec3 d;
+  for (int k = 0; k < 3; ++k) d[k] = b.frame.r[k] - a.frame.r[k];
+  const double length = norm(d);
+  if (!(length > 0.0)) return;
+  // Newton's iterate t ≤ α, f(t) and GJK's normal there (and its touching point).
+  double t = 0.0, f = length;
+  Vec3 n = (1.0 / length) * d;
+  GjkDistance g;
+  const double unscaled_extent = unscaled ? unscaled->extent : 0.0;
+  if (unscaled && unscaled->converged && unscaled->distance > 0.0) {
+    g = *unscaled;
+    t = 1.0, f = g.distance;
+    n = Vec3{{g.normal[0], g.normal[1], g.normal[2]}};
+  }
+  for (; out.steps < kMaxScalingSteps; ++out.steps) {
+    const double gap = support_about_origin(a, n) + support_about_origin(b, -1.0 * n);
+    if (!(gap > 0.0)) return;
+    const double step = f / gap;
+    // A step at rounding's size: α reached (the last one also corrects an f slightly below zero).
+    if (t > 0.0 && std::abs(step) <= 1e-13 * t) {
+      out.alpha = t + step;
+      out.support_gap = gap;
+      for (int k = 0; k < 3; ++k) {
+        out.normal[k] = n[k];
+        out.x[k] = 0.5 * (g.p_a[k] + g.p_b[k]);
+      }
+      out.converged = true;
+      return;
+    }
+    t += step;
+    // From the last t's simplex; the cores' difference scaled by t has t times the unscaled one's extent.
+    gjk_distance(scaled_core(a, t), scaled_core(b, t), g, &g, t * unscaled_extent);
+    if (!g.converged) return;
+    f = g.distance;
+    n = Vec3{{g.normal[0], g.normal[1], g.normal[2]}};
+  }
+}
+
+void gjk_scaling_gradient(const GjkScaling& s, const double* origin_a, const double* origin_b, double* gradient) {
+  const Vec3 n{{s.normal[0], s.normal[1], s.normal[2]}};
+  const double inv = 1.0 / s.support_gap;
+  const Vec3 lever_a{{s.x[0] - origin_a[0], s.x[1] - origin_a[1], s.x[2] - origin_a[2]}};
+  const Vec3 lever_b{{s.x[0] - origin_b[0], s.x[1] - origin_b[1], s.x[2] - origin_b[2]}};
+  const Vec3 moment_a = cross(lever_a, n), moment_b = cross(lever_b, n);
+  for (int k = 0; k < 3; ++k) {
+    gradient[k] = -inv * n[k];
+    gradient[3 + k] = -inv * moment_a[k];
+    gradient[6 + k] = inv * n[k];
+    gradient[9 + k] = inv * moment_b[k];
+  }
+}
+
+void gjk_distance_jacobian(const Core& a, const Core& b, const GjkDistance& d, const double* origin_a,
+                           const double* origin_b, DistanceJacobian& jac) {
+  const int n = d.simplex_size;
+  DualVec3 pa[3], pb[3], w[3];
+  for (int k = 0; k < n; ++k) {
+    pa[k] = moving_point(core_point(a, d.vertex_a[k]), origin_a, 0);
+    pb[k] = moving_point(core_point(b, d.vertex_b[k]), origin_b, 1);
+    w[k] = pa[k] - pb[k];
+  }
+  // Barycentric weights of the origin's projection onto the affine hull of w (n ≤ 3 points).
+  Dual12 weight[3] = {Dual12(1.0), Dual12(0.0), Dual12(0.0)};
+  if (n == 2) {
+    const DualVec3 e = w[1] - w[0];
+    weight[1] = -dot(w[0], e) / dot(e, e);
+    weight[0] = 1.0 - weight[1];
+  } else if (n == 3) {
+    const DualVec3 e1 = w[1] - w[0], e2 = w[2] - w[0];
+    const Dual12 g11 = dot(e1, e1), g12 = dot(e1, e2), g22 = dot(e2, e2), r1 = -dot(e1, w[0]), r2 = -dot(e2, w[0]);
+    const Dual12 det = g11 * g22 - g12 * g12;
+    weight[1] = (r1 * g22 - r2 * g12) / det;
+    weight[2] = (g11 * r2 - g12 * r1) / det;
+    weight[0] = 1.0 - weight[1] - weight[2];
+  }
+  DualVec3 witness_a{{Dual12(0.0), Dual12(0.0), Dual12(0.0)}}, witness_b = witness_a;
+  for (int k = 0; k < n; ++k) {
+    witness_a = witness_a + weight[k] * pa[k];
+    witness_b = witness_b + weight[k] * pb[k];
+  }
+  // The normal as gjk_distance takes it: the triangle's (oriented as d.normal), else the witnesses'
+  // direction (apart: a vertex or an edge of the difference, at a positive distance).
+  DualVec3 normal = witness_b - witness_a;
+  if (n == 3) normal = cross(w[1] - w[0], w[2] - w[0]);
+  const double orientation =
+      normal[0].v * d.normal[0] + normal[1].v * d.normal[1] + normal[2].v * d.normal[2] >= 0.0 ? 1.0 : -1.0;
+  normal = (orientation / norm(normal)) * normal;
+  const Dual12 distance = dot(normal, witness_b - witness_a);
+  copy_derivatives(distance, jac.distance);  // the radii are constants
+  for (int i = 0; i < 3; ++i) {
+    copy_derivatives(witness_a[i] + a.radius * normal[i], jac.p_a[i]);
+    copy_derivatives(witness_b[i] - b.radius * normal[i], jac.p_b[i]);
+    copy_derivatives(normal[i], jac.normal[i]);
+  }
+}
+
+namespace {
+
+// The cores of a and b at poses pa, pb, their distance and their α by gjk_scaling from it (apart, Newton's
+// steps start at t = 1, and α comes out the same to the last bit with or without the distance); false
+// where the shapes have no cores or the scaling fails.
+bool distance_and_scaling(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, Core& core_a, Core& core_b,
+                          GjkDistance& distance, GjkScaling& scaling) {
+  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b)) return false;
+  gjk_distance(core_a, core_b, distance);
+  gjk_scaling(core_a, core_b, &distance, scaling);
+  return scaling.converged;
+}
+
+}  // namespace
+
+bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
+                         DistanceJacobian* jac) {
+  Core core_a, core_b;
+  GjkDistance distance;
+  GjkScaling scaling;
+  if (!distance_and_scaling(a, pa, b, pb, core_a, core_b, distance, scaling) || !distance.converged) return false;
+  out = DistanceResult{};
+  out.distance = distance.distance;
+  for (int i = 0; i < 3; ++i) {
+    out.p_a[i] = distance.p_a[i];
+    out.p_b[i] = distance.p_b[i];
+    out.normal[i] = distance.normal[i];
+  }
+  out.alpha = scaling.alpha;
+  out.status = SolveStatus::solved;
+  out.iterations = scaling.steps;
+  if (jac) {
+    gjk_scaling_gradient(scaling, pa.r, pb.r, jac->alpha);
+    gjk_distance_jacobian(core_a, core_b, distance, pa.r, pb.r, *jac);
+  }
+  return true;
+}
+
+bool gjk_alpha(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
+               double* alpha_gradient) {
+  Core core_a, core_b;
+  GjkDistance distance;
+  GjkScaling scaling;
+  if (!distance_and_scaling(a, pa, b, pb, core_a, core_b, distance, scaling)) return false;
+  out = DistanceResult{};
+  out.alpha = scaling.alpha;
+  out.status = SolveStatus::solved;
+  out.iterations = scaling.steps;
+  if (alpha_gradient) gjk_scaling_gradient(scaling, pa.r, pb.r, alpha_gradient);
+  return true;
 }
 
 }  // namespace dcol::geometry

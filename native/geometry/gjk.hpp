@@ -18,6 +18,7 @@
 // (converged false). Touching shapes come out of either branch with distance 0.
 #pragma once
 
+#include "geometry/distance.hpp"
 #include "geometry/proximity_types.hpp"
 
 namespace dcol::geometry {
@@ -27,6 +28,11 @@ struct GjkDistance {
   double p_a[3] = {0, 0, 0}, p_b[3] = {0, 0, 0};  // witness points; apart, p_b − p_a = distance · normal
   double normal[3] = {0, 0, 0};                   // unit, from a to b
   bool converged = false;  // false: an iteration limit, or overlapping cores whose difference is flat
+  // The support points of the last simplex (apart) or of EPA's nearest face (overlapping): their core
+  // points' indices in a and in b, from which the derivatives follow (gjk_distance_jacobian).
+  int simplex_size = 0;
+  int vertex_a[4] = {0, 0, 0, 0}, vertex_b[4] = {0, 0, 0, 0};
+  double extent = 0.0;  // of the cores' difference M along the world axes, the rounding scale
 };
 
 // A shape's core: `count` points of `dim` (2 or 3) coordinates in its shape frame (the third one 0
@@ -44,7 +50,56 @@ struct Core {
 // The core of a polytope, sphere, capsule or padded polygon at its body pose; false for the others.
 bool shape_core(const Shape& sh, const Pose& body, Core& out);
 
-// Signed distance of the two inflated cores.
-void gjk_distance(const Core& a, const Core& b, GjkDistance& out);
+// Signed distance of the two inflated cores; with `previous` (which may be `out`), the result of the same
+// cores at other poses, GJK starts from its final simplex; a positive `extent` is M's, known to the caller.
+void gjk_distance(const Core& a, const Core& b, GjkDistance& out, const GjkDistance* previous = nullptr,
+                  double extent = 0.0);
+
+// DCOL's α (DCOL eq. 9): the least uniform scaling of both shapes about their frames' origins r_a, r_b
+// at which they touch. With A₀ = A − r_a and B₀ = B − r_b it is the gauge of D = A₀ ⊕ (−B₀) at
+// d = r_b − r_a, α = min{t : d ∈ t D}, the inverse of where the ray from the origin along d leaves D.
+// It is found without a cone program as the root of f(t), the signed distance of the two shapes scaled
+// by t (gjk_distance on the cores scaled by t, exact for point sets): f(t) = max_n (n·d − t h_D(n)) over
+// unit n, with h_D(n) = h_A₀(n) + h_B₀(−n), is convex and decreasing, f'(t) = −h_D(n) at GJK's normal, so
+// Newton's steps t ← t + f(t)/h_D(n) from a t ≤ α climb to α without overshooting and end exactly where
+// the touching features are flat (a face of D).
+struct GjkScaling {
+  double alpha = 0.0;
+  double x[3] = {0, 0, 0};       // the scaled shapes' touching point (DCOL's x)
+  double normal[3] = {0, 0, 0};  // unit, from a to b: the normal of D at the ray's exit
+  double support_gap = 0.0;      // h_D(normal), of the unscaled shapes
+  int steps = 0;                 // GJK solves on scaled shapes
+  bool converged = false;        // false: coincident origins (α = 0, no normal), or GJK did not converge
+};
+
+// α of two cores; `unscaled` (or null) is their gjk_distance, which starts the steps at t = 1 when apart.
+void gjk_scaling(const Core& a, const Core& b, const GjkDistance* unscaled, GjkScaling& out);
+
+// ∂α along rigid motions [δp_a, δθ_a, δp_b, δθ_b] of the bodies with origins origin_a, origin_b (12
+// values). α = max_n n·d / h_D(n) (the gauge as its polar's support function), so by the envelope
+// theorem only d and h_D move at the optimal n: ∂α = (n·δd − α δh_D)/h_D, which gathers into the
+// wrench of the force n/h_D at the touching point x: [−n, −(x − o_a) × n, n, (x − o_b) × n] / h_D.
+void gjk_scaling_gradient(const GjkScaling& s, const double* origin_a, const double* origin_b, double* gradient);
+
+// The derivatives of gjk_distance's distance, witness points and normal (all of jac but its alpha row)
+// along the bodies' rigid motions: the result is the origin's projection onto the affine hull of the
+// final simplex's support points w_k = a_k − b_k, whose core points move with their bodies; it is
+// differentiated in forward mode (core/dual.hpp) through that projection, the normal (the simplex
+// triangle's, or the witnesses' direction) and the radii's offsets along it. Where the witness features
+// are unique (a vertex against a face, two crossing edges, round cores) this is the exact derivative.
+void gjk_distance_jacobian(const Core& a, const Core& b, const GjkDistance& d, const double* origin_a,
+                           const double* origin_b, DistanceJacobian& jac);
+
+// The signed distance (GJK apart, EPA overlapping: the minimum translation distance) and DCOL's α by
+// gjk_scaling of two shapes with cores at body poses pa, pb, with jac all their derivatives along the
+// bodies' rigid motions; false (out untouched) where the shapes have no cores or GJK/EPA cannot answer
+// (overlapping flat cores), for the cone program to decide.
+bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
+                         DistanceJacobian* jac = nullptr);
+
+// DCOL's α alone (out.alpha, status and iterations), the same as gjk_signed_distance's, and with
+// alpha_gradient its 12 derivatives; false for shapes without cores and where GJK or the scaling fail.
+bool gjk_alpha(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
+               double* alpha_gradient = nullptr);
 
 }  // namespace dcol::geometry

@@ -43,7 +43,7 @@ std::unique_ptr<BoundCollisionModel> make_collision_model(py::object model_obj, 
                                                           const IndexArray& shape_body, const IndexArray& body_frame,
                                                           const Array& static_r, const Array& static_R,
                                                           const IndexArray& pairs, double margin,
-                                                          const conic::SolverSettings& settings) {
+                                                          const conic::SolverSettings& settings, bool by_gjk) {
   auto bound = std::make_unique<BoundCollisionModel>();
   bound->model = model_obj, bound->shapes = shapes;
   sim::CollisionModelSpec& spec = bound->spec;
@@ -82,6 +82,7 @@ std::unique_ptr<BoundCollisionModel> make_collision_model(py::object model_obj, 
   }
   require(margin >= 0.0, "margin must be >= 0");
   spec.margin = margin;
+  spec.by_gjk = by_gjk;
   return bound;
 }
 
@@ -166,7 +167,7 @@ void dcol::python::bind_collision_model(py::module_& root) {
   py::class_<BoundCollisionModel>(m, "CollisionModel")
       .def(py::init(&make_collision_model), py::arg("model"), py::arg("shapes"), py::arg("shape_body"),
            py::arg("body_frame"), py::arg("static_r"), py::arg("static_R"), py::arg("pairs"), py::arg("margin"),
-           py::arg("settings"))
+           py::arg("settings"), py::arg("by_gjk"))
       .def("distances", &distances, py::arg("q"), py::arg("jacobians") = true, py::arg("signed_distances") = true,
            py::arg("threads") = 1);
 }

@@ -158,6 +158,39 @@ py::dict gjk_distance_py(py::handle a, py::handle r_a, py::handle q_a, py::handl
   return out;
 }
 
+// The signed distance and DCOL's α of two shapes with cores by GJK/EPA and the scaled-distance
+// iteration (gjk_signed_distance), with their derivatives along the bodies' rigid motions; None where
+// they cannot answer.
+py::object gjk_distance_jacobian_py(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b,
+                                    py::handle q_b) {
+  const Pose pa = as_pose(r_a, q_a, "r_a", "q_a"), pb = as_pose(r_b, q_b, "r_b", "q_b");
+  DistanceResult result;
+  DistanceJacobian jac;
+  if (!gjk_signed_distance(as_shape(a, "a"), pa, as_shape(b, "b"), pb, result, &jac)) return py::none();
+  auto row = [](const double* values) {
+    py::array_t<double> out(12);
+    std::copy_n(values, 12, out.mutable_data());
+    return out;
+  };
+  auto rows = [](const double (*values)[12]) {
+    py::array_t<double> out({py::ssize_t(3), py::ssize_t(12)});
+    for (int i = 0; i < 3; ++i) std::copy_n(values[i], 12, out.mutable_data() + 12 * i);
+    return out;
+  };
+  py::dict out;
+  out["alpha"] = result.alpha;
+  out["distance"] = result.distance;
+  out["p_a"] = copy3(result.p_a);
+  out["p_b"] = copy3(result.p_b);
+  out["normal"] = copy3(result.normal);
+  out["d_alpha"] = row(jac.alpha);
+  out["d_distance"] = row(jac.distance);
+  out["d_p_a"] = rows(jac.p_a);
+  out["d_p_b"] = rows(jac.p_b);
+  out["d_normal"] = rows(jac.normal);
+  return out;
+}
+
 // Body poses of a scene, checked: (B, 3) positions and (B, 4) quaternions or (B, 3, 3) matrices.
 std::vector<Pose> scene_poses(py::handle r, py::handle q) {
   const PoseArrays arrays = as_pose_arrays(r, q, "r", "q");
@@ -330,6 +363,11 @@ void dcol::python::bind_contact(py::module_& m) {
         "Signed distance, witness points and normal (from a to b) of two polytopes, spheres, capsules or\n"
         "polygons by GJK (apart) and EPA (overlapping: the minimum translation distance), and whether it\n"
         "converged (not for overlapping flat cores, such as two capsules).");
+  m.def("gjk_distance_jacobian", &gjk_distance_jacobian_py, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"),
+        py::arg("r_b"), py::arg("q_b"),
+        "Signed distance (GJK/EPA) and DCOL's alpha (by the shapes' scaled distance) of two polytopes, spheres,\n"
+        "capsules or polygons, with their derivatives along rigid motions [dp_a, dtheta_a, dp_b, dtheta_b]\n"
+        "(d_alpha, d_distance (12,), d_p_a, d_p_b, d_normal (3, 12)); None where GJK/EPA cannot answer.");
   m.def("broadphase", &broadphase, py::arg("shapes"), py::arg("body"), py::arg("r"), py::arg("q"), py::arg("margin"));
   m.def("scene_contacts", &scene_contacts, py::arg("shapes"), py::arg("body"), py::arg("r"), py::arg("q"),
         py::arg("pairs"), py::arg("margin"), py::arg("feature_tolerance"), py::arg("derivatives"), py::arg("settings"),

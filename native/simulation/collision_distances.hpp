@@ -1,9 +1,11 @@
 // Distances of a model's collision shapes to each other and to static obstacles as functions of q
 // (dcol.dynamics.CollisionModel): the bodies' poses and Jacobians from the simulation's kinematics
 // (detail::body_kinematics), the candidate pairs from its broadphase, per pair the signed distance
-// and DCOL's α (geometry/distance.hpp), or α alone, with their derivatives along the two bodies'
-// rigid motions, chained with the bodies' Jacobians into derivatives with respect to q's tangent
-// space (nv columns).
+// and DCOL's α, or α alone, with their derivatives along the two bodies' rigid motions, chained with
+// the bodies' Jacobians into derivatives with respect to q's tangent space (nv columns). Pairs of
+// polytopes, spheres, capsules and padded polygons go to GJK/EPA and α's scaled-distance iteration
+// (geometry/gjk.hpp); the others, and overlapping flat cores, to the cone programs
+// (geometry/distance.hpp, DCOL's proximity kernels).
 #pragma once
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 
 #include "contact/broadphase.hpp"
 #include "geometry/distance.hpp"
+#include "geometry/gjk.hpp"
 #include "geometry/proximity_kernels.hpp"
 #include "simulation/simulation.hpp"
 
@@ -28,6 +31,10 @@ struct CollisionModelSpec {
   std::vector<std::pair<int, int>> pairs;  // candidate pairs of shapes (a < b)
   std::vector<int> pair_of;                // S × S: a candidate pair's index at [a S + b], a < b; −1 elsewhere
   double margin = 0.0;                     // every pair within this distance is checked
+  // Pairs of shapes with cores by GJK/EPA and gjk_scaling (exact derivatives, of whichever witness
+  // features GJK ends on where they are not unique); false: every pair by the cone programs, whose
+  // derivatives are the barrier-smoothed problems' (an average over non-unique witnesses).
+  bool by_gjk = true;
 
   int num_shapes() const { return static_cast<int>(world.shapes.size()); }
 };
@@ -107,9 +114,12 @@ inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& w
     PairDistance& entry = out.emplace_back();
     entry.pair = pair;
     if (signed_distances) {
-      geometry::signed_distance(shape_a, pose_a, shape_b, pose_b, world.solver, entry.result,
-                                jacobians ? &jac : nullptr);
-    } else {
+      if (!spec.by_gjk ||
+          !geometry::gjk_signed_distance(shape_a, pose_a, shape_b, pose_b, entry.result, jacobians ? &jac : nullptr))
+        geometry::signed_distance(shape_a, pose_a, shape_b, pose_b, world.solver, entry.result,
+                                  jacobians ? &jac : nullptr);
+    } else if (!spec.by_gjk ||
+               !geometry::gjk_alpha(shape_a, pose_a, shape_b, pose_b, entry.result, jacobians ? jac.alpha : nullptr)) {
       geometry::ProximityResult dcol;
       const geometry::DerivativeOutput gradient{geometry::DerivativeRequest::gradient, &alpha_jac};
       geometry::proximity_kernels().run_one(shape_a, &pose_a, shape_b, &pose_b, world.solver, &dcol,

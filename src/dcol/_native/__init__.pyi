@@ -9,7 +9,7 @@ import numpy.typing
 import typing
 from . import lcp
 from . import dynamics
-__all__: list[str] = ['CONE_MAX_CONES', 'CONE_MAX_ROWS', 'CONE_MAX_VARIABLES', 'ContactRule', 'MAX_FACES', 'ProximityResult', 'Shape', 'SolverSettings', 'Status', 'broadphase', 'contacts', 'distance_batch', 'dynamics', 'gjk_distance', 'lcp', 'orientation_array', 'proximity', 'proximity_batch', 'proximity_derivatives', 'proximity_kernel_info', 'proximity_result_from_state', 'rotation_matrix', 'scene_contacts', 'shape_parameter_jacobian', 'solve_cone_program', 'support']
+__all__: list[str] = ['CONE_MAX_CONES', 'CONE_MAX_ROWS', 'CONE_MAX_VARIABLES', 'ContactRule', 'MAX_FACES', 'ProximityResult', 'Shape', 'SolverSettings', 'Status', 'broadphase', 'contacts', 'distance_batch', 'dynamics', 'gjk_distance', 'gjk_distance_jacobian', 'lcp', 'orientation_array', 'proximity', 'proximity_batch', 'proximity_derivatives', 'proximity_kernel_info', 'proximity_result_from_state', 'rotation_matrix', 'scene_contacts', 'shape_parameter_jacobian', 'solve_cone_program', 'support']
 class Status(enum.IntEnum):
     """
     Outcome of an interior-point solve; SMOOTHED: exact proximity derivatives were asked for where none exists, and the smoothed ones are given (dcol.geom.derivatives).
@@ -159,6 +159,12 @@ def gjk_distance(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any,
     Signed distance, witness points and normal (from a to b) of two polytopes, spheres, capsules or
     polygons by GJK (apart) and EPA (overlapping: the minimum translation distance), and whether it
     converged (not for overlapping flat cores, such as two capsules).
+    """
+def gjk_distance_jacobian(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any) -> typing.Any:
+    """
+    Signed distance (GJK/EPA) and DCOL's alpha (by the shapes' scaled distance) of two polytopes, spheres,
+    capsules or polygons, with their derivatives along rigid motions [dp_a, dtheta_a, dp_b, dtheta_b]
+    (d_alpha, d_distance (12,), d_p_a, d_p_b, d_normal (3, 12)); None where GJK/EPA cannot answer.
     """
 def orientation_array(q: typing.Any, name: str) -> numpy.typing.NDArray[numpy.float64]:
     """
