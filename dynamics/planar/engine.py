@@ -178,6 +178,7 @@ class PlanarWorld:
     max_halvings: int = 0
     penetration_tolerance: float = 1e-9
     _mass_matrix: FloatArray = field(init=False, repr=False, compare=False)
+    _inertia_per_mass: FloatArray = field(init=False, repr=False, compare=False)
     _native_model: _native.planar.Model = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -209,6 +210,9 @@ class PlanarWorld:
         mass_matrix = np.diag(np.concatenate([[b.inertia, b.mass, b.mass] for b in bodies]))
         mass_matrix.setflags(write=False)
         object.__setattr__(self, "_mass_matrix", mass_matrix)
+        # ∂𝓘/∂m for step_vjp: the shape's unit inertia, or 0 where the Body gives its own 𝓘.
+        inertia_per_mass = [b.shape.unit_inertia() if b.moment_of_inertia is None else 0.0 for b in bodies]
+        object.__setattr__(self, "_inertia_per_mass", np.array(inertia_per_mass))
         # The native step's copy of the scene, which every step and contact query takes.
         joint_rows = [native_joint(joint) for joint in joints]
         model = _native.planar.Model(
@@ -322,9 +326,7 @@ class PlanarWorld:
         # q = −(𝓜 v_t + dt (f + weights)), h_c = k ∘ (𝓙_c v_t) (LCP-physics eqs. 14, 23).
         grad_v_t = -problem.M.T @ cot.q + problem.J_c.T @ (problem.k * cot.h[:m])
         # ∂𝓜_body/∂m = diag(∂𝓘/∂m, 1, 1), ∂𝓘/∂m the shape's unit inertia unless 𝓘 is given.
-        unit = np.array(
-            [[body.shape.unit_inertia() if body.moment_of_inertia is None else 0.0, 1.0, 1.0] for body in self.bodies]
-        )
+        unit = np.column_stack([self._inertia_per_mass, np.ones((len(self.bodies), 2))])
         gravity = np.concatenate([[0.0], np.asarray(self.gravity)])
         grad_M_diagonal = np.diag(cot.M).reshape(shape)
         grad_q = cot.q.reshape(shape)

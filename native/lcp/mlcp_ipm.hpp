@@ -34,7 +34,10 @@ struct MlcpProblem {
 //   S = [F − W − G M⁻¹ Gᵀ   −G M⁻¹ Aᵀ; −A M⁻¹ Gᵀ   −A M⁻¹ Aᵀ],
 // is factorized in K's place: its size is m + p instead of n + m + p, and its part without W is
 // formed once per problem from the nonzeros of each column of G and A (a contact's row touches
-// the columns of two bodies only). Otherwise K itself is factorized.
+// the columns of two bodies only). S is sparse where the bodies are many (rows meet only where they
+// share a body), so its rows and columns are put in reverse Cuthill–McKee order, which gathers its
+// nonzeros in a band that the LU's fill stays in (lu_factor updates rows up to the pivot row's last
+// nonzero). Otherwise K itself is factorized.
 class MlcpNewtonSystem {
  public:
   // Sizes the work buffers for P (no allocation afterwards for problems no larger) and forms
@@ -86,6 +89,13 @@ class MlcpNewtonSystem {
         for (int b = column_start_[j]; b < column_start_[j + 1]; ++b)
           constant_[column_row_[a] * size_ + column_row_[b]] -= scaled * column_value_[b];
       }
+    order_rows();
+    const int N = size_;
+    permuted_.resize(static_cast<size_t>(N) * N);
+    for (int a = 0; a < N; ++a)
+      for (int b = 0; b < N; ++b) permuted_[a * N + b] = constant_[order_[a] * N + order_[b]];
+    constant_.swap(permuted_);
+    ordered_.resize(N);
   }
 
   // False where the matrix is singular.
@@ -95,7 +105,7 @@ class MlcpNewtonSystem {
     double* K = matrix_.data();
     if (eliminates_x_) {
       std::copy(constant_.begin(), constant_.end(), matrix_.begin());
-      for (int k = 0; k < m; ++k) K[k * N + k] -= w[k];
+      for (int k = 0; k < m; ++k) K[position_[k] * N + position_[k]] -= w[k];
       return lu_factor(N, K, N, pivot_.data());
     }
     std::fill(matrix_.begin(), matrix_.end(), 0.0);
@@ -130,7 +140,10 @@ class MlcpNewtonSystem {
       for (int a = column_start_[j]; a < column_start_[j + 1]; ++a)
         reduced_[column_row_[a]] -= column_value_[a] * scaled_rhs_x_[j];
     }
-    (transposed ? lu_solve_transposed : lu_solve)(N, matrix_.data(), N, pivot_.data(), reduced_.data());
+    // S and Sᵀ in the same order: (P S Pᵀ)ᵀ = P Sᵀ Pᵀ.
+    for (int a = 0; a < N; ++a) ordered_[a] = reduced_[order_[a]];
+    (transposed ? lu_solve_transposed : lu_solve)(N, matrix_.data(), N, pivot_.data(), ordered_.data());
+    for (int a = 0; a < N; ++a) reduced_[order_[a]] = ordered_[a];
     for (int j = 0; j < n; ++j) {
       double r = rhs_x[j];
       for (int a = column_start_[j]; a < column_start_[j + 1]; ++a) r -= column_value_[a] * reduced_[column_row_[a]];
@@ -140,11 +153,47 @@ class MlcpNewtonSystem {
   }
 
  private:
+  // Reverse Cuthill–McKee: breadth-first from a row of least degree, each row's unvisited neighbours
+  // (in the pattern of S + Sᵀ) by increasing degree, component after component, the whole reversed.
+  // order_[a] is the row of S at position a, position_ its inverse.
+  void order_rows() {
+    const int N = size_;
+    adjacency_start_.assign(N + 1, 0);
+    adjacency_.clear();
+    for (int i = 0; i < N; ++i) {
+      for (int j = 0; j < N; ++j)
+        if (j != i && (constant_[i * N + j] != 0.0 || constant_[j * N + i] != 0.0)) adjacency_.push_back(j);
+      adjacency_start_[i + 1] = static_cast<int>(adjacency_.size());
+    }
+    auto degree = [this](int row) { return adjacency_start_[row + 1] - adjacency_start_[row]; };
+    auto fewer_neighbours = [&degree](int a, int b) { return degree(a) != degree(b) ? degree(a) < degree(b) : a < b; };
+    order_.clear();
+    visited_.assign(N, 0);
+    while (static_cast<int>(order_.size()) < N) {
+      int start = -1;
+      for (int i = 0; i < N; ++i)
+        if (!visited_[i] && (start < 0 || degree(i) < degree(start))) start = i;
+      visited_[start] = 1;
+      order_.push_back(start);
+      for (size_t head = order_.size() - 1; head < order_.size(); ++head) {
+        const int row = order_[head];
+        const size_t first = order_.size();
+        for (int e = adjacency_start_[row]; e < adjacency_start_[row + 1]; ++e)
+          if (!visited_[adjacency_[e]]) visited_[adjacency_[e]] = 1, order_.push_back(adjacency_[e]);
+        std::sort(order_.begin() + first, order_.end(), fewer_neighbours);
+      }
+    }
+    std::reverse(order_.begin(), order_.end());
+    position_.resize(N);
+    for (int a = 0; a < N; ++a) position_[order_[a]] = a;
+  }
+
   MlcpProblem problem_;
   bool eliminates_x_ = false;
   int size_ = 0;
-  std::vector<double> matrix_, constant_, inverse_mass_, reduced_, scaled_rhs_x_, column_value_;
-  std::vector<int> pivot_, column_start_, column_row_, filled_;
+  std::vector<double> matrix_, constant_, permuted_, inverse_mass_, reduced_, ordered_, scaled_rhs_x_, column_value_;
+  std::vector<int> pivot_, column_start_, column_row_, filled_, order_, position_, adjacency_start_, adjacency_;
+  std::vector<char> visited_;
 };
 
 struct MlcpSettings {
