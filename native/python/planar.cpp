@@ -302,28 +302,27 @@ py::dict step_result(const PlanarModel& model, const PlanarStepData& data) {
   return out;
 }
 
-py::dict step(const PlanarModel& model, const Array& positions, const Array& velocities,
-              const std::optional<Array>& forces) {
+// work(model, positions, velocities, forces, data) without the GIL at a validated state.
+PlanarStepData at_state(const PlanarModel& model, const Array& positions, const Array& velocities,
+                        const std::optional<Array>& forces,
+                        void (*work)(const PlanarModel&, const double*, const double*, const double*,
+                                     PlanarStepData&)) {
   const double *p = state_rows(model, positions, "positions"), *v = state_rows(model, velocities, "velocities");
   const double* f = state(model, forces, "forces");
   PlanarStepData data;
-  {
-    py::gil_scoped_release release;
-    planar_step(model, p, v, f, data);
-  }
-  return step_result(model, data);
+  py::gil_scoped_release release;
+  work(model, p, v, f, data);
+  return data;
+}
+
+py::dict step(const PlanarModel& model, const Array& positions, const Array& velocities,
+              const std::optional<Array>& forces) {
+  return step_result(model, at_state(model, positions, velocities, forces, planar_step));
 }
 
 py::dict dynamics_lcp(const PlanarModel& model, const Array& positions, const Array& velocities,
                       const std::optional<Array>& forces) {
-  const double *p = state_rows(model, positions, "positions"), *v = state_rows(model, velocities, "velocities");
-  const double* f = state(model, forces, "forces");
-  PlanarStepData data;
-  {
-    py::gil_scoped_release release;
-    planar_dynamics_lcp(model, p, v, f, data);
-  }
-  return problem(model, data);
+  return problem(model, at_state(model, positions, velocities, forces, planar_dynamics_lcp));
 }
 
 py::list step_batch(const PlanarModel& model, const Array& positions, const Array& velocities,
