@@ -80,6 +80,11 @@ struct Pose {
   Vec2<T> turned(const double* u) const { return {c * u[0] - s * u[1], s * u[0] + c * u[1]}; }
   // The body-fixed point u in the world frame.
   Vec2<T> point(const double* u) const { return centre + turned(u); }
+  // The world point u in the body frame: R(angle)ᵀ (u − centre).
+  Vec2<T> local(const Vec2<T>& u) const {
+    const Vec2<T> offset = u - centre;
+    return {c * offset.x + s * offset.y, -s * offset.x + c * offset.y};
+  }
 };
 
 }  // namespace detail

@@ -45,11 +45,11 @@ struct WorldPolygon {
     local_corners = shapes.corners.data() + 2 * shapes.first_corner[body];
     local_normals = shapes.edge_normals.data() + 2 * shapes.first_corner[body];
     corners.resize(2 * count), normals.resize(2 * count);
-    const double c = std::cos(pose[0]), s = std::sin(pose[0]);
+    const Pose<double> placed(pose);
     for (int k = 0; k < count; ++k) {
-      const double *v = local_corners + 2 * k, *n = local_normals + 2 * k;
-      corners[2 * k] = pose[1] + (c * v[0] - s * v[1]), corners[2 * k + 1] = pose[2] + (s * v[0] + c * v[1]);
-      normals[2 * k] = c * n[0] - s * n[1], normals[2 * k + 1] = s * n[0] + c * n[1];
+      const Vec2<double> corner = placed.point(local_corners + 2 * k), normal = placed.turned(local_normals + 2 * k);
+      corners[2 * k] = corner.x, corners[2 * k + 1] = corner.y;
+      normals[2 * k] = normal.x, normals[2 * k + 1] = normal.y;
     }
   }
   const double* corner(int k) const { return corners.data() + 2 * (k % count); }
@@ -93,9 +93,8 @@ inline PlanarFeature circle_polygon(const double* centre, double radius, const P
   const int count = shapes.corner_count[polygon];
   const double* corners = shapes.corners.data() + 2 * shapes.first_corner[polygon];
   const double* normals = shapes.edge_normals.data() + 2 * shapes.first_corner[polygon];
-  const double c = std::cos(pose[0]), s = std::sin(pose[0]);
-  const double offset[2] = {centre[0] - pose[1], centre[1] - pose[2]};
-  const double local[2] = {c * offset[0] + s * offset[1], -s * offset[0] + c * offset[1]};  // R(angle)ᵀ offset
+  const Vec2<double> in_polygon = Pose<double>(pose).local({centre[0], centre[1]});
+  const double local[2] = {in_polygon.x, in_polygon.y};
   const PlanarProximity proximity = planar_closest_points(corners, count, local, 1);
   int face = 0;
   const double origin[2] = {0.0, 0.0};

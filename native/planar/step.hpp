@@ -108,11 +108,6 @@ inline void add_point_rows(double* row_x, double* row_y, int body, const double*
   row_y[3 * body] += sign * r[0], row_y[3 * body + 2] += sign;
 }
 
-inline void turned(double angle, const double* u, double* out) {
-  const double c = std::cos(angle), s = std::sin(angle);
-  out[0] = c * u[0] - s * u[1], out[1] = s * u[0] + c * u[1];
-}
-
 }  // namespace detail
 
 // 𝓙_e (rows × 3n, row-major, zeroed first) and the joints' position errors (rows) at positions (n × 3),
@@ -133,13 +128,11 @@ inline void planar_equality_rows(const PlanarModel& model, const double* positio
     }
     // A hinge, or the fixed joint's hinge at body_a's centre.
     const double zero[2] = {0.0, 0.0};
-    double r_a[2], r_b[2];
-    detail::turned(pose_a[0], joint.kind == PlanarJoint::Kind::hinge ? joint.anchor_a : zero, r_a);
-    if (pose_b) {
-      detail::turned(pose_b[0], joint.anchor_b, r_b);
-    } else {
-      r_b[0] = joint.anchor_b[0], r_b[1] = joint.anchor_b[1];
-    }
+    const detail::Vec2<double> arm_a =
+        detail::Pose<double>(pose_a).turned(joint.kind == PlanarJoint::Kind::hinge ? joint.anchor_a : zero);
+    const detail::Vec2<double> arm_b = pose_b ? detail::Pose<double>(pose_b).turned(joint.anchor_b)
+                                              : detail::Vec2<double>{joint.anchor_b[0], joint.anchor_b[1]};
+    const double r_a[2] = {arm_a.x, arm_a.y}, r_b[2] = {arm_b.x, arm_b.y};
     if (J) {
       detail::add_point_rows(J, J + columns, joint.body_a, r_a, 1.0);
       if (pose_b) detail::add_point_rows(J, J + columns, joint.body_b, r_b, -1.0);
