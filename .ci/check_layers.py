@@ -19,7 +19,8 @@ ALLOWED = {
     "kernels": {"core", "conic", "geometry"},
     "contact": {"core", "conic", "geometry"},
     "simulation": {"core", "conic", "geometry", "contact", "lcp", "dynamics"},
-    "python": {"core", "conic", "geometry", "kernels", "contact", "lcp", "dynamics", "simulation"},
+    "planar": {"core", "lcp"},
+    "python": {"core", "conic", "geometry", "kernels", "contact", "lcp", "dynamics", "simulation", "planar"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 

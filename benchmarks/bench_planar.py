@@ -13,7 +13,9 @@ The scenes are stacks of 0.4 m boxes (1 kg, μ = 0.5, no restitution), five to a
     dcol takes their mean);
   * batch: PlanarWorld.step_batch (and step_batch_vjp) of B copies of the `--batch-bodies` scene,
     each with its own small random velocities, in scenes per second, on one thread and on
-    `--threads` (the interior point and the backward pass's dense solve run without the GIL).
+    `--threads` (step_batch runs each scene's native step without the GIL, the scenes split over
+    the threads; step_batch_vjp's KKT solves and contact geometry release the GIL, its chain rule
+    holds it).
 
 Run: python benchmarks/bench_planar.py [--bodies 1 2 5 10 20 50 100] [--batches 1 64 1024]
          [--batch-bodies 5] [--threads 1 2] [--settle 50] [--repeats 5] [--markdown] [--quick]

@@ -13,6 +13,9 @@ written as D(z)(G x + F z − h) = 0 gives the KKT matrix
 that the differential carries). With ``[d_x; d_z; d_y] = K⁻ᵀ [∂ℓ/∂x; ∂ℓ/∂z; ∂ℓ/∂y]`` (LCP-physics
 eq. 29), LCP-physics eq. 32 gives the cotangents of every input. Valid where the solution is strictly
 complementary; the interior point's last iterate stands in for the exact solution (its s∘z is ≤ tol).
+There Gx + Fz − h = −s, so K is the interior point's Newton matrix with its middle rows scaled by
+D(z), and the native solve factorizes that (with M diagonal, by the Schur complement on (z, y) the
+forward solves use) and returns [d_x; z∘d_z; d_y].
 """
 
 from dataclasses import dataclass
@@ -115,13 +118,6 @@ def mlcp_vjp(
     M, q, A, G, F, h = _problem(M, q, G, F, h, A)
     n, m, p = q.size, h.size, A.shape[0]
     x, y, z = solution.x, solution.y, solution.z
-    K = np.zeros((n + m + p,) * 2)
-    K[:n, :n] = M
-    K[:n, n : n + m] = G.T
-    K[:n, n + m :] = A.T
-    K[n : n + m, :n] = z[:, None] * G
-    K[n : n + m, n : n + m] = np.diag(G @ x + F @ z - h) + z[:, None] * F
-    K[n + m :, :n] = A
     rhs = np.concatenate(
         [
             np.zeros(size) if grad is None else checked_array(grad, name, ((length, size),))
@@ -132,9 +128,11 @@ def mlcp_vjp(
             )
         ]
     )
-    d = np.linalg.solve(K.T, rhs)
-    d_x, d_z, d_y = d[:n], d[n : n + m], d[n + m :]
-    z_d_z = z * d_z
+    try:
+        adjoint = _native.lcp.mlcp_kkt_adjoint(M, A, G, F, z, solution.s, rhs)
+    except ValueError as err:  # the KKT matrix is singular, as numpy's solve would say
+        raise np.linalg.LinAlgError(str(err)) from err
+    d_x, z_d_z, d_y = adjoint[:n], adjoint[n : n + m], adjoint[n + m :]
     return MLCPCotangents(
         M=-0.5 * (np.outer(d_x, x) + np.outer(x, d_x)),
         q=-d_x,

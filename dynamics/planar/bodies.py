@@ -49,9 +49,6 @@ class Circle:
         """Moment of inertia per unit mass about the centre: r²/2 (LCP-physics §A.2)."""
         return 0.5 * self.radius**2
 
-    def bounding_radius(self) -> float:
-        return self.radius
-
 
 @dataclass(frozen=True)
 class Polygon:
@@ -109,9 +106,6 @@ class Polygon:
         doubled_areas = cross2(v, w)
         second_moments = doubled_areas * (np.sum(v * v, axis=1) + np.sum(v * w, axis=1) + np.sum(w * w, axis=1))
         return float(second_moments.sum() / (6.0 * doubled_areas.sum()))
-
-    def bounding_radius(self) -> float:
-        return float(np.sqrt(np.max(np.sum(self.vertices**2, axis=1))))
 
     def normals(self) -> FloatArray:
         """Outward unit normals (k, 2) of the edges vᵢ → vᵢ₊₁ (read-only)."""

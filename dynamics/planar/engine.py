@@ -1,6 +1,10 @@
 """The planar engine's step (LCP-physics §A.1): contacts, the dynamics LCP (§A.5, eq. 23) solved by
-the mixed-LCP interior point :func:`dcol.solvers.solve_mlcp`, explicit Euler integration and
-post-stabilization (§A.7).
+the mixed-LCP interior point, explicit Euler integration and post-stabilization (§A.7), all native
+(native/planar/step.hpp: contact detection, the Jacobians, the LCP's assembly, the interior point of
+native/lcp/mlcp_ipm.hpp, integration), one scene at a time or a batch of scenes on threads without
+the GIL. This module validates, holds the results as Python values, and differentiates the step
+(step_vjp: the KKT backward pass of dcol.solvers.mlcp_vjp and the chain rule through the contacts'
+geometry, whose derivatives are native too).
 
 Eq. 23 maps onto the mixed LCP ``M x + Aᵀ y + Gᵀ z + q = 0, A x = 0, G x + F z + s = h`` with
 x = v_{t+dt}, y = −λ_e, z = (λ_c, λ_f, γ), s = (a, σ, ζ) and
@@ -19,18 +23,20 @@ asks to be ≥ 0. The friction rows of eq. 17 follow the same rule.
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from dcol.solvers import LCPStatus, MLCPSolution, mlcp_vjp, solve_mlcp
+from dcol import _native
+from dcol.solvers import MLCPSolution, mlcp_vjp
+from dcol.solvers.lcp import returned_status
 from dcol.typing import ArrayLike, FloatArray
 from dcol.validation import checked_array, checked_integer, checked_nonnegative, checked_positive, checked_threads
 
-from .bodies import PERPENDICULAR, Body, cross2, rotated
-from .contacts import Contact, detect_contacts, feature_geometry_jacobian
-from .joints import AxisConstraint, FixedJoint, Hinge, Joint, joint_bodies
+from .bodies import PERPENDICULAR, Body
+from .contacts import Contact, contacts_from_records, features_geometry, native_shapes, skipped_matrix
+from .joints import AxisConstraint, FixedJoint, Hinge, Joint, joint_bodies, native_joint
 
 __all__ = ["PlanarWorld", "PlanarStep", "PlanarBatchStep", "PlanarStepCotangents", "DynamicsLCP"]
 
@@ -93,11 +99,11 @@ class PlanarBatchStep:
     steps: tuple[PlanarStep, ...]
 
 
-def _block_vjp(grad_block: FloatArray, arm: FloatArray, direction: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """∂ℓ/∂arm, ∂ℓ/∂direction (2,) each from ∂ℓ/∂ of a contact block [arm × direction, directionᵀ]
-    (1, 3) of LCP-physics eqs. 15 and 17."""
-    grad_arm = grad_block[0] * np.array([direction[1], -direction[0]])
-    return grad_arm, grad_block[0] * PERPENDICULAR @ arm + grad_block[1:]
+def _block_vjp(grad_blocks: FloatArray, arms: FloatArray, directions: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """∂ℓ/∂arm, ∂ℓ/∂direction (K, 2) each from ∂ℓ/∂ of K contact blocks [arm × direction, directionᵀ]
+    (K, 3) of LCP-physics eqs. 15 and 17."""
+    grad_arms = grad_blocks[:, :1] * np.stack([directions[:, 1], -directions[:, 0]], axis=1)
+    return grad_arms, grad_blocks[:, :1] * (arms @ PERPENDICULAR.T) + grad_blocks[:, 1:]
 
 
 @dataclass(frozen=True)
@@ -119,14 +125,31 @@ class PlanarStepCotangents:
     positions: FloatArray
 
 
-def _global_rows(blocks: list[list[tuple[int, FloatArray]]], bodies: int) -> FloatArray:
-    """Block rows (one per constraint: (body, block (r, 3)) pairs) placed in the global Jacobian
-    (Σr, 3·bodies) of LCP-physics eqs. 12 and 16."""
-    rows = [np.zeros((pairs[0][1].shape[0], 3 * bodies)) for pairs in blocks]
-    for row, pairs in zip(rows, blocks):
-        for body, block in pairs:
-            row[:, 3 * body : 3 * body + 3] += block
-    return np.vstack(rows) if rows else np.zeros((0, 3 * bodies))
+def _solution(values: tuple[FloatArray, FloatArray, FloatArray, FloatArray, int, int, float]) -> MLCPSolution:
+    x, y, z, s, status, iterations, residual = values
+    return MLCPSolution(x, y, z, s, returned_status(status, x, y, z, s), iterations, residual)
+
+
+def _problem(out: dict[str, Any]) -> DynamicsLCP:
+    """The DynamicsLCP of the native step's results."""
+    return DynamicsLCP(
+        **{name: out[name] for name in ("M", "q", "A", "G", "F", "h", "J_e", "J_c", "J_f", "E", "mu", "k")},
+        rubbing=out["rubbing"].astype(np.intp),
+    )
+
+
+def _step(out: dict[str, Any], positions: FloatArray) -> PlanarStep:
+    """The PlanarStep of the native step's results from positions (n, 3)."""
+    stabilization = out["stabilization"]
+    return PlanarStep(
+        positions=out["positions"],
+        velocities=out["velocities"],
+        contacts=contacts_from_records(out["contacts"], positions),
+        solution=_solution(out["solution"]),
+        problem=_problem(out),
+        dt=out["dt"],
+        stabilization=None if stabilization is None else _solution(stabilization),
+    )
 
 
 @dataclass(frozen=True)
@@ -154,8 +177,9 @@ class PlanarWorld:
     tol: float = 1e-10
     max_halvings: int = 0
     penetration_tolerance: float = 1e-9
-    _skipped_pairs: frozenset[tuple[int, int]] = field(init=False, repr=False)
     _mass_matrix: FloatArray = field(init=False, repr=False, compare=False)
+    _inertia_per_mass: FloatArray = field(init=False, repr=False, compare=False)
+    _native_model: _native.planar.Model = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         bodies, joints = tuple(self.bodies), tuple(self.joints)
@@ -182,11 +206,37 @@ class PlanarWorld:
         object.__setattr__(self, "max_halvings", checked_integer(self.max_halvings, "max_halvings", minimum=0))
         tolerance = checked_nonnegative(self.penetration_tolerance, "penetration_tolerance")
         object.__setattr__(self, "penetration_tolerance", tolerance)
-        object.__setattr__(self, "_skipped_pairs", frozenset(skipped))
-        # The bodies are immutable, and every step (and its post-stabilization) needs it.
+        # The bodies are immutable: 𝓜 is formed once for mass_matrix().
         mass_matrix = np.diag(np.concatenate([[b.inertia, b.mass, b.mass] for b in bodies]))
         mass_matrix.setflags(write=False)
         object.__setattr__(self, "_mass_matrix", mass_matrix)
+        # ∂𝓘/∂m for step_vjp: the shape's unit inertia, or 0 where the Body gives its own 𝓘.
+        inertia_per_mass = [b.shape.unit_inertia() if b.moment_of_inertia is None else 0.0 for b in bodies]
+        object.__setattr__(self, "_inertia_per_mass", np.array(inertia_per_mass))
+        # The native step's copy of the scene, which every step and contact query takes.
+        joint_rows = [native_joint(joint) for joint in joints]
+        model = _native.planar.Model(
+            native_shapes(bodies),
+            np.array([body.mass for body in bodies]),
+            np.array([body.inertia for body in bodies]),
+            np.array([body.restitution for body in bodies]),
+            np.array([body.friction for body in bodies]),
+            np.array([row[0] for row in joint_rows], dtype=np.int32),
+            np.array([row[1] for row in joint_rows], dtype=np.int32).reshape(-1, 2),
+            np.array([row[2] for row in joint_rows]).reshape(-1, 4),
+            np.array([row[3] for row in joint_rows]),
+            np.array([row[4] for row in joint_rows], dtype=np.int32),
+            np.array([row[5] for row in joint_rows]),
+            skipped_matrix(len(bodies), frozenset(skipped)),
+            self.gravity,
+            self.dt,
+            self.contact_margin,
+            self.tol,
+            self.penetration_tolerance,
+            self.post_stabilization,
+            self.max_halvings,
+        )
+        object.__setattr__(self, "_native_model", model)
 
     # -- global quantities (LCP-physics §A.3) --------------------------------------------------
 
@@ -200,36 +250,19 @@ class PlanarWorld:
     def equality_jacobian(self, positions: ArrayLike) -> FloatArray:
         """𝓙_e (p, 3n) at positions (n, 3), LCP-physics eq. 12."""
         positions = self._checked_state(positions, "positions")
-        return _global_rows([joint.jacobian_blocks(positions) for joint in self.joints], len(self.bodies))
+        jacobian, _ = _native.planar.equality_rows(self._native_model, positions)
+        return jacobian
 
     def equality_error(self, positions: ArrayLike) -> FloatArray:
         """The joints' position errors (p,) at positions (n, 3), in the rows of 𝓙_e."""
         positions = self._checked_state(positions, "positions")
-        return np.concatenate([joint.error(positions) for joint in self.joints] or [np.zeros(0)])
+        _, error = _native.planar.equality_rows(self._native_model, positions)
+        return error
 
     def contacts(self, positions: ArrayLike) -> list[Contact]:
         """The contacts at positions (n, 3) (LCP-physics §A.6)."""
         positions = self._checked_state(positions, "positions")
-        return detect_contacts(self.bodies, positions, self.contact_margin, self._skipped_pairs)
-
-    def _contact_jacobians(self, positions: FloatArray, contacts: list[Contact]) -> tuple[FloatArray, FloatArray]:
-        """𝓙_c (m, 3n) and 𝓙_f (2m, 3n), LCP-physics eqs. 15–17 (body b with the opposite sign)."""
-        m, columns = len(contacts), 3 * len(self.bodies)
-        J_c, J_f = np.zeros((m, columns)), np.zeros((m, 2, columns))
-        if not m:
-            return J_c, J_f.reshape(0, columns)
-        normals = np.array([contact.normal for contact in contacts])
-        tangents = normals @ PERPENDICULAR.T  # d, the left orthogonal of n (§A.4.3)
-        rows = np.arange(m)
-        for bodies, points, sign in (
-            (np.array([c.body_a for c in contacts]), np.array([c.point_a for c in contacts]), 1.0),
-            (np.array([c.body_b for c in contacts]), np.array([c.point_b for c in contacts]), -1.0),
-        ):
-            arms = rotated(positions[bodies, 0], points)
-            for J, directions in ((J_c, normals), (J_f[:, 0], tangents), (J_f[:, 1], -tangents)):
-                J[rows, 3 * bodies] = sign * cross2(arms, directions)
-                J[rows[:, None], 3 * bodies[:, None] + np.array([1, 2])] = sign * directions
-        return J_c, J_f.reshape(2 * m, columns)
+        return contacts_from_records(_native.planar.contacts(self._native_model, positions), positions)
 
     def dynamics_lcp(
         self, positions: ArrayLike, velocities: ArrayLike, forces: ArrayLike | None = None
@@ -239,100 +272,26 @@ class PlanarWorld:
         positions, velocities : (n, 3) rows (angle, x, y) and (ω, v_x, v_y).
         forces : (n, 3) external (τ, f_x, f_y) on each body besides gravity, or None for none.
         """
-        positions = self._checked_state(positions, "positions")
-        velocities = self._checked_state(velocities, "velocities")
-        bodies = len(self.bodies)
-        external = np.zeros((bodies, 3)) if forces is None else self._checked_state(forces, "forces")
-        masses = np.array([body.mass for body in self.bodies])
-        weights = np.zeros((bodies, 3))
-        weights[:, 1:] = masses[:, None] * np.asarray(self.gravity)
-        M = self.mass_matrix()
-        v_t = velocities.reshape(-1)
-        contacts = self.contacts(positions)
-        m = len(contacts)
-        J_e = self.equality_jacobian(positions)
-        J_c, J_f = self._contact_jacobians(positions, contacts)
-        pairs = [(self.bodies[c.body_a], self.bodies[c.body_b]) for c in contacts]
-        # Combined coefficients: the means of the two bodies' (LCP-physics §A.4.2–3).
-        k = np.array([0.5 * (a.restitution + b.restitution) for a, b in pairs])
-        mu = np.array([0.5 * (a.friction + b.friction) for a, b in pairs])
-        rubbing = np.flatnonzero(mu > 0.0)
-        r = rubbing.size
-        J_f = J_f.reshape(m, 2, 3 * bodies)[rubbing].reshape(2 * r, 3 * bodies)
-        E = np.repeat(np.eye(r), 2, axis=0)  # columns e_i: ones at rows 2i, 2i+1 (§A.4.3)
-        c = k * (J_c @ v_t)  # LCP-physics eq. 14
-        F = np.zeros((m + 3 * r, m + 3 * r))
-        F[m : m + 2 * r, m + 2 * r :] = -E
-        F[m + 2 * r :, :m] = -np.diag(mu)[rubbing]
-        F[m + 2 * r :, m : m + 2 * r] = E.T
-        problem = DynamicsLCP(
-            M=M,
-            q=-(M @ v_t + self.dt * (external + weights).reshape(-1)),
-            A=J_e,
-            G=np.vstack([-J_c, -J_f, np.zeros((r, 3 * bodies))]),
-            F=F,
-            h=np.concatenate([c, np.zeros(3 * r)]),
-            J_e=J_e,
-            J_c=J_c,
-            J_f=J_f,
-            E=E,
-            mu=mu,
-            k=k,
-            rubbing=rubbing,
-        )
-        return problem, contacts
+        positions, velocities, forces = self._checked_inputs(positions, velocities, forces)
+        out = _native.planar.dynamics_lcp(self._native_model, positions, velocities, forces)
+        return _problem(out), contacts_from_records(out["contacts"], positions)
 
-    def _stabilization(self, positions: FloatArray, contacts: list[Contact]) -> tuple[FloatArray, MLCPSolution | None]:
-        """The post-stabilization correction δ (3n,) at positions after integration (LCP-physics
-        §A.7): 𝓜δ = 𝓙_eᵀλ_e + 𝓙_cᵀλ_c, 𝓙_e δ = −g_e, 𝓙_c δ + g_c ≥ 0 ⊥ λ_c ≥ 0.
-
-        The errors are those of the positions, per unit time (g_e the joints' position errors / dt,
-        g_c the contacts' gaps / dt) as in Cline's post-stabilization, so that p + dt δ removes them
-        to first order. The mixed LCP has homogeneous equalities: δ = δ₀ + δ' with δ₀ the 𝓜-least
-        correction of the joints, 𝓙_e δ₀ = −g_e, leaves 𝓙_e δ' = 0 to the solver. ``contacts`` are
-        those at ``positions``.
-        """
-        J_e = self.equality_jacobian(positions)
-        if not contacts and not J_e.shape[0]:
-            return np.zeros(positions.size), None
-        g_e = self.equality_error(positions) / self.dt
-        g_c = np.array([contact.gap for contact in contacts]) / self.dt
-        J_c, _ = self._contact_jacobians(positions, contacts)
-        M = self.mass_matrix()
-        M_inv_Je_T = np.linalg.solve(M, J_e.T)
-        delta_0 = -M_inv_Je_T @ np.linalg.solve(J_e @ M_inv_Je_T, g_e) if J_e.shape[0] else np.zeros(M.shape[0])
-        solution = solve_mlcp(
-            M, M @ delta_0, -J_c, np.zeros((len(contacts),) * 2), g_c + J_c @ delta_0, A=J_e, tol=self.tol
+    def _checked_inputs(
+        self, positions: ArrayLike, velocities: ArrayLike, forces: ArrayLike | None
+    ) -> tuple[FloatArray, FloatArray, FloatArray | None]:
+        return (
+            self._checked_state(positions, "positions"),
+            self._checked_state(velocities, "velocities"),
+            None if forces is None else self._checked_state(forces, "forces"),
         )
-        return delta_0 + solution.x, solution
 
     def step(self, positions: ArrayLike, velocities: ArrayLike, forces: ArrayLike | None = None) -> PlanarStep:
         """One step (LCP-physics §A.1): the dynamics LCP's v_{t+dt}, p_{t+dt} = p_t + dt v_{t+dt},
         with max_halvings > 0 the rejection of an interpenetrating p_{t+dt} by halving dt (item 5),
         then, with post_stabilization, p_{t+dt} + dt δ (§A.7). Arguments as in dynamics_lcp.
         """
-        problem, contacts = self.dynamics_lcp(positions, velocities, forces)
-        solution = solve_mlcp(problem.M, problem.q, problem.G, problem.F, problem.h, A=problem.A, tol=self.tol)
-        shape = (len(self.bodies), 3)
-        next_velocities = solution.x.reshape(shape)
-        start = np.asarray(positions, dtype=np.float64)
-        # The appendix assumes no interpenetration at the start; a start that has some may keep it.
-        allowed = max([self.penetration_tolerance] + [-contact.gap for contact in contacts])
-        dt = self.dt
-        next_positions = start + dt * next_velocities
-        next_contacts = self.contacts(next_positions) if self.max_halvings or self.post_stabilization else []
-        for _ in range(self.max_halvings):
-            if all(contact.gap >= -allowed for contact in next_contacts):
-                break
-            dt /= 2.0
-            next_positions = start + dt * next_velocities
-            next_contacts = self.contacts(next_positions)
-        stabilization = None
-        if self.post_stabilization and solution.status == LCPStatus.SOLVED:
-            delta, stabilization = self._stabilization(next_positions, next_contacts)
-            if stabilization is None or stabilization.status == LCPStatus.SOLVED:
-                next_positions = next_positions + self.dt * delta.reshape(shape)
-        return PlanarStep(next_positions, next_velocities, contacts, solution, problem, dt, stabilization)
+        positions, velocities, forces = self._checked_inputs(positions, velocities, forces)
+        return _step(_native.planar.step(self._native_model, positions, velocities, forces), positions)
 
     def step_vjp(
         self,
@@ -367,9 +326,7 @@ class PlanarWorld:
         # q = −(𝓜 v_t + dt (f + weights)), h_c = k ∘ (𝓙_c v_t) (LCP-physics eqs. 14, 23).
         grad_v_t = -problem.M.T @ cot.q + problem.J_c.T @ (problem.k * cot.h[:m])
         # ∂𝓜_body/∂m = diag(∂𝓘/∂m, 1, 1), ∂𝓘/∂m the shape's unit inertia unless 𝓘 is given.
-        unit = np.array(
-            [[body.shape.unit_inertia() if body.moment_of_inertia is None else 0.0, 1.0, 1.0] for body in self.bodies]
-        )
+        unit = np.column_stack([self._inertia_per_mass, np.ones((len(self.bodies), 2))])
         gravity = np.concatenate([[0.0], np.asarray(self.gravity)])
         grad_M_diagonal = np.diag(cot.M).reshape(shape)
         grad_q = cot.q.reshape(shape)
@@ -389,8 +346,8 @@ class PlanarWorld:
         grad_p = grad_p.copy()
         row = 0
         for index, joint in enumerate(self.joints):
-            rows = cot.A[row : row + joint.error(positions).size]
-            row += rows.shape[0]
+            rows = cot.A[row : row + joint.rows]
+            row += joint.rows
             anchors[index] = joint.anchor_vjp(positions, rows)
             for body, curvature in joint.angle_curvature(positions):
                 grad_p[body, 0] += rows[:, 3 * body] @ curvature
@@ -399,22 +356,28 @@ class PlanarWorld:
         grad_J_c = -cot.G[:m] + np.outer(problem.k * cot.h[:m], v_t)
         grad_J_f = np.zeros_like(grad_J_c)
         grad_J_f[problem.rubbing] = -cot.G[m : m + 2 * r : 2] + cot.G[m + 1 : m + 2 * r : 2]
-        for index, contact in enumerate(step.contacts):
-            a, b = contact.body_a, contact.body_b
-            (normal, arm_a, arm_b, _), jacobian = feature_geometry_jacobian(contact.feature, positions[a], positions[b])
-            tangent = PERPENDICULAR @ normal
-            grad_geometry = np.zeros(6)  # ∂ℓ/∂(normal, arm_a, arm_b)
-            for grad_rows, direction, to_normal in ((grad_J_c, normal, np.eye(2)), (grad_J_f, tangent, PERPENDICULAR)):
-                for grad_block, arm, arm_slot in (
-                    (grad_rows[index, 3 * a : 3 * a + 3], arm_a, slice(2, 4)),
-                    (-grad_rows[index, 3 * b : 3 * b + 3], arm_b, slice(4, 6)),
-                ):
-                    grad_arm, grad_direction = _block_vjp(grad_block, arm, direction)
-                    grad_geometry[arm_slot] += grad_arm
-                    grad_geometry[:2] += to_normal.T @ grad_direction
-            grad_poses = jacobian.T @ grad_geometry
-            grad_p[a] += grad_poses[:3]
-            grad_p[b] += grad_poses[3:]
+        pairs = np.array([[contact.body_a, contact.body_b] for contact in step.contacts], dtype=np.intp).reshape(-1, 2)
+        geometry, jacobians = features_geometry(
+            [contact.feature for contact in step.contacts],
+            positions[pairs[:, 0]],
+            positions[pairs[:, 1]],
+            jacobians=True,
+        )
+        assert jacobians is not None
+        normals, tangents = geometry[:, :2], geometry[:, :2] @ PERPENDICULAR.T
+        grad_geometry = np.zeros((len(pairs), 6))  # ∂ℓ/∂(normal, arm_a, arm_b) of each contact
+        columns = 3 * pairs[:, :, None] + np.arange(3)  # (K, 2 bodies, 3)
+        contact_rows = np.arange(len(pairs))[:, None, None]
+        for grad_rows, directions, to_normal in ((grad_J_c, normals, np.eye(2)), (grad_J_f, tangents, PERPENDICULAR)):
+            # Body b's block enters with the opposite sign (eqs. 15, 17).
+            grad_blocks = grad_rows[contact_rows, columns] * np.array([1.0, -1.0])[:, None]
+            for body, arm_slot in ((0, slice(2, 4)), (1, slice(4, 6))):
+                grad_arms, grad_directions = _block_vjp(grad_blocks[:, body], geometry[:, arm_slot], directions)
+                grad_geometry[:, arm_slot] += grad_arms
+                grad_geometry[:, :2] += grad_directions @ to_normal
+        grad_poses = np.einsum("kij,ki->kj", jacobians, grad_geometry)
+        np.add.at(grad_p, pairs[:, 0], grad_poses[:, :3])
+        np.add.at(grad_p, pairs[:, 1], grad_poses[:, 3:])
         return PlanarStepCotangents(
             velocities=grad_v_t.reshape(shape),
             forces=-self.dt * grad_q,
@@ -432,8 +395,8 @@ class PlanarWorld:
     @staticmethod
     def _each_scene(function: Callable[[int], T], scenes: int, threads: int | None) -> list[T]:
         """function(index) for each of the scenes, on up to ``threads`` threads (None: one). The
-        interior point and the backward pass's dense solve release the GIL; contact detection and
-        the LCP's assembly hold it."""
+        backward pass's KKT solve and the contacts' geometry release the GIL; the chain rule through
+        them holds it."""
         workers = min(checked_threads(threads), scenes)
         if workers <= 1:
             return [function(index) for index in range(scenes)]
@@ -449,8 +412,9 @@ class PlanarWorld:
         threads: int | None = None,
     ) -> PlanarBatchStep:
         """:meth:`step` of B scenes of this world: positions, velocities, forces (B, n, 3) (forces
-        None: none). Each scene has a dynamics LCP of its own size (its contacts); the scenes are
-        stepped on up to ``threads`` threads (None: one), with the same results."""
+        None: none). Each scene has a dynamics LCP of its own size (its contacts); the native step runs
+        the scenes on up to ``threads`` threads (None: one) without the GIL, each scene exactly as
+        :meth:`step` runs it (the same results, bit for bit, whatever the threads)."""
         positions = self._checked_batch(positions, "positions")
         velocities = self._checked_batch(velocities, "velocities")
         if velocities.shape != positions.shape:
@@ -459,13 +423,9 @@ class PlanarWorld:
             forces = self._checked_batch(forces, "forces")
             if forces.shape != positions.shape:
                 raise ValueError(f"forces must have the shape of positions {positions.shape}, got {forces.shape}")
-        steps = tuple(
-            self._each_scene(
-                lambda index: self.step(positions[index], velocities[index], None if forces is None else forces[index]),
-                positions.shape[0],
-                threads,
-            )
-        )
+        workers = min(checked_threads(threads), positions.shape[0])
+        results = _native.planar.step_batch(self._native_model, positions, velocities, forces, max(workers, 1))
+        steps = tuple(_step(out, start) for out, start in zip(results, positions))
         return PlanarBatchStep(
             positions=np.stack([step.positions for step in steps]),
             velocities=np.stack([step.velocities for step in steps]),

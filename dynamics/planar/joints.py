@@ -1,17 +1,16 @@
 """Equality constraints of the planar engine (LCP-physics §A.4.1): hinge joints (body–body and
-body–world), fixed joints and single-coordinate constraints, with their Jacobian blocks 𝓙_e
-(LCP-physics eq. 11) and their position errors, which post-stabilization drives to zero (§A.7).
+body–world), fixed joints and single-coordinate constraints. Their Jacobian rows 𝓙_e (LCP-physics
+eqs. 11–12) and position errors, which post-stabilization drives to zero (§A.7), are computed
+natively with the step (native/planar/step.hpp, PlanarWorld.equality_jacobian and equality_error);
+``native_joint`` gives a joint as the native model takes it.
 
-Every joint gives, at positions (n, 3) of (angle, x, y) rows, a list of (body index, block (r, 3))
-pairs, one per body it binds (the world has none), such that Σ block · v_body = 0 is the constraint
-on the velocities, and the position error (r,) whose time derivative that is. For the step's
-gradients, a joint also gives the derivative of each block's angle column with respect to that
-body's angle (the only entries of 𝓙_e that vary with the positions) and the cotangent of its
-anchors from a cotangent of its rows of 𝓙_e.
+For the step's gradients, a joint gives, at positions (n, 3) of (angle, x, y) rows, the derivative
+of each of its blocks' angle column with respect to that body's angle (the only entries of 𝓙_e that
+vary with the positions) and the cotangent of its anchors from a cotangent of its rows of 𝓙_e.
 """
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
@@ -22,7 +21,6 @@ from .bodies import PERPENDICULAR, rotation
 
 __all__ = ["Hinge", "FixedJoint", "AxisConstraint"]
 
-JacobianBlocks = list[tuple[int, FloatArray]]
 AngleCurvature = list[tuple[int, FloatArray]]
 
 
@@ -32,12 +30,6 @@ def _checked_bodies(body_a: object, body_b: object) -> tuple[int, int | None]:
     if a == b:
         raise ValueError(f"body_a and body_b must differ, both are {a}")
     return a, b
-
-
-def _hinge_block(r: FloatArray) -> FloatArray:
-    """Jacobian of the world velocity of the point at r (world-frame offset from the body's centre)
-    with respect to (v_a, v_x, v_y): the 𝓙_e^(a) of LCP-physics §A.4.1."""
-    return np.array([[-r[1], 1.0, 0.0], [r[0], 0.0, 1.0]])
 
 
 @dataclass(frozen=True)
@@ -66,12 +58,7 @@ class Hinge:
             return r_a, np.asarray(self.anchor_b)
         return r_a, rotation(positions[self.body_b, 0]) @ np.asarray(self.anchor_b)
 
-    def jacobian_blocks(self, positions: FloatArray) -> JacobianBlocks:
-        r_a, r_b = self._arms(positions)
-        blocks = [(self.body_a, _hinge_block(r_a))]
-        if self.body_b is not None:
-            blocks.append((self.body_b, -_hinge_block(r_b)))
-        return blocks
+    rows: ClassVar[int] = 2  # of 𝓙_e
 
     def angle_curvature(self, positions: FloatArray) -> AngleCurvature:
         """∂(angle column of each block)/∂(that body's angle): R(π/2)² r = −r, and +r_b for b."""
@@ -89,11 +76,6 @@ class Hinge:
         if self.body_b is not None:
             grad[1] = -(PERPENDICULAR @ rotation(positions[self.body_b, 0])).T @ grad_rows[:, 3 * self.body_b]
         return grad
-
-    def error(self, positions: FloatArray) -> FloatArray:
-        r_a, r_b = self._arms(positions)
-        point_a = positions[self.body_a, 1:] + r_a
-        return point_a - (r_b if self.body_b is None else positions[self.body_b, 1:] + r_b)
 
 
 @dataclass(frozen=True)
@@ -117,13 +99,7 @@ class FixedJoint:
     def _hinge(self) -> Hinge:
         return Hinge(self.body_a, np.zeros(2), self.body_b, self.anchor_b)
 
-    def jacobian_blocks(self, positions: FloatArray) -> JacobianBlocks:
-        turn = np.array([[1.0, 0.0, 0.0]])
-        hinge = dict(self._hinge().jacobian_blocks(positions))
-        blocks = [(self.body_a, np.vstack([hinge[self.body_a], turn]))]
-        if self.body_b is not None:
-            blocks.append((self.body_b, np.vstack([hinge[self.body_b], -turn])))
-        return blocks
+    rows: ClassVar[int] = 3  # of 𝓙_e
 
     def angle_curvature(self, positions: FloatArray) -> AngleCurvature:
         """As the hinge's at body_a's centre (zero arm for a), zero on the rotation row."""
@@ -132,10 +108,6 @@ class FixedJoint:
     def anchor_vjp(self, positions: FloatArray, grad_rows: FloatArray) -> FloatArray:
         """∂ℓ/∂(anchor_a, anchor_b) (2, 2): row 0 (body_a's centre, not a parameter) is zero."""
         return self._hinge().anchor_vjp(positions, grad_rows[:2]) * [[0.0], [1.0]]
-
-    def error(self, positions: FloatArray) -> FloatArray:
-        relative = positions[self.body_a, 0] - (0.0 if self.body_b is None else positions[self.body_b, 0])
-        return np.append(self._hinge().error(positions), relative - self.angle)
 
 
 AXES = {"angle": 0, "x": 1, "y": 2}
@@ -156,19 +128,13 @@ class AxisConstraint:
             raise ValueError(f"axis must be one of {sorted(AXES)}, got {self.axis!r}")
         object.__setattr__(self, "value", checked_finite(self.value, "value"))
 
-    def jacobian_blocks(self, positions: FloatArray) -> JacobianBlocks:
-        row = np.zeros((1, 3))
-        row[0, AXES[self.axis]] = 1.0
-        return [(self.body, row)]
+    rows: ClassVar[int] = 1  # of 𝓙_e
 
     def angle_curvature(self, positions: FloatArray) -> AngleCurvature:
         return []  # a constant row
 
     def anchor_vjp(self, positions: FloatArray, grad_rows: FloatArray) -> FloatArray:
         return np.zeros((2, 2))  # no anchors
-
-    def error(self, positions: FloatArray) -> FloatArray:
-        return np.array([positions[self.body, AXES[self.axis]] - self.value])
 
 
 Joint = Hinge | FixedJoint | AxisConstraint
@@ -179,3 +145,26 @@ def joint_bodies(joint: Joint) -> tuple[int, ...]:
     if isinstance(joint, AxisConstraint):
         return (joint.body,)
     return (joint.body_a,) if joint.body_b is None else (joint.body_a, joint.body_b)
+
+
+# The joint kinds of the native model (native/planar/step.hpp, PlanarJoint::Kind).
+_HINGE, _FIXED, _AXIS = 0, 1, 2
+
+
+def native_joint(joint: Joint) -> tuple[int, tuple[int, int], FloatArray, float, int, float]:
+    """A joint as the native model takes it: kind (0 hinge, 1 fixed, 2 axis), its bodies (−1: the
+    world), anchors (4,) (anchor_a, anchor_b), angle, axis (0 angle, 1 x, 2 y) and value."""
+    if isinstance(joint, AxisConstraint):
+        return _AXIS, (joint.body, -1), np.zeros(4), 0.0, AXES[joint.axis], joint.value
+    body_b = -1 if joint.body_b is None else joint.body_b
+    if isinstance(joint, Hinge):
+        anchors = np.concatenate([np.asarray(joint.anchor_a), np.asarray(joint.anchor_b)])
+        return _HINGE, (joint.body_a, body_b), anchors, 0.0, 0, 0.0
+    return (
+        _FIXED,
+        (joint.body_a, body_b),
+        np.concatenate([np.zeros(2), np.asarray(joint.anchor_b)]),
+        joint.angle,
+        0,
+        0.0,
+    )

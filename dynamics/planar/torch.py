@@ -82,7 +82,10 @@ class _Step(torch.autograd.Function):
                 raise ValueError(f"{name} must have the shape of positions {p.shape}, got {array.shape}")
         parameters = dict(mass=mass, restitution=restitution, friction=friction, inertia=inertia)
         worlds = _scene_worlds(world, p.shape[0], parameters)
-        steps = [scene.step(p[b], v[b], None if f is None else f[b]) for b, scene in enumerate(worlds)]
+        if all(scene is worlds[0] for scene in worlds):  # one world for all: the native batch
+            steps = list(worlds[0].step_batch(p, v, f).steps)
+        else:
+            steps = [scene.step(p[b], v[b], None if f is None else f[b]) for b, scene in enumerate(worlds)]
         ctx.worlds, ctx.p, ctx.v, ctx.steps = worlds, p, v, steps
         ctx.shared = {name: tensor is not None and tensor.dim() == 1 for name, tensor in parameters.items()}
         return (

@@ -20,11 +20,15 @@ inline bool lu_factor(int n, double* a, int stride, int* pivot, double min_pivot
     if (std::abs(a[p * stride + k]) <= min_pivot) return false;
     if (p != k) std::swap_ranges(row_k, row_k + n, a + p * stride);
     const double inv = 1.0 / row_k[k];
+    // Rows are updated up to the pivot row's last nonzero only, so that a banded (or suitably
+    // ordered sparse) matrix costs its band, not n³.
+    int last = n - 1;
+    while (last > k && row_k[last] == 0.0) --last;
     for (int i = k + 1; i < n; ++i) {
       double* row_i = a + i * stride;
       const double factor = (row_i[k] *= inv);
       if (factor == 0.0) continue;
-      for (int j = k + 1; j < n; ++j) row_i[j] -= factor * row_k[j];
+      for (int j = k + 1; j <= last; ++j) row_i[j] -= factor * row_k[j];
     }
   }
   return true;

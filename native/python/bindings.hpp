@@ -26,5 +26,7 @@ void bind_dynamics(pybind11::module_& m);
 void bind_simulation(pybind11::module_& m);
 // python/collision_model.cpp: a model's collision distances as functions of q.
 void bind_collision_model(pybind11::module_& m);
+// python/planar.cpp: the planar engine's native parts (the submodule planar).
+void bind_planar(pybind11::module_& m);
 
 }  // namespace dcol::python

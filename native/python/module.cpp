@@ -13,4 +13,5 @@ PYBIND11_MODULE(_native, m) {
   bind_dynamics(m);
   bind_simulation(m);
   bind_collision_model(m);
+  bind_planar(m);
 }

@@ -342,6 +342,32 @@ void bind_lcp(py::module_& root) {
       py::arg("M"), py::arg("q"), py::arg("A"), py::arg("G"), py::arg("F"), py::arg("h"), py::arg("tol"),
       py::arg("max_iterations"),
       "(x, y, z, s, status code, iterations, residual) of the mixed LCP by the interior-point method.");
+  m.def(
+      "mlcp_kkt_adjoint",
+      [](const Array& M, const Array& A, const Array& G, const Array& F, const Array& z, const Array& s,
+         const Array& rhs) {
+        const int n = static_cast<int>(M.shape(0)), p = static_cast<int>(A.shape(0)), k = static_cast<int>(z.shape(0));
+        check_shape(M, n, n, "M");
+        check_shape(A, p, n, "A");
+        check_shape(G, k, n, "G");
+        check_shape(F, k, k, "F");
+        check_length(s, k, "s");
+        check_length(rhs, n + k + p, "rhs");
+        MlcpProblem problem{n, p, k, M.data(), nullptr, A.data(), G.data(), F.data(), nullptr};
+        Array adjoint(n + k + p);
+        std::copy(rhs.data(), rhs.data() + n + k + p, adjoint.mutable_data());
+        bool regular = false;
+        {
+          py::gil_scoped_release release;
+          MlcpNewtonSystem newton;
+          std::vector<double> weights;
+          regular = mlcp_kkt_adjoint(problem, z.data(), s.data(), adjoint.mutable_data(), newton, weights);
+        }
+        if (!regular) throw py::value_error("the KKT matrix at the solution is singular");
+        return adjoint;
+      },
+      py::arg("M"), py::arg("A"), py::arg("G"), py::arg("F"), py::arg("z"), py::arg("s"), py::arg("rhs"),
+      "[d_x; z∘d_z; d_y] from rhs = [∂ℓ/∂x; ∂ℓ/∂z; ∂ℓ/∂y] at a mixed-LCP solution (the KKT backward pass).");
 }
 
 }  // namespace

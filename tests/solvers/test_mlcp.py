@@ -11,14 +11,24 @@ from tests.support.optional import oracle
 cp = oracle("cvxpy")
 
 
-def contact_qp(rng, n, m, p):
+def contact_qp(rng, n, m, p, diagonal_mass=False):
     """M ≻ 0, q, equalities A x = 0, inequalities G x ≤ h (h > 0: x = 0 is feasible): F = 0 makes the
-    MLCP this QP's KKT system."""
-    L = rng.normal(size=(n, n))
+    MLCP this QP's KKT system. With diagonal_mass, M is diagonal (as a mass matrix in maximal
+    coordinates) and each row of G touches the three columns of at most two of n // 3 bodies (as a
+    contact row), the structure the solver's elimination of x and its ordering of the rest exploit."""
+    if diagonal_mass:
+        G = np.zeros((m, n))
+        for row in G:
+            for body in rng.choice(n // 3, size=min(2, n // 3), replace=False):
+                row[3 * body : 3 * body + 3] = rng.normal(size=3)
+        M = np.diag(rng.uniform(0.1, 2.0, n))
+    else:
+        L = rng.normal(size=(n, n))
+        M, G = L @ L.T + np.eye(n), rng.normal(size=(m, n))
     return (
-        L @ L.T + np.eye(n),
+        M,
         5.0 * rng.normal(size=n),
-        rng.normal(size=(m, n)),
+        G,
         np.zeros((m, m)),
         rng.uniform(0.1, 1.0, m),
         rng.normal(size=(p, n)),
@@ -34,10 +44,16 @@ def qp_reference(M, q, G, h, A):
     return x.value, constraints[0].dual_value
 
 
-@pytest.mark.parametrize("n, m, p", [(3, 4, 0), (6, 10, 2), (20, 30, 5)])
-def test_solution_matches_the_qp(n, m, p):
+# The largest problem only with a diagonal M, whose sparse Schur complement the solver reorders; a
+# dense M of that size is too ill-conditioned for the reference's tolerances.
+@pytest.mark.parametrize(
+    "n, m, p, diagonal_mass",
+    [(n, m, p, diagonal) for n, m, p in [(3, 4, 0), (6, 10, 2), (20, 30, 5)] for diagonal in (False, True)]
+    + [(60, 40, 6, True)],
+)
+def test_solution_matches_the_qp(n, m, p, diagonal_mass):
     rng = np.random.default_rng(n + m + p)
-    M, q, G, F, h, A = contact_qp(rng, n, m, p)
+    M, q, G, F, h, A = contact_qp(rng, n, m, p, diagonal_mass)
     solution = solve_mlcp(M, q, G, F, h, A=A)
     assert solution.status == LCPStatus.SOLVED
     x_ref, z_ref = qp_reference(M, q, G, h, A)
@@ -47,18 +63,21 @@ def test_solution_matches_the_qp(n, m, p):
     assert np.abs(A @ solution.x).max(initial=0.0) <= 1e-9
 
 
-def strictly_complementary(rng, n, m, p):
+def strictly_complementary(rng, n, m, p, diagonal_mass=False):
     while True:
-        problem = contact_qp(rng, n, m, p)
+        problem = contact_qp(rng, n, m, p, diagonal_mass)
         solution = solve_mlcp(*problem[:5], A=problem[5], tol=1e-13)
         if solution.status == LCPStatus.SOLVED and np.maximum(solution.s, solution.z).min() > 1e-3:
             return problem, solution
 
 
-def test_kkt_backward_matches_central_differences():
+@pytest.mark.parametrize("diagonal_mass", [False, True])
+def test_kkt_backward_matches_central_differences(diagonal_mass):
+    """With a diagonal M, the backward pass solves by the Schur complement on (z, y), while the
+    differences of M's symmetric perturbations are solved with the full Newton matrix."""
     rng = np.random.default_rng(1)
     n, m, p = 5, 7, 2
-    (M, q, G, F, h, A), solution = strictly_complementary(rng, n, m, p)
+    (M, q, G, F, h, A), solution = strictly_complementary(rng, n, m, p, diagonal_mass)
     grad_x, grad_z = rng.normal(size=n), rng.normal(size=m)
     cot = mlcp_vjp(solution, M, q, G, F, h, A=A, grad_x=grad_x, grad_z=grad_z)
     dM = rng.normal(size=(n, n))

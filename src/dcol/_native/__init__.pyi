@@ -9,7 +9,8 @@ import numpy.typing
 import typing
 from . import lcp
 from . import dynamics
-__all__: list[str] = ['CONE_MAX_CONES', 'CONE_MAX_ROWS', 'CONE_MAX_VARIABLES', 'ContactRule', 'MAX_FACES', 'ProximityResult', 'Shape', 'SolverSettings', 'Status', 'broadphase', 'contacts', 'distance_batch', 'dynamics', 'gjk_distance', 'gjk_distance_jacobian', 'lcp', 'orientation_array', 'proximity', 'proximity_batch', 'proximity_derivatives', 'proximity_kernel_info', 'proximity_result_from_state', 'rotation_matrix', 'scene_contacts', 'shape_parameter_jacobian', 'solve_cone_program', 'support']
+from . import planar
+__all__: list[str] = ['CONE_MAX_CONES', 'CONE_MAX_ROWS', 'CONE_MAX_VARIABLES', 'ContactRule', 'MAX_FACES', 'ProximityResult', 'Shape', 'SolverSettings', 'Status', 'broadphase', 'contacts', 'distance_batch', 'dynamics', 'gjk_distance', 'gjk_distance_jacobian', 'lcp', 'orientation_array', 'planar', 'proximity', 'proximity_batch', 'proximity_derivatives', 'proximity_kernel_info', 'proximity_result_from_state', 'rotation_matrix', 'scene_contacts', 'shape_parameter_jacobian', 'solve_cone_program', 'support']
 class Status(enum.IntEnum):
     """
     Outcome of an interior-point solve; SMOOTHED: exact proximity derivatives were asked for where none exists, and the smoothed ones are given (dcol.geom.derivatives).

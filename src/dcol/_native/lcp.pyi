@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['classify', 'lemke', 'mlcp_ipm', 'ncp_admm', 'pgs', 'polish', 'project_onto_friction_cone', 'solve_on_sets']
+__all__: list[str] = ['classify', 'lemke', 'mlcp_ipm', 'mlcp_kkt_adjoint', 'ncp_admm', 'pgs', 'polish', 'project_onto_friction_cone', 'solve_on_sets']
 def classify(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lo: typing.Any, hi: typing.Any, friction_index: typing.Any, mu: typing.Any, f: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], w: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], tol: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.int8], numpy.typing.NDArray[numpy.bool]]:
     """
     (sets (n,) int8: 0 clamping, 1 at the lower bound, 2 at the upper; tied (n,) bool: at a bound with w = 0).
@@ -17,6 +17,10 @@ def lemke(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.
 def mlcp_ipm(M: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], q: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], G: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], F: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], h: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], tol: typing.SupportsFloat | typing.SupportsIndex, max_iterations: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], int, int, float]:
     """
     (x, y, z, s, status code, iterations, residual) of the mixed LCP by the interior-point method.
+    """
+def mlcp_kkt_adjoint(M: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], G: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], F: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rhs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    [d_x; z∘d_z; d_y] from rhs = [∂ℓ/∂x; ∂ℓ/∂z; ∂ℓ/∂y] at a mixed-LCP solution (the KKT backward pass).
     """
 def ncp_admm(G: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], g: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mu: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rho: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, max_iterations: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.int8], int, int, float]:
     """
