@@ -243,6 +243,78 @@ inline int facing_face(const Shape& sh, const Pose& frame, const Vec3& u) {
   return best;
 }
 
+// A flat cap of a cylinder or a cone is the polygon of kRimSamples points of its rim (material points
+// at equal angles from the shape's y axis): a cap flat on a face rests on them as a box's face rests
+// on its corners, and the patch reduction keeps the four that span them.
+constexpr int kRimSamples = 8;
+
+// The world axis (x) of a cylinder's or cone's frame and the point of the rim of centre c and radius R
+// (around that axis) farthest along u; the centre itself if u is along the axis.
+inline Vec3 rim_support(const Pose& frame, const Vec3& c, double R, const Vec3& u) {
+  const Vec3 axis{{frame.Q.m[0][0], frame.Q.m[1][0], frame.Q.m[2][0]}};
+  const Vec3 across = u - dot(u, axis) * axis;
+  const double length = norm(across);
+  return length > 0.0 ? c + (R / length) * across : c;
+}
+
+// Appends the kRimSamples rim points of the cap of centre y0 (on the frame's x axis) and radius R.
+inline void add_rim(const Pose& frame, double y0, double R, Feature& f) {
+  for (int k = 0; k < kRimSamples && f.count < kMaxFeaturePoints; ++k) {
+    const double angle = 2.0 * M_PI * k / kRimSamples;
+    const double y[3] = {y0, R * std::cos(angle), R * std::sin(angle)};
+    f.points[f.count++] = world_point(frame, y);
+  }
+}
+
+// The support feature of a cylinder or a cone (shape frame `frame`) along the world direction u, before
+// reduce_to_hull; dim −1 where it has none worth a rule (a rim point or a cone's apex: the signed
+// distance's one contact is exact there). A cap facing u within tol (its whole rim within tol of its
+// top) is its rim polygon, with the cap's plane as its face. A side line facing u within tol is, on a
+// cylinder, its axis inflated by R (as a capsule's: exact while the line faces u, and it rolls as a
+// capsule does), on a cone the segment from the apex to the base's rim point farthest along u. whole
+// (an incident feature clipped against a face, each contact then at its own depth): beyond those, the
+// cap turned more towards u than the side gives its rim samples and its rim point farthest along u
+// (the deepest, exactly), else the side gives its line: a cylinder's two rim points farthest along u, a
+// cone's apex and base rim point.
+inline void round_feature(const Shape& sh, const Pose& frame, const Vec3& u, double tol, bool whole, Feature& f) {
+  const Vec3 axis{{frame.Q.m[0][0], frame.Q.m[1][0], frame.Q.m[2][0]}};
+  const double along = dot(u, axis), across = std::sqrt(std::max(0.0, 1.0 - along * along));
+  auto on_axis = [&](double x) { return to_vec(frame.r) + x * axis; };
+  f.count = 0;
+  if (sh.kind == ShapeKind::cylinder) {
+    const double side = along >= 0.0 ? 1.0 : -1.0;
+    const Vec3 cap = on_axis(0.5 * side * sh.L);
+    if (2.0 * sh.R * across <= tol || (whole && std::abs(along) >= across)) {
+      add_rim(frame, 0.5 * side * sh.L, sh.R, f);
+      if (2.0 * sh.R * across > tol) f.points[f.count++] = rim_support(frame, cap, sh.R, u);
+      f.face_normal = side * axis;
+      f.face_point = cap;
+    } else if (sh.L * std::abs(along) <= tol) {
+      f.points[f.count++] = on_axis(-0.5 * sh.L);
+      f.points[f.count++] = on_axis(0.5 * sh.L);
+      f.radius = sh.R;
+    } else if (whole) {
+      for (double end : {-0.5 * sh.L, 0.5 * sh.L}) f.points[f.count++] = rim_support(frame, on_axis(end), sh.R, u);
+    }
+  } else {  // cone: apex at x = −¾H, base of radius H tan β at x = ¼H
+    const double base_radius = sh.H * sh.tan_beta;
+    const Vec3 apex = on_axis(-0.75 * sh.H), base = on_axis(0.25 * sh.H);
+    const Vec3 rim = rim_support(frame, base, base_radius, u);
+    // Sines of the base's and of the side line's tilts out of the plane normal to u.
+    const double side_tilt = std::abs(dot(rim - apex, u)) / norm(rim - apex);
+    if (along > 0.0 && (2.0 * base_radius * across <= tol || (whole && across <= side_tilt))) {
+      add_rim(frame, 0.25 * sh.H, base_radius, f);
+      if (2.0 * base_radius * across > tol) f.points[f.count++] = rim;
+    } else if (whole || std::abs(dot(rim - apex, u)) <= tol) {
+      f.points[f.count++] = apex;
+      f.points[f.count++] = rim;
+    }
+    f.face_normal = axis;  // the base's plane, should the points be its rim
+    f.face_point = base;
+  }
+  f.dim = f.count > 0 ? 0 : -1;
+}
+
 // The support feature of shape sh (body pose body_pose) along the world direction u (unit); tol:
 // the absolute feature tolerance. whole: all the candidates (a capsule's two ends, a polygon's
 // corners), not only those near the top, for an incident feature clipped against a face.
@@ -290,6 +362,20 @@ inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec
       f.radius = sh.R;
       gather(sh.num_vertices, [&](int i) { return world(sh.vertices[2 * i], sh.vertices[2 * i + 1], 0.0); });
       break;
+    case ShapeKind::cylinder:
+    case ShapeKind::cone: {
+      round_feature(sh, frame, u, tol, whole, f);
+      if (f.dim < 0) return f;
+      // The farthest along u first (reduce_to_hull keeps it when the feature is one point).
+      int top = 0;
+      for (int i = 1; i < f.count; ++i)
+        if (dot(f.points[i], u) > dot(f.points[top], u)) top = i;
+      std::swap(f.points[0], f.points[top]);
+      const Vec3 face_normal = f.face_normal, face_point = f.face_point;
+      reduce_to_hull(f, plane, tol);
+      f.face_normal = face_normal, f.face_point = face_point;
+      return f;
+    }
     default:
       return f;  // no rule
   }
@@ -790,10 +876,92 @@ inline bool face_pair_features(const Shape& a, const Pose& pa, const Shape& b, c
   return fa.count > 0 && fb.count > 0;
 }
 
-// The face of a polytope whose outward normal is u to within rounding, or −1.
-inline int aligned_face(const Shape& sh, const Pose& frame, const Vec3& u) {
+// A witness normal within this angle (its cosine) of a polytope's face normal takes that face as the
+// reference face of a clipped patch. GJK/EPA's normal of a segment or a face lying across a face's
+// side, tilted a little into it, is the edge pair's at the deeper crossing; the face clipped against
+// the incident feature gives both crossings (each with its own rule), where the support features
+// along that normal give the deeper one only and the pair rocks from one crossing to the other.
+constexpr double kFaceSnapCosine = 0.99;
+
+// The face of a polytope whose outward normal is closest to u if within kFaceSnapCosine of it (else
+// −1), and its normal.
+inline int snapped_face(const Shape& sh, const Pose& body, const Vec3& u, Vec3& normal) {
+  if (sh.kind != ShapeKind::polytope) return -1;
+  const Pose frame = shape_frame(sh, body);
   const int face = facing_face(sh, frame, u);
-  return dot(face_world_normal(sh, frame, face, nullptr), u) >= 1.0 - 1e-9 ? face : -1;
+  normal = face_world_normal(sh, frame, face, nullptr);
+  return dot(normal, u) >= kFaceSnapCosine ? face : -1;
+}
+
+inline bool is_round(const Shape& sh) { return sh.kind == ShapeKind::cylinder || sh.kind == ShapeKind::cone; }
+
+// The closest points ca, cb of the segments p0p1 and q0q1 (either may be a point, p0 = p1): the lines'
+// closest points, clamped to a segment and projected back onto the other (Ericson, Real-Time Collision
+// Detection, §5.1.9).
+inline void closest_on_segments(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1, Vec3& ca, Vec3& cb) {
+  const Vec3 u = p1 - p0, v = q1 - q0, w = p0 - q0;
+  const double uu = dot(u, u), vv = dot(v, v), uw = dot(u, w), vw = dot(v, w);
+  double s = 0.0, t = 0.0;
+  if (uu == 0.0) {
+    if (vv > 0.0) t = std::clamp(vw / vv, 0.0, 1.0);
+  } else if (vv == 0.0) {
+    s = std::clamp(-uw / uu, 0.0, 1.0);
+  } else {
+    const double uv = dot(u, v), det = uu * vv - uv * uv;
+    // Parallel (to rounding): any s; s = 0 and the t it gives.
+    s = det > 1e-14 * uu * vv ? std::clamp((uv * vw - vv * uw) / det, 0.0, 1.0) : 0.0;
+    t = (uv * s + vw) / vv;
+    if (t < 0.0 || t > 1.0) {
+      t = std::clamp(t, 0.0, 1.0);
+      s = std::clamp((uv * t - uw) / uu, 0.0, 1.0);
+    }
+  }
+  ca = p0 + s * u;
+  cb = q0 + t * v;
+}
+
+// The world ends of a sphere's (both its centre) or a capsule's axis.
+inline void axis_ends(const Shape& sh, const Pose& body, Vec3& e0, Vec3& e1) {
+  const Pose frame = shape_frame(sh, body);
+  const double half = sh.kind == ShapeKind::capsule ? 0.5 * sh.L : 0.0;
+  const double y0[3] = {-half, 0.0, 0.0}, y1[3] = {half, 0.0, 0.0};
+  e0 = world_point(frame, y0);
+  e1 = world_point(frame, y1);
+}
+
+// The signed distance and witness normal (from a to b) of two spheres or capsules in closed form: their
+// axes' closest points, the normal along their difference, less the radii. Axes that cross (closest
+// points within rounding of each other) are parted along the common perpendicular u × v of their
+// directions, oriented from a's centre to b's, by the sum of the radii: the least translation that
+// separates them while their crossing stays inside both (EPA has no solid difference to grow there).
+// False for another pair, and for coincident or parallel crossing axes (no one direction parts them).
+inline bool round_core_witness(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out) {
+  auto rounded = [](const Shape& sh) { return sh.kind == ShapeKind::sphere || sh.kind == ShapeKind::capsule; };
+  if (!rounded(a) || !rounded(b)) return false;
+  Vec3 a0, a1, b0, b1, ca, cb;
+  axis_ends(a, pa, a0, a1);
+  axis_ends(b, pb, b0, b1);
+  closest_on_segments(a0, a1, b0, b1, ca, cb);
+  const Vec3 gap = cb - ca;
+  const double length = norm(gap), size = a.length_scale + b.length_scale;
+  Vec3 normal;
+  if (length > 1e-12 * size) {
+    normal = (1.0 / length) * gap;
+  } else {
+    const Vec3 common = cross(a1 - a0, b1 - b0);
+    const double common_length = norm(common);
+    if (common_length <= 1e-12 * std::max(norm(a1 - a0) * norm(b1 - b0), size * size)) return false;
+    const double toward_b = dot(common, (0.5 * (b0 + b1)) - (0.5 * (a0 + a1))) >= 0.0 ? 1.0 : -1.0;
+    normal = (toward_b / common_length) * common;
+  }
+  out.distance = dot(normal, gap) - (a.R + b.R);
+  for (int i = 0; i < 3; ++i) {
+    out.normal[i] = normal[i];
+    out.p_a[i] = ca[i] + a.R * normal[i];
+    out.p_b[i] = cb[i] - b.R * normal[i];
+  }
+  out.status = SolveStatus::solved;
+  return true;
 }
 
 // The witness normal (from a to b) and signed distance of two shapes with cores (gjk.hpp) by GJK/EPA,
@@ -876,8 +1044,9 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
     const int count = box_box_contacts(a, pa, b, pb, cs, tol, out, deriv);
     if (count >= 0) return count;
   }
-  const bool has_rules = a.kind != ShapeKind::cylinder && a.kind != ShapeKind::cone && a.kind != ShapeKind::ellipsoid &&
-                         b.kind != ShapeKind::cylinder && b.kind != ShapeKind::cone && b.kind != ShapeKind::ellipsoid;
+  // Ellipsoids are smooth: one contact, at the signed distance's witnesses.
+  const bool has_rules = a.kind != ShapeKind::ellipsoid && b.kind != ShapeKind::ellipsoid;
+  const bool round = is_round(a) || is_round(b);
   DistanceResult dist;
   DistanceJacobian dist_jac;
   const bool distance_derivatives = deriv && !has_rules;
@@ -886,7 +1055,8 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   SolverSettings feature_settings = settings;
   feature_settings.barrier = 0.0;
   const bool by_face = has_rules && box_face_witness(a, pa, b, pb, dist);
-  const bool by_gjk = !by_face && has_rules && gjk_witness(a, pa, b, pb, dist);
+  const bool by_gjk =
+      !by_face && has_rules && (round_core_witness(a, pa, b, pb, dist) || gjk_witness(a, pa, b, pb, dist));
   if (!by_face && !by_gjk)
     signed_distance(a, pa, b, pb, has_rules ? feature_settings : settings, dist,
                     distance_derivatives ? &dist_jac : nullptr);
@@ -898,27 +1068,45 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   // Apart, or a solve that failed (status): its witnesses are no contacts.
   if (!(dist.distance <= cs.margin) || dist.status == SolveStatus::numerical_error) return 0;
   const Vec3 n = to_vec(dist.normal);
-  Plane2 plane;
-  tangents(n, plane.e1, plane.e2);
   int count = 0;
   if (has_rules) {
     Feature fa, fb;
-    // A polytope's face on the witness normal: that face against the other's incident feature, clipped.
-    const int face_a = a.kind == ShapeKind::polytope ? aligned_face(a, shape_frame(a, pa), n) : -1;
-    const int face_b = face_a < 0 && b.kind == ShapeKind::polytope ? aligned_face(b, shape_frame(b, pb), -1.0 * n) : -1;
-    const bool clipped =
-        (face_a >= 0 || face_b >= 0) && face_pair_features(a, pa, b, pb, n, face_a, face_b, tol, plane, fa, fb);
-    if (!clipped) {
+    Plane2 plane;
+    // A polytope's face on or near the witness normal (the better aligned of a's and b's): that face
+    // against the other's incident feature, clipped in the face's plane.
+    Vec3 normal_a, normal_b;
+    const int snap_a = snapped_face(a, pa, n, normal_a), snap_b = snapped_face(b, pb, -1.0 * n, normal_b);
+    const bool use_a = snap_a >= 0 && (snap_b < 0 || dot(normal_a, n) >= -dot(normal_b, n));
+    const int face_a = use_a ? snap_a : -1, face_b = use_a ? -1 : snap_b;
+    const Vec3 face_normal = use_a ? normal_a : -1.0 * normal_b;
+    if (face_a >= 0 || face_b >= 0) {
+      tangents(face_normal, plane.e1, plane.e2);
+      if (face_pair_features(a, pa, b, pb, face_normal, face_a, face_b, tol, plane, fa, fb) && fa.dim >= 0 &&
+          fb.dim >= 0) {
+        Recipe recipes[kMaxPairContacts];
+        count = evaluate_contacts(recipes, ContactPlanner(fa, fb, plane, tol).plan(recipes), fa, fb, pa, pb,
+                                  face_normal, cs.margin, out, deriv);
+      }
+    }
+    if (count == 0) {
+      tangents(n, plane.e1, plane.e2);
       fa = support_feature(a, pa, n, tol, plane);
       fb = support_feature(b, pb, -1.0 * n, tol, plane);
+      // A cylinder's or a cone's features stand for its surface only against a segment or a face (a
+      // cap's rim samples are no circle to a point): a point against one is the signed distance's.
+      const bool features = fa.dim >= 0 && fb.dim >= 0 && !(round && std::min(fa.dim, fb.dim) == 0);
+      Recipe recipes[kMaxPairContacts];
+      if (features)
+        count = evaluate_contacts(recipes, ContactPlanner(fa, fb, plane, tol).plan(recipes), fa, fb, pa, pb, n,
+                                  INFINITY, out, deriv);
     }
-    Recipe recipes[kMaxPairContacts];
-    count = evaluate_contacts(recipes, ContactPlanner(fa, fb, plane, tol).plan(recipes), fa, fb, pa, pb, n,
-                              clipped ? cs.margin : INFINITY, out, deriv);
   }
   if (count > 0) return count;
-  // (The box-face test gives no witness points.)
-  if (by_face || (deriv && !distance_derivatives)) {
+  // (The box-face test gives no witness points. On a cylinder or a cone GJK/EPA stop at a tolerance
+  // that picks features but leaves the witnesses' normal ~1e-5 off, and EPA's depth is the least
+  // translation's where the distance rule's is along DCOL's normal: their one contact is the centred
+  // solve's, as the ellipsoids' is.)
+  if (by_face || (deriv && !distance_derivatives) || round) {
     signed_distance(a, pa, b, pb, settings, dist, deriv ? &dist_jac : nullptr);
     if (status != nullptr) *status = dist.status;
     if (dist.status == SolveStatus::numerical_error) return 0;

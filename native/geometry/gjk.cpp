@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include "core/dual.hpp"
+#include "geometry/support.hpp"
 
 namespace dcol::geometry {
 
@@ -13,11 +14,12 @@ namespace {
 
 using Vec3 = Vec3T<double>;
 
-// A point of the Minkowski difference, w = a_i − b_j, with the vertices it came from.
+// A point of the Minkowski difference, w = p_a − p_b, with the points of the two cores it came from.
 struct SupportPoint {
-  Vec3 w;
-  int ia, ib;
+  Vec3 w, pa, pb;
 };
+
+inline bool same(const Vec3& p, const Vec3& q) { return p[0] == q[0] && p[1] == q[1] && p[2] == q[2]; }
 
 // The two cores' points in coordinates centred between the shapes and scaled by a power of two near
 // their spread (their frames' distance or their own size, the larger), so that squared lengths
@@ -34,14 +36,20 @@ struct VertexSets {
       center[k] = 0.5 * a.frame.r[k] + 0.5 * b.frame.r[k];
       spread = std::max(spread, std::abs(0.5 * a.frame.r[k] - 0.5 * b.frame.r[k]));
     }
-    for (const Core* c : {&a, &b})
+    for (const Core* c : {&a, &b}) {
       for (int i = 0; i < c->count * c->dim; ++i) spread = std::max(spread, std::abs(c->points()[i]));
+      if (c->round) spread = std::max(spread, c->round->length_scale);
+    }
     scale = spread > 0.0 ? std::ldexp(1.0, std::ilogb(spread)) : 1.0;
   }
 
   Vec3 world(const Core& c, int i) const {
     const double* v = c.points() + c.dim * i;
     const double y[3] = {v[0], v[1], c.dim == 3 ? v[2] : 0.0};
+    return world_of(c, y);
+  }
+  // The world point (in these coordinates) of the point y of the core's frame.
+  Vec3 world_of(const Core& c, const double* y) const {
     Vec3 out;
     for (int k = 0; k < 3; ++k)
       out[k] = (c.frame.r[k] - center[k]) / scale +
@@ -63,21 +71,33 @@ struct VertexSets {
     }
     return best;
   }
-  Vec3 a(int i) const { return world(core_a, i); }
-  Vec3 b(int j) const { return world(core_b, j); }
+  // The core's point farthest along the world direction d: a vertex, or a round shape's support point.
+  Vec3 support_of(const Core& c, const Vec3& d) const {
+    if (!c.round) return world(c, farthest(c, d));
+    double local[3], y[3];
+    for (int j = 0; j < 3; ++j)
+      local[j] = c.frame.Q.m[0][j] * d[0] + c.frame.Q.m[1][j] * d[1] + c.frame.Q.m[2][j] * d[2];
+    detail::body_support(*c.round, local, y);
+    return world_of(c, y);
+  }
+  // A point inside the core: its first point, or a round shape's centre.
+  Vec3 inner(const Core& c) const {
+    const double origin[3] = {0.0, 0.0, 0.0};
+    return c.round ? world_of(c, origin) : world(c, 0);
+  }
 
   // M's farthest point along d: a's farthest along d minus b's farthest along −d.
   SupportPoint support(const Vec3& d) const {
-    const int ia = farthest(core_a, d), ib = farthest(core_b, -1.0 * d);
-    return {a(ia) - b(ib), ia, ib};
+    const Vec3 pa = support_of(core_a, d), pb = support_of(core_b, -1.0 * d);
+    return {pa - pb, pa, pb};
   }
 
   // The witness points of barycentric weights on support points.
   void witnesses(const SupportPoint* s, const double* weight, int n, double* p_a, double* p_b) const {
     Vec3 pa{{0.0, 0.0, 0.0}}, pb{{0.0, 0.0, 0.0}};
     for (int k = 0; k < n; ++k) {
-      pa = pa + weight[k] * a(s[k].ia);
-      pb = pb + weight[k] * b(s[k].ib);
+      pa = pa + weight[k] * s[k].pa;
+      pb = pb + weight[k] * s[k].pb;
     }
     for (int i = 0; i < 3; ++i) p_a[i] = pa[i], p_b[i] = pb[i];
   }
@@ -145,6 +165,10 @@ int drop_unused(SupportPoint* s, double* weight, int n) {
 }
 
 constexpr int kMaxGjkIterations = 64;
+// A round core's support points are no finite set: GJK and EPA approach its surface and stop when a
+// step gains less than kRoundGjkTolerance of the distance (GJK) or kRoundEpaTolerance of M's extent
+// (EPA, whose polytope needs many more points on a curved surface than GJK's simplex).
+constexpr double kRoundGjkTolerance = 1e-10, kRoundEpaTolerance = 1e-8;
 constexpr int kMaxEpaPoints = 128;
 constexpr int kMaxEpaFaces = 2 * kMaxEpaPoints;
 
@@ -243,10 +267,13 @@ void core_distance(const VertexSets& sets, GjkDistance& out) {
     extent = std::max(extent, dot(sets.support(u).w - sets.support(-1.0 * u).w, u));
   }
   const double tiny = 1e-13 * extent;
+  const bool round = sets.core_a.round || sets.core_b.round;
+  const double gjk_tolerance = round ? kRoundGjkTolerance : 1e-12;
+  const double epa_tolerance = round ? kRoundEpaTolerance * extent : tiny;
 
   SupportPoint simplex[4];
   double weight[4] = {1.0, 0.0, 0.0, 0.0};
-  simplex[0] = sets.support(sets.a(0) - sets.b(0));
+  simplex[0] = sets.support(sets.inner(sets.core_a) - sets.inner(sets.core_b));
   int n = 1;
   Vec3 v = simplex[0].w;
   bool inside = false, converged = false;
@@ -258,8 +285,8 @@ void core_distance(const VertexSets& sets, GjkDistance& out) {
     const SupportPoint w = sets.support(-1.0 * v);
     // No support point beyond the plane through v, to rounding: v is M's point closest to the origin.
     const bool repeated =
-        std::any_of(simplex, simplex + n, [&](const SupportPoint& s) { return s.ia == w.ia && s.ib == w.ib; });
-    if (repeated || dot(v, v) - dot(v, w.w) <= 1e-12 * dot(v, v)) {
+        std::any_of(simplex, simplex + n, [&](const SupportPoint& s) { return same(s.pa, w.pa) && same(s.pb, w.pb); });
+    if (repeated || dot(v, v) - dot(v, w.w) <= gjk_tolerance * dot(v, v)) {
       converged = true;
       break;
     }
@@ -328,7 +355,7 @@ void core_distance(const VertexSets& sets, GjkDistance& out) {
     if (best_offset <= tiny) return;  // M is flat: no polytope of three dimensions
     ++n;
   }
-  expanding_polytope(sets, simplex, tiny, out);
+  expanding_polytope(sets, simplex, epa_tolerance, out);
 }
 
 }  // namespace
@@ -353,9 +380,13 @@ bool shape_core(const Shape& sh, const Pose& body, Core& out) {
       out.count = 2;
       out.radius = sh.R;
       return true;
-    default:
-      return false;
+    case ShapeKind::cylinder:
+    case ShapeKind::cone:
+    case ShapeKind::ellipsoid:
+      out.round = &sh;
+      return true;
   }
+  return false;
 }
 
 void gjk_distance(const Core& a, const Core& b, GjkDistance& out) {
