@@ -893,8 +893,6 @@ inline int snapped_face(const Shape& sh, const Pose& body, const Vec3& u, Vec3& 
   return dot(normal, u) >= kFaceSnapCosine ? face : -1;
 }
 
-inline bool is_round(const Shape& sh) { return sh.kind == ShapeKind::cylinder || sh.kind == ShapeKind::cone; }
-
 // The closest points ca, cb of the segments p0p1 and q0q1 (either may be a point, p0 = p1): the lines'
 // closest points, clamped to a segment and projected back onto the other (Ericson, Real-Time Collision
 // Detection, §5.1.9).
@@ -1003,6 +1001,29 @@ inline int evaluate_contacts(const Recipe* recipes, int count, const Feature& fa
   return kept;
 }
 
+inline bool is_round(const Shape& sh) { return sh.kind == ShapeKind::cylinder || sh.kind == ShapeKind::cone; }
+
+// The contacts of a polytope's face on or near the witness normal n (the better aligned of a's and
+// b's, kFaceSnapCosine) clipped in the face's plane against the other shape's incident feature, those
+// within the margin; 0 if no face is near n or none is within the margin.
+inline int snapped_face_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const Vec3& n,
+                                 double tol, double margin, Contact* out, ContactDerivatives* deriv) {
+  Vec3 normal_a, normal_b;
+  const int snap_a = snapped_face(a, pa, n, normal_a), snap_b = snapped_face(b, pb, -1.0 * n, normal_b);
+  if (snap_a < 0 && snap_b < 0) return 0;
+  const bool use_a = snap_a >= 0 && (snap_b < 0 || dot(normal_a, n) >= -dot(normal_b, n));
+  const Vec3 face_normal = use_a ? normal_a : -1.0 * normal_b;
+  Plane2 plane;
+  tangents(face_normal, plane.e1, plane.e2);
+  Feature fa, fb;
+  if (!face_pair_features(a, pa, b, pb, face_normal, use_a ? snap_a : -1, use_a ? -1 : snap_b, tol, plane, fa, fb) ||
+      fa.dim < 0 || fb.dim < 0)
+    return 0;
+  Recipe recipes[kMaxPairContacts];
+  return evaluate_contacts(recipes, ContactPlanner(fa, fb, plane, tol).plan(recipes), fa, fb, pa, pb, face_normal,
+                           margin, out, deriv);
+}
+
 // Contacts of two boxes from their separating axis: for a face axis, that face clipped against the
 // other box's incident face (face_pair_features), without the contacts farther apart than the margin
 // (a tilted incident face's raised corners); for an edge pair, the edges' contact. Returns −1 when the
@@ -1017,6 +1038,10 @@ inline int box_box_contacts(const Shape& a, const Pose& pa, const Shape& b, cons
   const BoxAxis axis = box_separating_axis(a, frame_a, va, b, frame_b, vb, tol);
   if (axis.separation > cs.margin) return 0;
   const Vec3& n = axis.normal;
+  if (axis.face_a < 0 && axis.face_b < 0) {  // an edge pair within a few degrees of a face: its patch
+    const int count = snapped_face_contacts(a, pa, b, pb, n, tol, cs.margin, out, deriv);
+    if (count > 0) return count;
+  }
   Plane2 plane;
   tangents(n, plane.e1, plane.e2);
   Feature fa, fb;
@@ -1070,28 +1095,13 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   const Vec3 n = to_vec(dist.normal);
   int count = 0;
   if (has_rules) {
-    Feature fa, fb;
-    Plane2 plane;
-    // A polytope's face on or near the witness normal (the better aligned of a's and b's): that face
-    // against the other's incident feature, clipped in the face's plane.
-    Vec3 normal_a, normal_b;
-    const int snap_a = snapped_face(a, pa, n, normal_a), snap_b = snapped_face(b, pb, -1.0 * n, normal_b);
-    const bool use_a = snap_a >= 0 && (snap_b < 0 || dot(normal_a, n) >= -dot(normal_b, n));
-    const int face_a = use_a ? snap_a : -1, face_b = use_a ? -1 : snap_b;
-    const Vec3 face_normal = use_a ? normal_a : -1.0 * normal_b;
-    if (face_a >= 0 || face_b >= 0) {
-      tangents(face_normal, plane.e1, plane.e2);
-      if (face_pair_features(a, pa, b, pb, face_normal, face_a, face_b, tol, plane, fa, fb) && fa.dim >= 0 &&
-          fb.dim >= 0) {
-        Recipe recipes[kMaxPairContacts];
-        count = evaluate_contacts(recipes, ContactPlanner(fa, fb, plane, tol).plan(recipes), fa, fb, pa, pb,
-                                  face_normal, cs.margin, out, deriv);
-      }
-    }
+    // A polytope's face on or near the witness normal: that face against the other's incident feature.
+    count = snapped_face_contacts(a, pa, b, pb, n, tol, cs.margin, out, deriv);
     if (count == 0) {
+      Plane2 plane;
       tangents(n, plane.e1, plane.e2);
-      fa = support_feature(a, pa, n, tol, plane);
-      fb = support_feature(b, pb, -1.0 * n, tol, plane);
+      const Feature fa = support_feature(a, pa, n, tol, plane);
+      const Feature fb = support_feature(b, pb, -1.0 * n, tol, plane);
       // A cylinder's or a cone's features stand for its surface only against a segment or a face (a
       // cap's rim samples are no circle to a point): a point against one is the signed distance's.
       const bool features = fa.dim >= 0 && fb.dim >= 0 && !(round && std::min(fa.dim, fb.dim) == 0);
