@@ -430,7 +430,7 @@ class ContactPlanner {
           const double t_tol = tol_ / std::hypot(b_[j1][0] - b_[j][0], b_[j1][1] - b_[j][1]);
           double s, t;
           if (crossing(a_[i], a_[i1], b_[j], b_[j1], s, t) && s > s_tol && s < 1.0 - s_tol && t > t_tol &&
-              t < 1.0 - t_tol)
+              t < 1.0 - t_tol && lines_meet_inside(fa_.points[i], fa_.points[i1], fb_.points[j], fb_.points[j1]))
             add({ContactRule::edge_edge, i, i1, j, j1});
         }
     }
@@ -472,6 +472,21 @@ class ContactPlanner {
     s = (w[0] * v[1] - w[1] * v[0]) / det;
     t = (w[0] * u[1] - w[1] * u[0]) / det;
     return true;
+  }
+
+  // Whether the lines through p0p1 and q0q1 come closest within both segments (to tol). A side crossing
+  // another in the witness plane need not: a segment steep to the plane (a capsule's axis clipped
+  // against a face) passes the side's line elsewhere, and the lines' gap along u × v, which the
+  // edge–edge rule measures, is then no gap of the shapes (it can read centimetres deep for shapes
+  // apart).
+  bool lines_meet_inside(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1) const {
+    const Vec3 u = p1 - p0, v = q1 - q0, w = p0 - q0;
+    const double uu = dot(u, u), uv = dot(u, v), vv = dot(v, v), uw = dot(u, w), vw = dot(v, w);
+    const double det = uu * vv - uv * uv;
+    if (!(det > 0.0)) return true;  // parallel: the crossing test decides
+    const double s = (uv * vw - vv * uw) / det, t = (uu * vw - uv * uw) / det;
+    const double s_tol = tol_ / std::sqrt(uu), t_tol = tol_ / std::sqrt(vv);
+    return s >= -s_tol && s <= 1.0 + s_tol && t >= -t_tol && t <= 1.0 + t_tol;
   }
 
   // Parameter of q's projection onto the segment p0p1.
