@@ -87,7 +87,7 @@ RULES = [
         [np.cos(np.pi / 8), 0, np.sin(np.pi / 8), 0],
     ),
     (
-        "cylinder standing on box face (8 face-point)",
+        "cylinder standing on box face (4 face-point)",
         Box([0.5, 0.5, 0.5]),
         [0, 0, 0],
         IDENTITY,

@@ -35,6 +35,12 @@ struct Feature {
   Vec3 points[kMaxFeaturePoints];
   double radius = 0.0;
   Vec3 face_normal{}, face_point{};
+  // rim_radius > 0: the points lie on rims of that radius around the axis rim_axis through rim_origin,
+  // each at its angle from the direction to the other shape's face (add_rim's tilted square,
+  // rim_support): as the shapes turn they slide round the rim (sliding_rim_point), where others move
+  // with the body.
+  double rim_radius = 0.0;
+  Vec3 rim_axis{}, rim_origin{};
 };
 
 // (e_j × v)_i: column j of the cross-product map δθ ↦ δθ × v.
@@ -243,13 +249,25 @@ inline int facing_face(const Shape& sh, const Pose& frame, const Vec3& u) {
   return best;
 }
 
-// A flat cap of a cylinder or a cone is the polygon of kRimSamples points of its rim (material points
-// at equal angles from the shape's y axis): a cap flat on a face rests on them as a box's face rests
-// on its corners, and the patch reduction keeps the four that span them.
-constexpr int kRimSamples = 8;
+// A cap's rim stands for its disk by four points, a square inscribed in it: no more than a patch keeps
+// (kPatchPoints), so that no reduction picks among near-equal points and flips its choice as the
+// shape moves. A cap flat on the other shape (its rim within the feature tolerance of its top along u)
+// takes four material points (at right angles from the shape's y axis), as a box's face its corners; a
+// tilted one the square turned to u (its rim point farthest along u, the opposite one and the two
+// between), which turns continuously with the cap, where the flat cap's direction to u would jump.
+inline void add_rim(const Pose& frame, const Vec3& centre, double R, const Vec3& u, bool flat, Feature& f) {
+  const Vec3 axis{{frame.Q.m[0][0], frame.Q.m[1][0], frame.Q.m[2][0]}};
+  Vec3 first{{frame.Q.m[0][1], frame.Q.m[1][1], frame.Q.m[2][1]}};  // the shape's y axis
+  if (!flat) {
+    const Vec3 across = u - dot(u, axis) * axis;
+    first = (1.0 / norm(across)) * across;
+  }
+  const Vec3 second = cross(axis, first);
+  for (const Vec3& offset : {first, second, -1.0 * first, -1.0 * second}) f.points[f.count++] = centre + R * offset;
+}
 
-// The world axis (x) of a cylinder's or cone's frame and the point of the rim of centre c and radius R
-// (around that axis) farthest along u; the centre itself if u is along the axis.
+// The point of the rim of centre c and radius R around the frame's x axis farthest along u (the
+// centre itself if u is along the axis).
 inline Vec3 rim_support(const Pose& frame, const Vec3& c, double R, const Vec3& u) {
   const Vec3 axis{{frame.Q.m[0][0], frame.Q.m[1][0], frame.Q.m[2][0]}};
   const Vec3 across = u - dot(u, axis) * axis;
@@ -257,36 +275,30 @@ inline Vec3 rim_support(const Pose& frame, const Vec3& c, double R, const Vec3& 
   return length > 0.0 ? c + (R / length) * across : c;
 }
 
-// Appends the kRimSamples rim points of the cap of centre y0 (on the frame's x axis) and radius R.
-inline void add_rim(const Pose& frame, double y0, double R, Feature& f) {
-  for (int k = 0; k < kRimSamples && f.count < kMaxFeaturePoints; ++k) {
-    const double angle = 2.0 * M_PI * k / kRimSamples;
-    const double y[3] = {y0, R * std::cos(angle), R * std::sin(angle)};
-    f.points[f.count++] = world_point(frame, y);
-  }
-}
-
 // The support feature of a cylinder or a cone (shape frame `frame`) along the world direction u, before
 // reduce_to_hull; dim −1 where it has none worth a rule (a rim point or a cone's apex: the signed
 // distance's one contact is exact there). A cap facing u within tol (its whole rim within tol of its
-// top) is its rim polygon, with the cap's plane as its face. A side line facing u within tol is, on a
-// cylinder, its axis inflated by R (as a capsule's: exact while the line faces u, and it rolls as a
-// capsule does), on a cone the segment from the apex to the base's rim point farthest along u. whole
-// (an incident feature clipped against a face, each contact then at its own depth): beyond those, the
-// cap turned more towards u than the side gives its rim samples and its rim point farthest along u
-// (the deepest, exactly), else the side gives its line: a cylinder's two rim points farthest along u, a
-// cone's apex and base rim point.
+// top) is its rim square (add_rim), with the cap's plane as its face. A side line facing u within tol
+// is, on a cylinder, its axis inflated by R (as a capsule's: exact while the line faces u, and it rolls
+// as a capsule does), on a cone the segment from the apex to the base's rim point farthest along u.
+// whole (an incident feature clipped against a face, each contact then at its own depth): beyond
+// those, the cap turned more towards u than the side gives its square turned to u (the deepest rim
+// point first), else the side gives its line: a cylinder's two rim points farthest along u, a cone's
+// apex and base rim point.
 inline void round_feature(const Shape& sh, const Pose& frame, const Vec3& u, double tol, bool whole, Feature& f) {
   const Vec3 axis{{frame.Q.m[0][0], frame.Q.m[1][0], frame.Q.m[2][0]}};
   const double along = dot(u, axis), across = std::sqrt(std::max(0.0, 1.0 - along * along));
   auto on_axis = [&](double x) { return to_vec(frame.r) + x * axis; };
   f.count = 0;
+  f.rim_axis = axis;
+  f.rim_origin = to_vec(frame.r);
   if (sh.kind == ShapeKind::cylinder) {
     const double side = along >= 0.0 ? 1.0 : -1.0;
     const Vec3 cap = on_axis(0.5 * side * sh.L);
-    if (2.0 * sh.R * across <= tol || (whole && std::abs(along) >= across)) {
-      add_rim(frame, 0.5 * side * sh.L, sh.R, f);
-      if (2.0 * sh.R * across > tol) f.points[f.count++] = rim_support(frame, cap, sh.R, u);
+    const bool flat = 2.0 * sh.R * across <= tol;
+    if (flat || (whole && std::abs(along) >= across)) {
+      add_rim(frame, cap, sh.R, u, flat, f);
+      if (!flat) f.rim_radius = sh.R;
       f.face_normal = side * axis;
       f.face_point = cap;
     } else if (sh.L * std::abs(along) <= tol) {
@@ -295,6 +307,7 @@ inline void round_feature(const Shape& sh, const Pose& frame, const Vec3& u, dou
       f.radius = sh.R;
     } else if (whole) {
       for (double end : {-0.5 * sh.L, 0.5 * sh.L}) f.points[f.count++] = rim_support(frame, on_axis(end), sh.R, u);
+      f.rim_radius = sh.R;
     }
   } else {  // cone: apex at x = −¾H, base of radius H tan β at x = ¼H
     const double base_radius = sh.H * sh.tan_beta;
@@ -302,12 +315,14 @@ inline void round_feature(const Shape& sh, const Pose& frame, const Vec3& u, dou
     const Vec3 rim = rim_support(frame, base, base_radius, u);
     // Sines of the base's and of the side line's tilts out of the plane normal to u.
     const double side_tilt = std::abs(dot(rim - apex, u)) / norm(rim - apex);
-    if (along > 0.0 && (2.0 * base_radius * across <= tol || (whole && across <= side_tilt))) {
-      add_rim(frame, 0.25 * sh.H, base_radius, f);
-      if (2.0 * base_radius * across > tol) f.points[f.count++] = rim;
+    const bool flat = 2.0 * base_radius * across <= tol;
+    if (along > 0.0 && (flat || (whole && across <= side_tilt))) {
+      add_rim(frame, base, base_radius, u, flat, f);
+      if (!flat) f.rim_radius = base_radius;
     } else if (whole || std::abs(dot(rim - apex, u)) <= tol) {
       f.points[f.count++] = apex;
       f.points[f.count++] = rim;
+      if (whole) f.rim_radius = base_radius;  // against a face: the rim point slides (the apex stays)
     }
     f.face_normal = axis;  // the base's plane, should the points be its rim
     f.face_point = base;
@@ -605,12 +620,42 @@ inline DVec3 lift_direction<D>(const Vec3& m, int body) {
   return seed_direction(m, body);
 }
 
+// Point i of a rim feature f of body `body` (origin r), the other shape's face turned to it: its cap
+// centre (moving with the body) plus the rim radius times its direction at its angle from d, the
+// direction to that face across the axis (−m less its part along the axis, m the face's outward
+// normal, moving with the other body), so that the point slides round the rim as either body turns.
+// The cap centre and the angle are read off the point's value; a point on the axis (a cone's apex)
+// stays there.
+template <class T>
+Vec3 value_of_vec(const Vec3T<T>& v) {
+  return {{value_of(v[0]), value_of(v[1]), value_of(v[2])}};
+}
+
+template <class T>
+Vec3T<T> sliding_rim_point(const Feature& f, int i, const Feature& other, const double* r, int body) {
+  const Vec3 p = f.points[i], centre = f.rim_origin + dot(p - f.rim_origin, f.rim_axis) * f.rim_axis;
+  const Vec3T<T> lifted_centre = lift_point<T>(centre, r, body);
+  const Vec3 offset = p - centre;
+  if (norm(offset) <= 0.5 * f.rim_radius) return lifted_centre;
+  const Vec3T<T> axis = lift_direction<T>(f.rim_axis, body),
+                 toward = T(-1.0) * lift_direction<T>(other.face_normal, 1 - body);
+  const Vec3T<T> across = toward - dot(toward, axis) * axis;
+  const Vec3T<T> d = (1.0 / norm(across)) * across, e = cross(axis, d);
+  const Vec3 d0 = value_of_vec(d), e0 = value_of_vec(e);
+  const double angle = std::atan2(dot(offset, e0), dot(offset, d0));
+  return lifted_centre + f.rim_radius * (std::cos(angle) * d + std::sin(angle) * e);
+}
+
 // The contact a recipe defines, from the features' points moving with bodies a (origin ra) and b.
 template <class T>
 void evaluate(const Recipe& rc, const Feature& fa, const Feature& fb, const double* ra, const double* rb,
               const Vec3& witness, Vec3T<T>& point, Vec3T<T>& normal, T& separation) {
-  auto A = [&](int i) { return lift_point<T>(fa.points[i], ra, 0); };
-  auto B = [&](int i) { return lift_point<T>(fb.points[i], rb, 1); };
+  auto A = [&](int i) {
+    return fa.rim_radius > 0.0 ? sliding_rim_point<T>(fa, i, fb, ra, 0) : lift_point<T>(fa.points[i], ra, 0);
+  };
+  auto B = [&](int i) {
+    return fb.rim_radius > 0.0 ? sliding_rim_point<T>(fb, i, fa, rb, 1) : lift_point<T>(fb.points[i], rb, 1);
+  };
   switch (rc.rule) {
     case ContactRule::point_point:
       point_point(A(rc.a0), fa.radius, B(rc.b0), fb.radius, witness, point, normal, separation);

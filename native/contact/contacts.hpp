@@ -10,10 +10,11 @@
 // inside the other's polygon are point–face contacts, crossing edges are edge–edge contacts, and a
 // point against a segment or a point is Nimble's sphere–sphere, mesh–sphere, pipe–sphere,
 // vertex–pipe rules (Nimble App. C2–C6) in one formula. A cylinder's or a cone's flat cap facing the
-// normal is the polygon of its rim samples, a cylinder's side line its axis inflated by its radius (as a
+// normal is a square of four rim points, a cylinder's side line its axis inflated by its radius (as a
 // capsule's), a cone's the segment from its apex to its base's rim; against a segment or a face these
-// give line and patch contacts. Elsewhere (a rim point, an apex, a point against a cap) and for
-// ellipsoids, which are smooth: one contact at the signed distance's witness points.
+// give line and patch contacts, and against a face a tilted cap or side gives its rim points turned to
+// the face, which slide round the rim as the shapes turn (each at its own depth). Elsewhere (a rim point, an apex, a
+// point against a cap) and for ellipsoids, which are smooth: one contact at the signed distance's witness points.
 //
 // The witness normal comes from the separating axes (two boxes), closed forms (a sphere's or a
 // capsule's axis against another's, crossing axes included) or GJK/EPA (gjk.hpp, cylinders and cones

@@ -325,9 +325,9 @@ def capsule_on_box_face(gap):
 Q_AXIS_UP = axis_angle(EY, -np.pi / 2)  # body x (a cylinder's or cone's axis) → world +z, body y → y
 
 
-def rim_samples(centre, radius, rotation, count=8):
-    """The world points of a cap's rim samples: the rim of the given centre and radius around body x, at
-    angles 2πk/count from body y (the contact rules' discretization of a flat cap)."""
+def rim_samples(centre, radius, rotation, count=4):
+    """The world points of a flat cap's rim samples: the rim of the given centre and radius around body
+    x, at angles 2πk/count from body y (the contact rules' square inscribed in a flat cap)."""
     angles = 2 * np.pi * np.arange(count) / count
     local = np.stack([np.zeros(count), radius * np.cos(angles), radius * np.sin(angles)], 1)
     return [centre + rotation @ y for y in local]
@@ -344,6 +344,24 @@ def cylinder_standing_on_box_face(gap):
         (Box([1.0, 0.8, 0.3]), np.zeros(3), IDENTITY, Cylinder(0.2, 0.6), centre, orientation),
         [on_face(point, 0.0, EZ, np.array([0, 0, 0.3]), "a") for point in rim],
         margin_for(gap),
+    )
+
+
+def cylinder_leaning_on_box_face(gap):
+    # The standing cylinder (R 0.2, L 0.6) tilted by φ = 0.3 about y: its axis a = (sin φ, 0, cos φ), its
+    # bottom cap's rim lowest at c + R d, d = (cos φ, 0, −sin φ), gap above the face z = 0.3. Its rim
+    # square turned to the face: that point, the two at c ± R y (R sin φ higher) and the opposite one
+    # (2 R sin φ higher, beyond the margin): FACE_POINT contacts at their own depths.
+    phi, radius = 0.3, 0.2
+    orientation = quaternion_product(axis_angle(EY, phi), Q_AXIS_UP)
+    axis, down = np.array([np.sin(phi), 0.0, np.cos(phi)]), np.array([np.cos(phi), 0.0, -np.sin(phi)])
+    centre = np.array([0.1, 0.2, 0.3 + gap + 0.3 * np.cos(phi) + radius * np.sin(phi)])
+    cap = centre - 0.3 * axis
+    points = [cap + radius * down, cap + radius * EY, cap - radius * EY]
+    return Case(
+        (Box([1.0, 0.8, 0.3]), np.zeros(3), IDENTITY, Cylinder(radius, 0.6), centre, orientation),
+        [on_face(point, 0.0, EZ, np.array([0, 0, 0.3]), "a") for point in points],
+        gap + radius * np.sin(phi) + 0.02,
     )
 
 
@@ -549,6 +567,8 @@ CASES = {
     "capsule on box face penetrating": lambda: capsule_on_box_face(-0.03),
     "cylinder standing on box face apart": lambda: cylinder_standing_on_box_face(0.04),
     "cylinder standing on box face penetrating": lambda: cylinder_standing_on_box_face(-0.02),
+    "cylinder leaning on box face apart": lambda: cylinder_leaning_on_box_face(0.01),
+    "cylinder leaning on box face penetrating": lambda: cylinder_leaning_on_box_face(-0.01),
     "cylinder lying on box face apart": lambda: cylinder_lying_on_box_face(0.05),
     "cylinder lying on box face penetrating": lambda: cylinder_lying_on_box_face(-0.03),
     "cylinders crossing apart": lambda: cylinders_crossing(0.15),
