@@ -620,17 +620,17 @@ inline DVec3 lift_direction<D>(const Vec3& m, int body) {
   return seed_direction(m, body);
 }
 
+template <class T>
+Vec3 value_of_vec(const Vec3T<T>& v) {
+  return {{value_of(v[0]), value_of(v[1]), value_of(v[2])}};
+}
+
 // Point i of a rim feature f of body `body` (origin r), the other shape's face turned to it: its cap
 // centre (moving with the body) plus the rim radius times its direction at its angle from d, the
 // direction to that face across the axis (−m less its part along the axis, m the face's outward
 // normal, moving with the other body), so that the point slides round the rim as either body turns.
 // The cap centre and the angle are read off the point's value; a point on the axis (a cone's apex)
 // stays there.
-template <class T>
-Vec3 value_of_vec(const Vec3T<T>& v) {
-  return {{value_of(v[0]), value_of(v[1]), value_of(v[2])}};
-}
-
 template <class T>
 Vec3T<T> sliding_rim_point(const Feature& f, int i, const Feature& other, const double* r, int body) {
   const Vec3 p = f.points[i], centre = f.rim_origin + dot(p - f.rim_origin, f.rim_axis) * f.rim_axis;
@@ -1086,7 +1086,8 @@ inline int snapped_face_contacts(const Shape& a, const Pose& pa, const Shape& b,
 
 // Contacts of two boxes from their separating axis: for a face axis, that face clipped against the
 // other box's incident face (face_pair_features), without the contacts farther apart than the margin
-// (a tilted incident face's raised corners); for an edge pair, the edges' contact. Returns −1 when the
+// (a tilted incident face's raised corners); for an edge pair, the clipped patch of a face within a few
+// degrees of it (snapped_face_contacts), else the edges' contact. Returns −1 when the
 // axes leave the pair to the signed distance: no contact of the clipped patch within the margin,
 // although no axis separates the boxes by more than the margin.
 inline int box_box_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ContactSettings& cs,
@@ -1173,9 +1174,9 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   }
   if (count > 0) return count;
   // (The box-face test gives no witness points. On a cylinder or a cone GJK/EPA stop at a tolerance
-  // that picks features but leaves the witnesses' normal ~1e-5 off, and EPA's depth is the least
-  // translation's where the distance rule's is along DCOL's normal: their one contact is the centred
-  // solve's, as the ellipsoids' is.)
+  // that picks features but leaves the witnesses' normal far less accurate than the distance, and EPA's depth is the
+  // least translation's where the distance rule's is along DCOL's normal: their one contact is the centred solve's, as
+  // the ellipsoids' is.)
   if (by_face || (deriv && !distance_derivatives) || round) {
     signed_distance(a, pa, b, pb, settings, dist, deriv ? &dist_jac : nullptr);
     if (status != nullptr) *status = dist.status;
