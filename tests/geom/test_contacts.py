@@ -244,14 +244,15 @@ def capsule_cap_cap(gap):
     )
 
 
-def capsules_crossing(gap):
+def capsules_crossing(gap, kind=Capsule):
     # a along x through 0; b along (cos θ, sin θ, 0) through (x0, y0, h). b's line meets the plane y = 0
-    # at x* = x0 − y0 cot θ, so the common perpendicular is vertical at (x*, 0).
+    # at x* = x0 − y0 cot θ, so the common perpendicular is vertical at (x*, 0). Two cylinders lying so
+    # touch along the same perpendicular: their side lines are their axes inflated by R.
     theta, x0, y0, h = 1.1, 0.2, -0.3, 0.45 + gap
     v = np.array([np.cos(theta), np.sin(theta), 0.0])
     x_star = x0 - y0 / np.tan(theta)
     return Case(
-        (Capsule(0.2, 2.0), np.zeros(3), IDENTITY, Capsule(0.25, 2.4), np.array([x0, y0, h]), axis_angle(EZ, theta)),
+        (kind(0.2, 2.0), np.zeros(3), IDENTITY, kind(0.25, 2.4), np.array([x0, y0, h]), axis_angle(EZ, theta)),
         [crossing_edges([x_star, 0, 0], EX, 0.2, [x_star, 0, h], v, 0.25, EZ)],
         margin_for(gap),
     )
@@ -310,16 +311,22 @@ def box_edge_capsule(gap):
     )
 
 
+def on_box_top(shape, centre, orientation, points, rho, margin):
+    """A shape at (centre, orientation) over the +z face (z = 0.3) of the box (1, 0.8, 0.3) at the origin,
+    touching it at the points (each inflated by ρ): FACE_POINT contacts at their own depths."""
+    return Case(
+        (Box([1.0, 0.8, 0.3]), np.zeros(3), IDENTITY, shape, centre, orientation),
+        [on_face(point, rho, EZ, np.array([0, 0, 0.3]), "a") for point in points],
+        margin,
+    )
+
+
 def capsule_on_box_face(gap):
     # Capsule lying on the +z face (z = 0.3) along 30°: one contact under each segment end.
     centre = np.array([0.1, 0.2, 0.3 + 0.2 + gap])
     direction = np.array([np.cos(np.pi / 6), np.sin(np.pi / 6), 0.0])
     ends = [centre + 0.6 * direction, centre - 0.6 * direction]
-    return Case(
-        (Box([1.0, 0.8, 0.3]), np.zeros(3), IDENTITY, Capsule(0.2, 1.2), centre, axis_angle(EZ, np.pi / 6)),
-        [on_face(end, 0.2, EZ, np.array([0, 0, 0.3]), "a") for end in ends],
-        margin_for(gap),
-    )
+    return on_box_top(Capsule(0.2, 1.2), centre, axis_angle(EZ, np.pi / 6), ends, 0.2, margin_for(gap))
 
 
 Q_AXIS_UP = axis_angle(EY, -np.pi / 2)  # body x (a cylinder's or cone's axis) → world +z, body y → y
@@ -340,11 +347,7 @@ def cylinder_standing_on_box_face(gap):
     orientation = quaternion_product(rotation, Q_AXIS_UP)
     centre = np.array([0.1, 0.2, 0.3 + 0.3 + gap])
     rim = rim_samples(centre - [0.0, 0.0, 0.3], 0.2, rotation_matrix(orientation))
-    return Case(
-        (Box([1.0, 0.8, 0.3]), np.zeros(3), IDENTITY, Cylinder(0.2, 0.6), centre, orientation),
-        [on_face(point, 0.0, EZ, np.array([0, 0, 0.3]), "a") for point in rim],
-        margin_for(gap),
-    )
+    return on_box_top(Cylinder(0.2, 0.6), centre, orientation, rim, 0.0, margin_for(gap))
 
 
 def cylinder_leaning_on_box_face(gap):
@@ -358,11 +361,7 @@ def cylinder_leaning_on_box_face(gap):
     centre = np.array([0.1, 0.2, 0.3 + gap + 0.3 * np.cos(phi) + radius * np.sin(phi)])
     cap = centre - 0.3 * axis
     points = [cap + radius * down, cap + radius * EY, cap - radius * EY]
-    return Case(
-        (Box([1.0, 0.8, 0.3]), np.zeros(3), IDENTITY, Cylinder(radius, 0.6), centre, orientation),
-        [on_face(point, 0.0, EZ, np.array([0, 0, 0.3]), "a") for point in points],
-        gap + radius * np.sin(phi) + 0.02,
-    )
+    return on_box_top(Cylinder(radius, 0.6), centre, orientation, points, 0.0, gap + radius * np.sin(phi) + 0.02)
 
 
 def cylinder_lying_on_box_face(gap):
@@ -372,24 +371,7 @@ def cylinder_lying_on_box_face(gap):
     direction = np.array([np.cos(np.pi / 6), np.sin(np.pi / 6), 0.0])
     ends = [centre + 0.6 * direction, centre - 0.6 * direction]
     orientation = quaternion_product(axis_angle(EZ, np.pi / 6), axis_angle(EX, 0.3))  # rolled 0.3 about its axis
-    return Case(
-        (Box([1.0, 0.8, 0.3]), np.zeros(3), IDENTITY, Cylinder(0.2, 1.2), centre, orientation),
-        [on_face(end, 0.2, EZ, np.array([0, 0, 0.3]), "a") for end in ends],
-        margin_for(gap),
-    )
-
-
-def cylinders_crossing(gap):
-    # Two cylinders on their sides, crossed: a along x, b along (cos θ, sin θ, 0) above it; their side
-    # lines touch where the axes' common perpendicular (vertical at x*) meets them (capsules_crossing).
-    theta, x0, y0, h = 1.1, 0.2, -0.3, 0.45 + gap
-    v = np.array([np.cos(theta), np.sin(theta), 0.0])
-    x_star = x0 - y0 / np.tan(theta)
-    return Case(
-        (Cylinder(0.2, 2.0), np.zeros(3), IDENTITY, Cylinder(0.25, 2.4), np.array([x0, y0, h]), axis_angle(EZ, theta)),
-        [crossing_edges([x_star, 0, 0], EX, 0.2, [x_star, 0, h], v, 0.25, EZ)],
-        margin_for(gap),
-    )
+    return on_box_top(Cylinder(0.2, 1.2), centre, orientation, ends, 0.2, margin_for(gap))
 
 
 def cone_base_on_box_face(gap):
@@ -399,11 +381,7 @@ def cone_base_on_box_face(gap):
     orientation = quaternion_product(axis_angle(EZ, 0.7), axis_angle(EY, np.pi / 2))  # body x → −z
     centre = np.array([-0.1, 0.1, 0.3 + 0.25 * H + gap])
     rim = rim_samples(centre + [0.0, 0.0, -0.25 * H], H * np.tan(beta), rotation_matrix(orientation))
-    return Case(
-        (Box([1.0, 0.8, 0.3]), np.zeros(3), IDENTITY, Cone(H, beta), centre, orientation),
-        [on_face(point, 0.0, EZ, np.array([0, 0, 0.3]), "a") for point in rim],
-        margin_for(gap),
-    )
+    return on_box_top(Cone(H, beta), centre, orientation, rim, 0.0, margin_for(gap))
 
 
 def capsule_axes_crossing():
@@ -571,8 +549,8 @@ CASES = {
     "cylinder leaning on box face penetrating": lambda: cylinder_leaning_on_box_face(-0.01),
     "cylinder lying on box face apart": lambda: cylinder_lying_on_box_face(0.05),
     "cylinder lying on box face penetrating": lambda: cylinder_lying_on_box_face(-0.03),
-    "cylinders crossing apart": lambda: cylinders_crossing(0.15),
-    "cylinders crossing penetrating": lambda: cylinders_crossing(-0.1),
+    "cylinders crossing apart": lambda: capsules_crossing(0.15, Cylinder),
+    "cylinders crossing penetrating": lambda: capsules_crossing(-0.1, Cylinder),
     "cone base on box face apart": lambda: cone_base_on_box_face(0.03),
     "cone base on box face penetrating": lambda: cone_base_on_box_face(-0.02),
     "capsule axes crossing": capsule_axes_crossing,
