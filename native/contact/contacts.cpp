@@ -41,6 +41,9 @@ struct Feature {
   // with the body.
   double rim_radius = 0.0;
   Vec3 rim_axis{}, rim_origin{};
+  // False for an incident polygon turned away from the reference face (face_pair_features): the
+  // reference corners inside it, seen along the reference normal, need not lie under its plane.
+  bool face_usable = true;
 };
 
 // (e_j × v)_i: column j of the cross-product map δθ ↦ δθ × v.
@@ -430,10 +433,10 @@ class ContactPlanner {
       // A polygon against a segment or a polygon: corners inside or on the other's polygon (a corner of
       // b on a corner of a once, as a's), crossing sides. Flush faces offset along a side (a box on a
       // box shifted by 1 mm) put corners of each on the other's sides: all of them are contacts.
-      if (fb_.dim == 2)
+      if (fb_.dim == 2 && fb_.face_usable)
         for (int i = 0; i < fa_.count; ++i)
           if (inside(a_[i], b_, fb_.count, -tol_)) add({ContactRule::point_face, i, -1, -1, -1});
-      if (fa_.dim == 2)
+      if (fa_.dim == 2 && fa_.face_usable)
         for (int j = 0; j < fb_.count; ++j)
           if (inside(b_[j], a_, fa_.count, -tol_) && !near_corner(b_[j], a_, fa_.count))
             add({ContactRule::face_point, -1, -1, j, -1});
@@ -907,6 +910,15 @@ inline int incident_face(const Shape& sh, const Pose& frame, const Vec3& u, doub
   return best;
 }
 
+// A witness normal within this angle (its cosine) of a polytope's face normal takes that face as the
+// reference face of a clipped patch. GJK/EPA's normal of a segment or a face lying across a face's
+// side, tilted a little into it, is the edge pair's at the deeper crossing; the face clipped against
+// the incident feature gives both crossings (each with its own rule), where the support features
+// along that normal give the deeper one only and the pair rocks from one crossing to the other. An
+// incident polygon within the same angle of facing the reference face also takes the reference's
+// corners under it (Feature::face_usable).
+constexpr double kFaceSnapCosine = 0.99;
+
 // The features of a polytope's face touching or overlapping another shape along the face's normal n:
 // the reference face (face_a of a, or else face_b of b, whose outward normal is ±n) and the other
 // shape's incident feature: a polytope's face turned most against it, a capsule's whole axis, a
@@ -929,19 +941,14 @@ inline bool face_pair_features(const Shape& a, const Pose& pa, const Shape& b, c
   if (face_a >= 0) {
     fa = face_feature(a, shape_frame(a, pa), face_a, tol, plane);
     incident(b, pb, -1.0 * n, fb);
+    fb.face_usable = dot(fb.face_normal, n) <= -kFaceSnapCosine;
   } else {
     fb = face_feature(b, shape_frame(b, pb), face_b, tol, plane);
     incident(a, pa, n, fa);
+    fa.face_usable = dot(fa.face_normal, n) >= kFaceSnapCosine;
   }
   return fa.count > 0 && fb.count > 0;
 }
-
-// A witness normal within this angle (its cosine) of a polytope's face normal takes that face as the
-// reference face of a clipped patch. GJK/EPA's normal of a segment or a face lying across a face's
-// side, tilted a little into it, is the edge pair's at the deeper crossing; the face clipped against
-// the incident feature gives both crossings (each with its own rule), where the support features
-// along that normal give the deeper one only and the pair rocks from one crossing to the other.
-constexpr double kFaceSnapCosine = 0.99;
 
 // The face of a polytope whose outward normal is closest to u if within kFaceSnapCosine of it (else
 // −1), and its normal.
