@@ -86,6 +86,24 @@ RULES = [
         [0, 0, 1.35],
         [np.cos(np.pi / 8), 0, np.sin(np.pi / 8), 0],
     ),
+    (
+        "cylinder standing on box face (4 face-point)",
+        Box([0.5, 0.5, 0.5]),
+        [0, 0, 0],
+        IDENTITY,
+        Cylinder(0.2, 0.6),
+        [0, 0, 0.79],
+        [np.sqrt(0.5), 0, -np.sqrt(0.5), 0],
+    ),
+    (
+        "cylinder lying on box face (2 face-point)",
+        Box([0.5, 0.5, 0.5]),
+        [0, 0, 0],
+        IDENTITY,
+        Cylinder(0.1, 0.6),
+        [0, 0, 0.59],
+        IDENTITY,
+    ),
     ("cylinder-sphere (distance rule)", Cylinder(0.4, 1.0), [0, 0, 0], IDENTITY, Sphere(0.3), [0, 0, 0.69], IDENTITY),
 ]
 

@@ -427,8 +427,9 @@ class World:
     friction : Coulomb coefficient μ ≥ 0; restitution : coefficient e in [0, 1].
     baumgarte : β in [0, 1], fraction of a penetration (or of a joint limit's violation) removed per
         step, by moving q (module docstring).
-    contact_margin : gaps up to this (m) give speculative contacts, and penetrations up to 1 % of it
-        are left to rest (module docstring).
+    contact_margin : gaps up to this (m) give speculative contacts, each pair's grown by how far its
+        bodies can move in the step (so that no fall passes through a contact before seeing it), and
+        penetrations up to 1 % of it are left to rest (module docstring).
     contact_model : "lcp", Nimble's boxed LCP (friction pyramid, warm-started), or "ncp", the contact
         NCP on Coulomb's cones (dcol.solvers.solve_contact_ncp; module docstring).
     restitution_threshold : approach speed (m/s) below which contacts do not bounce.

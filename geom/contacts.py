@@ -9,8 +9,11 @@ have radius 0). In the witness plane these are Nimble's witness hulls: a corner 
 other's polygon is a point–face contact, crossing sides are edge–edge contacts, and a point
 against a point or a segment is Nimble's sphere–sphere, mesh–sphere, pipe–sphere and vertex–pipe
 rules in one formula. Flat features touching give the whole manifold (a box resting on a plane: its
-four corners). Cylinders, cones and ellipsoids have no rule: one contact at the midpoint of the
-signed distance's witness points.
+four corners). A cylinder's or a cone's flat cap is a square of four rim points and a cylinder's side
+line its axis inflated by its radius, so that a cylinder standing on its cap or lying on its side has
+its patch; against a face a tilted cap or side gives its rim points turned to the face, each at its own
+depth. Ellipsoids, and cylinders and cones touching at a rim point or apex or against a point, have one
+contact at the midpoint of the signed distance's witness points.
 
 Each contact has a point, a unit normal from a to b, two tangents (the minimal rotation taking
 world z to the normal applied to x and y: continuous in the normal except at exactly −z, where

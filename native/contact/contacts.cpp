@@ -35,6 +35,15 @@ struct Feature {
   Vec3 points[kMaxFeaturePoints];
   double radius = 0.0;
   Vec3 face_normal{}, face_point{};
+  // rim_radius > 0: the points lie on rims of that radius around the axis rim_axis through rim_origin,
+  // each at its angle from the direction to the other shape's face (add_rim's tilted square,
+  // rim_support): as the shapes turn they slide round the rim (sliding_rim_point), where others move
+  // with the body.
+  double rim_radius = 0.0;
+  Vec3 rim_axis{}, rim_origin{};
+  // False for an incident polygon turned away from the reference face (face_pair_features): the
+  // reference corners inside it, seen along the reference normal, need not lie under its plane.
+  bool face_usable = true;
 };
 
 // (e_j × v)_i: column j of the cross-product map δθ ↦ δθ × v.
@@ -275,6 +284,87 @@ inline int facing_face(const Shape& sh, const Pose& frame, const Vec3& u) {
   return best;
 }
 
+// A cap's rim stands for its disk by four points, a square inscribed in it: no more than a patch keeps
+// (kPatchPoints), so that no reduction picks among near-equal points and flips its choice as the
+// shape moves. A cap flat on the other shape (its rim within the feature tolerance of its top along u)
+// takes four material points (at right angles from the shape's y axis), as a box's face its corners; a
+// tilted one the square turned to u (its rim point farthest along u, the opposite one and the two
+// between), which turns continuously with the cap, where the flat cap's direction to u would jump.
+inline void add_rim(const Pose& frame, const Vec3& centre, double R, const Vec3& u, bool flat, Feature& f) {
+  const Vec3 axis{{frame.Q.m[0][0], frame.Q.m[1][0], frame.Q.m[2][0]}};
+  Vec3 first{{frame.Q.m[0][1], frame.Q.m[1][1], frame.Q.m[2][1]}};  // the shape's y axis
+  if (!flat) {
+    const Vec3 across = u - dot(u, axis) * axis;
+    first = (1.0 / norm(across)) * across;
+  }
+  const Vec3 second = cross(axis, first);
+  for (const Vec3& offset : {first, second, -1.0 * first, -1.0 * second}) f.points[f.count++] = centre + R * offset;
+}
+
+// The point of the rim of centre c and radius R around the frame's x axis farthest along u (the
+// centre itself if u is along the axis).
+inline Vec3 rim_support(const Pose& frame, const Vec3& c, double R, const Vec3& u) {
+  const Vec3 axis{{frame.Q.m[0][0], frame.Q.m[1][0], frame.Q.m[2][0]}};
+  const Vec3 across = u - dot(u, axis) * axis;
+  const double length = norm(across);
+  return length > 0.0 ? c + (R / length) * across : c;
+}
+
+// The support feature of a cylinder or a cone (shape frame `frame`) along the world direction u, before
+// reduce_to_hull; dim −1 where it has none worth a rule (a rim point or a cone's apex: the signed
+// distance's one contact is exact there). A cap facing u within tol (its whole rim within tol of its
+// top) is its rim square (add_rim), with the cap's plane as its face. A side line facing u within tol
+// is, on a cylinder, its axis inflated by R (as a capsule's: exact while the line faces u, and it rolls
+// as a capsule does), on a cone the segment from the apex to the base's rim point farthest along u.
+// whole (an incident feature clipped against a face, each contact then at its own depth): beyond
+// those, the cap turned more towards u than the side gives its square turned to u (the deepest rim
+// point first), else the side gives its line: a cylinder's two rim points farthest along u, a cone's
+// apex and base rim point.
+inline void round_feature(const Shape& sh, const Pose& frame, const Vec3& u, double tol, bool whole, Feature& f) {
+  const Vec3 axis{{frame.Q.m[0][0], frame.Q.m[1][0], frame.Q.m[2][0]}};
+  const double along = dot(u, axis), across = std::sqrt(std::max(0.0, 1.0 - along * along));
+  auto on_axis = [&](double x) { return to_vec(frame.r) + x * axis; };
+  f.count = 0;
+  f.rim_axis = axis;
+  f.rim_origin = to_vec(frame.r);
+  if (sh.kind == ShapeKind::cylinder) {
+    const double side = along >= 0.0 ? 1.0 : -1.0;
+    const Vec3 cap = on_axis(0.5 * side * sh.L);
+    const bool flat = 2.0 * sh.R * across <= tol;
+    if (flat || (whole && std::abs(along) >= across)) {
+      add_rim(frame, cap, sh.R, u, flat, f);
+      if (!flat) f.rim_radius = sh.R;
+      f.face_normal = side * axis;
+      f.face_point = cap;
+    } else if (sh.L * std::abs(along) <= tol) {
+      f.points[f.count++] = on_axis(-0.5 * sh.L);
+      f.points[f.count++] = on_axis(0.5 * sh.L);
+      f.radius = sh.R;
+    } else if (whole) {
+      for (double end : {-0.5 * sh.L, 0.5 * sh.L}) f.points[f.count++] = rim_support(frame, on_axis(end), sh.R, u);
+      f.rim_radius = sh.R;
+    }
+  } else {  // cone: apex at x = −¾H, base of radius H tan β at x = ¼H
+    const double base_radius = sh.H * sh.tan_beta;
+    const Vec3 apex = on_axis(-0.75 * sh.H), base = on_axis(0.25 * sh.H);
+    const Vec3 rim = rim_support(frame, base, base_radius, u);
+    // Sines of the base's and of the side line's tilts out of the plane normal to u.
+    const double side_tilt = std::abs(dot(rim - apex, u)) / norm(rim - apex);
+    const bool flat = 2.0 * base_radius * across <= tol;
+    if (along > 0.0 && (flat || (whole && across <= side_tilt))) {
+      add_rim(frame, base, base_radius, u, flat, f);
+      if (!flat) f.rim_radius = base_radius;
+    } else if (whole || std::abs(dot(rim - apex, u)) <= tol) {
+      f.points[f.count++] = apex;
+      f.points[f.count++] = rim;
+      if (whole) f.rim_radius = base_radius;  // against a face: the rim point slides (the apex stays)
+    }
+    f.face_normal = axis;  // the base's plane, should the points be its rim
+    f.face_point = base;
+  }
+  f.dim = f.count > 0 ? 0 : -1;
+}
+
 // The support feature of shape sh (body pose body_pose) along the world direction u (unit); tol:
 // the absolute feature tolerance. whole: all the candidates (a capsule's two ends, a polygon's
 // corners), not only those near the top, for an incident feature clipped against a face.
@@ -332,6 +422,20 @@ inline Feature support_feature(const Shape& sh, const Pose& body_pose, const Vec
       f.radius = sh.R;
       gather(sh.num_vertices, [&](int i) { return world(sh.vertices[2 * i], sh.vertices[2 * i + 1], 0.0); });
       break;
+    case ShapeKind::cylinder:
+    case ShapeKind::cone: {
+      round_feature(sh, frame, u, tol, whole, f);
+      if (f.dim < 0) return f;
+      // The farthest along u first (reduce_to_hull keeps it when the feature is one point).
+      int top = 0;
+      for (int i = 1; i < f.count; ++i)
+        if (dot(f.points[i], u) > dot(f.points[top], u)) top = i;
+      std::swap(f.points[0], f.points[top]);
+      const Vec3 face_normal = f.face_normal, face_point = f.face_point;
+      reduce_to_hull(f, plane, tol);
+      f.face_normal = face_normal, f.face_point = face_point;
+      return f;
+    }
     default:
       return f;  // no rule
   }
@@ -371,10 +475,10 @@ class ContactPlanner {
       // A polygon against a segment or a polygon: corners inside or on the other's polygon (a corner of
       // b on a corner of a once, as a's), crossing sides. Flush faces offset along a side (a box on a
       // box shifted by 1 mm) put corners of each on the other's sides: all of them are contacts.
-      if (fb_.dim == 2)
+      if (fb_.dim == 2 && fb_.face_usable)
         for (int i = 0; i < fa_.count; ++i)
           if (inside(a_[i], b_, fb_.count, -tol_)) add({ContactRule::point_face, i, -1, -1, -1});
-      if (fa_.dim == 2)
+      if (fa_.dim == 2 && fa_.face_usable)
         for (int j = 0; j < fb_.count; ++j)
           if (inside(b_[j], a_, fa_.count, -tol_) && !near_corner(b_[j], a_, fa_.count))
             add({ContactRule::face_point, -1, -1, j, -1});
@@ -386,7 +490,7 @@ class ContactPlanner {
           const double t_tol = tol_ / std::hypot(b_[j1][0] - b_[j][0], b_[j1][1] - b_[j][1]);
           double s, t;
           if (crossing(a_[i], a_[i1], b_[j], b_[j1], s, t) && s > s_tol && s < 1.0 - s_tol && t > t_tol &&
-              t < 1.0 - t_tol)
+              t < 1.0 - t_tol && lines_meet_inside(fa_.points[i], fa_.points[i1], fb_.points[j], fb_.points[j1]))
             add({ContactRule::edge_edge, i, i1, j, j1});
         }
     }
@@ -428,6 +532,21 @@ class ContactPlanner {
     s = (w[0] * v[1] - w[1] * v[0]) / det;
     t = (w[0] * u[1] - w[1] * u[0]) / det;
     return true;
+  }
+
+  // Whether the lines through p0p1 and q0q1 come closest within both segments (to tol). A side crossing
+  // another in the witness plane need not: a segment steep to the plane (a capsule's axis clipped
+  // against a face) passes the side's line elsewhere, and the lines' gap along u × v, which the
+  // edge–edge rule measures, is then no gap of the shapes (it can read centimetres deep for shapes
+  // apart).
+  bool lines_meet_inside(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1) const {
+    const Vec3 u = p1 - p0, v = q1 - q0, w = p0 - q0;
+    const double uu = dot(u, u), uv = dot(u, v), vv = dot(v, v), uw = dot(u, w), vw = dot(v, w);
+    const double det = uu * vv - uv * uv;
+    if (!(det > 0.0)) return true;  // parallel: the crossing test decides
+    const double s = (uv * vw - vv * uw) / det, t = (uu * vw - uv * uw) / det;
+    const double s_tol = tol_ / std::sqrt(uu), t_tol = tol_ / std::sqrt(vv);
+    return s >= -s_tol && s <= 1.0 + s_tol && t >= -t_tol && t <= 1.0 + t_tol;
   }
 
   // Parameter of q's projection onto the segment p0p1.
@@ -546,12 +665,42 @@ inline DVec3 lift_direction<D>(const Vec3& m, int body) {
   return seed_direction(m, body);
 }
 
+template <class T>
+Vec3 value_of_vec(const Vec3T<T>& v) {
+  return {{value_of(v[0]), value_of(v[1]), value_of(v[2])}};
+}
+
+// Point i of a rim feature f of body `body` (origin r), the other shape's face turned to it: its cap
+// centre (moving with the body) plus the rim radius times its direction at its angle from d, the
+// direction to that face across the axis (−m less its part along the axis, m the face's outward
+// normal, moving with the other body), so that the point slides round the rim as either body turns.
+// The cap centre and the angle are read off the point's value; a point on the axis (a cone's apex)
+// stays there.
+template <class T>
+Vec3T<T> sliding_rim_point(const Feature& f, int i, const Feature& other, const double* r, int body) {
+  const Vec3 p = f.points[i], centre = f.rim_origin + dot(p - f.rim_origin, f.rim_axis) * f.rim_axis;
+  const Vec3T<T> lifted_centre = lift_point<T>(centre, r, body);
+  const Vec3 offset = p - centre;
+  if (norm(offset) <= 0.5 * f.rim_radius) return lifted_centre;
+  const Vec3T<T> axis = lift_direction<T>(f.rim_axis, body),
+                 toward = T(-1.0) * lift_direction<T>(other.face_normal, 1 - body);
+  const Vec3T<T> across = toward - dot(toward, axis) * axis;
+  const Vec3T<T> d = (1.0 / norm(across)) * across, e = cross(axis, d);
+  const Vec3 d0 = value_of_vec(d), e0 = value_of_vec(e);
+  const double angle = std::atan2(dot(offset, e0), dot(offset, d0));
+  return lifted_centre + f.rim_radius * (std::cos(angle) * d + std::sin(angle) * e);
+}
+
 // The contact a recipe defines, from the features' points moving with bodies a (origin ra) and b.
 template <class T>
 void evaluate(const Recipe& rc, const Feature& fa, const Feature& fb, const double* ra, const double* rb,
               const Vec3& witness, Vec3T<T>& point, Vec3T<T>& normal, T& separation) {
-  auto A = [&](int i) { return lift_point<T>(fa.points[i], ra, 0); };
-  auto B = [&](int i) { return lift_point<T>(fb.points[i], rb, 1); };
+  auto A = [&](int i) {
+    return fa.rim_radius > 0.0 ? sliding_rim_point<T>(fa, i, fb, ra, 0) : lift_point<T>(fa.points[i], ra, 0);
+  };
+  auto B = [&](int i) {
+    return fb.rim_radius > 0.0 ? sliding_rim_point<T>(fb, i, fa, rb, 1) : lift_point<T>(fb.points[i], rb, 1);
+  };
   switch (rc.rule) {
     case ContactRule::point_point:
       point_point(A(rc.a0), fa.radius, B(rc.b0), fb.radius, witness, point, normal, separation);
@@ -802,6 +951,15 @@ inline int incident_face(const Shape& sh, const Pose& frame, const Vec3& u, doub
   return best;
 }
 
+// A witness normal within this angle (its cosine) of a polytope's face normal takes that face as the
+// reference face of a clipped patch. GJK/EPA's normal of a segment or a face lying across a face's
+// side, tilted a little into it, is the edge pair's at the deeper crossing; the face clipped against
+// the incident feature gives both crossings (each with its own rule), where the support features
+// along that normal give the deeper one only and the pair rocks from one crossing to the other. An
+// incident polygon within the same angle of facing the reference face also takes the reference's
+// corners under it (Feature::face_usable).
+constexpr double kFaceSnapCosine = 0.99;
+
 // The features of a polytope's face touching or overlapping another shape along the face's normal n:
 // the reference face (face_a of a, or else face_b of b, whose outward normal is ±n) and the other
 // shape's incident feature: a polytope's face turned most against it, a capsule's whole axis, a
@@ -824,17 +982,92 @@ inline bool face_pair_features(const Shape& a, const Pose& pa, const Shape& b, c
   if (face_a >= 0) {
     fa = face_feature(a, shape_frame(a, pa), face_a, tol, plane);
     incident(b, pb, -1.0 * n, fb);
+    fb.face_usable = dot(fb.face_normal, n) <= -kFaceSnapCosine;
   } else {
     fb = face_feature(b, shape_frame(b, pb), face_b, tol, plane);
     incident(a, pa, n, fa);
+    fa.face_usable = dot(fa.face_normal, n) >= kFaceSnapCosine;
   }
   return fa.count > 0 && fb.count > 0;
 }
 
-// The face of a polytope whose outward normal is u to within rounding, or −1.
-inline int aligned_face(const Shape& sh, const Pose& frame, const Vec3& u) {
+// The face of a polytope whose outward normal is closest to u if within kFaceSnapCosine of it (else
+// −1), and its normal.
+inline int snapped_face(const Shape& sh, const Pose& body, const Vec3& u, Vec3& normal) {
+  if (sh.kind != ShapeKind::polytope) return -1;
+  const Pose frame = shape_frame(sh, body);
   const int face = facing_face(sh, frame, u);
-  return dot(face_world_normal(sh, frame, face, nullptr), u) >= 1.0 - 1e-9 ? face : -1;
+  normal = face_world_normal(sh, frame, face, nullptr);
+  return dot(normal, u) >= kFaceSnapCosine ? face : -1;
+}
+
+// The closest points ca, cb of the segments p0p1 and q0q1 (either may be a point, p0 = p1): the lines'
+// closest points, clamped to a segment and projected back onto the other (Ericson, Real-Time Collision
+// Detection, §5.1.9).
+inline void closest_on_segments(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1, Vec3& ca, Vec3& cb) {
+  const Vec3 u = p1 - p0, v = q1 - q0, w = p0 - q0;
+  const double uu = dot(u, u), vv = dot(v, v), uw = dot(u, w), vw = dot(v, w);
+  double s = 0.0, t = 0.0;
+  if (uu == 0.0) {
+    if (vv > 0.0) t = std::clamp(vw / vv, 0.0, 1.0);
+  } else if (vv == 0.0) {
+    s = std::clamp(-uw / uu, 0.0, 1.0);
+  } else {
+    const double uv = dot(u, v), det = uu * vv - uv * uv;
+    // Parallel (to rounding): any s; s = 0 and the t it gives.
+    s = det > 1e-14 * uu * vv ? std::clamp((uv * vw - vv * uw) / det, 0.0, 1.0) : 0.0;
+    t = (uv * s + vw) / vv;
+    if (t < 0.0 || t > 1.0) {
+      t = std::clamp(t, 0.0, 1.0);
+      s = std::clamp((uv * t - uw) / uu, 0.0, 1.0);
+    }
+  }
+  ca = p0 + s * u;
+  cb = q0 + t * v;
+}
+
+// The world ends of a sphere's (both its centre) or a capsule's axis.
+inline void axis_ends(const Shape& sh, const Pose& body, Vec3& e0, Vec3& e1) {
+  const Pose frame = shape_frame(sh, body);
+  const double half = sh.kind == ShapeKind::capsule ? 0.5 * sh.L : 0.0;
+  const double y0[3] = {-half, 0.0, 0.0}, y1[3] = {half, 0.0, 0.0};
+  e0 = world_point(frame, y0);
+  e1 = world_point(frame, y1);
+}
+
+// The signed distance and witness normal (from a to b) of two spheres or capsules in closed form: their
+// axes' closest points, the normal along their difference, less the radii. Axes that cross (closest
+// points within rounding of each other) are parted along the common perpendicular u × v of their
+// directions, oriented from a's centre to b's, by the sum of the radii: the least translation that
+// separates them while their crossing stays inside both (EPA has no solid difference to grow there).
+// False for another pair, and for coincident or parallel crossing axes (no one direction parts them).
+inline bool round_core_witness(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out) {
+  auto rounded = [](const Shape& sh) { return sh.kind == ShapeKind::sphere || sh.kind == ShapeKind::capsule; };
+  if (!rounded(a) || !rounded(b)) return false;
+  Vec3 a0, a1, b0, b1, ca, cb;
+  axis_ends(a, pa, a0, a1);
+  axis_ends(b, pb, b0, b1);
+  closest_on_segments(a0, a1, b0, b1, ca, cb);
+  const Vec3 gap = cb - ca;
+  const double length = norm(gap), size = a.length_scale + b.length_scale;
+  Vec3 normal;
+  if (length > 1e-12 * size) {
+    normal = (1.0 / length) * gap;
+  } else {
+    const Vec3 common = cross(a1 - a0, b1 - b0);
+    const double common_length = norm(common);
+    if (common_length <= 1e-12 * std::max(norm(a1 - a0) * norm(b1 - b0), size * size)) return false;
+    const double toward_b = dot(common, (0.5 * (b0 + b1)) - (0.5 * (a0 + a1))) >= 0.0 ? 1.0 : -1.0;
+    normal = (toward_b / common_length) * common;
+  }
+  out.distance = dot(normal, gap) - (a.R + b.R);
+  for (int i = 0; i < 3; ++i) {
+    out.normal[i] = normal[i];
+    out.p_a[i] = ca[i] + a.R * normal[i];
+    out.p_b[i] = cb[i] - b.R * normal[i];
+  }
+  out.status = SolveStatus::solved;
+  return true;
 }
 
 // The witness normal (from a to b) and signed distance of two shapes with cores (gjk.hpp) by GJK/EPA,
@@ -876,9 +1109,33 @@ inline int evaluate_contacts(const Recipe* recipes, int count, const Feature& fa
   return kept;
 }
 
+inline bool is_round(const Shape& sh) { return sh.kind == ShapeKind::cylinder || sh.kind == ShapeKind::cone; }
+
+// The contacts of a polytope's face on or near the witness normal n (the better aligned of a's and
+// b's, kFaceSnapCosine) clipped in the face's plane against the other shape's incident feature, those
+// within the margin; 0 if no face is near n or none is within the margin.
+inline int snapped_face_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const Vec3& n,
+                                 double tol, double margin, Contact* out, ContactDerivatives* deriv) {
+  Vec3 normal_a, normal_b;
+  const int snap_a = snapped_face(a, pa, n, normal_a), snap_b = snapped_face(b, pb, -1.0 * n, normal_b);
+  if (snap_a < 0 && snap_b < 0) return 0;
+  const bool use_a = snap_a >= 0 && (snap_b < 0 || dot(normal_a, n) >= -dot(normal_b, n));
+  const Vec3 face_normal = use_a ? normal_a : -1.0 * normal_b;
+  Plane2 plane;
+  tangents(face_normal, plane.e1, plane.e2);
+  Feature fa, fb;
+  if (!face_pair_features(a, pa, b, pb, face_normal, use_a ? snap_a : -1, use_a ? -1 : snap_b, tol, plane, fa, fb) ||
+      fa.dim < 0 || fb.dim < 0)
+    return 0;
+  Recipe recipes[kMaxPairContacts];
+  return evaluate_contacts(recipes, ContactPlanner(fa, fb, plane, tol).plan(recipes), fa, fb, pa, pb, face_normal,
+                           margin, out, deriv);
+}
+
 // Contacts of two boxes from their separating axis: for a face axis, that face clipped against the
 // other box's incident face (face_pair_features), without the contacts farther apart than the margin
-// (a tilted incident face's raised corners); for an edge pair, the edges' contact. Returns −1 when the
+// (a tilted incident face's raised corners); for an edge pair, the clipped patch of a face within a few
+// degrees of it (snapped_face_contacts), else the edges' contact. Returns −1 when the
 // axes leave the pair to the signed distance: no contact of the clipped patch within the margin,
 // although no axis separates the boxes by more than the margin.
 inline int box_box_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ContactSettings& cs,
@@ -890,6 +1147,10 @@ inline int box_box_contacts(const Shape& a, const Pose& pa, const Shape& b, cons
   const BoxAxis axis = box_separating_axis(a, frame_a, va, b, frame_b, vb, tol);
   if (axis.separation > cs.margin) return 0;
   const Vec3& n = axis.normal;
+  if (axis.face_a < 0 && axis.face_b < 0) {  // an edge pair within a few degrees of a face: its patch
+    const int count = snapped_face_contacts(a, pa, b, pb, n, tol, cs.margin, out, deriv);
+    if (count > 0) return count;
+  }
   Plane2 plane;
   tangents(n, plane.e1, plane.e2);
   Feature fa, fb;
@@ -917,8 +1178,9 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
     const int count = box_box_contacts(a, pa, b, pb, cs, tol, out, deriv);
     if (count >= 0) return count;
   }
-  const bool has_rules = a.kind != ShapeKind::cylinder && a.kind != ShapeKind::cone && a.kind != ShapeKind::ellipsoid &&
-                         b.kind != ShapeKind::cylinder && b.kind != ShapeKind::cone && b.kind != ShapeKind::ellipsoid;
+  // Ellipsoids are smooth: one contact, at the signed distance's witnesses.
+  const bool has_rules = a.kind != ShapeKind::ellipsoid && b.kind != ShapeKind::ellipsoid;
+  const bool round = is_round(a) || is_round(b);
   DistanceResult dist;
   DistanceJacobian dist_jac;
   const bool distance_derivatives = deriv && !has_rules;
@@ -927,7 +1189,8 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   SolverSettings feature_settings = settings;
   feature_settings.barrier = 0.0;
   const bool by_face = has_rules && box_face_witness(a, pa, b, pb, dist);
-  const bool by_gjk = !by_face && has_rules && gjk_witness(a, pa, b, pb, dist);
+  const bool by_gjk =
+      !by_face && has_rules && (round_core_witness(a, pa, b, pb, dist) || gjk_witness(a, pa, b, pb, dist));
   if (!by_face && !by_gjk)
     signed_distance(a, pa, b, pb, has_rules ? feature_settings : settings, dist,
                     distance_derivatives ? &dist_jac : nullptr);
@@ -939,27 +1202,30 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   // Apart, or a solve that failed (status): its witnesses are no contacts.
   if (!(dist.distance <= cs.margin) || dist.status == SolveStatus::numerical_error) return 0;
   const Vec3 n = to_vec(dist.normal);
-  Plane2 plane;
-  tangents(n, plane.e1, plane.e2);
   int count = 0;
   if (has_rules) {
-    Feature fa, fb;
-    // A polytope's face on the witness normal: that face against the other's incident feature, clipped.
-    const int face_a = a.kind == ShapeKind::polytope ? aligned_face(a, shape_frame(a, pa), n) : -1;
-    const int face_b = face_a < 0 && b.kind == ShapeKind::polytope ? aligned_face(b, shape_frame(b, pb), -1.0 * n) : -1;
-    const bool clipped =
-        (face_a >= 0 || face_b >= 0) && face_pair_features(a, pa, b, pb, n, face_a, face_b, tol, plane, fa, fb);
-    if (!clipped) {
-      fa = support_feature(a, pa, n, tol, plane);
-      fb = support_feature(b, pb, -1.0 * n, tol, plane);
+    // A polytope's face on or near the witness normal: that face against the other's incident feature.
+    count = snapped_face_contacts(a, pa, b, pb, n, tol, cs.margin, out, deriv);
+    if (count == 0) {
+      Plane2 plane;
+      tangents(n, plane.e1, plane.e2);
+      const Feature fa = support_feature(a, pa, n, tol, plane);
+      const Feature fb = support_feature(b, pb, -1.0 * n, tol, plane);
+      // A cylinder's or a cone's features stand for its surface only against a segment or a face (a
+      // cap's rim samples are no circle to a point): a point against one is the signed distance's.
+      const bool features = fa.dim >= 0 && fb.dim >= 0 && !(round && std::min(fa.dim, fb.dim) == 0);
+      Recipe recipes[kMaxPairContacts];
+      if (features)
+        count = evaluate_contacts(recipes, ContactPlanner(fa, fb, plane, tol).plan(recipes), fa, fb, pa, pb, n,
+                                  INFINITY, out, deriv);
     }
-    Recipe recipes[kMaxPairContacts];
-    count = evaluate_contacts(recipes, ContactPlanner(fa, fb, plane, tol).plan(recipes), fa, fb, pa, pb, n,
-                              clipped ? cs.margin : INFINITY, out, deriv);
   }
   if (count > 0) return count;
-  // (The box-face test gives no witness points.)
-  if (by_face || (deriv && !distance_derivatives)) {
+  // (The box-face test gives no witness points. On a cylinder or a cone GJK/EPA stop at a tolerance
+  // that picks features but leaves the witnesses' normal far less accurate than the distance, and EPA's depth is the
+  // least translation's where the distance rule's is along DCOL's normal: their one contact is the centred solve's, as
+  // the ellipsoids' is.)
+  if (by_face || (deriv && !distance_derivatives) || round) {
     signed_distance(a, pa, b, pb, settings, dist, deriv ? &dist_jac : nullptr);
     if (status != nullptr) *status = dist.status;
     if (dist.status == SolveStatus::numerical_error) return 0;

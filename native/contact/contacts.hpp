@@ -9,14 +9,20 @@
 // Projected into the witness plane these are Nimble's witness hulls (Nimble App. C1): vertices of one
 // inside the other's polygon are point–face contacts, crossing edges are edge–edge contacts, and a
 // point against a segment or a point is Nimble's sphere–sphere, mesh–sphere, pipe–sphere,
-// vertex–pipe rules (Nimble App. C2–C6) in one formula. Cylinders, cones and ellipsoids have no rule: one
-// contact at the signed distance's witness points.
+// vertex–pipe rules (Nimble App. C2–C6) in one formula. A cylinder's or a cone's flat cap facing the
+// normal is a square of four rim points, a cylinder's side line its axis inflated by its radius (as a
+// capsule's), a cone's the segment from its apex to its base's rim; against a segment or a face these
+// give line and patch contacts, and against a face a tilted cap or side gives its rim points turned to
+// the face, which slide round the rim as the shapes turn (each at its own depth). Elsewhere (a rim point, an apex, a
+// point against a cap) and for ellipsoids, which are smooth: one contact at the signed distance's witness points.
 //
-// The shapes with a rule take their witness normal from the separating axes (two boxes) or GJK/EPA
-// (gjk.hpp) instead of the cone program, which then only decides what GJK/EPA cannot (overlapping
-// flat cores, such as two capsules whose axes cross). Where the normal is a polytope face's, that
-// face and the other shape's incident feature (a polytope's face turned most against it, a capsule's
-// axis, a polygon) are taken whole and clipped against each other as above (Box2D's and ODE's box–box
+// The witness normal comes from the separating axes (two boxes), closed forms (a sphere's or a
+// capsule's axis against another's, crossing axes included) or GJK/EPA (gjk.hpp, cylinders and cones
+// by their support functions) instead of the cone program, which then only decides what those cannot
+// and gives the one contact of the DISTANCE rule (to the solver's accuracy, with its derivatives). Where
+// the normal is a polytope face's, or within a few degrees of it, that face and the other shape's
+// incident feature (a polytope's face turned most against it, a capsule's axis, a polygon, a cap's rim
+// or a side line) are taken whole and clipped against each other as above (Box2D's and ODE's box–box
 // clipping), each contact at its own depth and those beyond the margin dropped: a deep or tilted
 // overlap on a face gives the patch, not its deepest point.
 //

@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include "core/dual.hpp"
+#include "geometry/support.hpp"
 
 namespace dcol::geometry {
 
@@ -13,11 +14,14 @@ namespace {
 
 using Vec3 = Vec3T<double>;
 
-// A point of the Minkowski difference, w = a_i − b_j, with the vertices it came from.
+// A point of the Minkowski difference, w = p_a − p_b, with the points of the two cores it came from and
+// their indices among the cores' points (−1 for a round core's support point).
 struct SupportPoint {
-  Vec3 w;
-  int ia, ib;
+  Vec3 w, pa, pb;
+  int ia = -1, ib = -1;
 };
+
+inline bool same(const Vec3& p, const Vec3& q) { return p[0] == q[0] && p[1] == q[1] && p[2] == q[2]; }
 
 // The two cores' points in coordinates centred between the shapes and scaled by a power of two near
 // their spread (their frames' distance or their own size, the larger), so that squared lengths
@@ -34,14 +38,20 @@ struct VertexSets {
       center[k] = 0.5 * a.frame.r[k] + 0.5 * b.frame.r[k];
       spread = std::max(spread, std::abs(0.5 * a.frame.r[k] - 0.5 * b.frame.r[k]));
     }
-    for (const Core* c : {&a, &b})
+    for (const Core* c : {&a, &b}) {
       for (int i = 0; i < c->count * c->dim; ++i) spread = std::max(spread, std::abs(c->points()[i]));
+      if (c->round) spread = std::max(spread, c->round->length_scale);
+    }
     scale = spread > 0.0 ? std::ldexp(1.0, std::ilogb(spread)) : 1.0;
   }
 
   Vec3 world(const Core& c, int i) const {
     const double* v = c.points() + c.dim * i;
     const double y[3] = {v[0], v[1], c.dim == 3 ? v[2] : 0.0};
+    return world_of(c, y);
+  }
+  // The world point (in these coordinates) of the point y of the core's frame.
+  Vec3 world_of(const Core& c, const double* y) const {
     Vec3 out;
     for (int k = 0; k < 3; ++k)
       out[k] = (c.frame.r[k] - center[k]) / scale +
@@ -63,21 +73,40 @@ struct VertexSets {
     }
     return best;
   }
-  Vec3 a(int i) const { return world(core_a, i); }
-  Vec3 b(int j) const { return world(core_b, j); }
+  // The core's point farthest along the world direction d: a vertex, or a round shape's support point.
+  Vec3 support_of(const Core& c, const Vec3& d) const {
+    if (!c.round) return world(c, farthest(c, d));
+    double local[3], y[3];
+    for (int j = 0; j < 3; ++j)
+      local[j] = c.frame.Q.m[0][j] * d[0] + c.frame.Q.m[1][j] * d[1] + c.frame.Q.m[2][j] * d[2];
+    detail::body_support(*c.round, local, y);
+    return world_of(c, y);
+  }
+  // A point inside the core: its first point, or a round shape's centre.
+  Vec3 inner(const Core& c) const {
+    const double origin[3] = {0.0, 0.0, 0.0};
+    return c.round ? world_of(c, origin) : world(c, 0);
+  }
 
   // M's farthest point along d: a's farthest along d minus b's farthest along −d.
   SupportPoint support(const Vec3& d) const {
-    const int ia = farthest(core_a, d), ib = farthest(core_b, -1.0 * d);
-    return {a(ia) - b(ib), ia, ib};
+    const int ia = core_a.round ? -1 : farthest(core_a, d), ib = core_b.round ? -1 : farthest(core_b, -1.0 * d);
+    const Vec3 pa = ia >= 0 ? world(core_a, ia) : support_of(core_a, d);
+    const Vec3 pb = ib >= 0 ? world(core_b, ib) : support_of(core_b, -1.0 * d);
+    return {pa - pb, pa, pb, ia, ib};
+  }
+  // The support point of M made of the cores' points ia and ib.
+  SupportPoint pair(int ia, int ib) const {
+    const Vec3 pa = world(core_a, ia), pb = world(core_b, ib);
+    return {pa - pb, pa, pb, ia, ib};
   }
 
   // The witness points of barycentric weights on support points.
   void witnesses(const SupportPoint* s, const double* weight, int n, double* p_a, double* p_b) const {
     Vec3 pa{{0.0, 0.0, 0.0}}, pb{{0.0, 0.0, 0.0}};
     for (int k = 0; k < n; ++k) {
-      pa = pa + weight[k] * a(s[k].ia);
-      pb = pb + weight[k] * b(s[k].ib);
+      pa = pa + weight[k] * s[k].pa;
+      pb = pb + weight[k] * s[k].pb;
     }
     for (int i = 0; i < 3; ++i) p_a[i] = pa[i], p_b[i] = pb[i];
   }
@@ -151,6 +180,10 @@ void record_simplex(const SupportPoint* s, int n, GjkDistance& out) {
 }
 
 constexpr int kMaxGjkIterations = 64;
+// A round core's support points are no finite set: GJK and EPA approach its surface and stop when a
+// step gains less than kRoundGjkTolerance of the distance (GJK) or kRoundEpaTolerance of M's extent
+// (EPA, whose polytope needs many more points on a curved surface than GJK's simplex).
+constexpr double kRoundGjkTolerance = 1e-10, kRoundEpaTolerance = 1e-8;
 constexpr int kMaxEpaPoints = 128;
 constexpr int kMaxEpaFaces = 2 * kMaxEpaPoints;
 
@@ -244,7 +277,7 @@ void expanding_polytope(const VertexSets& sets, const SupportPoint* tetrahedron,
 // with the weights and the nearest point v.
 int warm_simplex(const VertexSets& sets, int size, const int* vertex_a, const int* vertex_b, SupportPoint* simplex,
                  double* weight, Vec3& v) {
-  for (int k = 0; k < size; ++k) simplex[k] = {sets.a(vertex_a[k]) - sets.b(vertex_b[k]), vertex_a[k], vertex_b[k]};
+  for (int k = 0; k < size; ++k) simplex[k] = sets.pair(vertex_a[k], vertex_b[k]);
   if (size == 0 || size == 4 || !closest_on_simplex(simplex, size, weight, v)) return 0;
   return drop_unused(simplex, weight, size);
 }
@@ -254,7 +287,8 @@ int warm_simplex(const VertexSets& sets, int size, const int* vertex_a, const in
 // `extent` (world units), if positive, is M's (GjkDistance::extent), else it is measured.
 void core_distance(const VertexSets& sets, GjkDistance& out, const GjkDistance* previous, double extent) {
   int warm_size = 0, warm_a[4], warm_b[4];
-  if (previous && previous->converged) {
+  const bool round = sets.core_a.round || sets.core_b.round;
+  if (previous && previous->converged && !round) {  // a round core's support points have no index
     warm_size = previous->simplex_size;
     std::copy_n(previous->vertex_a, 4, warm_a);
     std::copy_n(previous->vertex_b, 4, warm_b);
@@ -270,13 +304,15 @@ void core_distance(const VertexSets& sets, GjkDistance& out, const GjkDistance* 
     }
   out.extent = extent;
   const double tiny = 1e-13 * extent;
+  const double gjk_tolerance = round ? kRoundGjkTolerance : 1e-12;
+  const double epa_tolerance = round ? kRoundEpaTolerance * extent : tiny;
 
   SupportPoint simplex[4];
   double weight[4] = {1.0, 0.0, 0.0, 0.0};
   Vec3 v;
   int n = warm_simplex(sets, warm_size, warm_a, warm_b, simplex, weight, v);
   if (n == 0) {
-    simplex[0] = sets.support(sets.a(0) - sets.b(0));
+    simplex[0] = sets.support(sets.inner(sets.core_a) - sets.inner(sets.core_b));
     weight[0] = 1.0;
     n = 1;
     v = simplex[0].w;
@@ -290,8 +326,8 @@ void core_distance(const VertexSets& sets, GjkDistance& out, const GjkDistance* 
     const SupportPoint w = sets.support(-1.0 * v);
     // No support point beyond the plane through v, to rounding: v is M's point closest to the origin.
     const bool repeated =
-        std::any_of(simplex, simplex + n, [&](const SupportPoint& s) { return s.ia == w.ia && s.ib == w.ib; });
-    if (repeated || dot(v, v) - dot(v, w.w) <= 1e-12 * dot(v, v)) {
+        std::any_of(simplex, simplex + n, [&](const SupportPoint& s) { return same(s.pa, w.pa) && same(s.pb, w.pb); });
+    if (repeated || dot(v, v) - dot(v, w.w) <= gjk_tolerance * dot(v, v)) {
       converged = true;
       break;
     }
@@ -361,7 +397,7 @@ void core_distance(const VertexSets& sets, GjkDistance& out, const GjkDistance* 
     if (best_offset <= tiny) return;  // M is flat: no polytope of three dimensions
     ++n;
   }
-  expanding_polytope(sets, simplex, tiny, out);
+  expanding_polytope(sets, simplex, epa_tolerance, out);
 }
 
 }  // namespace
@@ -386,9 +422,13 @@ bool shape_core(const Shape& sh, const Pose& body, Core& out) {
       out.count = 2;
       out.radius = sh.R;
       return true;
-    default:
-      return false;
+    case ShapeKind::cylinder:
+    case ShapeKind::cone:
+    case ShapeKind::ellipsoid:
+      out.round = &sh;
+      return true;
   }
+  return false;
 }
 
 void gjk_distance(const Core& a, const Core& b, GjkDistance& out, const GjkDistance* previous, double extent) {
@@ -565,7 +605,9 @@ namespace {
 // where the shapes have no cores or the scaling fails.
 bool distance_and_scaling(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, Core& core_a, Core& core_b,
                           GjkDistance& distance, GjkScaling& scaling) {
-  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b)) return false;
+  // Round cores (cylinders, cones, ellipsoids) are left to the cone programs: the derivatives and the
+  // scaling work on the cores' points.
+  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b) || core_a.round || core_b.round) return false;
   gjk_distance(core_a, core_b, distance);
   gjk_scaling(core_a, core_b, &distance, scaling);
   return scaling.converged;

@@ -4,6 +4,10 @@
 // adds R to the support function in every direction and so subtracts the radii from the cores'
 // signed distance, along the same normal.
 //
+// A cylinder, a cone and an ellipsoid are their own cores (radius 0), given by their support functions:
+// on them GJK and EPA approach the surface and stop at a relative tolerance (kRoundGjkTolerance and
+// kRoundEpaTolerance in gjk.cpp) instead of ending exactly.
+//
 // Apart: GJK (Gilbert, Johnson, Keerthi 1988) walks a simplex of M's support points towards the
 // point v of M closest to the origin; on point sets it ends after finitely many steps, with v exact
 // to rounding: the distance is ‖v‖, the normal (from a to b) −v/‖v‖ (a face of M's normal when the
@@ -36,18 +40,20 @@ struct GjkDistance {
 };
 
 // A shape's core: `count` points of `dim` (2 or 3) coordinates in its shape frame (the third one 0
-// for 2), and the radius inflating them.
+// for 2), and the radius inflating them; or a round shape (cylinder, cone, ellipsoid) whole, by its
+// support function.
 struct Core {
   const double* shape_points = nullptr;  // the shape's vertices, or null for `own`
   double own[6] = {0, 0, 0, 0, 0, 0};    // a sphere's centre or a capsule's ends
   int count = 0, dim = 3;
+  const Shape* round = nullptr;  // a round shape, whose support points stand in for the point set
   Pose frame{};
   double radius = 0.0;
 
   const double* points() const { return shape_points ? shape_points : own; }
 };
 
-// The core of a polytope, sphere, capsule or padded polygon at its body pose; false for the others.
+// The core of a shape at its body pose.
 bool shape_core(const Shape& sh, const Pose& body, Core& out);
 
 // Signed distance of the two inflated cores; with `previous` (which may be `out`), the result of the same

@@ -139,14 +139,14 @@ py::dict pair_contacts_py(py::handle a, py::handle r_a, py::handle q_a, py::hand
   return out;
 }
 
-// Signed distance of two shapes with cores by GJK/EPA (geometry/gjk.hpp), without the cone program.
+// Signed distance of two shapes by GJK/EPA on their cores (geometry/gjk.hpp), without the cone program.
 py::dict gjk_distance_py(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b) {
   const Pose pa = as_pose(r_a, q_a, "r_a", "q_a"), pb = as_pose(r_b, q_b, "r_b", "q_b");
   Core core_a, core_b;
   if (!shape_core(as_shape(a, "a"), pa, core_a))
-    throw py::value_error("a must be a polytope, sphere, capsule or polygon (a point set inflated by a radius)");
+    throw py::value_error("a has no GJK core (a point set inflated by a radius, or a support function)");
   if (!shape_core(as_shape(b, "b"), pb, core_b))
-    throw py::value_error("b must be a polytope, sphere, capsule or polygon (a point set inflated by a radius)");
+    throw py::value_error("b has no GJK core (a point set inflated by a radius, or a support function)");
   GjkDistance result;
   gjk_distance(core_a, core_b, result);
   py::dict out;
@@ -360,9 +360,10 @@ void dcol::python::bind_contact(py::module_& m) {
         py::arg("q_b"), py::arg("settings"), py::arg("threads"), py::arg("jacobian"), py::arg("parameterization"));
   m.def("gjk_distance", &gjk_distance_py, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"), py::arg("r_b"),
         py::arg("q_b"),
-        "Signed distance, witness points and normal (from a to b) of two polytopes, spheres, capsules or\n"
-        "polygons by GJK (apart) and EPA (overlapping: the minimum translation distance), and whether it\n"
-        "converged (not for overlapping flat cores, such as two capsules).");
+        "Signed distance, witness points and normal (from a to b) of two shapes by GJK (apart) and EPA\n"
+        "(overlapping: the minimum translation distance), cylinders, cones and ellipsoids by their support\n"
+        "functions to a tolerance, and whether it converged (not for overlapping flat cores, such as two\n"
+        "capsules).");
   m.def("gjk_distance_jacobian", &gjk_distance_jacobian_py, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"),
         py::arg("r_b"), py::arg("q_b"),
         "Signed distance (GJK/EPA) and DCOL's alpha (by the shapes' scaled distance) of two polytopes, spheres,\n"

@@ -133,6 +133,7 @@ struct StepWorkspace {
   std::vector<int> body_dof_start, body_dofs;
   std::vector<double> body_columns, body_jacobian;
   std::vector<Box3> boxes;
+  std::vector<double> sweeps;  // per shape: how far its points can move in the step (find_contacts)
   std::vector<int> order, open;
   std::vector<std::pair<int, int>> pairs;
   std::vector<Contact> contacts, pair_scratch;
@@ -313,10 +314,25 @@ inline void body_kinematics(const WorldSpec& world, StepWorkspace& ws, const dou
 // Broad and narrow phase: ws.contacts and one key per contact in ws.keys, in the scene's pair order,
 // each pair's patch reduced to the points that span it (contact::reduce_patch); with derivatives also
 // ws.contact_derivatives.
-inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, bool derivatives) {
+inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, const double* v, bool derivatives) {
   const int B = world.num_bodies();
-  for (size_t s = 0; s < world.shapes.size(); ++s)
-    ws.boxes[s] = contact::bounding_box(*world.shapes[s], ws.poses[world.shape_body[s]], 0.5 * world.contact.margin);
+  // Speculative contacts: each shape's box grown by how far its points can move in the step (its
+  // body's origin speed, and its spin times the box's reach from the origin), each pair's margin by
+  // both growths, so that a fall faster than margin / dt meets its contact before passing through it.
+  ws.sweeps.resize(world.shapes.size());
+  for (size_t s = 0; s < world.shapes.size(); ++s) {
+    const int body = world.shape_body[s], first = ws.body_dof_start[body], n = ws.body_dof_start[body + 1] - first;
+    Box3& box = ws.boxes[s];
+    box = contact::bounding_box(*world.shapes[s], ws.poses[body], 0.5 * world.contact.margin);
+    double twist[6] = {0, 0, 0, 0, 0, 0}, reach = 0.0;
+    for (int r = 0; r < 6; ++r)
+      for (int t = 0; t < n; ++t) twist[r] += ws.body_columns[6 * first + r * n + t] * v[ws.body_dofs[first + t]];
+    for (int i = 0; i < 3; ++i)
+      reach += std::pow(std::max(box.upper[i] - ws.poses[body].r[i], ws.poses[body].r[i] - box.lower[i]), 2);
+    ws.sweeps[s] = world.dt * (std::hypot(twist[0], twist[1], twist[2]) +
+                               std::hypot(twist[3], twist[4], twist[5]) * std::sqrt(reach));
+    for (int i = 0; i < 3; ++i) box.lower[i] -= ws.sweeps[s], box.upper[i] += ws.sweeps[s];
+  }
   contact::sweep_and_prune(ws.boxes, ws.order, ws.open, ws.pairs);
   ws.contacts.clear();
   ws.keys.clear();
@@ -328,9 +344,11 @@ inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, bool deriva
     if (body_a == body_b || !world.collides[body_a * B + body_b]) continue;
     ContactDerivatives* pair_derivatives = derivatives ? ws.pair_derivatives.data() : nullptr;
     geometry::SolveStatus pair_status;
+    ContactSettings pair_settings = world.contact;
+    pair_settings.margin += ws.sweeps[a] + ws.sweeps[b];
     const int count = contact::reduce_patch(
         ws.pair_scratch.data(), pair_derivatives,
-        contact::pair_contacts(*world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b], world.contact,
+        contact::pair_contacts(*world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b], pair_settings,
                                world.solver, ws.pair_scratch.data(), pair_derivatives, &pair_status));
     ws.contact_status = conic::worse(ws.contact_status, pair_status);
     for (int k = 0; k < count; ++k) {
@@ -866,7 +884,7 @@ inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double*
 inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v, const double* tau,
                         bool derivatives) {
   detail::body_kinematics(world, ws, q, derivatives);
-  detail::find_contacts(world, ws, derivatives);
+  detail::find_contacts(world, ws, v, derivatives);
   detail::free_motion(world, ws, q, v, tau);
   const int n = detail::build_rows(world, ws, q, v);
 

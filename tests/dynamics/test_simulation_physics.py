@@ -15,7 +15,7 @@ import pytest
 from scipy.special import ellipk
 
 from dcol.dynamics import ModelBuilder, World, load_dataset_robot
-from dcol.geom import Box, Sphere
+from dcol.geom import Box, Cylinder, Sphere
 from tests.support.bodies import (
     IDENTITY,
     G,
@@ -793,6 +793,39 @@ def test_mesh_foot_rests_flat_on_four_points_that_span_it():
     assert result.q[-1, 2] == pytest.approx(height / 2, abs=2e-4)
     assert np.abs(result.q[-100:, 4:6]).max() < 1e-9  # quaternion x, y: no tilt
     assert np.abs(result.v[-100:, 3:]).max() < 1e-7  # no rocking
+
+
+@pytest.mark.parametrize("dt", [0.01, 1 / 60])
+@pytest.mark.parametrize("pose", ["standing", "lying"])
+def test_cylinder_rests_on_its_cap_or_its_side(pose, dt):
+    """A cylinder (radius 5 cm, length 12 cm) set down 1 mm above the ground on its cap or on its side,
+    at 100 and 60 Hz: it rests on its reduced patch, four rim points spanning the cap or the two ends of
+    its bottom line, its centre at L/2 or R (closed forms), without tilting or rocking. (It had one
+    contact, at the signed distance's witness, which jumped between rim points as it rocked.)"""
+    radius, length, mass = 0.05, 0.12, 0.5
+    axial, transverse = mass * radius**2 / 2, mass * (3 * radius**2 + length**2) / 12
+    builder = ModelBuilder()
+    builder.add_body(
+        "can",
+        parent=None,
+        joint="can_free",
+        kind="floating",
+        mass=mass,
+        inertia=np.diag([axial, transverse, transverse]),
+    )
+    builder.add_shape("can", Cylinder(radius, length))
+    world = World(builder.build(), dt=dt, friction=0.8)
+    # The cylinder's axis is body x: turned onto world z to stand, left along x to lie.
+    standing = pose == "standing"
+    height = length / 2 if standing else radius
+    orientation = [np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0] if standing else [1.0, 0.0, 0.0, 0.0]
+    q0 = np.r_[0.0, 0.0, height + 1e-3, orientation]
+    result = rollout(world, q0, np.zeros(6), round(2.0 / dt))
+    assert all(len(step.contacts) <= 4 for step in result.steps)
+    assert len(result.steps[-1].contacts) == (4 if standing else 2)
+    assert result.q[-1, 2] == pytest.approx(height, abs=2e-4)
+    np.testing.assert_allclose(result.q[-20:, 3:], np.tile(orientation, (20, 1)), rtol=0, atol=1e-6)  # no tilt
+    assert np.abs(result.v[-20:]).max() < 1e-6  # at rest: no rocking or creeping
 
 
 def test_a_pile_of_125_boxes_settles_with_every_solve_converged():

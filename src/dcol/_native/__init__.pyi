@@ -157,9 +157,10 @@ def distance_batch(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.An
     ...
 def gjk_distance(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any) -> dict:
     """
-    Signed distance, witness points and normal (from a to b) of two polytopes, spheres, capsules or
-    polygons by GJK (apart) and EPA (overlapping: the minimum translation distance), and whether it
-    converged (not for overlapping flat cores, such as two capsules).
+    Signed distance, witness points and normal (from a to b) of two shapes by GJK (apart) and EPA
+    (overlapping: the minimum translation distance), cylinders, cones and ellipsoids by their support
+    functions to a tolerance, and whether it converged (not for overlapping flat cores, such as two
+    capsules).
     """
 def gjk_distance_jacobian(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any) -> typing.Any:
     """
