@@ -8,8 +8,13 @@ The script prints, per method, the iterations, wall time, final cost, the root's
 the joints' largest speed; with --plot FILE it draws the cost against iterations and wall time and the
 root's height over time (matplotlib).
 
-Read the heights as what the simulation allows, not as a jump the worm could make: both methods spin
-the joints far beyond the URDF's velocity limit, which World does not enforce and these optimizers,
+DDP takes no step from rest: the worm lies on its links' bottom lines, every contact clamped, and the
+step's exact Jacobians (the clamping sets held) give the root's height no sensitivity to the torques.
+It needs linearizations that see contacts break (Nimble's complementarity-aware ones, which the
+quadrotor's gradients use), which DDP does not take yet.
+
+Read the heights as what the simulation allows, not as a jump the worm could make: CEM spins the
+joints far beyond the URDF's velocity limit, which World does not enforce and these optimizers,
 bounding controls only, cannot. At those speeds a joint turns through a large angle in one 10 ms step,
 and stepping the coordinates no longer keeps the centre of mass on a ballistic path in flight: the
 optimizers climb on that discretization error. Halving the step does not remove it (the joints spin
