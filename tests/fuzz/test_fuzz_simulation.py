@@ -242,11 +242,17 @@ def test_stacks_and_piles_stay_finite_and_solved(count, kinds, seed, dt, frictio
         f"count={count} kinds={kinds[:count]} seed={seed} dt={dt} friction={friction!r} "
         f"restitution={restitution} columns={columns}"
     )
-    # Known: the NCP on tilted boxes; the LCP at 5–10 ms on a light body squeezed between heavy ones.
+    # Known (each label a strict-xfail reproducer's name, taken from the function so that it cannot go
+    # stale): the NCP sinking at 5–10 ms and failing its solve at 1–2 ms; the LCP at 5–10 ms on a
+    # light body squeezed between heavy ones.
+    coarse = dt >= 5e-3
     known = {
-        "ncp": "test_known_ncp_tilted_cube_on_the_ground",
-        "lcp": "test_known_light_box_between_heavy_spheres_sinks_at_5_ms" if dt >= 5e-3 else None,
+        "ncp": (
+            test_known_ncp_capsule_sinks_into_a_box_at_5_ms if coarse else test_known_ncp_fails_on_two_boxes_at_1_ms
+        ),
+        "lcp": test_known_light_box_between_heavy_spheres_sinks_at_5_ms if coarse else None,
     }[contact_model]
+    known = known.__name__ if known is not None else None
     try:
         rollout, caught = drop(world, q0)
     except RuntimeError as err:
@@ -404,6 +410,25 @@ def test_known_light_box_between_heavy_spheres_sinks_at_5_ms():
     world, q0, _, _ = pile(4, ["capsule", "sphere", "box", "sphere"], 0, 5e-3, 0.0, 0.0, "lcp", True)
     rollout, _ = drop(world, q0)
     assert deepest_penetration(world, rollout) < 0.02
+
+
+@pytest.mark.xfail(strict=True, reason="native: under the contact NCP a capsule sinks 5 cm into the box below at 5 ms")
+def test_known_ncp_capsule_sinks_into_a_box_at_5_ms():
+    """A box and a capsule dropped in a column at 5 ms under the contact NCP (pile's draw for these
+    kinds and seed, μ = 0.75, e = 0.3): they end 5.3 cm into each other. Found by the long fuzz profile,
+    whose NCP failures a stale label had excused."""
+    world, q0, _, _ = pile(2, ["box", "capsule"], 82784, 5e-3, 0.75, 0.3, "ncp", True)
+    rollout, _ = drop(world, q0)
+    assert deepest_penetration(world, rollout) < 0.02
+
+
+@pytest.mark.xfail(strict=True, reason="native: the contact NCP fails at step 373 on two boxes at 1 ms")
+def test_known_ncp_fails_on_two_boxes_at_1_ms():
+    """Two boxes dropped apart at 1 ms under the contact NCP (pile's draw for seed 4, μ = 1, e = 0):
+    the rollout fails at step 373, the contact NCP not solved. Found by the long fuzz profile, whose NCP
+    failures a stale label had excused."""
+    world, q0, _, _ = pile(2, ["box", "box"], 4, 1e-3, 1.0, 0.0, "ncp", False)
+    drop(world, q0)
 
 
 def test_fast_fall_onto_the_ground_at_10_ms_does_not_sink():
