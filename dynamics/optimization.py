@@ -283,6 +283,7 @@ def ddp(
     max_iterations: int = 100,
     tolerance: float = 1e-6,
     regularization: float = 1e-6,
+    complementarity_aware: bool = False,
     callback: Callable[[OptimizationProgress], None] | None = None,
     progress: bool | None = None,
 ) -> OptimizationResult:
@@ -306,6 +307,10 @@ def ddp(
     tolerance : converged when the Riccati pass predicts, or a step achieves, a decrease below
         tolerance × |the cost|.
     regularization : the first μ.
+    complementarity_aware : the backward pass linearizes each step at the contact sets relabeled from
+        the value function's gradient after it (Nimble §IV-D, as Step.vjp's), where they carry more of
+        it: from rest on clamped contacts the step's own Jacobians can give the cost no sensitivity to
+        the controls, and DDP no step (contact_model='lcp').
     Returns an OptimizationResult.
     """
     problem = _checked_problem(world, q0, v0, controls, actuation)
@@ -350,7 +355,17 @@ def ddp(
         assert out.jacobians is not None
         A, B = _state_jacobians(out.jacobians, S)
         gradients, hessians = cost.state_derivatives(world, q, v)
-        gains = _riccati(A, B, gradients, hessians, u, R, mu, low, high)
+        relabeled = None
+        if complementarity_aware:
+            steps_taken = [
+                world.step(q[t], v[t], u[t] @ S.T, derivatives=True)._require_linearization() for t in range(steps)
+            ]
+
+            def relabeled(t: int, V_x: FloatArray) -> tuple[FloatArray, FloatArray]:
+                nv = world.model.nv
+                return _state_jacobians(steps_taken[t].aware_jacobians(V_x[:nv], V_x[nv:], True), S)
+
+        gains = _riccati(A, B, gradients, hessians, u, R, mu, low, high, relabeled)
         if gains is None:
             mu *= 10.0
             continue
@@ -390,12 +405,14 @@ def _riccati(
     mu: float,
     low: FloatArray,
     high: FloatArray,
+    relabeled: Callable[[int, FloatArray], tuple[FloatArray, FloatArray]] | None = None,
 ) -> tuple[FloatArray, FloatArray, float] | None:
     """iLQR's backward pass on the state cost's gradients (T + 1, n) and Gauss–Newton Hessians
     (T + 1, n, n) (QuadraticCost.state_derivatives): feedforward k (T, nu), feedback K (T, nu, n) and
     the decrease the full step predicts, −Σ (kᵀ Q_u + ½ kᵀ Q_uu k); None when a Q_uu + μ I is not
     positive definite. With finite bounds, k_t minimizes ½ kᵀ Q_uu k + kᵀ Q_u within
-    low − u_t ≤ k ≤ high − u_t, and K_t's rows of the controls it leaves at a bound are zero."""
+    low − u_t ≤ k ≤ high − u_t, and K_t's rows of the controls it leaves at a bound are zero. With
+    `relabeled`, step t's (A_t, B_t) are relabeled(t, V_x) from the value's gradient after it."""
     steps, nu = u.shape
     bounded = bool(np.isfinite(low).any() or np.isfinite(high).any())
     V_x, V_xx = gradients[-1], hessians[-1]
@@ -403,11 +420,12 @@ def _riccati(
     K = np.empty((steps, nu, A.shape[-1]))
     expected = 0.0
     for t in range(steps - 1, -1, -1):
-        Q_x = gradients[t] + A[t].T @ V_x
-        Q_u = R * u[t] + B[t].T @ V_x
-        Q_xx = hessians[t] + A[t].T @ V_xx @ A[t]
-        Q_ux = B[t].T @ V_xx @ A[t]
-        Q_uu = np.diag(R) + B[t].T @ V_xx @ B[t]
+        A_t, B_t = (A[t], B[t]) if relabeled is None else relabeled(t, V_x)
+        Q_x = gradients[t] + A_t.T @ V_x
+        Q_u = R * u[t] + B_t.T @ V_x
+        Q_xx = hessians[t] + A_t.T @ V_xx @ A_t
+        Q_ux = B_t.T @ V_xx @ A_t
+        Q_uu = np.diag(R) + B_t.T @ V_xx @ B_t
         try:
             factor = scipy.linalg.cho_factor(Q_uu + mu * np.eye(nu), lower=True)
         except np.linalg.LinAlgError:

@@ -995,20 +995,25 @@ class _StepLinearization:
         nv = self.nv
         cotangent_q = np.zeros(nv) if grad_q is None else checked_array(grad_q, "grad_q", (nv,))
         cotangent_v = np.zeros(nv) if grad_v is None else checked_array(grad_v, "grad_v", (nv,))
-
-        def backward(solution: LCPSolution | NCPSolution | None) -> StepCotangents:
-            return _step_cotangents(self.jacobians(bounce, solution), cotangent_q, cotangent_v)
-
-        exact = backward(None)
         if not aware:
-            return exact
+            return _step_cotangents(self.jacobians(bounce), cotangent_q, cotangent_v)
+        return _step_cotangents(self.aware_jacobians(cotangent_q, cotangent_v, bounce), cotangent_q, cotangent_v)
+
+    def aware_jacobians(self, cotangent_q: FloatArray, cotangent_v: FloatArray, bounce: bool) -> StepJacobians:
+        """The Jacobians at the sets relabeled from a loss's cotangents (Nimble §IV-D) where they carry the
+        larger ‖∂ℓ/∂q‖² + ‖∂ℓ/∂τ‖²/Δt, else the step's own."""
+        exact = self.jacobians(bounce)
         # The loss's gradient with respect to the impulses, ∂ℓ/∂v⁺ total (q⁺ = q ⊕ Δt v⁺) through M̃⁻¹Jᵀ.
         if not isinstance(self.solution, LCPSolution):
             raise ValueError("complementarity-aware gradients relabel the LCP's sets: contact_model='lcp' only")
         total_v = cotangent_v + self.dt * self._integrate_v.T @ cotangent_q
-        relabeled = backward(complementarity_aware(self.solution, self.minv_JT.T @ total_v))
+        relabeled = self.jacobians(bounce, complementarity_aware(self.solution, self.minv_JT.T @ total_v))
 
-        def score(cot: StepCotangents) -> float:
-            return float(cot.q @ cot.q + cot.tau @ cot.tau / self.dt)
+        def score(jacobians: StepJacobians) -> float:
+            cot = _step_cotangents(jacobians, cotangent_q, cotangent_v)
+            with np.errstate(over="ignore", invalid="ignore"):
+                return float(cot.q @ cot.q + cot.tau @ cot.tau / self.dt)
 
-        return relabeled if score(relabeled) > score(exact) else exact
+        # Relabeled sets can leave the step's system singular: those Jacobians are not finite, and unused.
+        relabeled_score = score(relabeled)
+        return relabeled if np.isfinite(relabeled_score) and relabeled_score > score(exact) else exact

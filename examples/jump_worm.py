@@ -1,5 +1,6 @@
 """The jump-worm, lying on the ground, jumps to be as high as it can at the end of the horizon: DDP
-through contact against the cross-entropy method (Nimble §VII).
+through contact (with the step's own and with complementarity-aware linearizations) against the
+cross-entropy method (Nimble §VII).
 
 The worm's four joints are driven within their effort limits (5 N m); its planar root (x, z, pitch)
 is free. The cost is minus the root's height gained after `--steps` steps of 10 ms (a linear final
@@ -8,13 +9,13 @@ The script prints, per method, the iterations, wall time, final cost, the root's
 the joints' largest speed; with --plot FILE it draws the cost against iterations and wall time and the
 root's height over time (matplotlib).
 
-DDP takes no step from rest: the worm lies on its links' bottom lines, every contact clamped, and the
-step's exact Jacobians (the clamping sets held) give the root's height no sensitivity to the torques.
-It needs linearizations that see contacts break (Nimble's complementarity-aware ones, which the
-quadrotor's gradients use), which DDP does not take yet.
+With the step's own Jacobians DDP takes no step from rest: the worm lies on its links' bottom lines,
+every contact clamped, and the clamping sets held give the root's height no sensitivity to the
+torques. With complementarity_aware=True its backward pass linearizes each step at the sets
+relabeled from the value's gradient (Nimble §IV-D, as the quadrotor's gradients), and it jumps.
 
-Read the heights as what the simulation allows, not as a jump the worm could make: CEM spins the
-joints far beyond the URDF's velocity limit, which World does not enforce and these optimizers,
+Read the heights as what the simulation allows, not as a jump the worm could make: the methods spin
+the joints far beyond the URDF's velocity limit, which World does not enforce and these optimizers,
 bounding controls only, cannot. At those speeds a joint turns through a large angle in one 10 ms step,
 and stepping the coordinates no longer keeps the centre of mass on a ballistic path in flight: the
 optimizers climb on that discretization error. Halving the step does not remove it (the joints spin
@@ -50,6 +51,7 @@ bounds = dict(actuation=joints, lower=-limits, upper=limits)
 
 results = {
     "DDP": ddp(world, start, np.zeros(model.nv), guess, cost, **bounds),
+    "DDP, aware": ddp(world, start, np.zeros(model.nv), guess, cost, complementarity_aware=True, **bounds),
     "CEM": cem(
         world,
         start,
@@ -67,10 +69,10 @@ results = {
 print(f"jump-worm, {arguments.steps} steps of {world.dt} s, root resting at {start[1]:.3f} m")
 speed_limit = float(np.max(model.velocity_limits[3:]))
 print(f"joint speeds: the URDF's limit is {speed_limit:g} rad/s")
-print("method  iterations  wall time (s)  final cost  final height (m)  converged  largest joint speed")
+print("method      iterations  wall time (s)  final cost  final height (m)  converged  largest joint speed")
 for name, result in results.items():
     print(
-        f"{name:6s}  {result.iterations:10d}  {result.history[-1].elapsed:13.2f}  {result.cost:10.3f}  "
+        f"{name:10s}  {result.iterations:10d}  {result.history[-1].elapsed:13.2f}  {result.cost:10.3f}  "
         f"{result.q[-1, 1]:16.3f}  {str(result.converged):9s}  {np.abs(result.v[:, 3:]).max():.0f} rad/s"
     )
 

@@ -153,27 +153,21 @@ def test_bounded_ddp_and_bounded_multiple_shooting_agree(cartpole):
     np.testing.assert_allclose(shooting.controls, reference.controls, atol=2e-3)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="native: at rest on its links' side lines every contact is clamped, and the clamping-set "
-    "derivative gives the root's height no sensitivity to the joint torques",
-)
 def test_ddp_makes_the_jump_worm_jump_through_its_contacts():
     """The worm lying on the ground, its joints within their effort limits, asked to have its root as
     high as it can after 0.3 s (a linear final cost, −z_T): it can only rise by pushing on the ground.
-    (DDP found the jump while each of its cylinder links had one contact, at the signed distance's
-    witness, sunk 7–10 mm and free to rock about it. Each link now rests on its bottom line, two
-    contacts, all of them clamped at rest: the step's linearization then holds the links on the ground,
-    ∂(root height)/∂τ = 0 from rest and for torques up to 1 N m, and DDP takes no step. Escaping needs
-    gradients that see contacts breaking, such as Nimble's complementarity-aware ones, in the step's
-    Jacobians.)"""
+    Each link rests on its bottom line, two contacts, all clamped at rest, where the step's own
+    Jacobians give the root's height no sensitivity to the torques: DDP takes no step. Linearized at
+    the sets relabeled from the value's gradient (Nimble §IV-D), it finds the jump."""
     model = load_dataset_robot("jump_worm")
     world = World(model, dt=0.01)
     start = world.rollout(np.zeros(7), np.zeros(7), np.zeros((50, 7))).q[-1]
     cost = QuadraticCost(start, np.zeros(7), np.zeros(14), np.full(4, 1e-4), np.zeros(14), -np.eye(14)[1])
     limits = np.asarray(model.effort_limits)[3:]
     joints = np.vstack([np.zeros((3, 4)), np.eye(4)])
-    result = ddp(world, start, np.zeros(7), np.zeros((30, 4)), cost, actuation=joints, lower=-limits, upper=limits)
+    bounds = dict(actuation=joints, lower=-limits, upper=limits)
+    assert ddp(world, start, np.zeros(7), np.zeros((30, 4)), cost, **bounds).iterations == 0
+    result = ddp(world, start, np.zeros(7), np.zeros((30, 4)), cost, complementarity_aware=True, **bounds)
     assert np.abs(result.controls).max() <= 5.0
     # DDP's trajectory is step_batch's, stepped without warm starts (its docstring): the same steps
     # replayed one by one give it again.
