@@ -321,6 +321,8 @@ def ddp(
     nu = S.shape[1]
     cost._check(world, nu)
     low, high = _checked_bounds(lower, upper, nu)
+    if complementarity_aware and world.contact_model != "lcp":
+        raise ValueError("complementarity_aware relabels the boxed LCP's contact sets: it needs contact_model='lcp'")
     R = np.asarray(cost.control_weights)
     reporter = _Reporter("ddp", iterations, callback, progress)
 

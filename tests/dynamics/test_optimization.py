@@ -393,6 +393,9 @@ def test_inconsistent_sizes_are_refused_by_name(cartpole):
             QuadraticCost([0.0], [0.0], [1.0], [1.0], [1.0]),
             actuation=CART_FORCE,
         )
+    ncp = World(load_dataset_robot("cartpole"), dt=0.02, ground=False, contact_model="ncp")
+    with pytest.raises(ValueError, match="complementarity_aware .* contact_model='lcp'"):
+        ddp(ncp, *HANGING, np.zeros((10, 1)), cost, actuation=CART_FORCE, complementarity_aware=True)
     residual = lambda q, v: (q, np.eye(2, 4))  # noqa: E731
     with pytest.raises(ValueError, match="controls"):
         rollout_least_squares(cartpole, *HANGING, np.zeros((5, 2)), residual, actuation=CART_FORCE)
