@@ -310,7 +310,8 @@ def ddp(
     complementarity_aware : the backward pass linearizes each step at the contact sets relabeled from
         the value function's gradient after it (Nimble §IV-D, as Step.vjp's), where they carry more of
         it: from rest on clamped contacts the step's own Jacobians can give the cost no sensitivity to
-        the controls, and DDP no step (contact_model='lcp').
+        the controls, and DDP no step (contact_model='lcp'; the steps are then linearized one World.step
+        at a time instead of in one step_batch).
     Returns an OptimizationResult.
     """
     problem = _checked_problem(world, q0, v0, controls, actuation)
@@ -353,21 +354,26 @@ def ddp(
     reporter(current)
     converged = False
     while len(reporter.history) <= iterations and mu <= _MAX_REGULARIZATION:
-        out = world.step_batch(q[:-1], v[:-1], u @ S.T, derivatives=True, parameters=False)
-        assert out.jacobians is not None
-        A, B = _state_jacobians(out.jacobians, S)
         gradients, hessians = cost.state_derivatives(world, q, v)
-        relabeled = None
         if complementarity_aware:
+            # Each step's own linearization, relabeled in the backward pass from the value's gradient.
             steps_taken = [
                 world.step(q[t], v[t], u[t] @ S.T, derivatives=True)._require_linearization() for t in range(steps)
             ]
 
-            def relabeled(t: int, V_x: FloatArray) -> tuple[FloatArray, FloatArray]:
+            def linearization(t: int, V_x: FloatArray) -> tuple[FloatArray, FloatArray]:
                 nv = world.model.nv
                 return _state_jacobians(steps_taken[t].aware_jacobians(V_x[:nv], V_x[nv:], True), S)
 
-        gains = _riccati(A, B, gradients, hessians, u, R, mu, low, high, relabeled)
+        else:
+            out = world.step_batch(q[:-1], v[:-1], u @ S.T, derivatives=True, parameters=False)
+            assert out.jacobians is not None
+            A, B = _state_jacobians(out.jacobians, S)
+
+            def linearization(t: int, V_x: FloatArray) -> tuple[FloatArray, FloatArray]:
+                return A[t], B[t]
+
+        gains = _riccati(linearization, gradients, hessians, u, R, mu, low, high)
         if gains is None:
             mu *= 10.0
             continue
@@ -398,8 +404,7 @@ def ddp(
 
 
 def _riccati(
-    A: FloatArray,
-    B: FloatArray,
+    linearization: Callable[[int, FloatArray], tuple[FloatArray, FloatArray]],
     gradients: FloatArray,
     hessians: FloatArray,
     u: FloatArray,
@@ -407,22 +412,21 @@ def _riccati(
     mu: float,
     low: FloatArray,
     high: FloatArray,
-    relabeled: Callable[[int, FloatArray], tuple[FloatArray, FloatArray]] | None = None,
 ) -> tuple[FloatArray, FloatArray, float] | None:
-    """iLQR's backward pass on the state cost's gradients (T + 1, n) and Gauss–Newton Hessians
+    """iLQR's backward pass on step t's linearization (A_t, B_t) = linearization(t, V_x), V_x the
+    value's gradient after the step, the state cost's gradients (T + 1, n) and Gauss–Newton Hessians
     (T + 1, n, n) (QuadraticCost.state_derivatives): feedforward k (T, nu), feedback K (T, nu, n) and
     the decrease the full step predicts, −Σ (kᵀ Q_u + ½ kᵀ Q_uu k); None when a Q_uu + μ I is not
     positive definite. With finite bounds, k_t minimizes ½ kᵀ Q_uu k + kᵀ Q_u within
-    low − u_t ≤ k ≤ high − u_t, and K_t's rows of the controls it leaves at a bound are zero. With
-    `relabeled`, step t's (A_t, B_t) are relabeled(t, V_x) from the value's gradient after it."""
+    low − u_t ≤ k ≤ high − u_t, and K_t's rows of the controls it leaves at a bound are zero."""
     steps, nu = u.shape
     bounded = bool(np.isfinite(low).any() or np.isfinite(high).any())
     V_x, V_xx = gradients[-1], hessians[-1]
     k = np.empty((steps, nu))
-    K = np.empty((steps, nu, A.shape[-1]))
+    K = np.empty((steps, nu, gradients.shape[-1]))
     expected = 0.0
     for t in range(steps - 1, -1, -1):
-        A_t, B_t = (A[t], B[t]) if relabeled is None else relabeled(t, V_x)
+        A_t, B_t = linearization(t, V_x)
         Q_x = gradients[t] + A_t.T @ V_x
         Q_u = R * u[t] + B_t.T @ V_x
         Q_xx = hessians[t] + A_t.T @ V_xx @ A_t
