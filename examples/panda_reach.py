@@ -58,8 +58,7 @@ def problem_model() -> tuple[dyn.Model, dyn.CollisionModel]:
     srdf = os.path.join(dyn.example_robot_data_dir(), "example-robot-data", "robots", "panda_description", "srdf")
     exclude = dyn.disabled_collision_pairs(os.path.join(srdf, "panda.srdf"))
     # The cone programs, whose derivatives are the barrier-smoothed problems': from the static guess SLSQP's line
-    # search stalls on the near side of the wall with GJK's (method="gjk"), at 4 and 6 knots. The solve is
-    # fragile either way: with the cone programs at tighter tolerances, or at 8 knots, it stalls too.
+    # search stalls on the near side of the wall with GJK's exact ones (method="gjk").
     return panda, dyn.CollisionModel(panda, [WALL, TABLE], exclude=exclude, margin=MARGIN, method="cone")
 
 
