@@ -307,7 +307,8 @@ class ScalingContactSimulator:
         ).reshape(-1, 3, 3)
         self._inverse_inertias = np.linalg.inv(self.inertias)
 
-    __repr__ = summary_repr
+    def __repr__(self) -> str:
+        return f"ScalingContactSimulator(bodies={len(self.shapes)}, obstacles={len(self.obstacles)}, dt={self.dt})"
 
     def energy(self, positions: ArrayLike, velocities: ArrayLike, angular_velocities: ArrayLike) -> float:
         """Kinetic energy ½ Σ (m v·v + ωᵀ I ω) plus gravity's potential energy −Σ m g·r (J), for positions,
