@@ -7,39 +7,37 @@ frame, ω the angular velocity in the body frame, as MuJoCo's free joint) one st
     M (V⁺ − V_free) = Hᵀ λ,   0 ≤ λ ⊥ α(q⁺) − 1 ≥ 0,   r⁺ = r + Δt v⁺,   Q⁺ = Q exp(Δt [ω⁺]×),
 
 one λ and one α per pair (body–body and body–obstacle), M = diag(m, I) per body with I its rotational
-inertia about its centre in body axes. A row of H is the pair's α gradient at q⁺ in the "rigid" columns
-[δp; δθ] (:func:`dcol.geom.proximity_gradient_batch`), its δθ (world frame) taken to the body's axes at q⁺:
-the impulse is the force along the gradient of α and its moment about each body's centre. The free motion
-V_free has gravity on v (r⁺ = r + Δt v⁺ then takes ½ m g² Δt² of energy out of a falling body each step:
-the potential energy never grows) and Euler's equations I ω̇ = −ω × I ω on ω by the implicit midpoint
-rule, as dcol.dynamics.World takes its velocity terms: I (ω_free − ω) = −Δt ω̄ × I ω̄ with ω̄ the mean
-of the two, which keeps a torque-free body's kinetic energy and its angular momentum's magnitude exactly,
-whatever its inertia and spin rate. (The world direction of the angular momentum precesses by
-O(Δt²) per step, as exp(Δt ω⁺) is the attitude's one-sided rule.)
+inertia about its centre in body axes, and H = ∂α(q⁺)/∂V⁺ / Δt: the pair's α gradient in the "rigid"
+columns [δp; δθ] (:func:`dcol.geom.proximity_gradient_batch`) chained with the step's kinematics (δp = Δt δv,
+δθ = Q⁺ J_r(Δt ω⁺) Δt δω with J_r SO(3)'s right Jacobian), so that Hᵀ λ is the constraint's generalized
+impulse. The free motion V_free has gravity on v (r⁺ = r + Δt v⁺ then takes ½ m g² Δt² of energy out of a
+falling body each step) and Euler's equations I ω̇ = −ω × I ω on ω by the implicit midpoint rule, as
+dcol.dynamics.World takes its velocity terms: I (ω_free − ω) = −Δt ω̄ × I ω̄ with ω̄ the mean of the two,
+which keeps a torque-free body's kinetic energy and the magnitude of its angular momentum exactly, whatever
+its inertia and spin rate. The attitude, like the position, is of first order: the world direction of a
+free body's angular momentum drifts by O(Δt²) per step.
 
 The complementarity problem is nonlinear in V⁺. Newton's method (Josephy's) linearizes α about the
 current iterate, α(V) ≈ α(V_k) + Δt H (V − V_k), which leaves an LCP in λ per iteration,
 ``w = Δt H M⁻¹ Hᵀ λ + α(V_k) − 1 + Δt H (V_free − V_k)`` (:func:`dcol.solvers.solve_lcp`, Lemke), and
-V_{k+1} = V_free + M⁻¹ Hᵀ λ. The linearization leaves out the exponential map's differential (H maps Δt ω
-to δθ), which changes how fast Newton converges, not where. Where a pair touches at an edge or a corner,
-α's gradient turns between iterates (the witness point jumps between the edge's ends) and one gradient per
-pair cannot stop both ends: Newton's iterates would cycle. So the gradient rows that pushed in the last
-LCP stay in the next one beside the new rows, each with the pair's current α: the pair's impulse may
-split between the gradients it showed, as a contact manifold would spread it, and where it pushes the
-pair's α still ends at 1. A step has converged when, at q⁺(V_k), every α ≥ 1 − ``tolerance`` and every
-pair that pushes has α ≤ 1 + ``tolerance`` (the complementarity problem solved to that tolerance;
-the free motion's first iterate converges at once when it touches nothing); it returns q⁺(V_k), V_k and
-the impulses that gave V_k, summed per pair.
+V_{k+1} = V_free + M⁻¹ Hᵀ λ. Where a pair touches at an edge or a corner, α's gradient turns between
+iterates (the witness point jumps between the edge's ends) and one gradient per pair cannot stop both ends:
+Newton's iterates would cycle. So the rows that pushed in the last LCP stay in the next one beside the new
+rows, each with its pair's current α: the pair's impulse may split between the gradients it showed, as a
+contact manifold would spread it, and where it pushes the pair's α still ends at 1. A step has converged
+when, at q⁺(V_k), every α ≥ 1 − ``tolerance`` and every pair that pushes has α ≤ 1 + ``tolerance`` (the
+complementarity problem solved to that tolerance; the free motion converges at once when it touches
+nothing); it returns q⁺(V_k), V_k and the impulses that gave V_k, summed per pair. A step that does not
+converge says so in its status (:class:`ScalingContactStatus`); a rollout raises.
 
-Energy: free flight keeps it (above); an impact takes it out, as the impulse stops the approach and no
-more, up to second-order terms of the step where a pair's gradient turns within it (a spinning body's
-edge), which can return a small fraction of it. :attr:`ScalingContactRollout.energy` monitors it.
-
-Impulses are inelastic and frictionless: a contact stops the approach along α's gradient and no more.
-With one point per pair and no friction it cannot hold a body at rest on a face the way
-:class:`dcol.dynamics.World`'s contact manifolds and Coulomb friction do (a box on a box slides and
-rocks), which is why this is a small simulator of its own and not a contact model of World: it is DCOL's
-experiment, α as a contact constraint, for tens of bodies (every pair is an LCP row each Newton iteration).
+Impulses are inelastic and frictionless: a contact stops the approach along α's gradient and no more, so
+impacts take energy out. Where a pair's gradient turns within a step (a spinning body's edge), terms of
+second order in the step can return a small part of it: :attr:`ScalingContactRollout.energy` monitors it.
+With one point per pair and no friction, a box dropped flat on the ground keeps rocking from corner to
+corner and spinning about the vertical, and nothing rests on a slope or in a pile; World's contact
+manifolds and Coulomb friction hold such contacts. That is why this is a small simulator of its own and not
+a contact model of :class:`dcol.dynamics.World`: it is DCOL's experiment, α as a contact constraint, for
+tens of bodies (every pair is an LCP row in every Newton iteration).
 """
 
 from __future__ import annotations
@@ -80,7 +78,7 @@ from dcol.validation import (
     quaternion_norms,
 )
 
-from .algorithms import _skew
+from .algorithms import _se3_left_jacobian_factors, _skew
 
 __all__ = [
     "solid_inertia",
@@ -103,7 +101,7 @@ def solid_inertia(shape: Shape, mass: float) -> FloatArray:
     Closed forms for Sphere, Box, Cylinder, Capsule, Cone (whose frame origin, a quarter of the height from
     the base, is its centroid) and Ellipsoid (∫ y yᵀ dm = m P⁻¹ / 5); a Polytope's (a ConvexMesh's) from
     its vertices' hull by trimesh's mass properties, exact; a Polygon's from its tessellation
-    (:func:`dcol.geom.surface_mesh`), an inscribed polyhedron, so slightly below the true inertia. A
+    (dcol.geom.tessellate.surface_mesh), an inscribed polyhedron, so slightly below the true inertia. A
     shape's offset rotation turns the inertia into the body's axes.
 
     shape : a dcol.geom shape whose centroid is the origin of its body frame (the body's centre of mass);
@@ -123,7 +121,7 @@ def solid_inertia(shape: Shape, mass: float) -> FloatArray:
     if isinstance(shape, Sphere):
         second_moment = np.full(3, mass * shape.R**2 / 5.0)  # ∫ y_k² dm per axis
     elif isinstance(shape, Box):
-        second_moment = mass * np.asarray(shape.b[:3]) ** 2 / 3.0
+        second_moment = mass * shape.half_extents**2 / 3.0
     elif isinstance(shape, Cylinder):
         second_moment = mass * np.array([shape.L**2 / 12.0, shape.R**2 / 4.0, shape.R**2 / 4.0])
     elif isinstance(shape, Capsule):
@@ -157,6 +155,7 @@ def _mesh_inertia(shape: Polytope | Polygon, mass: float) -> FloatArray:
     if isinstance(shape, Polytope):
         solid = trimesh.convex.convex_hull(shape.vertices)
     else:
+        # Rebuilt without its offset: the mesh in the polygon's own frame, which _turned then turns.
         vertices, faces = surface_mesh(Polygon(shape.C, shape.d, shape.R), resolution=_POLYGON_RESOLUTION)
         solid = trimesh.Trimesh(vertices, faces)
     size = float(np.abs(solid.vertices).max())
@@ -178,7 +177,7 @@ class ScalingContactStatus(enum.IntEnum):
     """Outcome of one step of :class:`ScalingContactSimulator`."""
 
     CONVERGED = 0
-    NEWTON_LIMIT = 1  # max_newton_iterations LCPs solved without reaching α ≥ 1 − tol and settled velocities
+    NEWTON_LIMIT = 1  # max_newton_iterations LCPs solved and α still off its tolerances (module docstring)
     LCP_FAILED = 2  # a Newton iteration's LCP was not solved (its status is the step's lcp_status)
     PROXIMITY_FAILED = 3  # a pair's α or gradient could not be computed (its cone program did not converge)
     SPIN_FAILED = 4  # Euler's equations at the midpoint had no solution Newton's method could find
@@ -392,7 +391,7 @@ class ScalingContactSimulator:
         for iteration in range(self.max_newton_iterations + 1):
             r_next = r + dt * velocity.reshape(count, 6)[:, :3]
             turned = attitude * Rotation.from_rotvec(dt * velocity.reshape(count, 6)[:, 3:])
-            alpha, rows, solved = self._constraints(r_next, turned.as_matrix())
+            alpha, rows, solved = self._constraints(r_next, turned.as_matrix(), velocity.reshape(count, 6)[:, 3:])
             if not solved:
                 status = ScalingContactStatus.PROXIMITY_FAILED
             elif not spin_solved:
@@ -411,7 +410,7 @@ class ScalingContactSimulator:
                 if lcp_status == LCPStatus.SOLVED:
                     pushing = lcp.f > 0.0
                     kept_rows, kept_pairs = rows[pushing], row_pairs[pushing]
-                    impulses = np.bincount(row_pairs, weights=lcp.f, minlength=pair_count)
+                    impulses = np.bincount(row_pairs, weights=lcp.f, minlength=pair_count).astype(np.float64)
                     velocity = free + response @ lcp.f
                     continue
                 status = ScalingContactStatus.LCP_FAILED
@@ -445,9 +444,12 @@ class ScalingContactSimulator:
                 return 2.0 * mean - omega, True
         return 2.0 * mean - omega, False
 
-    def _constraints(self, r_next: FloatArray, rotations: FloatArray) -> tuple[FloatArray, FloatArray, bool]:
-        """α (P,) of every pair at the bodies' poses (r_next (B, 3), rotations (B, 3, 3)), the rows H (P, 6B)
-        of their gradients in the velocities' coordinates, and whether every α was solved."""
+    def _constraints(
+        self, r_next: FloatArray, rotations: FloatArray, angular_velocities: FloatArray
+    ) -> tuple[FloatArray, FloatArray, bool]:
+        """α (P,) of every pair at the bodies' poses (r_next (B, 3), rotations (B, 3, 3)) that the step's
+        angular_velocities (B, 3) reached, the rows H (P, 6B) of their derivatives with respect to the
+        velocities V⁺ over Δt, and whether every α was solved."""
         count, pair_count = len(self.shapes), len(self.pairs)
         rows = np.zeros((pair_count, count, 6))
         if pair_count == 0:
@@ -472,13 +474,18 @@ class ScalingContactSimulator:
             and np.isfinite(gradient).all()
         )
         every = np.arange(pair_count)
-        # δθ is a world-frame rotation; the body's angular velocity is in its axes at q⁺: δθ = Q⁺ δθ_body.
+        # Q⁺ = Q exp(Δt [ω]×) turns by δθ = Q⁺ J_r(Δt ω) Δt δω (world frame) when ω changes by δω, with J_r
+        # SO(3)'s right Jacobian, I − a [φ]× + b [φ]×², the SE(3) exponential's factors at −φ.
+        phi = self.dt * angular_velocities
+        a, b = _se3_left_jacobian_factors(np.linalg.norm(phi, axis=1))
+        turn = _skew(phi)
+        spin_maps = rotations @ (np.eye(3) - a[:, None, None] * turn + b[:, None, None] * turn @ turn)
         rows[every, first] = np.concatenate(
-            [gradient[:, :3], np.einsum("pk,pkl->pl", gradient[:, 3:6], rotations[first])], axis=1
+            [gradient[:, :3], np.einsum("pk,pkl->pl", gradient[:, 3:6], spin_maps[first])], axis=1
         )
         moving = second < count
         rows[every[moving], second[moving]] = np.concatenate(
-            [gradient[moving, 6:9], np.einsum("pk,pkl->pl", gradient[moving, 9:12], rotations[second[moving]])],
+            [gradient[moving, 6:9], np.einsum("pk,pkl->pl", gradient[moving, 9:12], spin_maps[second[moving]])],
             axis=1,
         )
         return alpha, rows.reshape(pair_count, 6 * count), solved
