@@ -12,7 +12,7 @@ from scipy.spatial.transform import Rotation
 
 import dcol.dynamics.scaling_contact as scaling_contact
 from dcol.dynamics import ScalingContactSimulator, ScalingContactStatus, solid_inertia
-from dcol.geom import Box, Capsule, Cone, Cylinder, Ellipsoid, Obstacle, Polygon, Polytope, Sphere
+from dcol.geom import Box, Capsule, Cone, Cylinder, Ellipsoid, Obstacle, Polygon, Polytope, Sphere, proximity
 from dcol.geom.tessellate import surface_mesh
 from dcol.solvers import LCPStatus
 from tests.support.oracle import proximity_oracle
@@ -141,6 +141,45 @@ def test_free_fall_loses_the_discrete_schemes_energy():
     n = np.arange(51)
     np.testing.assert_allclose(run.positions[:, 0, 2], 5.0 - g * dt**2 * n * (n + 1) / 2, rtol=1e-13)
     np.testing.assert_allclose(run.energy - run.energy[0], -0.5 * mass * g**2 * dt**2 * n, atol=1e-11)
+
+
+# --- contacts ---
+
+
+def test_constraint_rows_are_the_derivatives_of_alpha_in_the_velocities():
+    """The rows H = ∂α(q⁺)/∂V⁺ / Δt at q⁺ = (r + Δt v, Q exp(Δt [ω]×)), built here with scipy, against central
+    differences of dcol.geom.proximity's α; spins of a few rad/s at Δt = 0.05 make the exponential's
+    differential matter."""
+    dt = 0.05
+    shapes = [Box([0.3, 0.2, 0.1]), Cone(H=0.8, beta=0.4), Capsule(R=0.1, L=0.4)]
+    ground = Obstacle(Cylinder(R=0.5, L=0.2), np.array([0.3, -0.2, -1.0]), random_quaternion(np.random.default_rng(1)))
+    simulator = ScalingContactSimulator(shapes, 1.0, obstacles=[ground], dt=dt)
+    rng = np.random.default_rng(2)
+    r = np.array([[0.0, 0.0, 0.0], [1.1, 0.2, 0.1], [-0.2, 0.9, -0.3]])
+    q = np.array([random_quaternion(rng) for _ in shapes])
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    velocity = np.concatenate([rng.normal(size=(3, 3)), 4.0 * rng.normal(size=(3, 3))], axis=1)
+
+    def poses(velocity):
+        turned = Rotation.from_quat(q, scalar_first=True) * Rotation.from_rotvec(dt * velocity[:, 3:])
+        return r + dt * velocity[:, :3], turned.as_matrix()
+
+    def alphas(velocity):
+        positions, rotations = poses(velocity)
+        everything = [*zip(shapes, positions, rotations, strict=True), (ground.shape, ground.r, ground.q)]
+        return np.array([proximity(*everything[i], *everything[j]).alpha for i, j in simulator.pairs])
+
+    alpha, rows, solved = simulator._constraints(*poses(velocity), velocity[:, 3:])
+    assert solved
+    np.testing.assert_allclose(alpha, alphas(velocity), rtol=1e-8)
+    step = 1e-3
+    differences = np.empty_like(rows)
+    for column in range(rows.shape[1]):
+        change = np.zeros(velocity.size)
+        change[column] = step
+        change = change.reshape(velocity.shape)
+        differences[:, column] = (alphas(velocity + change) - alphas(velocity - change)) / (2.0 * step * dt)
+    np.testing.assert_allclose(rows, differences, rtol=1e-5, atol=1e-5 * np.abs(differences).max())
 
 
 # --- contacts ------------------------------------------------------------------------------------------------
