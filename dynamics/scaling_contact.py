@@ -253,6 +253,12 @@ class ScalingContactSimulator:
     tolerance : float > 0, how far an α of a converged step may be below 1, and above 1 where its pair pushes.
     max_newton_iterations : int ≥ 1, LCPs a step may solve.
     threads : int or None, worker threads of the proximity batch (one by default).
+
+    Attributes
+    ----------
+    pairs : (P, 2) int64, the constraints' pairs: every two bodies (i < j), then every body and obstacle,
+        an obstacle k numbered B + k; the order of the results' alpha and impulses.
+    masses : (B,) float64; inertias : (B, 3, 3) float64, the bodies' mass properties as used.
     """
 
     def __init__(
@@ -385,7 +391,7 @@ class ScalingContactSimulator:
         free = np.concatenate([v + dt * self.gravity, spin], axis=1).ravel()
         velocity = free
         impulses = np.zeros(pair_count)
-        # The linearizations c + Δt h·V ≥ 0 of α − 1 that pushed in the last LCP: rows h, offsets c, pairs.
+        # The rows of the last LCP that pushed, and their pairs: they stay in the next LCP (module docstring).
         kept_rows, kept_pairs = np.zeros((0, 6 * count)), np.zeros(0, dtype=np.int64)
         lcp_status = LCPStatus.SOLVED
         for iteration in range(self.max_newton_iterations + 1):
