@@ -14,7 +14,7 @@ import dcol.dynamics.scaling_contact as scaling_contact
 from dcol.dynamics import ScalingContactSimulator, ScalingContactStatus, solid_inertia
 from dcol.geom import Box, Capsule, Cone, Cylinder, Ellipsoid, Obstacle, Polygon, Polytope, Sphere, proximity
 from dcol.geom.tessellate import surface_mesh
-from dcol.solvers import LCPStatus
+from dcol.solvers import LCPStatus, Status
 from tests.support.oracle import proximity_oracle
 from tests.support.shapes import random_quaternion
 
@@ -330,6 +330,31 @@ def test_a_step_that_does_not_converge_says_so(twelve_bodies, monkeypatch):
     )
     failed = simulator.step(*hard)
     assert failed.status == ScalingContactStatus.LCP_FAILED and failed.lcp_status == LCPStatus.ITERATION_LIMIT
+
+
+def test_failed_proximity_and_spin_solves_say_so(twelve_bodies, monkeypatch):
+    """A pair whose cone program stopped at its iteration limit ends the step PROXIMITY_FAILED; Euler's
+    equations given one Newton iteration for a tumbling body end it SPIN_FAILED. Either way the step is
+    the last iterate, finite, and the rollout raises naming the status."""
+    simulator, state, _ = twelve_bodies
+    gradients = scaling_contact.proximity_gradient_batch
+
+    def one_unsolved(*args, **kwargs):
+        result = gradients(*args, **kwargs)
+        status = np.array(result.status)
+        status[3] = Status.MAX_ITERATIONS
+        return dataclasses.replace(result, status=status)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(scaling_contact, "proximity_gradient_batch", one_unsolved)
+        result = simulator.step(*state)
+        assert result.status == ScalingContactStatus.PROXIMITY_FAILED and np.isfinite(result.positions).all()
+        with pytest.raises(RuntimeError, match="step 0 did not converge: PROXIMITY_FAILED"):
+            simulator.rollout(*state, steps=1)
+    with monkeypatch.context() as patch:
+        patch.setattr(scaling_contact, "_SPIN_ITERATIONS", 1)
+        result = simulator.step(*state)
+        assert result.status == ScalingContactStatus.SPIN_FAILED and np.isfinite(result.angular_velocities).all()
 
 
 # --- bad input -----------------------------------------------------------------------------------------------
