@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <utility>
 
 #include "contact/broadphase.hpp"
@@ -1234,8 +1235,11 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   return 1;
 }
 
-int reduce_patch(Contact* contacts, ContactDerivatives* deriv, int count) {
-  if (count <= kPatchPoints) return count;
+int reduce_patch(Contact* contacts, ContactDerivatives* deriv, int count, int* kept_places) {
+  if (count <= kPatchPoints) {
+    if (kept_places != nullptr) std::iota(kept_places, kept_places + count, 0);
+    return count;
+  }
   auto point = [&](int k) { return to_vec(contacts[k].point); };
   auto argmax = [&](auto score) {
     int best = -1;
@@ -1279,6 +1283,7 @@ int reduce_patch(Contact* contacts, ContactDerivatives* deriv, int count) {
     contacts[i] = contacts[chosen[i]];
     if (deriv) deriv[i] = deriv[chosen[i]];
   }
+  if (kept_places != nullptr) std::copy(chosen, chosen + kept, kept_places);
   return kept;
 }
 

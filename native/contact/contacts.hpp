@@ -86,8 +86,9 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
 // if every other lies inside it). Returns the new count. A flat patch of many vertices (a mesh's face,
 // a clipped polygon) then rests on the corners of its support polygon instead of on rows that repeat
 // each other. The choice is by position: a flat patch's points are equally deep, and choosing by depth
-// would follow round-off.
+// would follow round-off. kept, if given, receives the kept contacts' places among the `count`,
+// ascending.
 constexpr int kPatchPoints = 4;
-int reduce_patch(Contact* contacts, ContactDerivatives* deriv, int count);
+int reduce_patch(Contact* contacts, ContactDerivatives* deriv, int count, int* kept = nullptr);
 
 }  // namespace dcol::contact

@@ -120,10 +120,11 @@ inline bool verified(int n, const MatrixScale& A, const double* b, const double*
         if (f[i] < low - t.f || f[i] > high + t.f || std::abs(w[i]) > t.w) return false;
         break;
       case EntrySet::lower:
-        if (w[i] < -t.w) return false;
-        break;
       case EntrySet::upper:
-        if (w[i] > t.w) return false;
+        // A box of no width (a friction row whose normal takes no impulse: ±μ·0) holds its f
+        // whatever the sign of w, so the side it was classified on last step does not matter.
+        if (high - low <= t.f) break;
+        if (sets[i] == EntrySet::lower ? w[i] < -t.w : w[i] > t.w) return false;
         break;
     }
   }

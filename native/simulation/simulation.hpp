@@ -54,6 +54,11 @@ constexpr double kAllowedPenetration = 1e-2, kCorrectionRegularization = 1e-3;
 // and the step fails.
 constexpr double kUsableResidual = 1e-2;
 
+// Two bodies' patches from several pairs of their shapes are one patch (merge_body_patch) when their
+// normals agree this well: they push along one direction, and what holds the bodies apart is then the
+// support polygon of all their points, which the reduced patch's corners span.
+constexpr double kSharedNormalCosine = 0.999;
+
 // The simulation's contact solves take their tolerances in SI units below these scales (lcp::Tolerance):
 // impulses under 1 N s and velocities under 1 m/s are compared with the tolerance as they are.
 constexpr double kLcpScaleFloor = 1.0;
@@ -202,8 +207,9 @@ struct StepWorkspace {
   // and its block of the Delassus matrix A = J M̃⁻¹ Jᵀ (m_k × m_k, rows in island order, at
   // delassus_start[k]); the dense n × n A (zero between islands) only for the derivatives
   // (dense_delassus).
-  // Z_k = D^{-1/2} L⁻ᵀ J_kᵀ by rows (m_k × d_k, as J_k), A_k = Z_k Z_kᵀ made only when a solve needs
-  // it (delassus_block; delassus_ready per island): an island whose contacts are all apart needs none.
+  // Z_k = D^{-1/2} L⁻ᵀ J_kᵀ by rows (m_k × d_k, as J_k), A_k = Z_k Z_kᵀ made only for the NCP and the
+  // derivatives (delassus_block; delassus_ready per island): the boxed LCP's solves take Z_k, and form
+  // only the entries of the rows in touch (lcp::GramMatrix).
   std::vector<double> island_J, island_W, island_Z, delassus, island_scratch;
   std::vector<size_t> island_matrix_start, delassus_start;
   std::vector<uint8_t> delassus_ready;
@@ -311,9 +317,33 @@ inline void body_kinematics(const WorldSpec& world, StepWorkspace& ws, const dou
   }
 }
 
+// The contacts of one pair of bodies from ws.contacts[start] on, one patch per pair of their shapes
+// that touch: where every normal agrees to within kSharedNormalCosine (a foot mesh and the leg mesh
+// that holds it, both on the ground), one patch of the two bodies, reduced to the points that span
+// it as one pair's patch is (contact::reduce_patch); their keys and derivatives follow.
+inline void merge_body_patch(const WorldSpec& world, StepWorkspace& ws, size_t start, bool derivatives) {
+  const int count = static_cast<int>(ws.contacts.size() - start);
+  if (count <= contact::kPatchPoints) return;
+  const Contact& first = ws.contacts[start];
+  const int first_body = world.shape_body[ws.keys[start].shape_a];
+  for (size_t k = start + 1; k < ws.contacts.size(); ++k) {
+    // A pair of shapes listed the other way round has its normal from the other body.
+    const double sign = world.shape_body[ws.keys[k].shape_a] == first_body ? 1.0 : -1.0;
+    if (sign * dot(ws.contacts[k].normal, first.normal, 3) < kSharedNormalCosine) return;
+  }
+  int kept[contact::kPatchPoints];
+  const int kept_count = contact::reduce_patch(
+      ws.contacts.data() + start, derivatives ? ws.contact_derivatives.data() + start : nullptr, count, kept);
+  for (int i = 0; i < kept_count; ++i) ws.keys[start + i] = ws.keys[start + kept[i]];  // kept[i] ≥ i
+  ws.contacts.resize(start + kept_count);
+  ws.keys.resize(start + kept_count);
+  if (derivatives) ws.contact_derivatives.resize(start + kept_count);
+}
+
 // Broad and narrow phase: ws.contacts and one key per contact in ws.keys, in the scene's pair order,
-// each pair's patch reduced to the points that span it (contact::reduce_patch); with derivatives also
-// ws.contact_derivatives.
+// each pair's patch reduced to the points that span it (contact::reduce_patch), and the patches of two
+// bodies that touch through several pairs of shapes along one normal reduced together
+// (merge_body_patch); with derivatives also ws.contact_derivatives.
 inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, const double* v, bool derivatives) {
   const int B = world.num_bodies();
   // Speculative contacts: each shape's box grown by how far its points can move in the step (its
@@ -334,13 +364,27 @@ inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, const doubl
     for (int i = 0; i < 3; ++i) box.lower[i] -= ws.sweeps[s], box.upper[i] += ws.sweeps[s];
   }
   contact::sweep_and_prune(ws.boxes, ws.order, ws.open, ws.pairs);
+  // By body pair, so that the patches of two bodies that touch through several of their shapes follow
+  // each other (merge_body_patches).
+  auto bodies = [&](const std::pair<int, int>& pair) {
+    const int body_a = world.shape_body[pair.first], body_b = world.shape_body[pair.second];
+    return std::pair(std::min(body_a, body_b), std::max(body_a, body_b));
+  };
+  std::sort(ws.pairs.begin(), ws.pairs.end(),
+            [&](const auto& x, const auto& y) { return std::pair(bodies(x), x) < std::pair(bodies(y), y); });
   ws.contacts.clear();
   ws.keys.clear();
   ws.contact_derivatives.clear();
   ws.contact_status = geometry::SolveStatus::solved;
   if (derivatives) ws.pair_derivatives.resize(contact::kMaxPairContacts);
-  for (const auto& [a, b] : ws.pairs) {
+  size_t group_start = 0;  // the first contact of the current body pair
+  for (size_t p = 0; p < ws.pairs.size(); ++p) {
+    const auto [a, b] = ws.pairs[p];
     const int body_a = world.shape_body[a], body_b = world.shape_body[b];
+    if (p > 0 && bodies(ws.pairs[p]) != bodies(ws.pairs[p - 1])) {
+      merge_body_patch(world, ws, group_start, derivatives);
+      group_start = ws.contacts.size();
+    }
     if (body_a == body_b || !world.collides[body_a * B + body_b]) continue;
     ContactDerivatives* pair_derivatives = derivatives ? ws.pair_derivatives.data() : nullptr;
     geometry::SolveStatus pair_status;
@@ -357,6 +401,7 @@ inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, const doubl
       ws.keys.push_back({a, b, k});
     }
   }
+  merge_body_patch(world, ws, group_start, derivatives);
 }
 
 // Relative velocity of body b's material point at contact k minus body a's, per unit velocity of the
@@ -1062,9 +1107,9 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
       }
     }
     if (!solved) {
-      const lcp::LcpReport island =
-          lcp::solve_screened(m, delassus_block(ws, k), b, bounds, ws.island_f.data(), ws.island_w.data(),
-                              ws.island_sets.data(), ws.screening, world.max_sweeps, tol);
+      const lcp::LcpReport island = lcp::solve_screened(
+          lcp::GramMatrix{m, d, ws.island_Z.data() + ws.island_matrix_start[k]}, b, bounds, ws.island_f.data(),
+          ws.island_w.data(), ws.island_sets.data(), ws.screening, world.max_sweeps, tol);
       if (island.status == lcp::LcpStatus::iteration_limit) {
         // The iterate's sets at kUsableResidual of the scale, and whether it satisfies them that well.
         ws.island_usable_sets.resize(m);
@@ -1160,9 +1205,9 @@ inline void position_correction(const WorldSpec& world, StepWorkspace& ws, StepR
       ws.correction_b[a] = world.baumgarte * (normal_row_gap(ws, rows[pa]) + allowed);
     }
     const lcp::LcpReport solve =
-        lcp::solve_screened(P, ws.correction_A.data(), ws.correction_b.data(), lcp::LcpBounds{}, ws.correction_x.data(),
-                            ws.correction_w.data(), ws.correction_sets.data(), ws.screening, world.max_sweeps,
-                            si_tolerance(world.lcp_tolerance));
+        lcp::solve_screened(lcp::DenseMatrix{P, ws.correction_A.data()}, ws.correction_b.data(), lcp::LcpBounds{},
+                            ws.correction_x.data(), ws.correction_w.data(), ws.correction_sets.data(), ws.screening,
+                            world.max_sweeps, si_tolerance(world.lcp_tolerance));
     report.status = worse(report.status, solve.status);
     for (int a = 0; a < P; ++a) ws.correction_f[rows[ws.correction_rows[a]]] = ws.correction_x[a];
   }
