@@ -47,7 +47,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import trimesh
 from scipy.spatial.transform import Rotation
 
 from dcol.geom import (
@@ -152,6 +151,8 @@ def _capsule_second_moment(R: float, L: float, mass: float) -> FloatArray:
 def _mesh_inertia(shape: Polytope | Polygon, mass: float) -> FloatArray:
     """(3, 3) inertia about the origin of the solid bounded by the shape's hull (a polytope's vertices, a
     polygon's tessellation); ValueError when the hull's centroid is not the origin."""
+    import trimesh  # on first use, as dcol.geom's meshes do: it would slow down importing dcol.dynamics
+
     if isinstance(shape, Polytope):
         solid = trimesh.convex.convex_hull(shape.vertices)
     else:
