@@ -804,16 +804,30 @@ inline bool box_face_distance(const Shape& box, const Pose& box_pose, const Shap
   double best = -INFINITY, best_point[3] = {0.0, 0.0, 0.0};
   int best_face = -1;
   for (int f = 0; f < 6; ++f) {
+    const int g = opposite[f];
+    // A pair of exactly opposite faces takes its two support points from one pass over the vertices.
+    const bool paired = A[3 * g] == -A[3 * f] && A[3 * g + 1] == -A[3 * f + 1] && A[3 * g + 2] == -A[3 * f + 2];
+    if (paired && g < f) continue;
     const double norm = std::sqrt(A[3 * f] * A[3 * f] + A[3 * f + 1] * A[3 * f + 1] + A[3 * f + 2] * A[3 * f + 2]);
-    double m[3], minus_m[3], p[3];
-    for (int i = 0; i < 3; ++i) {
+    double m[3], p[3], q[3];
+    for (int i = 0; i < 3; ++i)
       m[i] = (frame.Q.m[i][0] * A[3 * f] + frame.Q.m[i][1] * A[3 * f + 1] + frame.Q.m[i][2] * A[3 * f + 2]) / norm;
-      minus_m[i] = -m[i];
+    if (paired) {
+      support_points(other, other_frame, m, q, p);  // q along m: the support point under face g
+    } else {
+      const double minus_m[3] = {-m[0], -m[1], -m[2]};
+      support_point(other, other_frame, minus_m, p);
     }
-    support_point(other, other_frame, minus_m, p);
-    double s = -box.offsets[f] / norm;
-    for (int i = 0; i < 3; ++i) s += m[i] * (p[i] - frame.r[i]);
-    if (s > best) best = s, best_face = f, std::copy(p, p + 3, best_point);
+    auto consider = [&](int face, const double* direction, const double* point) {
+      double s = -box.offsets[face] / norm;
+      for (int i = 0; i < 3; ++i) s += direction[i] * (point[i] - frame.r[i]);
+      if (s > best) best = s, best_face = face, std::copy(point, point + 3, best_point);
+    };
+    consider(f, m, p);
+    if (paired) {
+      const double minus_m[3] = {-m[0], -m[1], -m[2]};
+      consider(g, minus_m, q);
+    }
   }
   // p in the box's frame, projected onto the face's plane; its distances to the four side faces.
   const int f = best_face;
@@ -1174,6 +1188,13 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   // Shapes whose bounding boxes, grown by the margin, do not meet are apart without a solve (whose
   // squared distances overflow for shapes 10¹⁵⁵ m apart).
   if (!overlap(bounding_box(a, pa, 0.5 * cs.margin), bounding_box(b, pb, 0.5 * cs.margin))) return 0;
+  return overlapping_pair_contacts(a, pa, b, pb, cs, settings, out, deriv, status);
+}
+
+int overlapping_pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ContactSettings& cs,
+                              const SolverSettings& settings, Contact* out, ContactDerivatives* deriv,
+                              SolveStatus* status) {
+  if (status != nullptr) *status = SolveStatus::solved;
   const double tol = cs.feature_tolerance * 0.5 * (a.length_scale + b.length_scale);
   if (a.box && b.box && a.num_vertices == kBoxCorners && b.num_vertices == kBoxCorners) {
     const int count = box_box_contacts(a, pa, b, pb, cs, tol, out, deriv);

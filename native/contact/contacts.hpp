@@ -80,6 +80,12 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
                   const SolverSettings& settings, Contact* out, ContactDerivatives* deriv,
                   SolveStatus* status = nullptr);
 
+// pair_contacts for a pair whose bounding boxes, grown by the margin, a broad phase has found to overlap
+// (find_contacts' sweep and prune): the same contacts without testing the boxes again.
+int overlapping_pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ContactSettings& cs,
+                              const SolverSettings& settings, Contact* out, ContactDerivatives* deriv,
+                              SolveStatus* status = nullptr);
+
 // Keeps at most kPatchPoints of a pair's `count` contacts (and their derivatives, if deriv) that span
 // its contact patch, in place: the one farthest from their centroid, the one farthest from it, the one
 // making the largest triangle with those two, and the one adding the most area to that triangle (none

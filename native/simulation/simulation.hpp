@@ -390,10 +390,11 @@ inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, const doubl
     geometry::SolveStatus pair_status;
     ContactSettings pair_settings = world.contact;
     pair_settings.margin += ws.sweeps[a] + ws.sweeps[b];
-    const int count = contact::reduce_patch(
-        ws.pair_scratch.data(), pair_derivatives,
-        contact::pair_contacts(*world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b], pair_settings,
-                               world.solver, ws.pair_scratch.data(), pair_derivatives, &pair_status));
+    const int count =
+        contact::reduce_patch(ws.pair_scratch.data(), pair_derivatives,
+                              contact::overlapping_pair_contacts(
+                                  *world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b], pair_settings,
+                                  world.solver, ws.pair_scratch.data(), pair_derivatives, &pair_status));
     ws.contact_status = conic::worse(ws.contact_status, pair_status);
     for (int k = 0; k < count; ++k) {
       ws.contacts.push_back(ws.pair_scratch[k]);
