@@ -1228,6 +1228,15 @@ int overlapping_pair_contacts(const Shape& a, const Pose& pa, const Shape& b, co
   if (has_rules) {
     // A polytope's face on or near the witness normal: that face against the other's incident feature.
     count = snapped_face_contacts(a, pa, b, pb, n, tol, cs.margin, out, deriv);
+    // A face's patch stands for the pair only where it reaches the pair's depth: where the deepest
+    // point lies off the face (a capsule's end past the face's side, against its edge), the face
+    // clipped against the other's feature keeps only shallower points, and the pair's own features
+    // decide.
+    if (count > 0) {
+      double deepest = INFINITY;
+      for (int k = 0; k < count; ++k) deepest = std::min(deepest, out[k].separation);
+      if (deepest > dist.distance + tol) count = 0;
+    }
     if (count == 0) {
       Plane2 plane;
       tangents(n, plane.e1, plane.e2);
