@@ -421,7 +421,8 @@ def test_known_ncp_capsule_sinks_into_a_box_at_5_ms():
     1e-16 at step 47, v_n ≥ 0 at every contact). From step 20 the World's one capsule–box contact is an
     EDGE_EDGE one whose separation stays at +2…+19 mm while the signed distance (tests/support's
     oracle, and dcol.geom.signed_distance) falls from +3 mm to −55 mm by step 47 (at step 30: +7.3 mm
-    against −10.6 mm, where dcol.geom.contacts alone gives one EDGE_POINT contact at −10.6 mm); at
+    against −10.6 mm: dcol.geom.contacts gives one EDGE_POINT contact at −10.6 mm without a margin, the
+    EDGE_EDGE one at +7.3 mm with any margin, test_fuzz_geometry's known capsule–box reproducer); at
     step 48 the contact turns into a point–face one at −58 mm."""
     world, q0, _, _ = pile(2, ["box", "capsule"], 82784, 5e-3, 0.75, 0.3, "ncp", True)
     rollout, _ = drop(world, q0)
