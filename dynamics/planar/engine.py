@@ -386,9 +386,10 @@ class PlanarWorld:
         if not steps:
             raise ValueError("batch must hold at least one scene")
         workers = min(checked_threads(threads), len(steps))
-        return PlanarStepCotangents(
-            *_native.planar.step_batch_vjp(steps, positions, velocities, *grads.values(), workers)
+        cotangents = _native.planar.step_batch_vjp(
+            steps, positions, velocities, grads["grad_velocities"], grads["grad_positions"], workers
         )
+        return PlanarStepCotangents(*cotangents)
 
     def rollout_batch(
         self, positions: ArrayLike, velocities: ArrayLike, forces: ArrayLike, *, threads: int | None = None
