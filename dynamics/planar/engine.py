@@ -305,10 +305,13 @@ class PlanarWorld:
         bodies) and through the contacts' normals and arms in 𝓙_c, 𝓙_f (their features held: the
         contact mode).
 
-        The KKT matrix is factorized once, at the solution, on the Newton system the forward
-        interior point prepared (x eliminated, the constant part of its Schur complement and its
-        ordering kept; see MlcpSolver::kkt_adjoint in native/lcp/mlcp_ipm.hpp). Raises
-        numpy.linalg.LinAlgError where it is singular.
+        What the forward interior point prepared is kept with the step and reused: x eliminated
+        (𝓜 is diagonal), the Schur complement's part that does not depend on the iterate, its
+        reverse Cuthill–McKee order, and the data's scaling (MlcpSolver::kkt_adjoint in
+        native/lcp/mlcp_ipm.hpp). The matrix of eqs. 28–29 is diag(I, Z, I) K with K the Newton
+        matrix at W = Z⁻¹S of the solution; the interior point's last factorization is at the
+        iterate before its last step, not at the solution, so the Schur complement is factorized
+        once more, at the solution's W. Raises numpy.linalg.LinAlgError where it is singular.
         """
         native = self._native_step(step, "step")
         positions = self._checked_state(positions, "positions")
