@@ -117,14 +117,15 @@ class MlcpNewtonSystem {
   bool factorize(const double* w) {
     const MlcpProblem& P = problem_;
     const int n = P.n, m = P.m, N = size_;
-    matrix_.resize(static_cast<size_t>(N) * N);
-    double* K = matrix_.data();
+    // assign, not copy: the matrix may have been released (release_factorization).
     if (eliminates_x_) {
-      std::copy(constant_.begin(), constant_.end(), matrix_.begin());
+      matrix_.assign(constant_.begin(), constant_.end());
+      double* K = matrix_.data();
       for (int k = 0; k < m; ++k) K[position_[k] * N + position_[k]] -= w[k];
       return lu_factor(N, K, N, pivot_.data());
     }
-    std::fill(matrix_.begin(), matrix_.end(), 0.0);
+    matrix_.assign(static_cast<size_t>(N) * N, 0.0);
+    double* K = matrix_.data();
     for (int i = 0; i < n; ++i) {
       for (int j = 0; j < n; ++j) K[i * N + j] = P.M[i * n + j];
       for (int k = 0; k < m; ++k) K[i * N + n + k] = P.G[k * n + i];
