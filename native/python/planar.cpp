@@ -457,18 +457,18 @@ py::tuple step_vjp(const StepRecord& record, const Array& positions, const Array
 py::tuple step_batch_vjp(const std::vector<StepRecord>& records, const Array& positions, const Array& velocities,
                          const std::optional<Array>& grad_velocities, const std::optional<Array>& grad_positions,
                          int threads) {
-  if (records.empty()) throw py::value_error("records must hold at least one step");
+  if (records.empty()) throw py::value_error("steps must hold at least one step");
   const PlanarModel& model = *records.front()->model;
   for (const StepRecord& record : records)
     if (record->model->bodies() != model.bodies() || record->model->joints.size() != model.joints.size())
-      throw py::value_error("records must be steps of worlds with the same bodies and joints");
+      throw py::value_error("steps must be steps of worlds with the same bodies and joints");
   const py::ssize_t n = model.bodies();
   const std::optional<Array> given_velocities = velocities;
   const py::ssize_t scenes = batch_scenes(
       n, positions,
       {{&given_velocities, "velocities"}, {&grad_velocities, "grad_velocities"}, {&grad_positions, "grad_positions"}});
   if (scenes != static_cast<py::ssize_t>(records.size()))
-    throw py::value_error("positions must hold one scene per record, " + std::to_string(records.size()));
+    throw py::value_error("positions must hold one scene per step, " + std::to_string(records.size()));
   CotangentArrays out({scenes}, n, static_cast<py::ssize_t>(model.joints.size()));
   std::vector<PlanarStepCotangents> where(scenes);
   for (py::ssize_t b = 0; b < scenes; ++b) where[b] = out.scene(b);
