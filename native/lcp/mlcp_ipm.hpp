@@ -6,7 +6,8 @@
 //   [M  Gᵀ  Aᵀ; G  F − Z⁻¹S  0; A  0  0] [Δx; Δz; Δy] = rhs
 // by one LU factorization (MlcpNewtonSystem), used for the affine and the centering-corrector
 // directions (LCP-physics eq. 26). The backward pass (LCP-physics eqs. 28–29) solves with the
-// transpose of the same matrix at the solution (mlcp_kkt_adjoint).
+// transpose of the same matrix at the solution (mlcp_kkt_adjoint; MlcpSolver::kkt_adjoint on what the
+// solver prepared for the problem it last solved).
 #pragma once
 
 #include <algorithm>
