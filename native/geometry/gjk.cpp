@@ -456,25 +456,297 @@ Vec3 core_point(const Core& c, int i) {
   return out;
 }
 
-// h_c(n) − n·r_c: the support function of the inflated core about its frame's origin, n unit.
-double support_about_origin(const Core& c, const Vec3& n) {
-  const Vec3 far = core_point(c, VertexSets::farthest(c, n));
-  double h = c.radius;
-  for (int k = 0; k < 3; ++k) h += n[k] * (far[k] - c.frame.r[k]);
-  return h;
-}
-
-// The core scaled by t about its frame's origin: its frame's axes and its radius times t (the farthest
-// point along a direction is the unscaled one's).
-Core scaled_core(const Core& c, double t) {
-  Core out = c;
-  for (auto& row : out.frame.Q.m)
-    for (double& entry : row) entry *= t;
-  out.radius *= t;
+// A core's point farthest along the world direction n, relative to its frame's origin (world axes),
+// with its index among the core's points (−1 for a round core's support point); the radius left out.
+Vec3 centred_support(const Core& c, const Vec3& n, int& index) {
+  const auto& Q = c.frame.Q.m;
+  double y[3] = {0.0, 0.0, 0.0};
+  index = -1;
+  if (c.round) {
+    double local[3];
+    for (int j = 0; j < 3; ++j) local[j] = Q[0][j] * n[0] + Q[1][j] * n[1] + Q[2][j] * n[2];
+    detail::body_support(*c.round, local, y);
+  } else {
+    index = VertexSets::farthest(c, n);
+    const double* v = c.points() + c.dim * index;
+    for (int j = 0; j < c.dim; ++j) y[j] = v[j];
+  }
+  Vec3 out;
+  for (int k = 0; k < 3; ++k) out[k] = Q[k][0] * y[0] + Q[k][1] * y[1] + Q[k][2] * y[2];
   return out;
 }
 
-constexpr int kMaxScalingSteps = 64;
+// D's core point farthest along n, D = A₀ ⊕ (−B₀) with A₀, B₀ the cores about their frames' origins:
+// w is the point of D, pa and pb the points of A₀ and B₀ it is made of.
+SupportPoint centred_difference_support(const Core& a, const Core& b, const Vec3& n) {
+  SupportPoint s;
+  s.pa = centred_support(a, n, s.ia);
+  s.pb = centred_support(b, -1.0 * n, s.ib);
+  s.w = s.pa - s.pb;
+  return s;
+}
+
+constexpr int kMaxRayIterations = 128;
+
+// Where the ray cast leaves a round core, its normal is only as good as the square root of the cast's
+// tolerance (a supporting plane through a point that far from a curved surface tilts by that much), so
+// α's normal is refined. α = |d| max over unit n of g(n) = n·u / h_D(n) with u = d/|d| (gjk.hpp), every n
+// giving a lower bound: of the candidates (the ray cast's normal, the normals the touching features fix:
+// a face's, two lines' common one; Newton's method on g from the ray cast's normal, on the sphere or on
+// its circle ⟂ one line) the one with the largest g is taken.
+
+// A line the normal is ⟂ to (an edge, a rim's tangent, a cylinder's side line, a cone's side line), or a
+// face.
+struct Feature {
+  enum Kind { line, face } kind = Feature::line;
+  Vec3 direction{{0.0, 0.0, 0.0}};  // the line's direction, or the face's outward unit normal
+};
+
+// A core's support at the unit world direction n: its support point (world axes, about the frame's
+// origin, the radius left out), the Hessian of its support function (world axes, a round core's
+// curvature; 0 for a point set's, whose support points move in jumps), whether the support point is
+// unique, and a round core's features within `snap` (an angle) of n.
+struct SupportCurvature {
+  Vec3 point{{0.0, 0.0, 0.0}};
+  double hessian[3][3] = {};
+  bool unique = true;
+  Feature features[2];
+  int feature_count = 0;
+
+  void add(Feature::Kind kind, const Vec3& direction) { features[feature_count++] = {kind, direction}; }
+};
+
+SupportCurvature round_support(const Core& c, const Vec3& n, double snap) {
+  const Shape& sh = *c.round;
+  const Mat3& Q = c.frame.Q;
+  double m[3], y[3] = {0.0, 0.0, 0.0}, H[3][3] = {};
+  for (int j = 0; j < 3; ++j) m[j] = Q.m[0][j] * n[0] + Q.m[1][j] * n[1] + Q.m[2][j] * n[2];
+  SupportCurvature out;
+  auto world = [&](const double* v) {
+    return Vec3{{Q.m[0][0] * v[0] + Q.m[0][1] * v[1] + Q.m[0][2] * v[2],
+                 Q.m[1][0] * v[0] + Q.m[1][1] * v[1] + Q.m[1][2] * v[2],
+                 Q.m[2][0] * v[0] + Q.m[2][1] * v[1] + Q.m[2][2] * v[2]}};
+  };
+  const double rho = std::sqrt(m[1] * m[1] + m[2] * m[2]);
+  const double axis[3] = {m[0] >= 0.0 ? 1.0 : -1.0, 0.0, 0.0};
+  // A rim of radius R about the axis: its tangent at the support point, and the curvature R (I − m̂ m̂ᵀ)/ρ of
+  // its support function on the plane normal to the axis, m̂ ρ the radial part of m.
+  auto rim = [&](double R) {
+    const double tangent[3] = {0.0, -m[2] / rho, m[1] / rho};
+    out.add(Feature::line, world(tangent));
+    for (int i = 1; i < 3; ++i)
+      for (int j = 1; j < 3; ++j) H[i][j] = R / rho * ((i == j ? 1.0 : 0.0) - m[i] * m[j] / (rho * rho));
+  };
+  switch (sh.kind) {
+    case ShapeKind::ellipsoid: {  // h(m) = ‖U⁻ᵀ m‖ for P = UᵀU: y = P⁻¹ m / h, H = (P⁻¹ − y yᵀ)/h
+      const auto& U = sh.U;
+      double w[3], Uinv[3][3] = {};
+      for (int i = 0; i < 3; ++i) {  // Uᵀ w = m, forward
+        double sum = m[i];
+        for (int k = 0; k < i; ++k) sum -= U[k][i] * w[k];
+        w[i] = sum / U[i][i];
+      }
+      for (int col = 0; col < 3; ++col)  // U Uinv = I, backward
+        for (int i = 2; i >= 0; --i) {
+          double sum = i == col ? 1.0 : 0.0;
+          for (int k = i + 1; k < 3; ++k) sum -= U[i][k] * Uinv[k][col];
+          Uinv[i][col] = sum / U[i][i];
+        }
+      const double h = std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+      for (int i = 0; i < 3; ++i) y[i] = (Uinv[i][0] * w[0] + Uinv[i][1] * w[1] + Uinv[i][2] * w[2]) / h;
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+          const double Pinv = Uinv[i][0] * Uinv[j][0] + Uinv[i][1] * Uinv[j][1] + Uinv[i][2] * Uinv[j][2];
+          H[i][j] = (Pinv - y[i] * y[j]) / h;
+        }
+      break;
+    }
+    case ShapeKind::cylinder: {  // a cap face, a rim point, a side line
+      detail::body_support(sh, m, y);
+      if (rho <= snap) {
+        out.add(Feature::face, world(axis));
+        out.unique = false;
+        break;
+      }
+      rim(sh.R);
+      if (std::abs(m[0]) <= snap) {
+        const double along[3] = {1.0, 0.0, 0.0};
+        out.add(Feature::line, world(along));
+        out.unique = false;
+      }
+      break;
+    }
+    case ShapeKind::cone: {  // the base face, a rim point, the apex, a side line from the apex to the rim
+      const double base_radius = sh.H * sh.tan_beta;
+      const double apex = -0.75 * sh.H * m[0], rim_value = 0.25 * sh.H * m[0] + base_radius * rho;
+      detail::body_support(sh, m, y);
+      if (rho <= snap && m[0] > 0.0) {
+        out.add(Feature::face, world(axis));
+        out.unique = false;
+        break;
+      }
+      if (rho > 0.0 && rim_value >= apex - snap * sh.H) rim(base_radius);
+      if (rho > 0.0 && std::abs(apex - rim_value) <= snap * sh.H) {
+        const double to_rim[3] = {sh.H, base_radius * m[1] / rho, base_radius * m[2] / rho};
+        out.add(Feature::line, world(to_rim));
+        out.unique = false;
+      }
+      if (rim_value < apex)  // the apex: no curvature
+        for (auto& row : H)
+          for (double& entry : row) entry = 0.0;
+      break;
+    }
+    default:
+      break;
+  }
+  out.point = world(y);
+  for (int i = 0; i < 3; ++i)  // Q H Qᵀ
+    for (int j = 0; j < 3; ++j) {
+      double sum = 0.0;
+      for (int k = 0; k < 3; ++k)
+        for (int l = 0; l < 3; ++l) sum += Q.m[i][k] * H[k][l] * Q.m[j][l];
+      out.hessian[i][j] = sum;
+    }
+  return out;
+}
+
+SupportCurvature core_support(const Core& c, const Vec3& n, double snap) {
+  if (c.round) return round_support(c, n, snap);
+  SupportCurvature out;
+  int index;
+  out.point = centred_support(c, n, index);
+  return out;
+}
+
+// The feature of a point-set core the ray cast's final simplex touches with, from its distinct points:
+// an edge (a line) or a face (a polygon's is its plane); the number of distinct points.
+int point_set_feature(const SupportPoint* simplex, int n, bool side_b, Feature& feature) {
+  const Vec3* distinct[3];
+  int count = 0;
+  for (int k = 0; k < n && count < 3; ++k) {
+    const Vec3& p = side_b ? simplex[k].pb : simplex[k].pa;
+    if (std::none_of(distinct, distinct + count, [&](const Vec3* q) { return same(*q, p); })) distinct[count++] = &p;
+  }
+  if (count == 2) feature = {Feature::line, *distinct[1] - *distinct[0]};
+  if (count == 3) {
+    const Vec3 m = cross(*distinct[1] - *distinct[0], *distinct[2] - *distinct[0]);
+    feature = {Feature::face, (1.0 / norm(m)) * m};
+  }
+  return count;
+}
+
+// h_D at the unit world direction n from the supports of A₀ along n and B₀ along −n, its gradient s_D
+// (D's support point) and its Hessian.
+struct DifferenceSupport {
+  double h;
+  Vec3 point;
+  double hessian[3][3];
+  SupportCurvature a, b;
+};
+
+DifferenceSupport difference_support(const Core& a, const Core& b, const Vec3& n, double snap) {
+  DifferenceSupport out;
+  const double R = a.radius + b.radius;
+  out.a = core_support(a, n, snap);
+  out.b = core_support(b, -1.0 * n, snap);
+  out.point = out.a.point - out.b.point + R * n;
+  out.h = dot(n, out.a.point - out.b.point) + R;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      out.hessian[i][j] = out.a.hessian[i][j] + out.b.hessian[i][j] + R * ((i == j ? 1.0 : 0.0) - n[i] * n[j]);
+  return out;
+}
+
+constexpr int kMaxNormalNewtonSteps = 8;
+// The angle within which a round core's features are tried as candidates (wrong ones give a smaller g).
+constexpr double kFeatureSnap = 1e-3;
+// The angle within which the final normal's support point is taken as not unique (a face, a side line).
+constexpr double kUniqueSnap = 1e-9;
+
+// Newton's method for the largest g(n) = n·u / h_D(n) on the unit sphere from n, or on its circle ⟂ `line`:
+// ∇g = u/h − (n·u) s/h², ∇²g = −(u sᵀ + s uᵀ)/h² + 2(n·u) s sᵀ/h³ − (n·u) H/h², and g, homogeneous of degree
+// 0, has its Riemannian Hessian on the sphere as ∇²g on the tangent plane. Steps that do not ascend end it.
+Vec3 newton_normal(const Core& a, const Core& b, const Vec3& u, Vec3 n, const Vec3* line) {
+  DifferenceSupport at = difference_support(a, b, n, 0.0);
+  for (int step = 0; step < kMaxNormalNewtonSteps; ++step) {
+    Vec3 basis[2];
+    int dims = 2;
+    if (line) {
+      basis[0] = cross(*line, n);
+      dims = 1;
+    } else {
+      Vec3 e{{0.0, 0.0, 0.0}};
+      e[std::abs(n[0]) < 0.6 ? 0 : (std::abs(n[1]) < 0.6 ? 1 : 2)] = 1.0;
+      basis[0] = cross(n, e);
+      basis[1] = cross(n, basis[0]);
+    }
+    for (int i = 0; i < dims; ++i) {
+      if (!(norm(basis[i]) > 0.0)) return n;
+      basis[i] = (1.0 / norm(basis[i])) * basis[i];
+    }
+    const double h = at.h, nu = dot(n, u), g = nu / h;
+    double gradient[2], hessian[2][2];
+    for (int i = 0; i < dims; ++i) {
+      const double bu = dot(basis[i], u), bs = dot(basis[i], at.point);
+      gradient[i] = bu / h - nu * bs / (h * h);
+      for (int j = 0; j < dims; ++j) {
+        double curvature = 0.0;
+        for (int k = 0; k < 3; ++k)
+          for (int l = 0; l < 3; ++l) curvature += basis[i][k] * at.hessian[k][l] * basis[j][l];
+        const double cu = dot(basis[j], u), cs = dot(basis[j], at.point);
+        hessian[i][j] = -(bu * cs + bs * cu) / (h * h) + 2.0 * nu * bs * cs / (h * h * h) - nu * curvature / (h * h);
+      }
+    }
+    double xi[2] = {0.0, 0.0};
+    if (dims == 1) {
+      if (!(hessian[0][0] < 0.0)) return n;
+      xi[0] = -gradient[0] / hessian[0][0];
+    } else {
+      const double det = hessian[0][0] * hessian[1][1] - hessian[0][1] * hessian[1][0];
+      if (!(hessian[0][0] < 0.0 && det > 0.0)) return n;  // not near a smooth maximum
+      xi[0] = -(hessian[1][1] * gradient[0] - hessian[0][1] * gradient[1]) / det;
+      xi[1] = -(hessian[0][0] * gradient[1] - hessian[1][0] * gradient[0]) / det;
+    }
+    Vec3 next = n;
+    for (int i = 0; i < dims; ++i) next = next + xi[i] * basis[i];
+    next = (1.0 / norm(next)) * next;
+    const DifferenceSupport there = difference_support(a, b, next, 0.0);
+    if (!(dot(next, u) / there.h >= g)) return n;
+    n = next, at = there;
+    if (std::abs(xi[0]) + std::abs(xi[1]) <= 1e-15) return n;
+  }
+  return n;
+}
+
+// The best of the candidate normals (see above) from the ray cast's normal n and the point sets' features.
+Vec3 refined_normal(const Core& a, const Core& b, const Vec3& u, const Vec3& n, const Feature* point_set_features,
+                    int point_set_count) {
+  const DifferenceSupport at = difference_support(a, b, n, kFeatureSnap);
+  Vec3 best = n;
+  double best_g = dot(n, u) / at.h;
+  auto consider = [&](Vec3 m) {
+    if (!(norm(m) > 0.0)) return;
+    m = (dot(m, n) >= 0.0 ? 1.0 : -1.0) / norm(m) * m;
+    const double g = dot(m, u) / difference_support(a, b, m, 0.0).h;
+    if (g > best_g) best = m, best_g = g;
+  };
+  Feature features[6];
+  int count = 0;
+  for (int k = 0; k < point_set_count; ++k) features[count++] = point_set_features[k];
+  for (const SupportCurvature* side : {&at.a, &at.b})
+    for (int k = 0; k < side->feature_count; ++k) features[count++] = side->features[k];
+  for (int i = 0; i < count; ++i) {
+    if (features[i].kind == Feature::face) {
+      consider(features[i].direction);
+      continue;
+    }
+    consider(newton_normal(a, b, u, n, &features[i].direction));
+    for (int j = i + 1; j < count; ++j)
+      if (features[j].kind == Feature::line) consider(cross(features[i].direction, features[j].direction));
+  }
+  consider(newton_normal(a, b, u, n, nullptr));
+  return best;
+}
 
 using Dual12 = Dual<12>;
 using DualVec3 = Vec3T<Dual12>;
@@ -500,44 +772,121 @@ void copy_derivatives(const Dual12& value, double* row) { std::copy(value.d, val
 
 }  // namespace
 
-void gjk_scaling(const Core& a, const Core& b, const GjkDistance* unscaled, GjkScaling& out) {
+void gjk_scaling(const Core& a, const Core& b, GjkScaling& out) {
   out = GjkScaling{};
-  Vec3 d;
-  for (int k = 0; k < 3; ++k) d[k] = b.frame.r[k] - a.frame.r[k];
-  const double length = norm(d);
+  Vec3 u;
+  for (int k = 0; k < 3; ++k) u[k] = b.frame.r[k] - a.frame.r[k];
+  const double length = norm(u);
   if (!(length > 0.0)) return;
-  // Newton's iterate t ≤ α, f(t) and GJK's normal there (and its touching point).
-  double t = 0.0, f = length;
-  Vec3 n = (1.0 / length) * d;
-  GjkDistance g;
-  const double unscaled_extent = unscaled ? unscaled->extent : 0.0;
-  if (unscaled && unscaled->converged && unscaled->distance > 0.0) {
-    g = *unscaled;
-    t = 1.0, f = g.distance;
-    n = Vec3{{g.normal[0], g.normal[1], g.normal[2]}};
-  }
-  for (; out.steps < kMaxScalingSteps; ++out.steps) {
-    const double gap = support_about_origin(a, n) + support_about_origin(b, -1.0 * n);
-    if (!(gap > 0.0)) return;
-    const double step = f / gap;
-    // A step at rounding's size: α reached (the last one also corrects an f slightly below zero).
-    if (t > 0.0 && std::abs(step) <= 1e-13 * t) {
-      out.alpha = t + step;
-      out.support_gap = gap;
-      for (int k = 0; k < 3; ++k) {
-        out.normal[k] = n[k];
-        out.x[k] = 0.5 * (g.p_a[k] + g.p_b[k]);
-      }
-      out.converged = true;
-      return;
+  u = (1.0 / length) * u;
+  // The ray cast (van den Bergen 2004) along −u from the point μ u of D's supporting plane normal to u,
+  // against D's core point set C (its support points) inflated by R: every step either moves μ down to
+  // the plane, normal to the separating direction v from conv(simplex) to μ u, through C's support point
+  // along v (lifted by R), or adds that point to the simplex, until μ u is within R (and rounding) of C.
+  // μ only moves to supporting planes of D, so it never passes the exit.
+  const double R = a.radius + b.radius;
+  const bool round = a.round || b.round;
+  SupportPoint simplex[4];
+  double weight[4] = {1.0, 0.0, 0.0, 0.0};
+  simplex[0] = centred_difference_support(a, b, u);
+  double mu = dot(u, simplex[0].w) + R;
+  if (!(mu > 0.0)) return;  // D lies behind the plane through the origin normal to d: the ray misses it
+  // Rounding scale: D's extent along the ray; round cores' support points approach their surfaces only to
+  // a tolerance, as in gjk_distance.
+  const double extent = mu - dot(u, centred_difference_support(a, b, -1.0 * u).w) + R;
+  const double tolerance = (round ? kRoundGjkTolerance : 1e-13) * extent;
+  // The ray point x = μ u less its nearest point on the simplex's hull.
+  Vec3 normal = u, offset = mu * u - simplex[0].w;
+  int n = 1;
+  for (; out.steps < kMaxRayIterations; ++out.steps) {
+    const Vec3 x = mu * u;
+    Vec3 v = offset;
+    const double distance = norm(v);
+    if (distance - R <= tolerance) break;
+    v = (1.0 / distance) * v;
+    const SupportPoint p = centred_difference_support(a, b, v);
+    const double beyond = dot(v, x - p.w) - R;  // x's height over D's supporting plane normal to v
+    if (beyond > 0.0) {
+      const double approach = dot(v, u);
+      if (!(approach > 0.0)) return;  // the plane separates the whole ray from D
+      mu -= beyond / approach;
+      if (!(mu > 0.0)) return;
+      normal = v;
+    } else if (distance - R - beyond <= tolerance ||
+               std::any_of(simplex, simplex + n, [&](const SupportPoint& s) { return same(s.w, p.w); })) {
+      break;  // no point of C nearer to x than the simplex's, to rounding: x is on D
     }
-    t += step;
-    // From the last t's simplex; the cores' difference scaled by t has t times the unscaled one's extent.
-    gjk_distance(scaled_core(a, t), scaled_core(b, t), g, &g, t * unscaled_extent);
-    if (!g.converged) return;
-    f = g.distance;
-    n = Vec3{{g.normal[0], g.normal[1], g.normal[2]}};
+    // The simplex's points relative to the new x: its nearest point to x, by closest_on_simplex on x − w.
+    SupportPoint next[4];
+    double next_weight[4];
+    std::copy(simplex, simplex + n, next);
+    next[n] = p;
+    const Vec3 ray_point = mu * u;
+    SupportPoint relative[4];
+    for (int k = 0; k <= n; ++k) relative[k] = next[k], relative[k].w = ray_point - next[k].w;
+    Vec3 next_offset;
+    if (!closest_on_simplex(relative, n + 1, next_weight, next_offset)) {
+      offset = Vec3{{0.0, 0.0, 0.0}};  // x on the simplex's hull (a tetrahedron): x is on D's core
+      std::copy(next_weight, next_weight + n + 1, weight);
+      std::copy(next, next + n + 1, simplex);
+      ++n;
+      break;
+    }
+    // Without a clip, a step that does not bring the simplex nearer to x has reached rounding.
+    if (beyond <= 0.0 && norm(next_offset) >= (1.0 - 1e-9) * distance) break;
+    offset = next_offset;
+    std::copy(next, next + n + 1, simplex);
+    std::copy(next_weight, next_weight + n + 1, weight);
+    n = drop_unused(simplex, weight, n + 1);
   }
+  // Round cores may end the cast at its limit: its normal is still a start for the refinement below.
+  if (out.steps == kMaxRayIterations && !round) return;
+  // The normal: the separating direction itself where D's core stays R away (inflated cores), else a face
+  // of D where the simplex is a triangle, else the last supporting plane the ray point was moved to.
+  if (R > 0.0 && norm(offset) > 0.0) {
+    normal = (1.0 / norm(offset)) * offset;
+  } else if (n == 3) {
+    const Vec3 m = cross(simplex[1].w - simplex[0].w, simplex[2].w - simplex[0].w);
+    if (norm(m) > 0.0) normal = (dot(m, normal) >= 0.0 ? 1.0 : -1.0) / norm(m) * m;
+  }
+  // The touching point of the shapes scaled by α: r_a + α a₀ with a₀ the witness on A₀ (inflated), or
+  // r_b + α b₀.
+  out.alpha = length / mu;
+  out.support_gap = mu * dot(normal, u);  // h_D(normal), the plane through μ u
+  Vec3 witness_a{{0.0, 0.0, 0.0}}, witness_b = witness_a;
+  for (int k = 0; k < n; ++k) {
+    witness_a = witness_a + weight[k] * simplex[k].pa;
+    witness_b = witness_b + weight[k] * simplex[k].pb;
+  }
+  bool from_b = false;
+  if (round) {
+    // The refined normal's g is right to the square of its error, and never above α (nor is the ray
+    // cast's). The touching point is the support point of a side whose support point there is unique.
+    Feature features[2];
+    int feature_count = 0, distinct[2] = {1, 1};
+    for (int side = 0; side < 2; ++side)
+      if (!(side ? b.round : a.round)) {
+        Feature f;
+        distinct[side] = point_set_feature(simplex, n, side == 1, f);
+        if (distinct[side] > 1) features[feature_count++] = f;
+      }
+    normal = refined_normal(a, b, u, normal, features, feature_count);
+    const DifferenceSupport at = difference_support(a, b, normal, kUniqueSnap);
+    out.alpha = std::max(out.alpha, length * dot(normal, u) / at.h);
+    out.support_gap = at.h;
+    if (a.round ? at.a.unique : distinct[0] == 1) {
+      witness_a = at.a.point;
+    } else if (b.round ? at.b.unique : distinct[1] == 1) {
+      witness_b = at.b.point;
+      from_b = true;
+    }
+  }
+  for (int k = 0; k < 3; ++k) {
+    out.normal[k] = normal[k];
+    out.x[k] = from_b ? b.frame.r[k] + out.alpha * (witness_b[k] - b.radius * normal[k])
+                      : a.frame.r[k] + out.alpha * (witness_a[k] + a.radius * normal[k]);
+  }
+  out.converged = true;
 }
 
 void gjk_scaling_gradient(const GjkScaling& s, const double* origin_a, const double* origin_b, double* gradient) {
@@ -598,29 +947,18 @@ void gjk_distance_jacobian(const Core& a, const Core& b, const GjkDistance& d, c
   }
 }
 
-namespace {
-
-// The cores of a and b at poses pa, pb, their distance and their α by gjk_scaling from it (apart, Newton's
-// steps start at t = 1, and α comes out the same to the last bit with or without the distance); false
-// where the shapes have no cores or the scaling fails.
-bool distance_and_scaling(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, Core& core_a, Core& core_b,
-                          GjkDistance& distance, GjkScaling& scaling) {
-  // Round cores (cylinders, cones, ellipsoids) are left to the cone programs: the derivatives and the
-  // scaling work on the cores' points.
-  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b) || core_a.round || core_b.round) return false;
-  gjk_distance(core_a, core_b, distance);
-  gjk_scaling(core_a, core_b, &distance, scaling);
-  return scaling.converged;
-}
-
-}  // namespace
-
 bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
                          DistanceJacobian* jac) {
   Core core_a, core_b;
+  // Round cores (cylinders, cones, ellipsoids) are left to the cone programs: the distance's derivatives
+  // work on the cores' points.
+  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b) || core_a.round || core_b.round) return false;
   GjkDistance distance;
+  gjk_distance(core_a, core_b, distance);
+  if (!distance.converged) return false;
   GjkScaling scaling;
-  if (!distance_and_scaling(a, pa, b, pb, core_a, core_b, distance, scaling) || !distance.converged) return false;
+  gjk_scaling(core_a, core_b, scaling);
+  if (!scaling.converged) return false;
   out = DistanceResult{};
   out.distance = distance.distance;
   for (int i = 0; i < 3; ++i) {
@@ -641,9 +979,10 @@ bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const P
 bool gjk_alpha(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
                double* alpha_gradient) {
   Core core_a, core_b;
-  GjkDistance distance;
   GjkScaling scaling;
-  if (!distance_and_scaling(a, pa, b, pb, core_a, core_b, distance, scaling)) return false;
+  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b)) return false;
+  gjk_scaling(core_a, core_b, scaling);
+  if (!scaling.converged) return false;
   out = DistanceResult{};
   out.alpha = scaling.alpha;
   out.status = SolveStatus::solved;
