@@ -488,266 +488,6 @@ SupportPoint centred_difference_support(const Core& a, const Core& b, const Vec3
 
 constexpr int kMaxRayIterations = 128;
 
-// Where the ray cast leaves a round core, its normal is only as good as the square root of the cast's
-// tolerance (a supporting plane through a point that far from a curved surface tilts by that much), so
-// α's normal is refined. α = |d| max over unit n of g(n) = n·u / h_D(n) with u = d/|d| (gjk.hpp), every n
-// giving a lower bound: of the candidates (the ray cast's normal, the normals the touching features fix:
-// a face's, two lines' common one; Newton's method on g from the ray cast's normal, on the sphere or on
-// its circle ⟂ one line) the one with the largest g is taken.
-
-// A line the normal is ⟂ to (an edge, a rim's tangent, a cylinder's side line, a cone's side line), or a
-// face.
-struct Feature {
-  enum Kind { line, face } kind = Feature::line;
-  Vec3 direction{{0.0, 0.0, 0.0}};  // the line's direction, or the face's outward unit normal
-};
-
-// A core's support at the unit world direction n: its support point (world axes, about the frame's
-// origin, the radius left out), the Hessian of its support function (world axes, a round core's
-// curvature; 0 for a point set's, whose support points move in jumps), whether the support point is
-// unique, and a round core's features within `snap` (an angle) of n.
-struct SupportCurvature {
-  Vec3 point{{0.0, 0.0, 0.0}};
-  double hessian[3][3] = {};
-  bool unique = true;
-  Feature features[2];
-  int feature_count = 0;
-
-  void add(Feature::Kind kind, const Vec3& direction) { features[feature_count++] = {kind, direction}; }
-};
-
-SupportCurvature round_support(const Core& c, const Vec3& n, double snap) {
-  const Shape& sh = *c.round;
-  const Mat3& Q = c.frame.Q;
-  double m[3], y[3] = {0.0, 0.0, 0.0}, H[3][3] = {};
-  for (int j = 0; j < 3; ++j) m[j] = Q.m[0][j] * n[0] + Q.m[1][j] * n[1] + Q.m[2][j] * n[2];
-  SupportCurvature out;
-  auto world = [&](const double* v) {
-    return Vec3{{Q.m[0][0] * v[0] + Q.m[0][1] * v[1] + Q.m[0][2] * v[2],
-                 Q.m[1][0] * v[0] + Q.m[1][1] * v[1] + Q.m[1][2] * v[2],
-                 Q.m[2][0] * v[0] + Q.m[2][1] * v[1] + Q.m[2][2] * v[2]}};
-  };
-  const double rho = std::sqrt(m[1] * m[1] + m[2] * m[2]);
-  const double axis[3] = {m[0] >= 0.0 ? 1.0 : -1.0, 0.0, 0.0};
-  // A rim of radius R about the axis: its tangent at the support point, and the curvature R (I − m̂ m̂ᵀ)/ρ of
-  // its support function on the plane normal to the axis, m̂ ρ the radial part of m.
-  auto rim = [&](double R) {
-    const double tangent[3] = {0.0, -m[2] / rho, m[1] / rho};
-    out.add(Feature::line, world(tangent));
-    for (int i = 1; i < 3; ++i)
-      for (int j = 1; j < 3; ++j) H[i][j] = R / rho * ((i == j ? 1.0 : 0.0) - m[i] * m[j] / (rho * rho));
-  };
-  switch (sh.kind) {
-    case ShapeKind::ellipsoid: {  // h(m) = ‖U⁻ᵀ m‖ for P = UᵀU: y = P⁻¹ m / h, H = (P⁻¹ − y yᵀ)/h
-      const auto& U = sh.U;
-      double w[3], Uinv[3][3] = {};
-      for (int i = 0; i < 3; ++i) {  // Uᵀ w = m, forward
-        double sum = m[i];
-        for (int k = 0; k < i; ++k) sum -= U[k][i] * w[k];
-        w[i] = sum / U[i][i];
-      }
-      for (int col = 0; col < 3; ++col)  // U Uinv = I, backward
-        for (int i = 2; i >= 0; --i) {
-          double sum = i == col ? 1.0 : 0.0;
-          for (int k = i + 1; k < 3; ++k) sum -= U[i][k] * Uinv[k][col];
-          Uinv[i][col] = sum / U[i][i];
-        }
-      const double h = std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-      for (int i = 0; i < 3; ++i) y[i] = (Uinv[i][0] * w[0] + Uinv[i][1] * w[1] + Uinv[i][2] * w[2]) / h;
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-          const double Pinv = Uinv[i][0] * Uinv[j][0] + Uinv[i][1] * Uinv[j][1] + Uinv[i][2] * Uinv[j][2];
-          H[i][j] = (Pinv - y[i] * y[j]) / h;
-        }
-      break;
-    }
-    case ShapeKind::cylinder: {  // a cap face, a rim point, a side line
-      detail::body_support(sh, m, y);
-      if (rho <= snap) {
-        out.add(Feature::face, world(axis));
-        out.unique = false;
-        break;
-      }
-      rim(sh.R);
-      if (std::abs(m[0]) <= snap) {
-        const double along[3] = {1.0, 0.0, 0.0};
-        out.add(Feature::line, world(along));
-        out.unique = false;
-      }
-      break;
-    }
-    case ShapeKind::cone: {  // the base face, a rim point, the apex, a side line from the apex to the rim
-      const double base_radius = sh.H * sh.tan_beta;
-      const double apex = -0.75 * sh.H * m[0], rim_value = 0.25 * sh.H * m[0] + base_radius * rho;
-      detail::body_support(sh, m, y);
-      if (rho <= snap && m[0] > 0.0) {
-        out.add(Feature::face, world(axis));
-        out.unique = false;
-        break;
-      }
-      if (rho > 0.0 && rim_value >= apex - snap * sh.H) rim(base_radius);
-      if (rho > 0.0 && std::abs(apex - rim_value) <= snap * sh.H) {
-        const double to_rim[3] = {sh.H, base_radius * m[1] / rho, base_radius * m[2] / rho};
-        out.add(Feature::line, world(to_rim));
-        out.unique = false;
-      }
-      if (rim_value < apex)  // the apex: no curvature
-        for (auto& row : H)
-          for (double& entry : row) entry = 0.0;
-      break;
-    }
-    default:
-      break;
-  }
-  out.point = world(y);
-  for (int i = 0; i < 3; ++i)  // Q H Qᵀ
-    for (int j = 0; j < 3; ++j) {
-      double sum = 0.0;
-      for (int k = 0; k < 3; ++k)
-        for (int l = 0; l < 3; ++l) sum += Q.m[i][k] * H[k][l] * Q.m[j][l];
-      out.hessian[i][j] = sum;
-    }
-  return out;
-}
-
-SupportCurvature core_support(const Core& c, const Vec3& n, double snap) {
-  if (c.round) return round_support(c, n, snap);
-  SupportCurvature out;
-  int index;
-  out.point = centred_support(c, n, index);
-  return out;
-}
-
-// The feature of a point-set core the ray cast's final simplex touches with, from its distinct points:
-// an edge (a line) or a face (a polygon's is its plane); the number of distinct points.
-int point_set_feature(const SupportPoint* simplex, int n, bool side_b, Feature& feature) {
-  const Vec3* distinct[3];
-  int count = 0;
-  for (int k = 0; k < n && count < 3; ++k) {
-    const Vec3& p = side_b ? simplex[k].pb : simplex[k].pa;
-    if (std::none_of(distinct, distinct + count, [&](const Vec3* q) { return same(*q, p); })) distinct[count++] = &p;
-  }
-  if (count == 2) feature = {Feature::line, *distinct[1] - *distinct[0]};
-  if (count == 3) {
-    const Vec3 m = cross(*distinct[1] - *distinct[0], *distinct[2] - *distinct[0]);
-    feature = {Feature::face, (1.0 / norm(m)) * m};
-  }
-  return count;
-}
-
-// h_D at the unit world direction n from the supports of A₀ along n and B₀ along −n, its gradient s_D
-// (D's support point) and its Hessian.
-struct DifferenceSupport {
-  double h;
-  Vec3 point;
-  double hessian[3][3];
-  SupportCurvature a, b;
-};
-
-DifferenceSupport difference_support(const Core& a, const Core& b, const Vec3& n, double snap) {
-  DifferenceSupport out;
-  const double R = a.radius + b.radius;
-  out.a = core_support(a, n, snap);
-  out.b = core_support(b, -1.0 * n, snap);
-  out.point = out.a.point - out.b.point + R * n;
-  out.h = dot(n, out.a.point - out.b.point) + R;
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j)
-      out.hessian[i][j] = out.a.hessian[i][j] + out.b.hessian[i][j] + R * ((i == j ? 1.0 : 0.0) - n[i] * n[j]);
-  return out;
-}
-
-constexpr int kMaxNormalNewtonSteps = 8;
-// The angle within which a round core's features are tried as candidates (wrong ones give a smaller g).
-constexpr double kFeatureSnap = 1e-3;
-// The angle within which the final normal's support point is taken as not unique (a face, a side line).
-constexpr double kUniqueSnap = 1e-9;
-
-// Newton's method for the largest g(n) = n·u / h_D(n) on the unit sphere from n, or on its circle ⟂ `line`:
-// ∇g = u/h − (n·u) s/h², ∇²g = −(u sᵀ + s uᵀ)/h² + 2(n·u) s sᵀ/h³ − (n·u) H/h², and g, homogeneous of degree
-// 0, has its Riemannian Hessian on the sphere as ∇²g on the tangent plane. Steps that do not ascend end it.
-Vec3 newton_normal(const Core& a, const Core& b, const Vec3& u, Vec3 n, const Vec3* line) {
-  DifferenceSupport at = difference_support(a, b, n, 0.0);
-  for (int step = 0; step < kMaxNormalNewtonSteps; ++step) {
-    Vec3 basis[2];
-    int dims = 2;
-    if (line) {
-      basis[0] = cross(*line, n);
-      dims = 1;
-    } else {
-      Vec3 e{{0.0, 0.0, 0.0}};
-      e[std::abs(n[0]) < 0.6 ? 0 : (std::abs(n[1]) < 0.6 ? 1 : 2)] = 1.0;
-      basis[0] = cross(n, e);
-      basis[1] = cross(n, basis[0]);
-    }
-    for (int i = 0; i < dims; ++i) {
-      if (!(norm(basis[i]) > 0.0)) return n;
-      basis[i] = (1.0 / norm(basis[i])) * basis[i];
-    }
-    const double h = at.h, nu = dot(n, u), g = nu / h;
-    double gradient[2], hessian[2][2];
-    for (int i = 0; i < dims; ++i) {
-      const double bu = dot(basis[i], u), bs = dot(basis[i], at.point);
-      gradient[i] = bu / h - nu * bs / (h * h);
-      for (int j = 0; j < dims; ++j) {
-        double curvature = 0.0;
-        for (int k = 0; k < 3; ++k)
-          for (int l = 0; l < 3; ++l) curvature += basis[i][k] * at.hessian[k][l] * basis[j][l];
-        const double cu = dot(basis[j], u), cs = dot(basis[j], at.point);
-        hessian[i][j] = -(bu * cs + bs * cu) / (h * h) + 2.0 * nu * bs * cs / (h * h * h) - nu * curvature / (h * h);
-      }
-    }
-    double xi[2] = {0.0, 0.0};
-    if (dims == 1) {
-      if (!(hessian[0][0] < 0.0)) return n;
-      xi[0] = -gradient[0] / hessian[0][0];
-    } else {
-      const double det = hessian[0][0] * hessian[1][1] - hessian[0][1] * hessian[1][0];
-      if (!(hessian[0][0] < 0.0 && det > 0.0)) return n;  // not near a smooth maximum
-      xi[0] = -(hessian[1][1] * gradient[0] - hessian[0][1] * gradient[1]) / det;
-      xi[1] = -(hessian[0][0] * gradient[1] - hessian[1][0] * gradient[0]) / det;
-    }
-    Vec3 next = n;
-    for (int i = 0; i < dims; ++i) next = next + xi[i] * basis[i];
-    next = (1.0 / norm(next)) * next;
-    const DifferenceSupport there = difference_support(a, b, next, 0.0);
-    if (!(dot(next, u) / there.h >= g)) return n;
-    n = next, at = there;
-    if (std::abs(xi[0]) + std::abs(xi[1]) <= 1e-15) return n;
-  }
-  return n;
-}
-
-// The best of the candidate normals (see above) from the ray cast's normal n and the point sets' features.
-Vec3 refined_normal(const Core& a, const Core& b, const Vec3& u, const Vec3& n, const Feature* point_set_features,
-                    int point_set_count) {
-  const DifferenceSupport at = difference_support(a, b, n, kFeatureSnap);
-  Vec3 best = n;
-  double best_g = dot(n, u) / at.h;
-  auto consider = [&](Vec3 m) {
-    if (!(norm(m) > 0.0)) return;
-    m = (dot(m, n) >= 0.0 ? 1.0 : -1.0) / norm(m) * m;
-    const double g = dot(m, u) / difference_support(a, b, m, 0.0).h;
-    if (g > best_g) best = m, best_g = g;
-  };
-  Feature features[6];
-  int count = 0;
-  for (int k = 0; k < point_set_count; ++k) features[count++] = point_set_features[k];
-  for (const SupportCurvature* side : {&at.a, &at.b})
-    for (int k = 0; k < side->feature_count; ++k) features[count++] = side->features[k];
-  for (int i = 0; i < count; ++i) {
-    if (features[i].kind == Feature::face) {
-      consider(features[i].direction);
-      continue;
-    }
-    consider(newton_normal(a, b, u, n, &features[i].direction));
-    for (int j = i + 1; j < count; ++j)
-      if (features[j].kind == Feature::line) consider(cross(features[i].direction, features[j].direction));
-  }
-  consider(newton_normal(a, b, u, n, nullptr));
-  return best;
-}
-
 using Dual12 = Dual<12>;
 using DualVec3 = Vec3T<Dual12>;
 
@@ -771,6 +511,49 @@ DualVec3 moving_point(const Vec3& p, const double* origin, int side) {
 void copy_derivatives(const Dual12& value, double* row) { std::copy(value.d, value.d + 12, row); }
 
 }  // namespace
+
+// The ray cast ended on a triangle of D's core points at μ u: where the ray leaves D through a face, the
+// exact μ and the face's normal and weights, by portal refinement (XenoCollide's MPR): while a support
+// point lies beyond the triangle's plane, it replaces the corner whose removal keeps the ray crossing the
+// triangle. This ends μ on the face also where nearly coplanar faces (a mesh's hull) stalled the cast short
+// of it; where the ray crosses no such triangle, μ, the normal and the weights stay.
+void exit_face(const Core& a, const Core& b, const Vec3& u, double tolerance, SupportPoint* simplex, double* weight,
+               double& mu, Vec3& normal) {
+  SupportPoint portal[3] = {simplex[0], simplex[1], simplex[2]};
+  // Whether the ray's line crosses the triangle p, q, r (the signed volumes with u agree).
+  auto crossed = [&](const Vec3& p, const Vec3& q, const Vec3& r) {
+    const double s1 = dot(u, cross(p, q)), s2 = dot(u, cross(q, r)), s3 = dot(u, cross(r, p));
+    return (s1 >= 0.0 && s2 >= 0.0 && s3 >= 0.0) || (s1 <= 0.0 && s2 <= 0.0 && s3 <= 0.0);
+  };
+  if (!crossed(portal[0].w, portal[1].w, portal[2].w)) return;
+  for (int step = 0; step < kMaxRayIterations; ++step) {
+    const Vec3 e1 = portal[1].w - portal[0].w, e2 = portal[2].w - portal[0].w;
+    Vec3 m = cross(e1, e2);
+    if (dot(m, u) < 0.0) m = -1.0 * m;
+    const double length = norm(m), along = dot(m, u), plane = dot(m, portal[0].w);
+    if (!(length > 0.0 && along > 0.0)) return;
+    const SupportPoint p = centred_difference_support(a, b, m);
+    if (dot(m, p.w) - plane <= tolerance * length) {
+      normal = (1.0 / length) * m;
+      mu = plane / along;
+      const Vec3 x = mu * u - portal[0].w;
+      const double inv = 1.0 / (length * length), sign = dot(cross(e1, e2), m) > 0.0 ? 1.0 : -1.0;
+      weight[1] = sign * dot(cross(x, e2), m) * inv;
+      weight[2] = sign * dot(cross(e1, x), m) * inv;
+      weight[0] = 1.0 - weight[1] - weight[2];
+      std::copy(portal, portal + 3, simplex);
+      return;
+    }
+    int replaced = -1;
+    for (int k = 0; k < 3 && replaced < 0; ++k) {
+      SupportPoint next[3] = {portal[0], portal[1], portal[2]};
+      next[k] = p;
+      if (crossed(next[0].w, next[1].w, next[2].w)) replaced = k;
+    }
+    if (replaced < 0) return;
+    portal[replaced] = p;
+  }
+}
 
 void gjk_scaling(const Core& a, const Core& b, GjkScaling& out) {
   out = GjkScaling{};
@@ -833,58 +616,29 @@ void gjk_scaling(const Core& a, const Core& b, GjkScaling& out) {
       break;
     }
     // Without a clip, a step that does not bring the simplex nearer to x has reached rounding.
-    if (beyond <= 0.0 && norm(next_offset) >= (1.0 - 1e-9) * distance) break;
+    if (beyond <= 0.0 && norm(next_offset) >= distance) break;
     offset = next_offset;
     std::copy(next, next + n + 1, simplex);
     std::copy(next_weight, next_weight + n + 1, weight);
     n = drop_unused(simplex, weight, n + 1);
   }
-  // Round cores may end the cast at its limit: its normal is still a start for the refinement below.
-  if (out.steps == kMaxRayIterations && !round) return;
+  if (out.steps == kMaxRayIterations) return;
   // The normal: the separating direction itself where D's core stays R away (inflated cores), else a face
   // of D where the simplex is a triangle, else the last supporting plane the ray point was moved to.
   if (R > 0.0 && norm(offset) > 0.0) {
     normal = (1.0 / norm(offset)) * offset;
   } else if (n == 3) {
-    const Vec3 m = cross(simplex[1].w - simplex[0].w, simplex[2].w - simplex[0].w);
-    if (norm(m) > 0.0) normal = (dot(m, normal) >= 0.0 ? 1.0 : -1.0) / norm(m) * m;
+    exit_face(a, b, u, tolerance, simplex, weight, mu, normal);
   }
   // The touching point of the shapes scaled by α: r_a + α a₀ with a₀ the witness on A₀ (inflated), or
   // r_b + α b₀.
   out.alpha = length / mu;
   out.support_gap = mu * dot(normal, u);  // h_D(normal), the plane through μ u
-  Vec3 witness_a{{0.0, 0.0, 0.0}}, witness_b = witness_a;
-  for (int k = 0; k < n; ++k) {
-    witness_a = witness_a + weight[k] * simplex[k].pa;
-    witness_b = witness_b + weight[k] * simplex[k].pb;
-  }
-  bool from_b = false;
-  if (round) {
-    // The refined normal's g is right to the square of its error, and never above α (nor is the ray
-    // cast's). The touching point is the support point of a side whose support point there is unique.
-    Feature features[2];
-    int feature_count = 0, distinct[2] = {1, 1};
-    for (int side = 0; side < 2; ++side)
-      if (!(side ? b.round : a.round)) {
-        Feature f;
-        distinct[side] = point_set_feature(simplex, n, side == 1, f);
-        if (distinct[side] > 1) features[feature_count++] = f;
-      }
-    normal = refined_normal(a, b, u, normal, features, feature_count);
-    const DifferenceSupport at = difference_support(a, b, normal, kUniqueSnap);
-    out.alpha = std::max(out.alpha, length * dot(normal, u) / at.h);
-    out.support_gap = at.h;
-    if (a.round ? at.a.unique : distinct[0] == 1) {
-      witness_a = at.a.point;
-    } else if (b.round ? at.b.unique : distinct[1] == 1) {
-      witness_b = at.b.point;
-      from_b = true;
-    }
-  }
+  Vec3 witness_a{{0.0, 0.0, 0.0}};
+  for (int k = 0; k < n; ++k) witness_a = witness_a + weight[k] * simplex[k].pa;
   for (int k = 0; k < 3; ++k) {
     out.normal[k] = normal[k];
-    out.x[k] = from_b ? b.frame.r[k] + out.alpha * (witness_b[k] - b.radius * normal[k])
-                      : a.frame.r[k] + out.alpha * (witness_a[k] + a.radius * normal[k]);
+    out.x[k] = a.frame.r[k] + out.alpha * (witness_a[k] + a.radius * normal[k]);
   }
   out.converged = true;
 }
@@ -980,7 +734,9 @@ bool gjk_alpha(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, D
                double* alpha_gradient) {
   Core core_a, core_b;
   GjkScaling scaling;
-  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b)) return false;
+  // Round cores are left to the cone program: where the ray leaves a curved surface, its normal (so α's
+  // gradient) is only as good as the square root of the cast's tolerance.
+  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b) || core_a.round || core_b.round) return false;
   gjk_scaling(core_a, core_b, scaling);
   if (!scaling.converged) return false;
   out = DistanceResult{};

@@ -101,7 +101,9 @@ bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const P
                          DistanceJacobian* jac = nullptr);
 
 // DCOL's α alone (out.alpha, status and iterations), the same as gjk_signed_distance's, and with
-// alpha_gradient its 12 derivatives; false for shapes without cores and where GJK or the scaling fail.
+// alpha_gradient its 12 derivatives; false for shapes without point-set cores (round ones: the ray's exit
+// normal, so the gradient, is only as good as the square root of the cast's tolerance) and where the ray
+// cast fails.
 bool gjk_alpha(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
                double* alpha_gradient = nullptr);
 

@@ -191,8 +191,8 @@ py::object gjk_distance_jacobian_py(py::handle a, py::handle r_a, py::handle q_a
   return out;
 }
 
-// DCOL's α of two shapes with cores (round ones included) by the GJK ray cast (gjk_alpha), with its
-// gradient along the bodies' rigid motions; None where it cannot answer.
+// DCOL's α of two shapes with point-set cores by the GJK ray cast (gjk_alpha), with its gradient along
+// the bodies' rigid motions; None where it cannot answer.
 py::object gjk_alpha_py(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b) {
   const Pose pa = as_pose(r_a, q_a, "r_a", "q_a"), pb = as_pose(r_b, q_b, "r_b", "q_b");
   DistanceResult result;
@@ -385,9 +385,9 @@ void dcol::python::bind_contact(py::module_& m) {
         "(d_alpha, d_distance (12,), d_p_a, d_p_b, d_normal (3, 12)); None where GJK/EPA cannot answer.");
   m.def("gjk_alpha", &gjk_alpha_py, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"), py::arg("r_b"),
         py::arg("q_b"),
-        "DCOL's alpha of two shapes with cores (cylinders, cones and ellipsoids to a tolerance) by a GJK ray cast,\n"
-        "with its derivatives along rigid motions [dp_a, dtheta_a, dp_b, dtheta_b] (d_alpha (12,)) and the\n"
-        "ray cast's iterations; None where it cannot answer.");
+        "DCOL's alpha of two polytopes, spheres, capsules or polygons by a GJK ray cast, with its derivatives\n"
+        "along rigid motions [dp_a, dtheta_a, dp_b, dtheta_b] (d_alpha (12,)) and the ray cast's iterations;\n"
+        "None for other shapes or where it cannot answer.");
   m.def("broadphase", &broadphase, py::arg("shapes"), py::arg("body"), py::arg("r"), py::arg("q"), py::arg("margin"));
   m.def("scene_contacts", &scene_contacts, py::arg("shapes"), py::arg("body"), py::arg("r"), py::arg("q"),
         py::arg("pairs"), py::arg("margin"), py::arg("feature_tolerance"), py::arg("derivatives"), py::arg("settings"),

@@ -157,9 +157,9 @@ def distance_batch(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.An
     ...
 def gjk_alpha(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any) -> typing.Any:
     """
-    DCOL's alpha of two shapes with cores (cylinders, cones and ellipsoids to a tolerance) by a GJK ray cast,
-    with its derivatives along rigid motions [dp_a, dtheta_a, dp_b, dtheta_b] (d_alpha (12,)) and the
-    ray cast's iterations; None where it cannot answer.
+    DCOL's alpha of two polytopes, spheres, capsules or polygons by a GJK ray cast, with its derivatives
+    along rigid motions [dp_a, dtheta_a, dp_b, dtheta_b] (d_alpha (12,)) and the ray cast's iterations;
+    None for other shapes or where it cannot answer.
     """
 def gjk_distance(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any) -> dict:
     """
