@@ -637,8 +637,7 @@ void gjk_scaling(const Core& a, const Core& b, GjkScaling& out) {
   } else if (n == 3) {
     exit_face(a, b, u, tolerance, simplex, weight, mu, normal);
   }
-  // The touching point of the shapes scaled by α: r_a + α a₀ with a₀ the witness on A₀ (inflated), or
-  // r_b + α b₀.
+  // The touching point of the shapes scaled by α: r_a + α a₀ with a₀ the witness on A₀ (inflated).
   out.alpha = length / mu;
   out.support_gap = mu * dot(normal, u);  // h_D(normal), the plane through μ u
   Vec3 witness_a{{0.0, 0.0, 0.0}};
