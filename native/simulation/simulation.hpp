@@ -1250,17 +1250,11 @@ inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace&
                                           StepReport& report) {
   const int K = static_cast<int>(ws.contacts.size()), nq = world.model->nq;
   const double allowed = kAllowedPenetration * world.contact.margin;
-  ws.predicted_depths.clear();
-  bool suspect = false;
-  for (int k = 0; k < K; ++k) {
-    contact_relative_jacobian(world, ws, k);
+  // The second-order bound of contact k's misprediction: each body's turn θ over its reach r to the
+  // contact point, r θ² (twice the point's r θ²/2, for the normal's turn too).
+  auto second_order_bound = [&](int k) {
     const Contact& c = ws.contacts[k];
-    const int a = static_cast<int>(ws.contact_dofs.size());
-    double predicted = c.separation;
-    for (int e = 0; e < a; ++e)
-      for (int i = 0; i < 3; ++i) predicted += c.normal[i] * ws.relative[i * a + e] * dq[ws.contact_dofs[e]];
-    // The second-order bound: each body's turn θ over its reach to the contact point, r θ².
-    double missed = 0.0;
+    double bound = 0.0;
     for (const int shape : {ws.keys[k].shape_a, ws.keys[k].shape_b}) {
       const int body = world.shape_body[shape], first = ws.body_dof_start[body];
       const int count = ws.body_dof_start[body + 1] - first;
@@ -1270,10 +1264,25 @@ inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace&
           turn[r] += ws.body_columns[6 * first + (3 + r) * count + t] * dq[ws.body_dofs[first + t]];
       const double reach = std::hypot(c.point[0] - ws.poses[body].r[0], c.point[1] - ws.poses[body].r[1],
                                       c.point[2] - ws.poses[body].r[2]);
-      missed += reach * (turn[0] * turn[0] + turn[1] * turn[1] + turn[2] * turn[2]);
+      bound += reach * (turn[0] * turn[0] + turn[1] * turn[1] + turn[2] * turn[2]);
     }
+    return bound;
+  };
+  // Ordinary steps stop here: no contact's bodies turn enough to miss by the allowed penetration.
+  int k = 0;
+  while (k < K && second_order_bound(k) <= allowed) ++k;
+  if (k == K) return;
+  ws.predicted_depths.clear();
+  bool suspect = false;
+  for (k = 0; k < K; ++k) {
+    contact_relative_jacobian(world, ws, k);
+    const Contact& c = ws.contacts[k];
+    const int a = static_cast<int>(ws.contact_dofs.size());
+    double predicted = c.separation;
+    for (int e = 0; e < a; ++e)
+      for (int i = 0; i < 3; ++i) predicted += c.normal[i] * ws.relative[i * a + e] * dq[ws.contact_dofs[e]];
     const double depth = std::max(allowed, -predicted);
-    suspect = suspect || predicted - missed < -depth - allowed;
+    suspect = suspect || predicted - second_order_bound(k) < -depth - allowed;
     ws.predicted_depths.push_back({contact_pair(ws, k), depth});
   }
   if (!suspect) return;
