@@ -50,10 +50,12 @@ constexpr double kAllowedPenetration = 1e-2, kCorrectionRegularization = 1e-3;
 
 // A step's linearized contacts miss what a turn does to the second order: a face turned by θ about a
 // centre at reach r lowers what rests on it by up to r θ²/2, whichever way it turns. Where that bound
-// could leave a contact deeper than its pair's predicted depth by more than the allowed penetration,
-// the contacts are found again at the step's end pose and the excess is projected out
-// (detail::project_mispredicted_contacts), at most kProjectionIterations times (Gauss–Newton on the
-// re-evaluated contacts).
+// could leave a contact deeper than its pair's predicted depth by more than kMispredictionTolerance of
+// the contact margin, the contacts are found again at the step's end pose and, where they did miss by
+// that much, the excess is projected out (detail::project_mispredicted_contacts), at most
+// kProjectionIterations times (Gauss–Newton on the re-evaluated contacts). The tolerance lets the
+// rolling and tumbling of ordinary piles, whose misses are far smaller, pass without a second look.
+constexpr double kMispredictionTolerance = 0.1;
 constexpr int kProjectionIterations = 3;
 
 // The largest relative error of a contact solve's iterate stopped at the iteration limit that a
@@ -1242,14 +1244,16 @@ inline std::pair<int, int> contact_pair(const StepWorkspace& ws, int k) {
 }
 
 // After a step from q that moved by dq = Δt v⁺ + δq into q_next: where a turn's second-order effect
-// (kProjectionIterations' note) could leave a contact deeper than predicted, the contacts found again
-// at q_next, and each pair's contacts deeper than the deepest of its predicted ones (and than the
-// allowed penetration) moved out to that depth by the position correction's LCP with β = 1 at that
-// pose, q_next ⊕ δq_c, a few times over. Only q moves: the velocity keeps what the step made it.
+// (kMispredictionTolerance's note) could leave a contact deeper than predicted by more than the
+// tolerance, the contacts found again at q_next, and if one of them did miss by that much, each pair's
+// contacts deeper than the deepest of its predicted ones (and than the allowed penetration) moved out
+// to that depth by the position correction's LCP with β = 1 at that pose, q_next ⊕ δq_c, a few times
+// over. Only q moves: the velocity keeps what the step made it.
 inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace& ws, const double* dq, double* q_next,
                                           StepReport& report) {
   const int K = static_cast<int>(ws.contacts.size()), nq = world.model->nq;
   const double allowed = kAllowedPenetration * world.contact.margin;
+  const double tolerance = kMispredictionTolerance * world.contact.margin;
   // The second-order bound of contact k's misprediction: each body's turn θ over its reach r to the
   // contact point, r θ² (twice the point's r θ²/2, for the normal's turn too).
   auto second_order_bound = [&](int k) {
@@ -1268,9 +1272,9 @@ inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace&
     }
     return bound;
   };
-  // Ordinary steps stop here: no contact's bodies turn enough to miss by the allowed penetration.
+  // Ordinary steps stop here: no contact's bodies turn enough to miss by the tolerance.
   int k = 0;
-  while (k < K && second_order_bound(k) <= allowed) ++k;
+  while (k < K && second_order_bound(k) <= tolerance) ++k;
   if (k == K) return;
   ws.predicted_depths.clear();
   bool suspect = false;
@@ -1282,7 +1286,7 @@ inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace&
     for (int e = 0; e < a; ++e)
       for (int i = 0; i < 3; ++i) predicted += c.normal[i] * ws.relative[i * a + e] * dq[ws.contact_dofs[e]];
     const double depth = std::max(allowed, -predicted);
-    suspect = suspect || predicted - second_order_bound(k) < -depth - allowed;
+    suspect = suspect || predicted - second_order_bound(k) < -depth - tolerance;
     ws.predicted_depths.push_back({contact_pair(ws, k), depth});
   }
   if (!suspect) return;
@@ -1305,7 +1309,7 @@ inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace&
     prepare_step(world, at, q_next, at.zero.data(), at.zero.data(), false);
     const int n = static_cast<int>(at.kept.size());
     bool missed = false;
-    for (int r = 0; r < n && !missed; ++r) missed = normal_row_gap(at, r) < -allowed_depth(r) - allowed;
+    for (int r = 0; r < n && !missed; ++r) missed = normal_row_gap(at, r) < -allowed_depth(r) - tolerance;
     if (!missed) return;
     correct_positions(world, at, report, 1.0, allowed_depth);
     ws.projected_q.assign(q_next, q_next + nq);
