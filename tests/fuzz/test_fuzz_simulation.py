@@ -242,19 +242,12 @@ def test_stacks_and_piles_stay_finite_and_solved(count, kinds, seed, dt, frictio
         f"count={count} kinds={kinds[:count]} seed={seed} dt={dt} friction={friction!r} "
         f"restitution={restitution} columns={columns}"
     )
-    # Known (each label a strict-xfail reproducer's name, taken from the function so that it cannot go
-    # stale): the LCP at 5–10 ms on a light body squeezed between heavy ones.
-    known = (
-        test_known_light_box_between_heavy_spheres_sinks_at_5_ms.__name__
-        if dt >= 5e-3 and contact_model == "lcp"
-        else None
-    )
     try:
         rollout, caught = drop(world, q0)
     except RuntimeError as err:
-        return record(family, "wrong", f"{err}: {detail}", known)
+        return record(family, "wrong", f"{err}: {detail}")
     if not finite(rollout.q, rollout.v):
-        return record(family, "nan", f"non-finite state: {detail}", known)
+        return record(family, "nan", f"non-finite state: {detail}")
     steps = rollout.q.shape[1] - 1
     z = rollout.q[0].reshape(steps + 1, count, 7)[:, :, 2]
     v = rollout.v[0].reshape(steps + 1, count, 6)
@@ -272,11 +265,11 @@ def test_stacks_and_piles_stay_finite_and_solved(count, kinds, seed, dt, frictio
     try:
         deepest = deepest_penetration(world, rollout)
     except RuntimeError as err:  # a step taken again from a state along the way
-        return record(family, "wrong", f"{err}: {detail}", known)
+        return record(family, "wrong", f"{err}: {detail}")
     if deepest > 0.02:
         problems.append(f"bodies sank {deepest:.3f} m into each other or the ground")
     if problems:
-        return record(family, "wrong", "; ".join(problems) + " — " + detail, known)
+        return record(family, "wrong", "; ".join(problems) + " — " + detail)
     if caught:  # an iteration limit: a status that says why (the known_* tests below reproduce it)
         return record(family, "status")
     record(family, "ok")
@@ -395,17 +388,16 @@ def test_capsule_falling_steeply_past_a_box_edge_gets_no_phantom_contact():
     assert deepest_penetration(world, rollout, samples=60) < 0.005
 
 
-@pytest.mark.xfail(strict=True, reason="native: a light box squeezed between heavy spheres sinks 3 cm at 5 ms")
-def test_known_light_box_between_heavy_spheres_sinks_at_5_ms():
+def test_light_box_between_heavy_spheres_does_not_sink_at_5_ms():
     """Four bodies dropped in a column at 5 ms, frictionless (pile's draw for these kinds and seed): the
-    2.35 kg sphere lands on the 0.11 kg box resting on the 4.3 kg sphere, and both of the box's contacts
-    (exact point–face ones, one each) sink 2–3 cm while the box, squeezed, turns and slides out between
-    them: their normals turn by tenths of a radian in a step, which the step's linearized contacts do
-    not follow. Not the narrow phase's (the contacts are exact, and main before the cylinder patches
-    sank the same) nor the LCP's (solved). Checked step by step: at step 54 the landing sphere's
-    impulse (0.65 N s on each contact, off the box's centre) spins the box at 38 rad/s, 0.19 rad in
-    that step; its linearized contacts end the step at −0.3 and −0.4 mm, the step at −6.5 and −6.6 mm; the
-    spin then flips sign every step (25, then 41 rad/s), each step sinking further."""
+    2.35 kg sphere lands on the 0.11 kg box resting on the 4.3 kg sphere. (They sank 2–3 cm into each
+    other, every LCP solved and every contact exact: the landing impulse spins the squeezed box at
+    38 rad/s, 0.19 rad in a step, and a face turned by θ lowers what rests on it by about r θ²/2
+    whichever way it turns, which the step's linearized contacts do not see: they ended the step at
+    −0.3 and −0.4 mm, the state reached at −6.5 and −6.6 mm, and the spin flipping sign every step sank
+    the box further each step than the position correction's β = 0.2 took back. A step whose turns
+    could miss that way now finds its contacts again at the pose reached and projects each pair back to
+    the depth its linearized contacts predicted.)"""
     world, q0, _, _ = pile(4, ["capsule", "sphere", "box", "sphere"], 0, 5e-3, 0.0, 0.0, "lcp", True)
     rollout, _ = drop(world, q0)
     assert deepest_penetration(world, rollout) < 0.02
