@@ -357,7 +357,7 @@ inline void merge_body_patch(const WorldSpec& world, StepWorkspace& ws, size_t s
   if (derivatives) ws.contact_derivatives.resize(start + kept_count);
 }
 
-// Broad and narrow phase: ws.contacts and one key per contact in ws.keys, in the scene's pair order,
+// Broad and narrow phase: ws.contacts and one key per contact in ws.keys, pair by pair of bodies,
 // each pair's patch reduced to the points that span it (contact::reduce_patch), and the patches of two
 // bodies that touch through several pairs of shapes along one normal reduced together
 // (merge_body_patch); with derivatives also ws.contact_derivatives.
@@ -382,7 +382,7 @@ inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, const doubl
   }
   contact::sweep_and_prune(ws.boxes, ws.order, ws.open, ws.pairs);
   // By body pair, so that the patches of two bodies that touch through several of their shapes follow
-  // each other (merge_body_patches).
+  // each other (merge_body_patch).
   auto bodies = [&](const std::pair<int, int>& pair) {
     const int body_a = world.shape_body[pair.first], body_b = world.shape_body[pair.second];
     return std::pair(std::min(body_a, body_b), std::max(body_a, body_b));
