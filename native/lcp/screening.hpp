@@ -78,11 +78,7 @@ struct GramMatrix {
   MatrixScale scale() const { return gram_scale(n, d, Z); }
   void velocities(const double* b, const std::vector<int>& rows, const double* f, double* w,
                   std::vector<double>& response) const {
-    response.assign(d, 0.0);  // Zᵀ f
-    for (size_t p = 0; p < rows.size(); ++p)
-      if (f[p] != 0.0)
-        for (int e = 0; e < d; ++e) response[e] += f[p] * row(rows[p])[e];
-    for (int i = 0; i < n; ++i) w[i] = b[i] + dot(row(i), response.data(), d);
+    gram_velocities(n, d, Z, b, static_cast<int>(rows.size()), rows.data(), f, w, response);
   }
   double residual(const double* b, const double* f, const double* w, const LcpBounds& bounds, double floor) const {
     // By Cauchy–Schwarz the largest entry of a Gram matrix is on its diagonal.
