@@ -4,11 +4,13 @@
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <utility>
 #include <vector>
 
+#include "core/lanes.hpp"
 #include "geometry/support.hpp"
 
 namespace dcol::contact {
@@ -27,18 +29,27 @@ struct Box3 {
 inline Box3 bounding_box(const Shape& sh, const Pose& body, double margin) {
   const Pose frame = shape_frame(sh, body);
   Box3 box;
-  if (sh.kind == ShapeKind::polytope) {  // the six support points in one pass over the vertices
-    for (int axis = 0; axis < 3; ++axis)
-      box.lower[axis] = std::numeric_limits<double>::infinity(), box.upper[axis] = -box.lower[axis];
-    for (int k = 0; k < sh.num_vertices; ++k) {
-      const double* y = sh.vertices.data() + 3 * k;
+  if (sh.kind == ShapeKind::polytope && !sh.vertex_blocks.empty()) {  // six supports in one pass over the blocks
+    using Block = Lanes<geometry::kVertexBlock>;
+    const double infinity = std::numeric_limits<double>::infinity();
+    Block lower[3], upper[3];
+    for (int axis = 0; axis < 3; ++axis) lower[axis] = splat<Block>(infinity), upper[axis] = splat<Block>(-infinity);
+    for (size_t start = 0; start < sh.vertex_blocks.size(); start += 3 * geometry::kVertexBlock) {
+      Block y[3];
+      std::memcpy(y, sh.vertex_blocks.data() + start, sizeof(y));
       for (int axis = 0; axis < 3; ++axis) {
-        const double w = frame.Q.m[axis][0] * y[0] + frame.Q.m[axis][1] * y[1] + frame.Q.m[axis][2] * y[2];
-        box.lower[axis] = std::min(box.lower[axis], w);
-        box.upper[axis] = std::max(box.upper[axis], w);
+        const Block w = splat<Block>(frame.Q.m[axis][0]) * y[0] + splat<Block>(frame.Q.m[axis][1]) * y[1] +
+                        splat<Block>(frame.Q.m[axis][2]) * y[2];
+        lower[axis] = lane_min(lower[axis], w);
+        upper[axis] = lane_max(upper[axis], w);
       }
     }
     for (int axis = 0; axis < 3; ++axis) {
+      box.lower[axis] = infinity, box.upper[axis] = -infinity;
+      for (int lane = 0; lane < geometry::kVertexBlock; ++lane) {
+        box.lower[axis] = std::min(box.lower[axis], lower[axis][lane]);
+        box.upper[axis] = std::max(box.upper[axis], upper[axis][lane]);
+      }
       box.lower[axis] += frame.r[axis] - margin;
       box.upper[axis] += frame.r[axis] + margin;
     }

@@ -255,6 +255,7 @@ inline double face_dot(const Shape& sh, int face, const double* y) {
   return m[0] * y[0] + m[1] * y[1] + m[2] * y[2];
 }
 inline double face_norm2(const Shape& sh, int face) {
+  if (!sh.face_norm2.empty()) return sh.face_norm2[face];
   const double* m = &sh.normals[3 * face];
   return m[0] * m[0] + m[1] * m[1] + m[2] * m[2];
 }
@@ -807,12 +808,29 @@ inline void distance_contact(const DistanceResult& d, const DistanceJacobian* ja
 // over the disk of radius ρ around p's projection, or (T − d)|cos φ| + ρ sin φ ≥ d through the
 // box below it, so m is the direction of least penetration. Returns false when the test does not
 // settle the pair; else the distance and the unit normal out of the box.
+//
+// A polytope within radius ρ of its frame's origin c has s between m·(c − r) − h − ρ and that + ρ (r
+// the box's centre): a pair of faces whose upper bounds both fall short of another face's lower bound
+// cannot give the largest s, and its support points are not sought (a shape on a large box, as on the
+// ground, needs only the pair of faces it lies between).
 inline bool box_face_distance(const Shape& box, const Pose& box_pose, const Shape& other, const Pose& other_pose,
                               double* distance, double normal[3]) {
   if (!box.box) return false;
   const int* opposite = box.opposite_face;
   const Pose frame = shape_frame(box, box_pose), other_frame = shape_frame(other, other_pose);
   const double* A = box.normals.data();
+  // Per face: |A_f|, the world unit normal m, and m·(c − r) − h; then the largest lower bound of s.
+  double norms[6], m[6][3], centre_height[6], least = -INFINITY;
+  for (int f = 0; f < 6; ++f) {
+    const double norm = norms[f] =
+        std::sqrt(A[3 * f] * A[3 * f] + A[3 * f + 1] * A[3 * f + 1] + A[3 * f + 2] * A[3 * f + 2]);
+    centre_height[f] = -box.offsets[f] / norm;
+    for (int i = 0; i < 3; ++i) {
+      m[f][i] = (frame.Q.m[i][0] * A[3 * f] + frame.Q.m[i][1] * A[3 * f + 1] + frame.Q.m[i][2] * A[3 * f + 2]) / norm;
+      centre_height[f] += m[f][i] * (other_frame.r[i] - frame.r[i]);
+    }
+    least = std::max(least, centre_height[f] - other.vertex_radius);
+  }
   double best = -INFINITY, best_point[3] = {0.0, 0.0, 0.0};
   int best_face = -1;
   for (int f = 0; f < 6; ++f) {
@@ -820,26 +838,22 @@ inline bool box_face_distance(const Shape& box, const Pose& box_pose, const Shap
     // A pair of exactly opposite faces takes its two support points from one pass over the vertices.
     const bool paired = A[3 * g] == -A[3 * f] && A[3 * g + 1] == -A[3 * f + 1] && A[3 * g + 2] == -A[3 * f + 2];
     if (paired && g < f) continue;
-    const double norm = std::sqrt(A[3 * f] * A[3 * f] + A[3 * f + 1] * A[3 * f + 1] + A[3 * f + 2] * A[3 * f + 2]);
-    double m[3], p[3], q[3];
-    for (int i = 0; i < 3; ++i)
-      m[i] = (frame.Q.m[i][0] * A[3 * f] + frame.Q.m[i][1] * A[3 * f + 1] + frame.Q.m[i][2] * A[3 * f + 2]) / norm;
-    if (paired) {
-      support_points(other, other_frame, m, q, p);  // q along m: the support point under face g
-    } else {
-      const double minus_m[3] = {-m[0], -m[1], -m[2]};
+    if (centre_height[f] + other.vertex_radius < least && (!paired || centre_height[g] + other.vertex_radius < least))
+      continue;
+    const double norm = norms[f], *mf = m[f];
+    double p[3], q[3];
+    const double minus_m[3] = {-mf[0], -mf[1], -mf[2]};
+    if (paired)
+      support_points(other, other_frame, mf, q, p);  // q along m: the support point under face g
+    else
       support_point(other, other_frame, minus_m, p);
-    }
     auto consider = [&](int face, const double* direction, const double* point) {
       double s = -box.offsets[face] / norm;
       for (int i = 0; i < 3; ++i) s += direction[i] * (point[i] - frame.r[i]);
       if (s > best) best = s, best_face = face, std::copy(point, point + 3, best_point);
     };
-    consider(f, m, p);
-    if (paired) {
-      const double minus_m[3] = {-m[0], -m[1], -m[2]};
-      consider(g, minus_m, q);
-    }
+    consider(f, mf, p);
+    if (paired) consider(g, minus_m, q);
   }
   // p in the box's frame, projected onto the face's plane; its distances to the four side faces.
   const int f = best_face;
@@ -955,9 +969,18 @@ inline Feature face_feature(const Shape& sh, const Pose& frame, int face, double
   double height;
   f.face_normal = face_world_normal(sh, frame, face, &height);
   f.face_point = to_vec(frame.r) + height * f.face_normal;
-  for (int k = 0; k < sh.num_vertices && f.count < kMaxFeaturePoints; ++k) {
-    const double* corner = &sh.vertices[3 * k];
-    if (on_face_plane(sh, face, corner, tol)) f.points[f.count++] = world_point(frame, corner);
+  auto add_corner = [&](int k) { f.points[f.count++] = world_point(frame, &sh.vertices[3 * k]); };
+  const geometry::IncidenceLists& lists = sh.face_vertices;
+  if (!lists.start.empty() && lists.answers(face, tol)) {
+    // The corners among the face's nearest vertices, in the order of a scan over all of them.
+    int corners[geometry::kIncidenceListLength], count = 0;
+    for (int e = lists.start[face], end = lists.end_within(face, tol); e < end; ++e)
+      if (on_face_plane(sh, face, &sh.vertices[3 * lists.index[e]], tol)) corners[count++] = lists.index[e];
+    std::sort(corners, corners + count);
+    for (int i = 0; i < std::min(count, kMaxFeaturePoints); ++i) add_corner(corners[i]);
+  } else {
+    for (int k = 0; k < sh.num_vertices && f.count < kMaxFeaturePoints; ++k)
+      if (on_face_plane(sh, face, &sh.vertices[3 * k], tol)) add_corner(k);
   }
   if (f.count > 0) reduce_to_hull(f, plane, tol);
   return f;
@@ -967,13 +990,19 @@ inline Feature face_feature(const Shape& sh, const Pose& frame, int face, double
 // through its vertex farthest along u (half-spaces may give faces no vertex lies on).
 inline int incident_face(const Shape& sh, const Pose& frame, const Vec3& u, double tol) {
   const Vec3 w = local_direction(frame, u);
-  const double* top = &sh.vertices[3 * geometry::detail::farthest(sh.vertices, sh.num_vertices, 3, w.x)];
+  const int top = geometry::detail::farthest(sh.vertices, sh.num_vertices, 3, w.x);
   int best = -1;
   double best_alignment = -INFINITY;
-  for (int f = 0; f < sh.num_faces; ++f) {
-    if (!on_face_plane(sh, f, top, tol)) continue;
+  auto consider = [&](int f) {  // the first of equally aligned faces in index order, as a scan keeps
+    if (!on_face_plane(sh, f, &sh.vertices[3 * top], tol)) return;
     const double alignment = signed_alignment2(sh, f, w);
-    if (alignment > best_alignment) best_alignment = alignment, best = f;
+    if (alignment > best_alignment || (alignment == best_alignment && f < best)) best_alignment = alignment, best = f;
+  };
+  const geometry::IncidenceLists& lists = sh.vertex_faces;
+  if (!lists.start.empty() && lists.answers(top, tol)) {
+    for (int e = lists.start[top], end = lists.end_within(top, tol); e < end; ++e) consider(lists.index[e]);
+  } else {
+    for (int f = 0; f < sh.num_faces; ++f) consider(f);
   }
   return best;
 }

@@ -7,7 +7,9 @@
 // every length by 1/ℓ (`inv_len`). α is unchanged by this change of variables.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "core/lanes.hpp"
@@ -19,6 +21,33 @@ enum class ShapeKind : int { polytope = 0, capsule, cylinder, cone, sphere, elli
 
 // Most faces a polytope or polygon may have; the largest solver size class holds two of them.
 constexpr int kMaxFaces = 500;
+
+// Short lists, nearest first, of the faces of a polytope that pass nearest to each of its vertices
+// (or of the vertices nearest to each face's plane), by distance to the plane (index_polytope): the
+// contacts' scans for the faces through a vertex and for the corners of a face, within a pair's
+// feature tolerance, read the front of one list instead of testing every face or vertex. A list holds
+// at most kIncidenceListLength entries; `beyond` is the distance of the nearest one left out (infinity
+// when none is), so a tolerance below it is answered by the list alone, and a larger one by a scan.
+constexpr int kIncidenceListLength = 32;
+
+constexpr int kVertexBlock = 4;
+
+struct IncidenceLists {
+  std::vector<int> start;      // list i holds entries start[i] … start[i + 1] − 1
+  std::vector<int> index;      // the faces (or vertices)
+  std::vector<double> gap;     // their distances to the plane, ascending within a list
+  std::vector<double> beyond;  // per list
+  double slack = 0.0;          // rounding of a stored distance against the same one computed again
+
+  // Whether list i holds every entry within tol (tol below what it left out, with the rounding).
+  bool answers(int i, double tol) const { return beyond[i] > tol + slack; }
+  // One past the last entry of list i that may lie within tol.
+  int end_within(int i, double tol) const {
+    int k = start[i];
+    while (k < start[i + 1] && gap[k] <= tol + slack) ++k;
+    return k;
+  }
+};
 
 struct Shape {
   ShapeKind kind = ShapeKind::sphere;
@@ -33,6 +62,14 @@ struct Shape {
   // A polytope that is a box (mark_box): six faces in three orthogonal pairs, each face's opposite.
   bool box = false;
   int opposite_face[6] = {};
+  // A polytope's index (index_polytope): each face's |A_f|², and the faces nearest to passing through
+  // each vertex, the vertices nearest to each face's plane.
+  std::vector<double> face_norm2;
+  IncidenceLists vertex_faces, face_vertices;
+  double vertex_radius = INFINITY;  // a polytope's farthest vertex from its frame's origin
+  // A polytope's vertices by blocks of kVertexBlock: their x, then their y, then their z (the last
+  // block filled up with the last vertex), for scans that take a block per SIMD operation.
+  std::vector<double> vertex_blocks;
   bool has_offset = false;
   double offset_r[3] = {0.0, 0.0, 0.0};
   Mat3 offset_Q = {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
@@ -97,6 +134,55 @@ inline void mark_box(Shape& sh) {
     if (sh.opposite_face[f] < 0) return;
   }
   sh.box = true;
+}
+
+// Fills a polytope's index: face_norm2, vertex_faces and face_vertices (IncidenceLists).
+inline void index_polytope(Shape& sh) {
+  if (sh.kind != ShapeKind::polytope) return;
+  const int F = sh.num_faces, V = sh.num_vertices;
+  const double* A = sh.normals.data();
+  sh.face_norm2.resize(F);
+  double reach = 0.0;  // how large the numbers whose difference is a distance get
+  for (int f = 0; f < F; ++f) {
+    sh.face_norm2[f] = A[3 * f] * A[3 * f] + A[3 * f + 1] * A[3 * f + 1] + A[3 * f + 2] * A[3 * f + 2];
+    reach = std::max(reach, std::abs(sh.offsets[f]) / std::sqrt(sh.face_norm2[f]));
+  }
+  sh.vertex_radius = 0.0;
+  for (int k = 0; k < V; ++k) {
+    const double* y = &sh.vertices[3 * k];
+    reach = std::max(reach, std::abs(y[0]) + std::abs(y[1]) + std::abs(y[2]));
+    sh.vertex_radius = std::max(sh.vertex_radius, std::sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2]));
+  }
+  auto distance = [&](int f, int k) {
+    const double* y = &sh.vertices[3 * k];
+    return std::abs(A[3 * f] * y[0] + A[3 * f + 1] * y[1] + A[3 * f + 2] * y[2] - sh.offsets[f]) /
+           std::sqrt(sh.face_norm2[f]);
+  };
+  // Each list: its `count` candidates sorted by distance (ties by index), the nearest kept.
+  auto build = [&](IncidenceLists& lists, int count, int candidates, auto&& distance_of) {
+    lists.start.assign(1, 0);
+    lists.index.clear();
+    lists.gap.clear();
+    lists.beyond.clear();
+    lists.slack = 1e-12 * reach;
+    std::vector<std::pair<double, int>> order(candidates);
+    for (int i = 0; i < count; ++i) {
+      for (int j = 0; j < candidates; ++j) order[j] = {distance_of(i, j), j};
+      std::sort(order.begin(), order.end());
+      const int kept = std::min(candidates, kIncidenceListLength);
+      for (int j = 0; j < kept; ++j) lists.index.push_back(order[j].second), lists.gap.push_back(order[j].first);
+      lists.beyond.push_back(kept < candidates ? order[kept].first : INFINITY);
+      lists.start.push_back(static_cast<int>(lists.index.size()));
+    }
+  };
+  const int blocks = (V + kVertexBlock - 1) / kVertexBlock;
+  sh.vertex_blocks.resize(static_cast<size_t>(3 * kVertexBlock) * blocks);
+  for (int k = 0; k < blocks * kVertexBlock; ++k)
+    for (int i = 0; i < 3; ++i)
+      sh.vertex_blocks[(k / kVertexBlock * 3 + i) * kVertexBlock + k % kVertexBlock] =
+          sh.vertices[3 * std::min(k, V - 1) + i];
+  build(sh.vertex_faces, V, F, [&](int k, int f) { return distance(f, k); });
+  build(sh.face_vertices, F, V, [&](int f, int k) { return distance(f, k); });
 }
 
 // The layout of DCOL's problem (DCOL eq. 9): x in columns 0–2, α in column 3, then the slack variables.

@@ -506,6 +506,7 @@ void dcol::python::bind_geom(py::module_& m) {
                     s.offsets.assign(b.data(), b.data() + b.size());
                     set_vertices(s, vertices, 3);
                     mark_box(s);
+                    index_polytope(s);
                     return s;
                   })
       .def_static("capsule", [](double R, double L) { return round_shape(ShapeKind::capsule, R, L); })
