@@ -746,8 +746,9 @@ inline bool replace_by_pivoting(int n, const double* A, const MatrixScale& scale
   ws.f_pivoted.resize(n);
   ws.w_pivoted.resize(n);
   ws.sets_pivoted.resize(n);
-  const LcpReport pivoting = solve_boxed_lemke(n, A, b, bounds, ws.f_pivoted.data(), ws.lemke, tol);
-  if (pivoting.status == LcpStatus::invalid_problem) return false;
+  // A last proximal round short of tol can still have the right sets; a ray or a refusal has nothing.
+  const LcpStatus pivoting = solve_boxed_lemke(n, A, b, bounds, ws.f_pivoted.data(), ws.lemke, tol).status;
+  if (pivoting == LcpStatus::invalid_problem || pivoting == LcpStatus::unsolvable) return false;
   double* f_new = ws.f_pivoted.data();
   double* w_new = ws.w_pivoted.data();
   lcp_velocity(n, A, b, f_new, w_new);
