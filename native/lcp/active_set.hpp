@@ -737,30 +737,35 @@ inline bool polish(int n, const double* A, const MatrixScale& scale, const doubl
 namespace dcol::lcp {
 
 // Lemke's solution of the boxed LCP (boxed_lemke.hpp) in place of (f, w, sets) when it solves the
-// problem: polished on its sets first (the least-squares split of polish, which Gauss–Seidel's iterate
-// would have had), else as Lemke left it if its natural residual is within tol. Returns whether it
-// replaced them; report's status and residual then say so.
+// problem: the first proximal round's f that polish makes exact on its sets (the least-squares split
+// that Gauss–Seidel's iterate would have had), or that verifies on its own sets with a natural residual
+// within tol. Both test f against tolerances whose impulse scale is capped (impulse_cap): a residual
+// small only relative to a run-off f is not taken. Returns whether it replaced them; report's status
+// and residual then say so.
 inline bool replace_by_pivoting(int n, const double* A, const MatrixScale& scale, const double* b,
                                 const LcpBounds& bounds, double* f, double* w, EntrySet* sets, Tolerance tol,
                                 ActiveSetWorkspace& ws, LcpReport& report) {
   ws.f_pivoted.resize(n);
   ws.w_pivoted.resize(n);
   ws.sets_pivoted.resize(n);
-  // A last proximal round short of tol can still have the right sets; a ray or a refusal has nothing.
-  const LcpStatus pivoting = solve_boxed_lemke(n, A, b, bounds, ws.f_pivoted.data(), ws.lemke, tol).status;
-  if (pivoting == LcpStatus::invalid_problem || pivoting == LcpStatus::unsolvable) return false;
-  double* f_new = ws.f_pivoted.data();
   double* w_new = ws.w_pivoted.data();
-  lcp_velocity(n, A, b, f_new, w_new);
-  classify(n, scale, b, f_new, w_new, bounds, tol, ws.sets_pivoted.data());
-  const bool polished = polish(n, A, scale, b, bounds, f_new, w_new, ws.sets_pivoted.data(), tol, ws);
-  const double residual = natural_residual(n, A, b, f_new, w_new, bounds, tol.floor);
-  if (!polished && !(residual <= tol.relative)) return false;
-  std::copy_n(f_new, n, f);
+  EntrySet* sets_new = ws.sets_pivoted.data();
+  bool solves = false;
+  auto finish = [&](double* f_round) {  // polish leaves f_round, w_new and sets_new as they were on failure
+    lcp_velocity(n, A, b, f_round, w_new);
+    classify(n, scale, b, f_round, w_new, bounds, tol, sets_new);
+    solves = polish(n, A, scale, b, bounds, f_round, w_new, sets_new, tol, ws) ||
+             (verified(n, scale, b, f_round, w_new, bounds, sets_new, tol) &&
+              natural_residual(n, A, b, f_round, w_new, bounds, tol.floor) <= tol.relative);
+    return solves;
+  };
+  const LcpReport pivoting = solve_boxed_lemke(n, A, b, bounds, ws.f_pivoted.data(), ws.lemke, tol, finish);
+  if (!solves) return false;
+  std::copy_n(ws.f_pivoted.data(), n, f);
   std::copy_n(w_new, n, w);
-  std::copy_n(ws.sets_pivoted.data(), n, sets);
+  std::copy_n(sets_new, n, sets);
   report.status = LcpStatus::solved;
-  report.residual = residual;
+  report.residual = pivoting.residual;
   return true;
 }
 

@@ -39,13 +39,16 @@ constexpr double kLemkeShift = 1e-9;
 constexpr int kLemkeRounds = 8;
 
 // Solves the boxed LCP (A n × n symmetric positive semidefinite, bounds as LcpBounds) by Lemke's method
-// on the form above, into f (n). solved when the natural residual (lcp.hpp; with tol's floor) is
+// on the form above, into f (n). Each round's f is first offered to finish(f), which may replace it by
+// a solution (an exact solve on its sets: the proximal rounds' last digits come from there) and returns
+// whether it did. solved when finish did or the natural residual (lcp.hpp; with tol's floor) is
 // ≤ tol.relative; otherwise iteration_limit (rounds or pivots ran out) or unsolvable (Lemke's path ended on
 // a ray), f then scratch; invalid_problem, f untouched, for a friction entry whose normal can be
 // negative (lo_n < 0: its bound μ max(f_n, 0) is not linear) or is a friction entry itself.
-// report.iterations counts the pivots.
+// report.iterations counts the pivots, report.residual is f's natural residual.
+template <class Finish>
 inline LcpReport solve_boxed_lemke(int n, const double* A, const double* b, const LcpBounds& bounds, double* f,
-                                   BoxedLemkeWorkspace& ws, Tolerance tol) {
+                                   BoxedLemkeWorkspace& ws, Tolerance tol, Finish finish) {
   LcpReport report;
   constexpr double inf = std::numeric_limits<double>::infinity();
   auto friction_normal = [&](int i) { return bounds.friction_index != nullptr ? bounds.friction_index[i] : -1; };
@@ -126,15 +129,22 @@ inline LcpReport solve_boxed_lemke(int n, const double* A, const double* b, cons
       f[i] = ws.offset[i];
       for (int k = ws.first_variable[i]; k < ws.first_variable[i + 1]; ++k) f[i] += ws.sign[k] * ws.z[k];
     }
+    const bool finished = finish(f);
     lcp_velocity(n, A, b, f, ws.velocity.data());
     report.residual = natural_residual(n, A, b, f, ws.velocity.data(), bounds, tol.floor);
-    if (report.residual <= tol.relative) {
+    if (finished || report.residual <= tol.relative) {
       report.status = LcpStatus::solved;
       return report;
     }
   }
   report.status = LcpStatus::iteration_limit;
   return report;
+}
+
+// solve_boxed_lemke on Lemke's f alone.
+inline LcpReport solve_boxed_lemke(int n, const double* A, const double* b, const LcpBounds& bounds, double* f,
+                                   BoxedLemkeWorkspace& ws, Tolerance tol) {
+  return solve_boxed_lemke(n, A, b, bounds, f, ws, tol, [](const double*) { return false; });
 }
 
 }  // namespace dcol::lcp
