@@ -8,8 +8,9 @@
 // Each entry is f_i = c_i + Σ σ x over its variables x ≥ 0: f = lo + x (lo finite), f = hi − x (only hi
 // finite), f = x⁺ − x⁻ (free, or friction). A variable's complement is σ w_i, plus the multiplier λ ≥ 0
 // of the entry's width when it is bounded on both sides, and λ ⊥ width − Σ x: width = hi − lo, or μ f_n
-// for a friction entry (linear in its normal's variable, f_n = lo_n + x_n). At a solution, x⁺ > 0 and
-// x⁻ > 0 cannot both hold unless the width is zero, and each entry is at a bound or has w = 0.
+// for a friction entry (linear in its normal's variable, f_n = lo_n + x_n). At a solution f is within
+// its bounds and each entry is at a bound or has w = 0: x⁺ > 0 makes w = −λ, x⁻ > 0 makes w = λ, and
+// λ > 0 only where the variables fill the width.
 #pragma once
 
 #include <algorithm>
@@ -30,8 +31,9 @@ struct BoxedLemkeWorkspace {
 };
 
 // Lemke's method on a shifted M: A of contact is rank-deficient, and on the degenerate pivots that
-// leaves, floating-point ties end Lemke's path on a ray. M + ε I with ε this share of A's largest
-// diagonal entry has none; the proximal iteration below takes the shift back out.
+// leaves, floating-point ties can end Lemke's path on a ray although a solution exists. M + ε I, with ε
+// this share of A's largest diagonal entry, breaks those ties; the proximal rounds below take the shift
+// back out.
 constexpr double kLemkeShift = 1e-9;
 // Proximal rounds at most: each solves LCP(M + ε I, q − ε z_previous), whose fixed point is a solution
 // of LCP(M, q), the error shrinking by a factor ε / (ε + eigenvalue) each round on the directions the

@@ -478,9 +478,9 @@ def test_known_ncp_fails_on_the_leaning_column_at_1_ms():
     """The leaning column's next step (found by the long fuzz profile). Its NCP has a solution (the
     fixed point of Acary, Cadoux, Lemaréchal & Malick on the De Saxcé term, each cone QP solved by an
     interior point method, converges to one) with four contacts sticking, five sliding (one with an
-    impulse near zero) and one breaking, on a Delassus matrix of rank 17 in 30 rows. ADMM's iterate stalls short
-    of it with wrong modes, and the mode polish's least-norm solve on the right modes leaves the cones:
-    the step raises."""
+    impulse near zero) and one breaking, on a Delassus matrix of rank 17 in 30 rows. ADMM's iterate
+    stalls short of it with wrong modes, and the mode polish's least-norm solve on the right modes
+    leaves the cones: the step raises."""
     world, q, v = leaning_column()
     world.step(q, v)
 
