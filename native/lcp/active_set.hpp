@@ -15,6 +15,7 @@
 #include "core/cholesky.hpp"
 #include "core/dot.hpp"
 #include "core/magnitudes.hpp"
+#include "lcp/boxed_lemke.hpp"
 #include "lcp/lcp.hpp"
 
 namespace dcol::lcp {
@@ -452,6 +453,10 @@ struct ActiveSetWorkspace {
   // polish
   std::vector<double> f_trial, w_trial, f_found, w_found;
   std::vector<EntrySet> sets_trial;
+  // solve_pgs_polished's fallback: Lemke's solution, its w and sets
+  std::vector<double> f_pivoted, w_pivoted;
+  std::vector<EntrySet> sets_pivoted;
+  BoxedLemkeWorkspace lemke;
 };
 
 // The split of the entries by their sets: the clamping ones C and the bounded ones B, each entry's
@@ -731,10 +736,44 @@ inline bool polish(int n, const double* A, const MatrixScale& scale, const doubl
 
 namespace dcol::lcp {
 
+// Lemke's solution of the boxed LCP (boxed_lemke.hpp) in place of (f, w, sets) when it solves the
+// problem: the first proximal round's f that polish makes exact on its sets (the least-squares split
+// that Gauss–Seidel's iterate would have had), or that verifies on its own sets with a natural residual
+// within tol. Both test f against tolerances whose impulse scale is capped (impulse_cap): a residual
+// small only relative to a run-off f is not taken. Returns whether it replaced them; report's status
+// and residual then say so.
+inline bool replace_by_pivoting(int n, const double* A, const MatrixScale& scale, const double* b,
+                                const LcpBounds& bounds, double* f, double* w, EntrySet* sets, Tolerance tol,
+                                ActiveSetWorkspace& ws, LcpReport& report) {
+  ws.f_pivoted.resize(n);
+  ws.w_pivoted.resize(n);
+  ws.sets_pivoted.resize(n);
+  double* w_new = ws.w_pivoted.data();
+  EntrySet* sets_new = ws.sets_pivoted.data();
+  bool solves = false;
+  auto finish = [&](double* f_round) {  // polish leaves f_round, w_new and sets_new as they were on failure
+    lcp_velocity(n, A, b, f_round, w_new);
+    classify(n, scale, b, f_round, w_new, bounds, tol, sets_new);
+    solves = polish(n, A, scale, b, bounds, f_round, w_new, sets_new, tol, ws) ||
+             (verified(n, scale, b, f_round, w_new, bounds, sets_new, tol) &&
+              natural_residual(n, A, b, f_round, w_new, bounds, tol.floor) <= tol.relative);
+    return solves;
+  };
+  const LcpReport pivoting = solve_boxed_lemke(n, A, b, bounds, ws.f_pivoted.data(), ws.lemke, tol, finish);
+  if (!solves) return false;
+  std::copy_n(ws.f_pivoted.data(), n, f);
+  std::copy_n(w_new, n, w);
+  std::copy_n(sets_new, n, sets);
+  report.status = LcpStatus::solved;
+  report.residual = pivoting.residual;
+  return true;
+}
+
 // Projected Gauss–Seidel whose iterate's sets are solved on exactly (polish) after 16, 32, 64, …
 // sweeps, stopping at the first that verifies: on the rank-deficient problems of many contacts the
-// sets settle in a few sweeps while the iterate creeps along the null space for thousands. Ends as
-// solve_pgs otherwise (and polishes a converged iterate once more). w receives A f + b, sets the sets.
+// sets settle in a few sweeps while the iterate creeps along the null space for thousands. When the
+// sweeps run out, Lemke's method on the problem (replace_by_pivoting); ends as solve_pgs otherwise
+// (and polishes a converged iterate once more). w receives A f + b, sets the sets.
 inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, const LcpBounds& bounds, double* f,
                                     double* w, EntrySet* sets, LcpWorkspace& work, ActiveSetWorkspace& active,
                                     int max_iterations, Tolerance tol) {
@@ -755,7 +794,11 @@ inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, con
       report.residual = natural_residual(n, A, b, f, w, bounds, tol.floor);
       return report;
     }
-    if (part.status == LcpStatus::solved || sweeps >= max_iterations) return report;
+    if (part.status == LcpStatus::solved) return report;
+    if (sweeps >= max_iterations) {
+      replace_by_pivoting(n, A, scale, b, bounds, f, w, sets, tol, active, report);
+      return report;
+    }
   }
 }
 

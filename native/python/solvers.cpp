@@ -14,6 +14,7 @@
 
 #include "conic/cone_solver.hpp"
 #include "lcp/active_set.hpp"
+#include "lcp/boxed_lemke.hpp"
 #include "lcp/lcp.hpp"
 #include "lcp/mlcp_ipm.hpp"
 #include "lcp/ncp.hpp"
@@ -175,6 +176,25 @@ void bind_lcp(py::module_& root) {
       },
       py::arg("A"), py::arg("b"), py::arg("max_pivots"),
       "(f, status code, pivots, residual) of the LCP w = A f + b by Lemke's method.");
+  m.def(
+      "boxed_lemke",
+      [](const Array& A, const Array& b, py::handle lo, py::handle hi, py::handle friction, py::handle mu, double tol) {
+        const int n = square_size(A, b);
+        const BoxedBounds boxed(lo, hi, friction, mu, n);
+        Array f(n);
+        std::fill_n(f.mutable_data(), n, 0.0);
+        LcpReport report;
+        {
+          py::gil_scoped_release release;
+          BoxedLemkeWorkspace work;
+          report = solve_boxed_lemke(n, A.data(), b.data(), boxed.bounds, f.mutable_data(), work, tol);
+        }
+        return report_tuple(f, report);
+      },
+      py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"),
+      py::arg("tol"),
+      "(f, status code, pivots, residual) of the boxed LCP by Lemke's method on its Stewart–Trinkle form "
+      "(solve_boxed_lemke).");
   m.def(
       "pgs",
       [](const Array& A, const Array& b, py::object lo_in, py::object hi_in, py::object friction_in, py::object mu_in,

@@ -28,15 +28,18 @@ def random_box_problem(rng, n):
     return J @ J.T + 1e-2 * np.eye(n), 3.0 * rng.normal(size=n), lo, hi
 
 
-def contact_problem(rng, contacts, mu=0.6):
-    """Normal + two friction directions per contact of a random body; normals at 0, 3, 6, …"""
+def contact_problem(rng, contacts, mu=0.6, rigid=False):
+    """Normal + two friction directions per contact of a random body; normals at 0, 3, 6, … With
+    rigid, A = J M⁻¹ Jᵀ of rank 6 at most and b = J v, the contact velocities of a motion v of the
+    body; else A + 10⁻³ I and b random with every contact approaching."""
     n = 3 * contacts
     J = rng.normal(size=(n, 6))
     M_inv = np.diag(rng.uniform(0.5, 2.0, 6))
-    A = J @ M_inv @ J.T + 1e-3 * np.eye(n)
-    b = rng.normal(size=n)
+    A = J @ M_inv @ J.T + (0.0 if rigid else 1e-3) * np.eye(n)
     normals = np.arange(0, n, 3)
-    b[normals] = -np.abs(b[normals]) - 0.5  # approaching contacts
+    b = J @ rng.normal(size=6) if rigid else rng.normal(size=n)
+    if not rigid:
+        b[normals] = -np.abs(b[normals]) - 0.5  # approaching contacts
     lo, hi = np.zeros(n), np.full(n, np.inf)
     friction_index = np.full(n, -1)
     for k in normals:
@@ -281,3 +284,70 @@ def test_friction_that_jams_its_normal_is_not_reported_solved():
     high = 0.5 * max(f[0], 0.0)
     natural = np.abs(f - np.clip(f - w, [0.0, -high, -high], [np.inf, high, high])).max()
     assert solution.residual == pytest.approx(natural, rel=1e-9) and natural > 1.0
+
+
+def natural_residual(A, b, f, lo, hi, friction_index=None, mu=None):
+    """max_i |f_i − clamp(f_i − w_i, lo_i, hi_i)| with w = A f + b, friction bounds ±μ f_n: zero exactly
+    at a solution."""
+    lo, hi = np.array(lo, dtype=float), np.array(hi, dtype=float)
+    if friction_index is not None:
+        friction = np.flatnonzero(np.asarray(friction_index) >= 0)
+        hi[friction] = np.asarray(mu)[friction] * np.maximum(f[np.asarray(friction_index)[friction]], 0.0)
+        lo[friction] = -hi[friction]
+    w = A @ f + b
+    return np.abs(f - np.clip(f - w, lo, hi)).max()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pivoting_solves_every_kind_of_fixed_bound(seed):
+    """Lemke's method on the Stewart–Trinkle form (native/lcp/boxed_lemke.hpp) with entries bounded
+    below only, above only, on both sides and not at all, against the box QP in Clarabel."""
+    from dcol import _native
+
+    rng = np.random.default_rng(seed)
+    A, b, lo, hi = random_box_problem(rng, 12)
+    lo[2], hi[2] = -np.inf, np.inf
+    unbounded = (np.full(12, -1), np.zeros(12))
+    f, status, _, residual = _native.lcp.boxed_lemke(A, b, lo, hi, *unbounded, 1e-10)
+    assert status == LCPStatus.SOLVED and residual <= 1e-10
+    assert np.allclose(f, box_qp(A, b, lo, hi), atol=1e-6)
+    assert natural_residual(A, b, f, lo, hi) <= 1e-9 * np.abs(b).max()
+
+
+@pytest.mark.parametrize("contacts", [1, 4, 12])
+def test_pivoting_solves_rank_deficient_friction_problems(contacts):
+    """Contacts on one body (six dofs), A = J M⁻¹ Jᵀ of rank at most 6 with friction bounds ±μ f_n
+    (solvable: b = J v, Stewart & Trinkle 1996): Lemke's solution satisfies the boxed LCP, checked from f
+    and w = A f + b."""
+    from dcol import _native
+
+    rng = np.random.default_rng(contacts)
+    A, b, lo, hi, friction_index, mu = contact_problem(rng, contacts, rigid=True)
+    f, status, _, _ = _native.lcp.boxed_lemke(A, b, lo, hi, friction_index, mu, 1e-10)
+    assert status == LCPStatus.SOLVED
+    assert natural_residual(A, b, f, lo, hi, friction_index, mu) <= 1e-8
+    assert np.all(f[::3] >= 0.0)
+
+
+def test_pivoting_refuses_friction_on_a_normal_that_can_pull():
+    """A friction bound μ max(f_n, 0) on a normal with lo < 0 is not linear in f_n: invalid, f zero."""
+    from dcol import _native
+
+    A, b = np.eye(2), np.array([-1.0, 0.5])
+    f, status, _, _ = _native.lcp.boxed_lemke(A, b, [-1.0, 0.0], [np.inf, 0.0], [-1, 0], [0.0, 0.5], 1e-10)
+    assert status == LCPStatus.INVALID_PROBLEM and np.all(f == 0.0)
+
+
+def test_sweeps_that_run_out_end_in_pivoting():
+    """A rank-deficient friction problem with a single Gauss–Seidel sweep allowed, whose sets after that
+    sweep give no solution: Lemke's method finishes the solve (solve_pgs_polished's fallback), checked
+    from f and w = A f + b."""
+    from dcol import _native
+
+    rng = np.random.default_rng(7)
+    A, b, lo, hi, friction_index, mu = contact_problem(rng, 12, rigid=True)
+    swept, *_ = _native.lcp.pgs(A, b, lo, hi, friction_index, mu, np.zeros(b.size), 1, 1e-9, False)
+    assert not _native.lcp.polish(A, b, lo, hi, friction_index, mu, swept, 1e-9)[1]
+    solution = solve_boxed_lcp(A, b, lo, hi, friction_index=friction_index, mu=mu, max_iterations=1)
+    assert solution.status == LCPStatus.SOLVED
+    assert natural_residual(A, b, solution.f, lo, hi, friction_index, mu) <= 1e-8

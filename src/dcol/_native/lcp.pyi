@@ -5,7 +5,11 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['classify', 'lemke', 'mlcp_ipm', 'mlcp_kkt_adjoint', 'ncp_admm', 'pgs', 'polish', 'project_onto_friction_cone', 'solve_on_sets']
+__all__: list[str] = ['boxed_lemke', 'classify', 'lemke', 'mlcp_ipm', 'mlcp_kkt_adjoint', 'ncp_admm', 'pgs', 'polish', 'project_onto_friction_cone', 'solve_on_sets']
+def boxed_lemke(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lo: typing.Any, hi: typing.Any, friction_index: typing.Any, mu: typing.Any, tol: typing.SupportsFloat | typing.SupportsIndex) -> tuple:
+    """
+    (f, status code, pivots, residual) of the boxed LCP by Lemke's method on its Stewart–Trinkle form (solve_boxed_lemke).
+    """
 def classify(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lo: typing.Any, hi: typing.Any, friction_index: typing.Any, mu: typing.Any, f: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], w: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], tol: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.int8], numpy.typing.NDArray[numpy.bool]]:
     """
     (sets (n,) int8: 0 clamping, 1 at the lower bound, 2 at the upper; tied (n,) bool: at a bound with w = 0).
