@@ -741,10 +741,11 @@ namespace dcol::lcp {
 // that Gauss–Seidel's iterate would have had), or that verifies on its own sets with a natural residual
 // within tol. Both test f against tolerances whose impulse scale is capped (impulse_cap): a residual
 // small only relative to a run-off f is not taken. Returns whether it replaced them; report's status
-// and residual then say so.
+// and residual then say so. Problems of more than kLemkeMaxEntries entries are left as they are.
 inline bool replace_by_pivoting(int n, const double* A, const MatrixScale& scale, const double* b,
                                 const LcpBounds& bounds, double* f, double* w, EntrySet* sets, Tolerance tol,
                                 ActiveSetWorkspace& ws, LcpReport& report) {
+  if (n > kLemkeMaxEntries) return false;
   ws.f_pivoted.resize(n);
   ws.w_pivoted.resize(n);
   ws.sets_pivoted.resize(n);

@@ -39,6 +39,10 @@ constexpr double kLemkeShift = 1e-9;
 // of LCP(M, q), the error shrinking by a factor ε / (ε + eigenvalue) each round on the directions the
 // solution fixes.
 constexpr int kLemkeRounds = 8;
+// Largest boxed LCP the fallback of solve_pgs_polished takes on: the form's dense tableau grows as the
+// square of the entries and Lemke's pivots as their cube, so a larger problem keeps Gauss–Seidel's
+// iterate and its iteration_limit status rather than a solve of minutes and gigabytes.
+constexpr int kLemkeMaxEntries = 192;
 
 // Solves the boxed LCP (A n × n symmetric positive semidefinite, bounds as LcpBounds) by Lemke's method
 // on the form above, into f (n). Each round's f is first offered to finish(f), which may replace it by
