@@ -1,5 +1,7 @@
 // q ⊕ v on the configuration manifold: 1-dof joints add v; a floating joint's pose M becomes
-// M · exp(ξ), exp of the body-frame twist ξ = [v; ω] (as Pinocchio's integrate).
+// M · exp(ξ), exp of the body-frame twist ξ = [v; ω] (as Pinocchio's integrate). It defines the
+// tangent space of every derivative with respect to q. The simulation step moves q by its own update,
+// step_integrate below, which differs from it only in a floating joint's translation.
 #pragma once
 
 #include <algorithm>
@@ -10,17 +12,48 @@
 
 namespace dcol::dyn {
 
-// Quaternion [w, x, y, z] and translation of exp([v; ω]): rotation by |ω| about ω, translation
-// V v with V = I + a [ω]× + b [ω]×², a = (1 − cos θ)/θ², b = (θ − sin θ)/θ³ (series near θ = 0).
-inline void exp_twist(const double* twist, double* quaternion, Vec3& translation) {
-  const Vec3 v{twist[0], twist[1], twist[2]}, w{twist[3], twist[4], twist[5]};
+namespace detail {
+
+// The coefficients of V(θ) = I + a [θ]× + b [θ]×², a = (1 − cos θ)/θ², b = (θ − sin θ)/θ³ (series
+// near θ = 0): SO(3)'s left Jacobian, and with −θ its right Jacobian.
+inline void so3_jacobian_coefficients(double theta, double& a, double& b) {
+  const bool small = theta < 1e-4;
+  a = small ? 0.5 - theta * theta / 24.0 : (1.0 - std::cos(theta)) / (theta * theta);
+  b = small ? 1.0 / 6.0 - theta * theta / 120.0 : (theta - std::sin(theta)) / (theta * theta * theta);
+}
+
+// Quaternion [w, x, y, z] of exp(ω): the rotation by |ω| about ω.
+inline void exp_rotation(const Vec3& w, double* quaternion) {
   const double theta = std::sqrt(dot(w, w));
   const double sinc_half = theta < 1e-8 ? 0.5 - theta * theta / 48.0 : std::sin(0.5 * theta) / theta;
   quaternion[0] = std::cos(0.5 * theta);
   quaternion[1] = sinc_half * w.x, quaternion[2] = sinc_half * w.y, quaternion[3] = sinc_half * w.z;
-  const bool small = theta < 1e-4;
-  const double a = small ? 0.5 - theta * theta / 24.0 : (1.0 - std::cos(theta)) / (theta * theta);
-  const double b = small ? 1.0 / 6.0 - theta * theta / 120.0 : (theta - std::sin(theta)) / (theta * theta * theta);
+}
+
+// A floating joint's quaternion q[qi + 3 …] normalized into unit, and its pose M⁺ = M · (s, t)
+// written to out[qi …]: translation q[qi …] + R(unit) t, quaternion unit ⊗ s. out may alias q.
+inline void move_floating_joint(const double* q, int qi, const double* s, const Vec3& t, double* out) {
+  const double* rho = q + qi + 3;
+  const double norm = quaternion_norm(rho);
+  const double p[4] = {rho[0] / norm, rho[1] / norm, rho[2] / norm, rho[3] / norm};
+  const Vec3 moved = quaternion_matrix(p) * t;
+  for (int k = 0; k < 3; ++k) out[qi + k] = q[qi + k];
+  out[qi] += moved.x, out[qi + 1] += moved.y, out[qi + 2] += moved.z;
+  out[qi + 3] = p[0] * s[0] - p[1] * s[1] - p[2] * s[2] - p[3] * s[3];
+  out[qi + 4] = p[0] * s[1] + p[1] * s[0] + p[2] * s[3] - p[3] * s[2];
+  out[qi + 5] = p[0] * s[2] - p[1] * s[3] + p[2] * s[0] + p[3] * s[1];
+  out[qi + 6] = p[0] * s[3] + p[1] * s[2] - p[2] * s[1] + p[3] * s[0];
+}
+
+}  // namespace detail
+
+// Quaternion [w, x, y, z] and translation of exp([v; ω]): rotation by |ω| about ω, translation
+// V(ω) v (detail::so3_jacobian_coefficients).
+inline void exp_twist(const double* twist, double* quaternion, Vec3& translation) {
+  const Vec3 v{twist[0], twist[1], twist[2]}, w{twist[3], twist[4], twist[5]};
+  detail::exp_rotation(w, quaternion);
+  double a, b;
+  detail::so3_jacobian_coefficients(std::sqrt(dot(w, w)), a, b);
   const Vec3 wv = cross(w, v);
   translation = v + a * wv + b * cross(w, wv);
 }
@@ -33,20 +66,31 @@ inline void integrate(const Model& model, const double* q, const double* v, doub
       out[qi] = q[qi] + v[vi];
       continue;
     }
-    const double* rho = q + qi + 3;
-    const double norm = quaternion_norm(rho);
-    const double p[4] = {rho[0] / norm, rho[1] / norm, rho[2] / norm, rho[3] / norm};
     double s[4];
     Vec3 translation;
     exp_twist(v + vi, s, translation);
-    const Vec3 moved = quaternion_matrix(p) * translation;
-    for (int k = 0; k < 3; ++k) out[qi + k] = q[qi + k];
-    out[qi] += moved.x, out[qi + 1] += moved.y, out[qi + 2] += moved.z;
-    // p ⊗ s
-    out[qi + 3] = p[0] * s[0] - p[1] * s[1] - p[2] * s[2] - p[3] * s[3];
-    out[qi + 4] = p[0] * s[1] + p[1] * s[0] + p[2] * s[3] - p[3] * s[2];
-    out[qi + 5] = p[0] * s[2] - p[1] * s[3] + p[2] * s[0] + p[3] * s[1];
-    out[qi + 6] = p[0] * s[3] + p[1] * s[2] - p[2] * s[1] + p[3] * s[0];
+    detail::move_floating_joint(q, qi, s, translation, out);
+  }
+}
+
+// The simulation step's position update q⁺ = q ⊞ u (out may alias q), u = Δt v⁺ + δq. A floating
+// joint moves its origin straight, p⁺ = p + R u_lin (R u_lin is the origin's displacement in the
+// joint's parent frame, u_lin being body-frame as the velocity), and turns as integrate does,
+// R⁺ = R exp(u_ang); every other joint as integrate. The step's contact rows constrain the velocity
+// of the contact points at q, and a ball rolling without slipping has a twist that turns about its
+// contact point: integrate's exp moves its centre along that arc, into the ground by
+// r (1 − cos |ω| Δt) every step, which no row sees; the straight update keeps it at its height
+// (as MuJoCo's free joints, whose translation integrates the world-frame velocity).
+inline void step_integrate(const Model& model, const double* q, const double* u, double* out) {
+  for (int i = 0; i < model.nbodies(); ++i) {
+    const int qi = model.q_index[i], vi = model.v_index[i];
+    if (model.kind[i] != JointKind::floating) {
+      out[qi] = q[qi] + u[vi];
+      continue;
+    }
+    double s[4];
+    detail::exp_rotation({u[vi + 3], u[vi + 4], u[vi + 5]}, s);
+    detail::move_floating_joint(q, qi, s, {u[vi], u[vi + 1], u[vi + 2]}, out);
   }
 }
 
@@ -126,6 +170,43 @@ inline void integrate_jacobians(const Model& model, const double* v, double* d_q
       for (int c = 0; c < 6; ++c) {
         d_q[(start + r) * nv + start + c] = exponential[r * 6 + c];
         d_v[(start + r) * nv + start + c] = phi1[r * 6 + c];
+      }
+  }
+}
+
+// (∂q⁺/∂q, ∂q⁺/∂u) of the step's update q⁺ = q ⊞ u (step_integrate) in integrate's tangent spaces at
+// q and q⁺, nv × nv row-major each: identity blocks for 1-dof joints. A floating joint with
+// u = [u_lin; u_ang] and E = exp(u_ang): a tangent δ = [δv; δω] at q moves p by R δv and R to
+// R exp(δω), so p⁺ by R (δv − u_lin × δω) and R⁺ to R⁺ exp(Eᵀ δω), which at q⁺ reads
+// ∂q⁺/∂q = [[Eᵀ, −Eᵀ [u_lin]×], [0, Eᵀ]]; ∂q⁺/∂u = [[Eᵀ, 0], [0, J_r(u_ang)]] with SO(3)'s right
+// Jacobian J_r(θ) = I − a [θ]× + b [θ]×² (detail::so3_jacobian_coefficients).
+inline void step_integrate_jacobians(const Model& model, const double* u, double* d_q, double* d_u) {
+  const int nv = model.nv;
+  std::fill(d_q, d_q + nv * nv, 0.0);
+  std::fill(d_u, d_u + nv * nv, 0.0);
+  for (int i = 0; i < nv; ++i) d_q[i * nv + i] = d_u[i * nv + i] = 1.0;
+  for (int body = 0; body < model.nbodies(); ++body) {
+    if (model.kind[body] != JointKind::floating) continue;
+    const int start = model.v_index[body];
+    const double* ui = u + start;
+    const double skew_lin[3][3] = {{0.0, -ui[2], ui[1]}, {ui[2], 0.0, -ui[0]}, {-ui[1], ui[0], 0.0}};
+    const double skew_ang[3][3] = {{0.0, -ui[5], ui[4]}, {ui[5], 0.0, -ui[3]}, {-ui[4], ui[3], 0.0}};
+    double s[4];
+    detail::exp_rotation({ui[3], ui[4], ui[5]}, s);
+    const Mat3 E = quaternion_matrix(s);
+    double a, b;
+    detail::so3_jacobian_coefficients(std::sqrt(ui[3] * ui[3] + ui[4] * ui[4] + ui[5] * ui[5]), a, b);
+    const auto at = [&](double* m, int r, int c) -> double& { return m[(start + r) * nv + start + c]; };
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) {
+        double turned = 0.0, squared = 0.0;  // (Eᵀ [u_lin]×)_rc, ([u_ang]×²)_rc
+        for (int k = 0; k < 3; ++k) {
+          turned += E.m[k][r] * skew_lin[k][c];
+          squared += skew_ang[r][k] * skew_ang[k][c];
+        }
+        at(d_q, r, c) = at(d_q, 3 + r, 3 + c) = at(d_u, r, c) = E.m[c][r];
+        at(d_q, r, 3 + c) = -turned;
+        at(d_u, 3 + r, 3 + c) = (r == c ? 1.0 : 0.0) - a * skew_ang[r][c] + b * squared;
       }
   }
 }

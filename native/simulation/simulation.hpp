@@ -1190,10 +1190,10 @@ inline double normal_row_gap(const StepWorkspace& ws, int r) {
 // iteration limit. Island by island, the contacts' normal rows with φ < 0 pose
 // the frictionless LCP  w = (A_P + κ diag A_P) f_c + β (φ + s) ≥ 0, f_c ≥ 0, w ⊥ f_c
 // (A_P = J_P M̃⁻¹ J_Pᵀ, s the allowed penetration, κ kCorrectionRegularization) whose δq = M̃⁻¹ J_Pᵀ f_c
-// moves each penetration a fraction β of the way out, to first order, and the step integrates
-// q ⊕ (Δt v⁺ + δq): v⁺ is left as the velocity LCP made it. Only islands with a penetration deeper
-// than s are solved. Post-stabilization in the sense of Cline & Pai (2003); the planar engine's
-// appendix (§A.7) does the same after its step.
+// moves each penetration a fraction β of the way out, to first order, and the step moves to
+// q ⊞ (Δt v⁺ + δq), its one position update (dyn::step_integrate): v⁺ is left as the velocity LCP
+// made it. Only islands with a penetration deeper than s are solved. Post-stabilization in the sense
+// of Cline & Pai (2003); the planar engine's appendix (§A.7) does the same after its step.
 template <class AllowedDepth>
 inline void correct_positions(const WorldSpec& world, StepWorkspace& ws, StepReport& report, double beta,
                               const AllowedDepth& allowed_depth) {
@@ -1247,7 +1247,7 @@ inline std::pair<int, int> contact_pair(const StepWorkspace& ws, int k) {
 // (kMispredictionTolerance's note) could leave a contact deeper than predicted by more than the
 // tolerance, the contacts found again at q_next, and if one of them did miss by that much, each pair's
 // contacts deeper than the deepest of its predicted ones (and than the allowed penetration) moved out
-// to that depth by the position correction's LCP with β = 1 at that pose, q_next ⊕ δq_c, a few times
+// to that depth by the position correction's LCP with β = 1 at that pose, q_next ⊞ δq_c, a few times
 // over. Only q moves: the velocity keeps what the step made it.
 inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace& ws, const double* dq, double* q_next,
                                           StepReport& report) {
@@ -1313,7 +1313,7 @@ inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace&
     if (!missed) return;
     correct_positions(world, at, report, 1.0, allowed_depth);
     ws.projected_q.assign(q_next, q_next + nq);
-    dyn::integrate(*world.model, ws.projected_q.data(), at.correction_dq.data(), q_next);
+    dyn::step_integrate(*world.model, ws.projected_q.data(), at.correction_dq.data(), q_next);
   }
 }
 
@@ -1358,11 +1358,11 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   ws.previous_sets = ws.sets;
   ws.has_previous = true;
 
-  // q⁺ = q ⊕ (Δt v⁺ + δq).
+  // q⁺ = q ⊞ (Δt v⁺ + δq).
   detail::position_correction(world, ws, report);
   next_velocity(world, ws, v_next);
   for (int i = 0; i < nv; ++i) ws.rhs[i] = world.dt * v_next[i] + ws.correction_dq[i];
-  dyn::integrate(*world.model, q, ws.rhs.data(), q_next);
+  dyn::step_integrate(*world.model, q, ws.rhs.data(), q_next);
   for (const auto& correction : ws.limit_corrections) q_next[correction.q_index] += correction.delta;
   detail::project_mispredicted_contacts(world, ws, ws.rhs.data(), q_next, report);
   return report;

@@ -750,14 +750,14 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
     }
   }
 
-  // q⁺ = q ⊕ (Δt v⁺ + δq): q_jac = integrate_v (Δt v_jac + ∂δq) + [integrate_q, 0, …]; then the
+  // q⁺ = q ⊞ (Δt v⁺ + δq): q_jac = integrate_v (Δt v_jac + ∂δq) + [integrate_q, 0, …]; then the
   // bounce terms.
   lw.integrate_q.resize(static_cast<size_t>(nv) * nv);
   lw.integrate_v.resize(static_cast<size_t>(nv) * nv);
   lw.u.resize(nv);
   detail::correction_derivatives(world, cols, ws, lw, q);
   for (int i = 0; i < nv; ++i) lw.u[i] = dt * v_next[i] + ws.correction_dq[i];
-  dyn::integrate_jacobians(model, lw.u.data(), lw.integrate_q.data(), lw.integrate_v.data());
+  dyn::step_integrate_jacobians(model, lw.u.data(), lw.integrate_q.data(), lw.integrate_v.data());
   const bool bounced = bounce && n > 0 && detail::bounce_terms(world, cols, ws, lw, v);
   lw.q_jac.resize(static_cast<size_t>(nv) * D);
   multiply(nv, nv, D, dt, lw.integrate_v.data(), nv, lw.v_jac.data(), D, lw.q_jac.data(), D, false);
