@@ -10,7 +10,9 @@ is unstable at usual time steps), δq the position correction of penetrations (b
 update :func:`~dcol.dynamics.step_integrate` (a floating joint's origin moves straight along its
 world-frame velocity R v and turns by exp(Δt ω): the contact rows constrain the contact points'
 velocities at q, and the SE(3) exponential of :func:`~dcol.dynamics.integrate` would carry a ball
-rolling without slipping along its twist's arc about the contact point, into the ground), and the
+rolling without slipping along its twist's arc about the contact point, into the ground; v⁺ is taken
+in the body frames at q, a floating joint's linear part re-expressed in its turned frame after the
+step, ν⁺ → exp(Δt ω⁺ + δq_ω)ᵀ ν⁺, so the frame's turn, −ω × ν in c, is not seen by the rows), and the
 velocity terms c (Coriolis, centrifugal, gyroscopic; gravity does not depend on v) taken at the
 midpoint v̄ = (v + v_free) / 2 of the motion without impulses, v_free = v + Δt M̃⁻¹(τ − c(q, v̄)
 − D v): the implicit midpoint rule in the velocities, solved by fixed-point iteration and Newton's

@@ -174,12 +174,45 @@ inline void integrate_jacobians(const Model& model, const double* v, double* d_q
   }
 }
 
+namespace detail {
+
+inline Mat3 skew(const Vec3& a) {
+  Mat3 S;
+  S.m[0][1] = -a.z, S.m[0][2] = a.y, S.m[1][0] = a.z, S.m[1][2] = -a.x, S.m[2][0] = -a.y, S.m[2][1] = a.x;
+  return S;
+}
+
+inline Mat3 transpose(const Mat3& A) {
+  Mat3 T;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) T.m[r][c] = A.m[c][r];
+  return T;
+}
+
+// exp(θ) and SO(3)'s right Jacobian J_r(θ) = I − a [θ]× + b [θ]×² (so3_jacobian_coefficients):
+// exp(θ + δ) = exp(θ) exp(J_r(θ) δ) to first order.
+inline void rotation_and_right_jacobian(const Vec3& theta, Mat3& rotation, Mat3& right_jacobian) {
+  double s[4];
+  exp_rotation(theta, s);
+  rotation = quaternion_matrix(s);
+  double a, b;
+  so3_jacobian_coefficients(std::sqrt(dot(theta, theta)), a, b);
+  const Mat3 W = skew(theta), W2 = W * W;
+  right_jacobian = Mat3::identity();
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) right_jacobian.m[r][c] += -a * W.m[r][c] + b * W2.m[r][c];
+}
+
+inline Vec3 linear_part(const double* twist) { return {twist[0], twist[1], twist[2]}; }
+inline Vec3 angular_part(const double* twist) { return {twist[3], twist[4], twist[5]}; }
+
+}  // namespace detail
+
 // (∂q⁺/∂q, ∂q⁺/∂u) of the step's update q⁺ = q ⊞ u (step_integrate) in integrate's tangent spaces at
 // q and q⁺, nv × nv row-major each: identity blocks for 1-dof joints. A floating joint with
 // u = [u_lin; u_ang] and E = exp(u_ang): a tangent δ = [δv; δω] at q moves p by R δv and R to
 // R exp(δω), so p⁺ by R (δv − u_lin × δω) and R⁺ to R⁺ exp(Eᵀ δω), which at q⁺ reads
-// ∂q⁺/∂q = [[Eᵀ, −Eᵀ [u_lin]×], [0, Eᵀ]]; ∂q⁺/∂u = [[Eᵀ, 0], [0, J_r(u_ang)]] with SO(3)'s right
-// Jacobian J_r(θ) = I − a [θ]× + b [θ]×² (detail::so3_jacobian_coefficients).
+// ∂q⁺/∂q = [[Eᵀ, −Eᵀ [u_lin]×], [0, Eᵀ]]; ∂q⁺/∂u = [[Eᵀ, 0], [0, J_r(u_ang)]].
 inline void step_integrate_jacobians(const Model& model, const double* u, double* d_q, double* d_u) {
   const int nv = model.nv;
   std::fill(d_q, d_q + nv * nv, 0.0);
@@ -188,26 +221,90 @@ inline void step_integrate_jacobians(const Model& model, const double* u, double
   for (int body = 0; body < model.nbodies(); ++body) {
     if (model.kind[body] != JointKind::floating) continue;
     const int start = model.v_index[body];
-    const double* ui = u + start;
-    const double skew_lin[3][3] = {{0.0, -ui[2], ui[1]}, {ui[2], 0.0, -ui[0]}, {-ui[1], ui[0], 0.0}};
-    const double skew_ang[3][3] = {{0.0, -ui[5], ui[4]}, {ui[5], 0.0, -ui[3]}, {-ui[4], ui[3], 0.0}};
-    double s[4];
-    detail::exp_rotation({ui[3], ui[4], ui[5]}, s);
-    const Mat3 E = quaternion_matrix(s);
-    double a, b;
-    detail::so3_jacobian_coefficients(std::sqrt(ui[3] * ui[3] + ui[4] * ui[4] + ui[5] * ui[5]), a, b);
+    Mat3 E, right_jacobian;
+    detail::rotation_and_right_jacobian(detail::angular_part(u + start), E, right_jacobian);
+    const Mat3 Et = detail::transpose(E), turned = Et * detail::skew(detail::linear_part(u + start));
     const auto at = [&](double* m, int r, int c) -> double& { return m[(start + r) * nv + start + c]; };
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 3; ++c) {
-        double turned = 0.0, squared = 0.0;  // (Eᵀ [u_lin]×)_rc, ([u_ang]×²)_rc
-        for (int k = 0; k < 3; ++k) {
-          turned += E.m[k][r] * skew_lin[k][c];
-          squared += skew_ang[r][k] * skew_ang[k][c];
-        }
-        at(d_q, r, c) = at(d_q, 3 + r, 3 + c) = at(d_u, r, c) = E.m[c][r];
-        at(d_q, r, 3 + c) = -turned;
-        at(d_u, 3 + r, 3 + c) = (r == c ? 1.0 : 0.0) - a * skew_ang[r][c] + b * squared;
+        at(d_q, r, c) = at(d_q, 3 + r, 3 + c) = at(d_u, r, c) = Et.m[r][c];
+        at(d_q, r, 3 + c) = -turned.m[r][c];
+        at(d_u, 3 + r, 3 + c) = right_jacobian.m[r][c];
       }
+  }
+}
+
+// The step's velocity is taken in the body frames at q: its contact rows give the velocity of a
+// contact point at q, and step_integrate moves a floating joint's origin by R ν. A floating joint's
+// body-frame linear velocity, though, changes as ν̇ = Rᵀ p̈ − ω × ν: the −ω × ν of the free motion
+// (in c(q, v)) turns ν into the frame the body will have turned to. The step takes that turn out of
+// v_free (adds Δt ω × ν back, at the midpoint velocities v_mid of the free motion, so that a free
+// body's ν keeps its length exactly) and applies it after the step, as the turn the body did make
+// (step_velocity_at_end). Without it, the rows of a ball rolling without slipping see its contact
+// point lift off by Δt ω × ν every step.
+inline void step_velocity_at_start(const Model& model, double dt, const double* v_mid, double* v_free) {
+  for (int body = 0; body < model.nbodies(); ++body) {
+    if (model.kind[body] != JointKind::floating) continue;
+    const int start = model.v_index[body];
+    const Vec3 turn = dt * cross(detail::angular_part(v_mid + start), detail::linear_part(v_mid + start));
+    v_free[start] += turn.x, v_free[start + 1] += turn.y, v_free[start + 2] += turn.z;
+  }
+}
+
+// Its derivative: d_free (nv × D row-major) holds ∂(v + Δt a) with respect to D inputs, among them v
+// at columns [v_column, v_column + nv), and gains ∂(Δt ω × ν) at v_mid = v + Δt a / 2.
+inline void step_velocity_at_start_jacobian(const Model& model, double dt, const double* v_mid, int D, int v_column,
+                                            double* d_free) {
+  for (int body = 0; body < model.nbodies(); ++body) {
+    if (model.kind[body] != JointKind::floating) continue;
+    const int start = model.v_index[body];
+    const Vec3 linear = detail::linear_part(v_mid + start), angular = detail::angular_part(v_mid + start);
+    for (int c = 0; c < D; ++c) {
+      double d_mid[6];  // ∂v_mid of this joint along input c
+      for (int k = 0; k < 6; ++k)
+        d_mid[k] = 0.5 * ((c == v_column + start + k ? 1.0 : 0.0) + d_free[static_cast<size_t>(start + k) * D + c]);
+      const Vec3 turn = dt * (cross(angular, detail::linear_part(d_mid)) + cross(detail::angular_part(d_mid), linear));
+      d_free[static_cast<size_t>(start) * D + c] += turn.x;
+      d_free[static_cast<size_t>(start + 1) * D + c] += turn.y;
+      d_free[static_cast<size_t>(start + 2) * D + c] += turn.z;
+    }
+  }
+}
+
+// The step's velocity v⁺ (in the body frames at q) re-expressed at q⁺ = q ⊞ u, in place: a floating
+// joint's linear velocity ν becomes Eᵀ ν, E = exp(u_ang), the same velocity of its origin in the
+// turned body. Its angular velocity, which the free motion advances in the body frame (Euler's
+// equations), and every other joint's velocity stay as they are.
+inline void step_velocity_at_end(const Model& model, const double* u, double* v) {
+  for (int body = 0; body < model.nbodies(); ++body) {
+    if (model.kind[body] != JointKind::floating) continue;
+    const int start = model.v_index[body];
+    double s[4];
+    detail::exp_rotation(detail::angular_part(u + start), s);
+    const Vec3 moved = transpose_times(quaternion_matrix(s), detail::linear_part(v + start));
+    v[start] = moved.x, v[start + 1] = moved.y, v[start + 2] = moved.z;
+  }
+}
+
+// Its derivative: d_v (nv × D row-major) holds ∂v⁺ and becomes ∂(v⁺ at q⁺), given v⁺ (in the frames at
+// q) and ∂u (nv × D): d(Eᵀ ν) = Eᵀ dν + [Eᵀ ν]× J_r(u_ang) du_ang.
+inline void step_velocity_at_end_jacobian(const Model& model, const double* u, const double* v, const double* d_u,
+                                          int D, double* d_v) {
+  for (int body = 0; body < model.nbodies(); ++body) {
+    if (model.kind[body] != JointKind::floating) continue;
+    const int start = model.v_index[body];
+    Mat3 E, right_jacobian;
+    detail::rotation_and_right_jacobian(detail::angular_part(u + start), E, right_jacobian);
+    const Mat3 turn_rate = detail::skew(transpose_times(E, detail::linear_part(v + start))) * right_jacobian;
+    for (int c = 0; c < D; ++c) {
+      const auto column = [&](const double* m, int row) { return m[static_cast<size_t>(start + row) * D + c]; };
+      const Vec3 d_linear{column(d_v, 0), column(d_v, 1), column(d_v, 2)};
+      const Vec3 d_turn{column(d_u, 3), column(d_u, 4), column(d_u, 5)};
+      const Vec3 moved = transpose_times(E, d_linear) + turn_rate * d_turn;
+      d_v[static_cast<size_t>(start) * D + c] = moved.x;
+      d_v[static_cast<size_t>(start + 1) * D + c] = moved.y;
+      d_v[static_cast<size_t>(start + 2) * D + c] = moved.z;
+    }
   }
 }
 
