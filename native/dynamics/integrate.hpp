@@ -96,6 +96,13 @@ inline void step_integrate(const Model& model, const double* q, const double* u,
 
 namespace detail {
 
+// A and B = the nv × nv identity (row-major): the Jacobians' blocks of 1-dof joints.
+inline void identities(int nv, double* A, double* B) {
+  std::fill(A, A + nv * nv, 0.0);
+  std::fill(B, B + nv * nv, 0.0);
+  for (int i = 0; i < nv; ++i) A[i * nv + i] = B[i * nv + i] = 1.0;
+}
+
 // C = A B for 6 × 6 row-major matrices (C must not alias A or B).
 inline void multiply6(const double* A, const double* B, double* C) {
   for (int i = 0; i < 6; ++i)
@@ -147,9 +154,7 @@ inline void exp_and_phi1(const double* X, double* exponential, double* phi1) {
 // Ad(exp(−ξ)) = exp(−ad ξ) and the SE(3) right Jacobian φ₁(−ad ξ), ad ξ = [[ω×, v×], [0, ω×]].
 inline void integrate_jacobians(const Model& model, const double* v, double* d_q, double* d_v) {
   const int nv = model.nv;
-  std::fill(d_q, d_q + nv * nv, 0.0);
-  std::fill(d_v, d_v + nv * nv, 0.0);
-  for (int i = 0; i < nv; ++i) d_q[i * nv + i] = d_v[i * nv + i] = 1.0;
+  detail::identities(nv, d_q, d_v);
   for (int body = 0; body < model.nbodies(); ++body) {
     if (model.kind[body] != JointKind::floating) continue;
     const int start = model.v_index[body];
@@ -215,9 +220,7 @@ inline Vec3 angular_part(const double* twist) { return {twist[3], twist[4], twis
 // ∂q⁺/∂q = [[Eᵀ, −Eᵀ [u_lin]×], [0, Eᵀ]]; ∂q⁺/∂u = [[Eᵀ, 0], [0, J_r(u_ang)]].
 inline void step_integrate_jacobians(const Model& model, const double* u, double* d_q, double* d_u) {
   const int nv = model.nv;
-  std::fill(d_q, d_q + nv * nv, 0.0);
-  std::fill(d_u, d_u + nv * nv, 0.0);
-  for (int i = 0; i < nv; ++i) d_q[i * nv + i] = d_u[i * nv + i] = 1.0;
+  detail::identities(nv, d_q, d_u);
   for (int body = 0; body < model.nbodies(); ++body) {
     if (model.kind[body] != JointKind::floating) continue;
     const int start = model.v_index[body];
