@@ -217,7 +217,8 @@ def test_a_ball_rolling_without_slipping_keeps_its_centre_at_its_radius(dt):
     and 60 Hz: rolling without slipping needs no force, so its centre stays at height R and moves at
     2 m/s (closed forms). Its twist turns about the contact point: the step's position update moves the
     centre straight (the world-frame velocity, as the contact row sees it), where the SE(3) exponential
-    moved it along that arc, R (1 − cos ω Δt) into the ground every step."""
+    moved it along that arc, R (1 − cos ω Δt) into the ground every step; and the body-frame velocity's
+    turn is applied after the step, where before the contact rows it lifted the contact point off."""
     radius, speed = 0.1, 2.0
     world = World(ball_model(radius), dt=dt)
     q0 = np.r_[0.0, 0.0, radius, IDENTITY]
