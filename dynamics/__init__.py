@@ -23,6 +23,8 @@ from .algorithms import (
     rnea,
     rnea_derivatives,
     rnea_parameter_derivatives,
+    step_integrate,
+    step_integrate_jacobians,
     tangent_maps,
 )
 from .collision_model import CollisionDistances, CollisionModel, disabled_collision_pairs
@@ -73,6 +75,8 @@ __all__ = [
     "random_configuration",
     "integrate",
     "integrate_jacobians",
+    "step_integrate",
+    "step_integrate_jacobians",
     "difference",
     "tangent_maps",
     "frame_placement",

@@ -23,6 +23,8 @@ __all__ = [
     "random_configuration",
     "integrate",
     "integrate_jacobians",
+    "step_integrate",
+    "step_integrate_jacobians",
     "difference",
     "tangent_maps",
     "frame_placement",
@@ -153,7 +155,7 @@ def _log_pose(quaternion: FloatArray, translation: FloatArray) -> FloatArray:
     return np.concatenate([np.linalg.solve(V, translation[..., None])[..., 0], w], 1)
 
 
-# integrate and integrate_jacobians leave q and v to the native checks (shapes, finite values,
+# integrate, step_integrate and their Jacobians leave q and v to the native checks (shapes, finite values,
 # floating joints' quaternions), whose errors name them.
 
 
@@ -172,6 +174,26 @@ def integrate_jacobians(model: Model, q: ArrayLike, v: ArrayLike) -> tuple[Float
         raise ValueError("integrate_jacobians takes one state: q (nq,), v (nv,)")
     d_q, d_v = _native_dynamics.integrate_jacobians(model._native, q, v)
     return d_q, d_v
+
+
+def step_integrate(model: Model, q: ArrayLike, u: ArrayLike) -> FloatArray:
+    """The simulation step's position update q⁺ = q ⊞ u (:class:`~dcol.dynamics.World` steps by
+    q ⊞ (Δt v⁺ + δq)): as :func:`integrate`, except that a floating joint's origin moves straight by
+    R u[:3] (u[:3] body-frame, as the velocity) while its orientation turns by R exp(u[3:]) as in
+    integrate. A ball rolling without slipping then keeps its centre at its height, where integrate's
+    screw motion would lower it. q (nq,) or (N, nq), u (nv,) or (N, nv)."""
+    return _native_dynamics.step_integrate(model._native, q, u)
+
+
+def step_integrate_jacobians(model: Model, q: ArrayLike, u: ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """(∂q⁺/∂q, ∂q⁺/∂u), each (nv, nv), of q⁺ = step_integrate(model, q, u), in integrate's tangent
+    spaces at q and q⁺. 1-dof joints: identity blocks. A floating joint, E = exp(u[3:]):
+    [[Eᵀ, −Eᵀ [u[:3]]×], [0, Eᵀ]] and [[Eᵀ, 0], [0, J_r(u[3:])]], J_r SO(3)'s right Jacobian
+    (native/dynamics/integrate.hpp). q (nq,), u (nv,)."""
+    if np.ndim(q) == 2:
+        raise ValueError("step_integrate_jacobians takes one state: q (nq,), u (nv,)")
+    d_q, d_u = _native_dynamics.step_integrate_jacobians(model._native, q, u)
+    return d_q, d_u
 
 
 def difference(model: Model, q0: ArrayLike, q1: ArrayLike) -> FloatArray:

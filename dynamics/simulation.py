@@ -3,10 +3,16 @@
 
 One step of length Δt from the state (q, v) under joint forces τ (semi-implicit Euler, Nimble eq. 2):
 
-    (M + Δt D) v⁺ = M v − Δt (c(q, v̄) − τ) + Jᵀ f,        q⁺ = integrate(q, Δt v⁺ + δq),
+    (M + Δt D) v⁺ = M v − Δt (c(q, v̄) − τ) + Jᵀ f,        q⁺ = step_integrate(q, Δt v⁺ + δq),
 
 with the joint damping D implicit (M̃ = M + Δt D stands for M below; explicit damping of light links
-is unstable at usual time steps), δq the position correction of penetrations (below), and the
+is unstable at usual time steps), δq the position correction of penetrations (below), the position
+update :func:`~dcol.dynamics.step_integrate` (a floating joint's origin moves straight along its
+world-frame velocity R v and turns by exp(Δt ω): the contact rows constrain the contact points'
+velocities at q, and the SE(3) exponential of :func:`~dcol.dynamics.integrate` would carry a ball
+rolling without slipping along its twist's arc about the contact point, into the ground; v⁺ is taken
+in the body frames at q, a floating joint's linear part re-expressed in its turned frame after the
+step, ν⁺ → exp(Δt ω⁺ + δq_ω)ᵀ ν⁺, so the frame's turn, −ω × ν in c, is not seen by the rows), and the
 velocity terms c (Coriolis, centrifugal, gyroscopic; gravity does not depend on v) taken at the
 midpoint v̄ = (v + v_free) / 2 of the motion without impulses, v_free = v + Δt M̃⁻¹(τ − c(q, v̄)
 − D v): the implicit midpoint rule in the velocities, solved by fixed-point iteration and Newton's
@@ -47,7 +53,7 @@ island by island, the normal rows P of the penetrating contacts pose the frictio
 ``w = (A_P + κ diag A_P) f_c + β (φ_P + s) ≥ 0, f_c ≥ 0, w ⊥ f_c`` whose δq = M̃⁻¹ J_Pᵀ f_c moves each
 penetration a fraction β of the way out to the allowed penetration s (1 % of ``contact_margin``),
 κ = 10⁻³ bounding it where penetrations ask one body for opposite moves; then
-``q⁺ = integrate(q, Δt v⁺ + δq)`` with v⁺ untouched, so removing a penetration never adds kinetic
+``q⁺ = step_integrate(q, Δt v⁺ + δq)`` with v⁺ untouched, so removing a penetration never adds kinetic
 energy. Islands whose penetrations are all within s are not solved; the step Jacobians differentiate
 δq through the clamped set of f_c.
 
@@ -124,7 +130,7 @@ from .algorithms import (
     check_floating_quaternions,
     checked_configurations,
     inertial_parameters,
-    integrate_jacobians,
+    step_integrate_jacobians,
 )
 from .model import Model
 from .urdf import MeshGeometry
@@ -983,7 +989,7 @@ class _StepLinearization:
         self.world, self.q, self.v, self.tau, self.minv_JT, self.solution = world, q, v, tau, minv_JT, solution
         self.f = f
         self.dt, self.nv = world.dt, world.model.nv
-        self._integrate_v = integrate_jacobians(world.model, q, world.dt * v_next)[1]
+        self._integrate_v = step_integrate_jacobians(world.model, q, world.dt * v_next)[1]
         self._exact: dict[bool, StepJacobians] = {}  # bounce → StepJacobians at the step's own sets
 
     def jacobians(self, bounce: bool, solution: LCPSolution | NCPSolution | None = None) -> StepJacobians:

@@ -142,33 +142,40 @@ void dcol::python::bind_dynamics(py::module_& root) {
       },
       py::arg("model"), py::arg("q"), py::arg("frames"), py::arg("threads") = 1, py::arg("matrices") = false);
 
-  m.def(
-      "integrate",
-      [](BoundModel& bound, py::handle q_in, py::handle v_in, int threads) {
-        const Model& model = bound.model;
-        const Rows q = configuration(model, q_in), v = tangent(model, q, v_in, "v");
-        Array q_next = output(q, {model.nq});
-        double* out = q_next.mutable_data();
-        for_each_state(bound, q, threads,
-                       [&](Data&, py::ssize_t n) { integrate(model, q.row(n), v.row(n), out + n * model.nq); });
-        return q_next;
-      },
-      py::arg("model"), py::arg("q"), py::arg("v"), py::arg("threads") = 1);
-
-  m.def(
-      "integrate_jacobians",
-      [](BoundModel& bound, py::handle q_in, py::handle v_in, int threads) {
-        const Model& model = bound.model;
-        const Rows q = configuration(model, q_in), v = tangent(model, q, v_in, "v");
-        const py::ssize_t nv = model.nv;
-        Array d_q = output(q, {nv, nv}), d_v = output(q, {nv, nv});
-        double *dq = d_q.mutable_data(), *dv = d_v.mutable_data();
-        for_each_state(bound, q, threads, [&](Data&, py::ssize_t n) {
-          integrate_jacobians(model, v.row(n), dq + n * nv * nv, dv + n * nv * nv);
-        });
-        return py::make_tuple(d_q, d_v);
-      },
-      py::arg("model"), py::arg("q"), py::arg("v"), py::arg("threads") = 1);
+  // integrate (the tangent space's q ⊕ v) and the simulation step's own update step_integrate (q ⊞ u),
+  // with their Jacobians: the same arguments and checks.
+  using Update = void (*)(const Model&, const double*, const double*, double*);
+  using UpdateJacobians = void (*)(const Model&, const double*, double*, double*);
+  const auto bind_update = [&m](const char* name, Update update, const char* jacobians_name, UpdateJacobians jacobians,
+                                const char* tangent_name) {
+    m.def(
+        name,
+        [update, tangent_name](BoundModel& bound, py::handle q_in, py::handle v_in, int threads) {
+          const Model& model = bound.model;
+          const Rows q = configuration(model, q_in), v = tangent(model, q, v_in, tangent_name);
+          Array q_next = output(q, {model.nq});
+          double* out = q_next.mutable_data();
+          for_each_state(bound, q, threads,
+                         [&](Data&, py::ssize_t n) { update(model, q.row(n), v.row(n), out + n * model.nq); });
+          return q_next;
+        },
+        py::arg("model"), py::arg("q"), py::arg(tangent_name), py::arg("threads") = 1);
+    m.def(
+        jacobians_name,
+        [jacobians, tangent_name](BoundModel& bound, py::handle q_in, py::handle v_in, int threads) {
+          const Model& model = bound.model;
+          const Rows q = configuration(model, q_in), v = tangent(model, q, v_in, tangent_name);
+          const py::ssize_t nv = model.nv;
+          Array d_q = output(q, {nv, nv}), d_v = output(q, {nv, nv});
+          double *dq = d_q.mutable_data(), *dv = d_v.mutable_data();
+          for_each_state(bound, q, threads,
+                         [&](Data&, py::ssize_t n) { jacobians(model, v.row(n), dq + n * nv * nv, dv + n * nv * nv); });
+          return py::make_tuple(d_q, d_v);
+        },
+        py::arg("model"), py::arg("q"), py::arg(tangent_name), py::arg("threads") = 1);
+  };
+  bind_update("integrate", integrate, "integrate_jacobians", integrate_jacobians, "v");
+  bind_update("step_integrate", step_integrate, "step_integrate_jacobians", step_integrate_jacobians, "u");
 
   m.def(
       "frame_jacobian",

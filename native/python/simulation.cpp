@@ -168,13 +168,14 @@ struct JacobianBlocks {
     state_data_ = state.mutable_data();
     params_data_ = params.mutable_data();
   }
-  // The Jacobian of the step (q, v) → v_next (step_jacobians.hpp) into entry `at` of the flattened
-  // count axes. Needs no GIL.
-  void linearize(const sim::WorldSpec& spec, Workspaces& workspaces, const double* q, const double* v,
-                 const double* v_next, bool parameters, bool bounce, py::ssize_t at) {
+  // The Jacobian of the step just taken from (q, v) in workspaces.step (step_jacobians.hpp) into entry
+  // `at` of the flattened count axes. Needs no GIL.
+  void linearize(const sim::WorldSpec& spec, Workspaces& workspaces, const double* q, const double* v, bool parameters,
+                 bool bounce, py::ssize_t at) {
     std::vector<double>& jac = workspaces.jacobian;
     jac.resize(2 * nv_ * (3 * nv_ + P_));
-    sim::step_jacobians(spec, workspaces.step, workspaces.linearization, q, v, v_next, parameters, bounce, jac.data());
+    sim::step_jacobians(spec, workspaces.step, workspaces.linearization, q, v, workspaces.step.step_velocity.data(),
+                        parameters, bounce, jac.data());
     scatter_jacobian(jac.data(), nv_, P_, total_, at, state_data_, params_data_);
   }
   void put(py::dict& out, bool parameters) const {
@@ -219,8 +220,7 @@ py::dict rollout(BoundWorld& world, py::handle q0_in, py::handle v0_in, py::hand
         const double* tau_n = taus.data() + n * T * nv;
         const auto linearize = [&](int t) {
           if (derivatives)
-            blocks.linearize(spec, *workspaces, q_n + t * nq, v_n + t * nv, v_n + (t + 1) * nv, parameters, bounce,
-                             n * T + t);
+            blocks.linearize(spec, *workspaces, q_n + t * nq, v_n + t * nv, parameters, bounce, n * T + t);
         };
         status_d[n] =
             static_cast<int8_t>(sim::rollout(spec, workspaces->step, static_cast<int>(T), q0.row(n), v0.row(n), tau_n,
@@ -270,7 +270,7 @@ py::dict step_batch(BoundWorld& world, py::handle q_in, py::handle v_in, py::han
         contacts_d[n] = report.contacts;
         const sim::RolloutStatus outcome = sim::step_status(spec, report, q_d + n * nq, v_d + n * nv);
         if (outcome != sim::RolloutStatus::failed && derivatives)
-          blocks.linearize(spec, *workspaces, q.row(n), v.row(n), v_d + n * nv, parameters, bounce, n);
+          blocks.linearize(spec, *workspaces, q.row(n), v.row(n), parameters, bounce, n);
         status_d[n] = static_cast<int8_t>(outcome);
       }
       world.workspaces->give(std::move(workspaces));

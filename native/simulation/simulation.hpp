@@ -182,13 +182,17 @@ struct StepWorkspace {
   std::vector<int> friction_index;
   // The kept rows dense, J (n × nv) and M̃⁻¹Jᵀ (nv × n), with derivatives only (dense_rows).
   std::vector<double> J, minv_JT;
-  // The free motion (free_motion): a_free, v_free = v + Δt a_free, the midpoint velocity v_mid at which
-  // the velocity-product terms are taken, and for Newton's method on the midpoint equation its matrix,
-  // M and the unused ∂τ/∂q (nv × nv each), and the matrix's LU by trees.
+  // The free motion (free_motion): a_free, v_free = v + Δt a_free (in the body frames at q:
+  // dyn::step_velocity_at_start), the midpoint velocity v_mid at which the velocity-product terms are
+  // taken, and for Newton's method on the midpoint equation its matrix, M and the unused ∂τ/∂q (nv × nv
+  // each), and the matrix's LU by trees.
   std::vector<double> zero, bias, rhs, a_free, v_free, v_mid, midpoint_K, midpoint_mass, midpoint_unused;
   std::vector<double> midpoint_step;  // an iteration's change (Newton's direction) and trial point (2 nv)
   TreeBlockLU midpoint_lu;
   bool free_motion_converged = true;  // the midpoint equation solved to kMidpointTolerance
+  // The step's v⁺ in the body frames at q, before step() re-expresses it at q⁺ (dyn::step_velocity_at_end):
+  // the velocity step_jacobians differentiates.
+  std::vector<double> step_velocity;
   lcp::ActiveSetWorkspace active_set;
   // The position correction (detail::position_correction): per kept row its impulse (zero but on
   // penetrating normals), the configuration change δq = M̃⁻¹ Jᵀ f_c (nv), and one island's problem
@@ -844,7 +848,7 @@ inline void midpoint_bias(const WorldSpec& world, StepWorkspace& ws, const doubl
 // the body-frame ω × v coupling into a growth of (1 + (ω Δt)²)^½ per step. Solved from the explicit
 // a by fixed-point iteration (contracting by about |ω| Δt / 2), and by Newton's method on the
 // equation when that contracts too slowly (fast spins, large steps). Leaves the factorized M̃ in
-// ws.data and v_mid at the solution.
+// ws.data and v_mid at the solution; v_free in the body frames at q (dyn::step_velocity_at_start).
 inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double* q, const double* v,
                         const double* tau) {
   const dyn::Model& model = *world.model;
@@ -937,6 +941,7 @@ inline void free_motion(const WorldSpec& world, StepWorkspace& ws, const double*
   ws.free_motion_converged = converged;
   for (int i = 0; i < nv; ++i) ws.v_free[i] = v[i] + dt * ws.a_free[i];
   for (int i = 0; i < nv; ++i) ws.v_mid[i] = v[i] + 0.5 * dt * ws.a_free[i];
+  dyn::step_velocity_at_start(model, dt, ws.v_mid.data(), ws.v_free.data());
 }
 
 }  // namespace detail
@@ -1190,10 +1195,10 @@ inline double normal_row_gap(const StepWorkspace& ws, int r) {
 // iteration limit. Island by island, the contacts' normal rows with φ < 0 pose
 // the frictionless LCP  w = (A_P + κ diag A_P) f_c + β (φ + s) ≥ 0, f_c ≥ 0, w ⊥ f_c
 // (A_P = J_P M̃⁻¹ J_Pᵀ, s the allowed penetration, κ kCorrectionRegularization) whose δq = M̃⁻¹ J_Pᵀ f_c
-// moves each penetration a fraction β of the way out, to first order, and the step integrates
-// q ⊕ (Δt v⁺ + δq): v⁺ is left as the velocity LCP made it. Only islands with a penetration deeper
-// than s are solved. Post-stabilization in the sense of Cline & Pai (2003); the planar engine's
-// appendix (§A.7) does the same after its step.
+// moves each penetration a fraction β of the way out, to first order, and the step moves to
+// q ⊞ (Δt v⁺ + δq), its one position update (dyn::step_integrate): v⁺ is left as the velocity LCP
+// made it. Only islands with a penetration deeper than s are solved. Post-stabilization in the sense
+// of Cline & Pai (2003); the planar engine's appendix (§A.7) does the same after its step.
 template <class AllowedDepth>
 inline void correct_positions(const WorldSpec& world, StepWorkspace& ws, StepReport& report, double beta,
                               const AllowedDepth& allowed_depth) {
@@ -1247,7 +1252,7 @@ inline std::pair<int, int> contact_pair(const StepWorkspace& ws, int k) {
 // (kMispredictionTolerance's note) could leave a contact deeper than predicted by more than the
 // tolerance, the contacts found again at q_next, and if one of them did miss by that much, each pair's
 // contacts deeper than the deepest of its predicted ones (and than the allowed penetration) moved out
-// to that depth by the position correction's LCP with β = 1 at that pose, q_next ⊕ δq_c, a few times
+// to that depth by the position correction's LCP with β = 1 at that pose, q_next ⊞ δq_c, a few times
 // over. Only q moves: the velocity keeps what the step made it.
 inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace& ws, const double* dq, double* q_next,
                                           StepReport& report) {
@@ -1313,7 +1318,7 @@ inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace&
     if (!missed) return;
     correct_positions(world, at, report, 1.0, allowed_depth);
     ws.projected_q.assign(q_next, q_next + nq);
-    dyn::integrate(*world.model, ws.projected_q.data(), at.correction_dq.data(), q_next);
+    dyn::step_integrate(*world.model, ws.projected_q.data(), at.correction_dq.data(), q_next);
   }
 }
 
@@ -1358,11 +1363,13 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   ws.previous_sets = ws.sets;
   ws.has_previous = true;
 
-  // q⁺ = q ⊕ (Δt v⁺ + δq).
+  // q⁺ = q ⊞ (Δt v⁺ + δq).
   detail::position_correction(world, ws, report);
   next_velocity(world, ws, v_next);
   for (int i = 0; i < nv; ++i) ws.rhs[i] = world.dt * v_next[i] + ws.correction_dq[i];
-  dyn::integrate(*world.model, q, ws.rhs.data(), q_next);
+  dyn::step_integrate(*world.model, q, ws.rhs.data(), q_next);
+  ws.step_velocity.assign(v_next, v_next + nv);
+  dyn::step_velocity_at_end(*world.model, ws.rhs.data(), v_next);
   for (const auto& correction : ws.limit_corrections) q_next[correction.q_index] += correction.delta;
   detail::project_mispredicted_contacts(world, ws, ws.rhs.data(), q_next, report);
   return report;

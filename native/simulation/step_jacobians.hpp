@@ -60,6 +60,7 @@ struct LinearizationWorkspace {
   std::vector<double> relative, G, d_point, d_frame, d_separation, d_relative;
   std::vector<double> integrate_q, integrate_v, impulse_map, bounce_scratch, bounce_position, v_next;
   std::vector<int> bounce_rows;
+  std::vector<double> d_step;  // ∂(Δt v⁺ + δq) (nv × columns)
   // The position correction's derivatives (correction_derivatives): its rows that push, dA products,
   // the system (A_CC + κ diag A_CC, LU) and its right-hand sides and solutions, and ∂δq/∂X
   // (nv × columns).
@@ -654,7 +655,8 @@ inline bool bounce_terms(const WorldSpec& world, const Columns& cols, StepWorksp
 
 // After step(world, ws, q, v, tau, q_next, v_next, true): jacobian (2 nv × columns, row-major) of that
 // step, its columns [q, v, τ] and with parameters [π, μ, e]; bounce: the elastic-bounce correction
-// (the default of dynamics/simulation.py's Step.jacobians).
+// (the default of dynamics/simulation.py's Step.jacobians). v_next: the step's v⁺ in the body frames at
+// q (ws.step_velocity; step() returns it re-expressed at q⁺).
 inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw, const double* q,
                            const double* v, const double* v_next, bool parameters, bool bounce, double* jacobian) {
   using detail::multiply;
@@ -710,6 +712,7 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
     for (int j = 0; j < nv; ++j) lw.d_free[static_cast<size_t>(i) * D + cols.tau + j] = dt * lw.Kinv[i * nv + j];
   }
   multiply(nv, nv, np, -dt, lw.Kinv.data(), nv, lw.regressor.data(), np, lw.d_free.data() + cols.params, D, true);
+  dyn::step_velocity_at_start_jacobian(model, dt, ws.v_mid.data(), D, cols.v, lw.d_free.data());
 
   // The rows' derivatives, then db = ∂(J v_free + b_extra) (n × D).
   detail::row_derivatives(world, ws, lw);
@@ -750,14 +753,14 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
     }
   }
 
-  // q⁺ = q ⊕ (Δt v⁺ + δq): q_jac = integrate_v (Δt v_jac + ∂δq) + [integrate_q, 0, …]; then the
+  // q⁺ = q ⊞ (Δt v⁺ + δq): q_jac = integrate_v (Δt v_jac + ∂δq) + [integrate_q, 0, …]; then the
   // bounce terms.
   lw.integrate_q.resize(static_cast<size_t>(nv) * nv);
   lw.integrate_v.resize(static_cast<size_t>(nv) * nv);
   lw.u.resize(nv);
   detail::correction_derivatives(world, cols, ws, lw, q);
   for (int i = 0; i < nv; ++i) lw.u[i] = dt * v_next[i] + ws.correction_dq[i];
-  dyn::integrate_jacobians(model, lw.u.data(), lw.integrate_q.data(), lw.integrate_v.data());
+  dyn::step_integrate_jacobians(model, lw.u.data(), lw.integrate_q.data(), lw.integrate_v.data());
   const bool bounced = bounce && n > 0 && detail::bounce_terms(world, cols, ws, lw, v);
   lw.q_jac.resize(static_cast<size_t>(nv) * D);
   multiply(nv, nv, D, dt, lw.integrate_v.data(), nv, lw.v_jac.data(), D, lw.q_jac.data(), D, false);
@@ -769,6 +772,15 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   // A passed limit's correction −β gap (1-dof joints: the tangent is the coordinate).
   for (const auto& correction : ws.limit_corrections)
     lw.q_jac[static_cast<size_t>(correction.v_index) * D + cols.q + correction.v_index] -= world.baumgarte;
+  // v⁺ re-expressed at q⁺ (dyn::step_velocity_at_end) through u's derivative, the one q_jac takes.
+  lw.d_step.resize(static_cast<size_t>(nv) * D);
+  for (int i = 0; i < nv; ++i)
+    for (int d = 0; d < D; ++d) {
+      const size_t at = static_cast<size_t>(i) * D + d;
+      lw.d_step[at] = dt * lw.v_jac[at] + lw.correction_jac[at];
+      if (bounced && d >= cols.q && d < cols.q + nv) lw.d_step[at] -= lw.tau_q[i * nv + d - cols.q];
+    }
+  dyn::step_velocity_at_end_jacobian(model, lw.u.data(), v_next, lw.d_step.data(), D, lw.v_jac.data());
   std::copy(lw.q_jac.begin(), lw.q_jac.end(), jacobian);
   std::copy(lw.v_jac.begin(), lw.v_jac.end(), jacobian + static_cast<size_t>(nv) * D);
 }

@@ -8,6 +8,7 @@ finite-difference step), where the step is differentiable.
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
 from dcol.dynamics import (
     ModelBuilder,
@@ -20,6 +21,8 @@ from dcol.dynamics import (
     minverse,
     neutral,
     random_configuration,
+    step_integrate,
+    step_integrate_jacobians,
 )
 from dcol.geom import Box, ConvexMesh, Sphere
 
@@ -228,6 +231,20 @@ def test_two_moving_bodies_collide():
     assert step.bouncing.all()
 
 
+def test_ball_rolling_and_pressed_into_the_ground():
+    """A turned ball 0.5 mm into the ground, rolling along x at 2 m/s with ω = 20 rad/s about y (a turn
+    of 0.2 rad per 10 ms step), landing at 0.5 m/s, pushed and twisted: every row clamps, and the step's
+    position update (its straight translation, its turn and the position correction with them) against
+    central differences."""
+    world = World(_free_body_model([(Sphere(0.1), 1.0, np.eye(3) * 4e-3)]), dt=1e-2, friction=0.8)
+    q = _pose([0.1, -0.2, 0.0995], (1, 2, 3), 0.7)
+    to_body = Rotation.from_quat(q[3:], scalar_first=True).inv()
+    v = np.r_[to_body.apply([2.0, 0.0, -0.5]), to_body.apply([0.0, 20.0, 0.0])]
+    step = _assert_jacobians_match(world, q, v, np.array([0.0, 0.0, 0.0, 0.05, 0.0, 0.1]), with_params=False)
+    assert len(step.contacts) == 1 and step.lcp.clamping.all()
+    assert step.contacts.separation[0] < -1e-4  # deeper than the allowed 1 % of the margin: corrected
+
+
 def test_free_flight_is_pure_dynamics():
     """Without contact the step Jacobian is the dynamics' and integration's alone."""
     model = _box_model()
@@ -307,23 +324,42 @@ def test_warm_start_gives_the_cold_solution():
     np.testing.assert_allclose(warm.impulses, cold.impulses, atol=1e-12)
 
 
-def test_integrate_jacobians_against_finite_differences():
+@pytest.mark.parametrize(
+    ("update", "update_jacobians"), [(integrate, integrate_jacobians), (step_integrate, step_integrate_jacobians)]
+)
+def test_integrate_jacobians_against_finite_differences(update, update_jacobians):
+    """(∂q⁺/∂q, ∂q⁺/∂u) of integrate and of the step's update, in integrate's tangent spaces."""
     free_body = _free_body_model([(Sphere(0.1), 1.0, np.eye(3) * 4e-3)])
     rng = np.random.default_rng(2)
     for model, scale in ((free_body, 1.0), (free_body, 20.0), (load_dataset_robot("half_cheetah"), 1.0)):
         q = random_configuration(model, rng)
-        v = scale * rng.normal(size=model.nv)  # 20: turns of several radians (the series' squarings)
-        d_q, d_v = integrate_jacobians(model, q, v)
-        q_next = integrate(model, q, v)
+        u = scale * rng.normal(size=model.nv)  # 20: turns of several radians (the series' squarings)
+        d_q, d_u = update_jacobians(model, q, u)
         for k in range(model.nv):
             e = np.eye(model.nv)[k] * EPS
             by_q = difference(
-                model, integrate(model, integrate(model, q, -e), v), integrate(model, integrate(model, q, e), v)
+                model, update(model, integrate(model, q, -e), u), update(model, integrate(model, q, e), u)
             )
-            by_v = difference(model, integrate(model, q, v - e), integrate(model, q, v + e))
+            by_u = difference(model, update(model, q, u - e), update(model, q, u + e))
             np.testing.assert_allclose(d_q[:, k], by_q / (2 * EPS), atol=1e-8)
-            np.testing.assert_allclose(d_v[:, k], by_v / (2 * EPS), atol=1e-8)
-        assert np.allclose(q_next, integrate(model, q, v))
+            np.testing.assert_allclose(d_u[:, k], by_u / (2 * EPS), atol=1e-8)
+
+
+def test_step_integrate_moves_a_free_body_straight_and_turns_it():
+    """q ⊞ u of a free body: p⁺ = p + R u[:3], R⁺ = R exp(u[3:]) (scipy's rotations), for a quaternion
+    of any norm; a 1-dof joint adds u, as integrate does."""
+    model = _free_body_model([(Sphere(0.1), 1.0, np.eye(3) * 4e-3)])
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        q, u = np.r_[rng.normal(size=3), 3.0 * rng.normal(size=4)], 2.0 * rng.normal(size=6)
+        rotation = Rotation.from_quat(q[3:], scalar_first=True)
+        moved = step_integrate(model, q, u)
+        np.testing.assert_allclose(moved[:3], q[:3] + rotation.apply(u[:3]), atol=1e-12)
+        turned = (rotation * Rotation.from_rotvec(u[3:])).as_quat(scalar_first=True)
+        np.testing.assert_allclose(moved[3:] * np.sign(moved[3] * turned[0]), turned, atol=1e-12)
+    cheetah = load_dataset_robot("half_cheetah")
+    q, u = random_configuration(cheetah, rng), rng.normal(size=cheetah.nv)
+    np.testing.assert_allclose(step_integrate(cheetah, q, u), q + u, atol=1e-15)
 
 
 def test_with_inertial_parameters_round_trip_and_checks():

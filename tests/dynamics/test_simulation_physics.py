@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 from scipy.special import ellipk
 
 from dcol.dynamics import ModelBuilder, World, load_dataset_robot
@@ -200,6 +201,33 @@ def test_ball_bounces_to_e_squared_h(restitution):
     assert 0.0 < apex - restitution**2 * h < speed * dt, (
         f"apex {apex:.6f} m vs e² h = {restitution**2 * h:.6f} m (relative error {apex / (restitution**2 * h) - 1:.2%})"
     )
+
+
+# --- 3b. rolling ------------------------------------------------------------------------------------------
+
+
+def _world_linear_velocity(q, v):
+    """R v_lin of free-body states q (N, 7), v (N, 6): the centre's velocity in the world."""
+    return Rotation.from_quat(q[:, 3:7], scalar_first=True).apply(v[:, :3])
+
+
+@pytest.mark.parametrize("dt", [0.01, 1 / 60])
+def test_a_ball_rolling_without_slipping_keeps_its_centre_at_its_radius(dt):
+    """A solid ball (R = 0.1 m) on the ground rolling at 2 m/s with ω = v / R = 20 rad/s, for 2 s at 100
+    and 60 Hz: rolling without slipping needs no force, so its centre stays at height R and moves at
+    2 m/s (closed forms). Its twist turns about the contact point: the step's position update moves the
+    centre straight (the world-frame velocity, as the contact row sees it), where the SE(3) exponential
+    moved it along that arc, R (1 − cos ω Δt) into the ground every step; and the body-frame velocity's
+    turn is applied after the step, where before the contact rows it lifted the contact point off."""
+    radius, speed = 0.1, 2.0
+    world = World(ball_model(radius), dt=dt)
+    q0 = np.r_[0.0, 0.0, radius, IDENTITY]
+    v0 = np.r_[speed, 0.0, 0.0, 0.0, speed / radius, 0.0]
+    batch = world.rollout_batch(q0[None], v0[None], np.zeros((round(2.0 / dt), 6)))
+    q, v = batch.q[0], batch.v[0]
+    assert np.abs(q[:, 2] - radius).max() <= 1e-3
+    np.testing.assert_allclose(_world_linear_velocity(q, v), np.tile([speed, 0.0, 0.0], (len(q), 1)), atol=1e-3)
+    assert q[-1, 0] == pytest.approx(speed * dt * (len(q) - 1), rel=1e-3)
 
 
 # --- 4. pendulum --------------------------------------------------------------------------------------

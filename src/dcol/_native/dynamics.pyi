@@ -7,7 +7,7 @@ import dcol._native
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['CollisionModel', 'Model', 'World', 'aba', 'aba_derivatives', 'aba_parameter_derivatives', 'crba', 'frame_jacobian', 'frame_jacobian_derivative', 'frame_poses', 'integrate', 'integrate_jacobians', 'joint_torque_regressor', 'minverse', 'minverse_derivative', 'rnea', 'rnea_derivatives']
+__all__: list[str] = ['CollisionModel', 'Model', 'World', 'aba', 'aba_derivatives', 'aba_parameter_derivatives', 'crba', 'frame_jacobian', 'frame_jacobian_derivative', 'frame_poses', 'integrate', 'integrate_jacobians', 'joint_torque_regressor', 'minverse', 'minverse_derivative', 'rnea', 'rnea_derivatives', 'step_integrate', 'step_integrate_jacobians']
 class Model:
     def __init__(self, parent: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], kind: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], placement_R: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], placement_p: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], axis: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mass: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], com: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rot_inertia: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], frame_body: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], frame_R: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], frame_p: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], gravity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> None:
         ...
@@ -65,4 +65,8 @@ def minverse_derivative(model: Model, q: typing.Any, z: typing.Any, threads: typ
 def rnea(model: Model, q: typing.Any, v: typing.Any, a: typing.Any, gravity: bool = True, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> numpy.typing.NDArray[numpy.float64]:
     ...
 def rnea_derivatives(model: Model, q: typing.Any, v: typing.Any, a: typing.Any, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
+    ...
+def step_integrate(model: Model, q: typing.Any, u: typing.Any, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> numpy.typing.NDArray[numpy.float64]:
+    ...
+def step_integrate_jacobians(model: Model, q: typing.Any, u: typing.Any, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64]]:
     ...

@@ -5,6 +5,7 @@ sliding box against the 3-D World."""
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 from scipy.special import ellipk
 
 from dcol.dynamics import ModelBuilder, World, load_dataset_robot
@@ -228,8 +229,9 @@ def test_disk_on_a_ramp_agrees_with_the_3d_world(mu, speed):
     that it starts to roll (μ = 0.5 at rest), or slips (the others): one planar step on a turned
     ground gives the velocities along and across the ramp and the spin of the 3-D World's step of a
     ball with the disk's inertia (m r²/2) on its flat ground under gravity turned by the same angle
-    (the x–z plane seen from −y: the spin changes sign). Positions are left out: the World
-    integrates a free body on SE(3)."""
+    (the x–z plane seen from −y: the spin changes sign), the World's in the world frame (its velocity
+    is the body's, in the body turned by the step); and the moves of the centre, both engines moving it
+    straight by Δt times its velocity."""
     theta, radius, mass, dt = 0.3, 0.1, 1.0, 2e-3
     gravity = (G * np.sin(theta), 0.0, -G * np.cos(theta))
     ball = floating_bodies(ModelBuilder(gravity=gravity), [("disk", mass, 0.5 * mass * radius**2, Sphere(radius))])
@@ -243,4 +245,10 @@ def test_disk_on_a_ramp_agrees_with_the_3d_world(mu, speed):
     step = world.step(positions, [[0, 0, 0], [0.0, *(speed * downhill)]])
     disk = step.velocities[1]
     planar = [disk[1:] @ downhill, disk[1:] @ normal, -disk[0]]
-    np.testing.assert_allclose(planar, spatial.v[[0, 2, 4]], rtol=0, atol=1e-8)
+    turned = Rotation.from_quat(spatial.q[3:], scalar_first=True)
+    world_velocity = np.r_[turned.apply(spatial.v[:3]), turned.apply(spatial.v[3:])]
+    np.testing.assert_allclose(planar, world_velocity[[0, 2, 4]], rtol=0, atol=1e-8)
+    moved = step.positions[1, 1:] - radius * normal
+    np.testing.assert_allclose(
+        [moved @ downhill, moved @ normal], spatial.q[[0, 2]] - [0.0, radius], rtol=0, atol=1e-10
+    )
