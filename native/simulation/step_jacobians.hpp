@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "dynamics/aba_derivatives.hpp"
 #include "dynamics/integrate.hpp"
 #include "dynamics/kinematics.hpp"
 #include "dynamics/regressor.hpp"
@@ -27,9 +28,9 @@
 namespace dcol::sim {
 
 struct LinearizationWorkspace {
-  // M̃⁻¹, the inverse dynamics' derivatives and regressor, and the free motion's (M̃ + Δt/2 ∂τ/∂v)⁻¹
-  // (mass holds the matrix, K_lu its LU by trees).
-  std::vector<double> Minv, dtau_dq, dtau_dv, mass, regressor, Kinv;
+  // The inverse dynamics' derivatives and regressor, and the free motion's (M̃ + Δt/2 ∂τ/∂v)⁻¹ (mass
+  // holds the matrix, K_lu its LU by trees).
+  std::vector<double> dtau_dq, dtau_dv, mass, regressor, Kinv;
   TreeBlockLU K_lu;
   std::vector<double> body_dJ;       // scene body → 6 × nv × nv, [row][column][direction]
   std::vector<uint8_t> has_body_dJ;  // scene body → whether body_dJ holds it this step
@@ -55,17 +56,19 @@ struct LinearizationWorkspace {
   std::vector<int> clamped_island, mode_island;
   // drop_idle_rows: the rows kept, and each row's place among them (−1: dropped).
   std::vector<int> kept_rows, kept_position;
+  // M̃⁻¹ Jᵀ f = v⁺ − v_free for the step's impulses f, and its derivatives at fixed f (nv × nv, nv × np).
+  std::vector<double> impulse_response, impulse_d_q, impulse_d_params;
   // Scratch of the products and of one contact's row derivatives.
-  std::vector<double> y, u, d_q, d_params, tau_q, tau_v, tau_m, regressor_y;
+  std::vector<double> y, u, d_q, d_params, tau_q, regressor_y;
   std::vector<double> relative, G, d_point, d_frame, d_separation, d_relative;
   std::vector<double> integrate_q, integrate_v, impulse_map, bounce_scratch, bounce_position, v_next;
   std::vector<int> bounce_rows;
   // The position correction's derivatives (correction_derivatives): its rows that push, dA products,
-  // the system (A_CC + κ diag A_CC, LU) and its right-hand sides and solutions, and ∂δq/∂X
-  // (nv × columns).
+  // the system (A_CC + κ diag A_CC, LU) and its right-hand sides and solutions, ∂δq/∂X (nv × columns)
+  // and ∂(M̃⁻¹ Jᵀ f_c) at fixed f_c (nv × nv, nv × np).
   std::vector<int> correction_clamped, correction_pivot;
-  std::vector<double> correction_dA, correction_rhs, correction_K, correction_column, correction_df, correction_unit,
-      correction_jac;
+  std::vector<double> correction_dA, correction_rhs, correction_K, correction_column, correction_df, correction_jac,
+      correction_d_q, correction_d_params;
 };
 
 namespace detail {
@@ -101,37 +104,36 @@ struct Columns {
         e(parameters ? params + np + 1 : -1) {}
 };
 
-// ∂(M̃⁻¹ Jᵀ u)/∂q into lw.d_q (nv × nv) and /∂π into lw.d_params (nv × np) at fixed u (n),
-// for y = M̃⁻¹ Jᵀ u (after lw holds M̃⁻¹ and dJ): (δM) y is the derivative of rnea(q, 0, y) without
-// gravity, and (∂M/∂π) y its regressor.
+// ∂(M̃⁻¹ Jᵀ u)/∂q into d_q (nv × nv) and /∂π into d_params (nv × np) at fixed u (n), for
+// y = M̃⁻¹ Jᵀ u (after lw holds dJ, and ws.data the dynamics at q and M̃'s factor): M̃⁻¹ (dJᵀ u − (δM) y)
+// with (δM) y the derivative of rnea(q, 0, y) without gravity (dyn::mass_product_derivative), and
+// −M̃⁻¹ (∂M/∂π) y with (∂M/∂π) y its regressor; M̃⁻¹ by the tree-sparse factor.
 inline void minv_JT_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws,
-                                LinearizationWorkspace& lw, const double* q, const double* u, const double* y) {
+                                LinearizationWorkspace& lw, const double* q, const double* u, const double* y,
+                                double* d_q, double* d_params) {
   const dyn::Model& model = *world.model;
   const int nv = model.nv, n = static_cast<int>(ws.kept.size()), np = cols.np;
-  dyn::rnea_derivatives(model, ws.data, q, ws.zero.data(), y, lw.tau_q.data(), lw.tau_v.data(), lw.tau_m.data(), false);
-  for (int i = 0; i < nv * nv; ++i) lw.tau_q[i] = -lw.tau_q[i];  // −(δM) y
-  for (int r = 0; r < n; ++r) {                                  // + dJᵀ u
+  dyn::mass_product_derivative(model, ws.data, y, d_q);
+  for (int i = 0; i < nv * nv; ++i) d_q[i] = -d_q[i];  // −(δM) y
+  for (int r = 0; r < n; ++r) {                        // + dJᵀ u
     if (u[r] == 0.0) continue;
     const int* dofs = lw.dJ_dofs.data() + lw.dJ_start[r];
     const int a = lw.dJ_count[r];
     const double* dJr = lw.dJ.data() + lw.dJ_offset[r];
     for (int ci = 0; ci < a; ++ci)
-      for (int di = 0; di < a; ++di) lw.tau_q[dofs[ci] * nv + dofs[di]] += u[r] * dJr[ci * a + di];
+      for (int di = 0; di < a; ++di) d_q[dofs[ci] * nv + dofs[di]] += u[r] * dJr[ci * a + di];
   }
-  multiply(nv, nv, nv, 1.0, lw.Minv.data(), nv, lw.tau_q.data(), nv, lw.d_q.data(), nv, false);
+  dyn::solve_mass_matrix(model, ws.data, d_q, nv);
   if (np == 0) return;
-  dyn::joint_torque_regressor(model, ws.data, q, ws.zero.data(), y, lw.regressor_y.data(), false);
-  multiply(nv, nv, np, -1.0, lw.Minv.data(), nv, lw.regressor_y.data(), np, lw.d_params.data(), np, false);
+  dyn::joint_torque_regressor(model, ws.data, q, ws.zero.data(), y, d_params, false);
+  dyn::negated_mass_matrix_solve(model, ws.data, d_params, np);
 }
 
-// (∂A/∂X) u (n × columns) for A = J M̃⁻¹ Jᵀ: only q and π move it.
-inline void dA_product(const WorldSpec& world, const Columns& cols, StepWorkspace& ws, LinearizationWorkspace& lw,
-                       const double* q, const double* u, double* out) {
+// (∂A/∂X) u into out (n × columns) for A = J M̃⁻¹ Jᵀ (only q and π move it), from y = M̃⁻¹ Jᵀ u and
+// ∂(M̃⁻¹ Jᵀ u) at fixed u (minv_JT_derivatives' d_q and d_params): dJ y + J ∂(M̃⁻¹ Jᵀ u).
+inline void dA_from(const Columns& cols, StepWorkspace& ws, LinearizationWorkspace& lw, const double* y,
+                    const double* d_q, const double* d_params, double* out) {
   const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), np = cols.np;
-  lw.y.assign(nv, 0.0);
-  for (int i = 0; i < nv; ++i)
-    for (int r = 0; r < n; ++r) lw.y[i] += ws.minv_JT[static_cast<size_t>(i) * n + r] * u[r];
-  minv_JT_derivatives(world, cols, ws, lw, q, u, lw.y.data());
   std::fill(out, out + static_cast<size_t>(n) * cols.D, 0.0);
   for (int r = 0; r < n; ++r) {
     double* row = out + static_cast<size_t>(r) * cols.D + cols.q;
@@ -139,10 +141,28 @@ inline void dA_product(const WorldSpec& world, const Columns& cols, StepWorkspac
     const int a = lw.dJ_count[r];
     const double* dJr = lw.dJ.data() + lw.dJ_offset[r];
     for (int ci = 0; ci < a; ++ci)
-      for (int di = 0; di < a; ++di) row[dofs[di]] += dJr[ci * a + di] * lw.y[dofs[ci]];
+      for (int di = 0; di < a; ++di) row[dofs[di]] += dJr[ci * a + di] * y[dofs[ci]];
   }
-  multiply(n, nv, nv, 1.0, ws.J.data(), nv, lw.d_q.data(), nv, out + cols.q, cols.D, true);
-  multiply(n, nv, np, 1.0, ws.J.data(), nv, lw.d_params.data(), np, out + cols.params, cols.D, true);
+  multiply(n, nv, nv, 1.0, ws.J.data(), nv, d_q, nv, out + cols.q, cols.D, true);
+  multiply(n, nv, np, 1.0, ws.J.data(), nv, d_params, np, out + cols.params, cols.D, true);
+}
+
+// (∂A/∂X) u (n × columns) for any u (n).
+inline void dA_product(const WorldSpec& world, const Columns& cols, StepWorkspace& ws, LinearizationWorkspace& lw,
+                       const double* q, const double* u, double* out) {
+  const int nv = cols.nv, n = static_cast<int>(ws.kept.size());
+  lw.y.assign(nv, 0.0);
+  for (int i = 0; i < nv; ++i)
+    for (int r = 0; r < n; ++r) lw.y[i] += ws.minv_JT[static_cast<size_t>(i) * n + r] * u[r];
+  minv_JT_derivatives(world, cols, ws, lw, q, u, lw.y.data(), lw.d_q.data(), lw.d_params.data());
+  dA_from(cols, ws, lw, lw.y.data(), lw.d_q.data(), lw.d_params.data(), out);
+}
+
+// (∂A/∂X) f (n × columns) for the step's impulses f, from what step_jacobians formed before the
+// contact derivatives: M̃⁻¹ Jᵀ f = v⁺ − v_free (lw.impulse_response) and ∂(M̃⁻¹ Jᵀ f) at fixed f, which
+// v⁺'s Jacobian needs too (lw.impulse_d_q, lw.impulse_d_params).
+inline void dA_impulses(const Columns& cols, StepWorkspace& ws, LinearizationWorkspace& lw, double* out) {
+  dA_from(cols, ws, lw, lw.impulse_response.data(), lw.impulse_d_q.data(), lw.impulse_d_params.data(), out);
 }
 
 // dJ (n × nv × nv) and d_gap (n × nv) of the kept rows (Nimble §V, App. C): a contact row is
@@ -285,7 +305,12 @@ inline void lcp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
     for (int p = 0; p < nc; ++p) lw.clamped_island[p] = ws.island_of[C[p]];
     lw.clamped_decomposition.factor(nc, lw.K.data(), lw.clamped_island.data());
     // rhs (columns × nc) = (dA f + db)_C, plus A_CB d(f_B) in μ's column; df_C = −K⁺ rhs.
-    dA_product(world, cols, ws, lw, q, lw.f_clamped.data(), lw.dAz.data());
+    // At a solution the bounded entries sit at their bounds and f_clamped is f itself: its dA product
+    // is the step's own (an iterate stopped at the limit may differ).
+    if (std::equal(lw.f_clamped.begin(), lw.f_clamped.end(), ws.f.begin()))
+      dA_impulses(cols, ws, lw, lw.dAz.data());
+    else
+      dA_product(world, cols, ws, lw, q, lw.f_clamped.data(), lw.dAz.data());
     lw.rhs.resize(static_cast<size_t>(D) * nc);
     for (int p = 0; p < nc; ++p) {
       const size_t i = C[p];
@@ -387,7 +412,7 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
     for (int j = 0; j < 3; ++j) lw.z[3 * k + j] = ws.ncp_lambda[entry(k, j)];
   lw.K_decomposition.solve_transposed(lw.z.data());
   // dv's explicit part dG λ + dg by NCP entry (via the entries' rows), and dG ẑ.
-  dA_product(world, cols, ws, lw, q, ws.f.data(), lw.dAz.data());
+  dA_impulses(cols, ws, lw, lw.dAz.data());
   const auto explicit_dv = [&](int e, int d) {
     const int row = ws.ncp_row[e];
     return row < 0 ? 0.0 : lw.dAz[static_cast<size_t>(row) * D + d] + lw.db[static_cast<size_t>(row) * D + d];
@@ -541,9 +566,11 @@ inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, Linearizat
 // ∂δq/∂X (nv × columns) into lw.correction_jac for the position correction δq = M̃⁻¹ Jᵀ f_c
 // (detail::position_correction): on its rows C with f_c > 0, (A_CC + κ diag A_CC) f_C = −β (φ_C + s), so
 //   (A_CC + κ diag A_CC) df_C = −(dA f_c)_C − κ diag(dA)_C f_C − β dφ_C,
-// and dδq = M̃⁻¹ Jᵀ df_c + ∂(M̃⁻¹ Jᵀ f_c) at fixed f_c.
-inline void correction_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws,
+// and dδq = M̃⁻¹ Jᵀ df_c + ∂(M̃⁻¹ Jᵀ f_c) at fixed f_c. Returns false when there is none (no row pushes,
+// or A_CC is singular): correction_jac is zero then.
+inline bool correction_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws,
                                    LinearizationWorkspace& lw, const double* q) {
+  const dyn::Model& model = *world.model;
   const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), D = cols.D, np = cols.np;
   lw.correction_jac.assign(static_cast<size_t>(nv) * D, 0.0);
   std::vector<int>& C = lw.correction_clamped;
@@ -551,24 +578,43 @@ inline void correction_derivatives(const WorldSpec& world, const Columns& cols, 
   for (int r = 0; r < n; ++r)
     if (ws.correction_f[r] > 0.0) C.push_back(r);
   const int c = static_cast<int>(C.size());
-  if (c == 0) return;
+  if (c == 0) return false;
+  // ∂(M̃⁻¹ Jᵀ f_c) at fixed f_c (M̃⁻¹ Jᵀ f_c = δq), for dA f_c and for dδq.
+  lw.correction_d_q.resize(static_cast<size_t>(nv) * nv);
+  lw.correction_d_params.resize(static_cast<size_t>(nv) * np);
+  minv_JT_derivatives(world, cols, ws, lw, q, ws.correction_f.data(), ws.correction_dq.data(), lw.correction_d_q.data(),
+                      lw.correction_d_params.data());
   lw.correction_dA.resize(static_cast<size_t>(n) * D);
   lw.correction_rhs.assign(static_cast<size_t>(c) * D, 0.0);
-  dA_product(world, cols, ws, lw, q, ws.correction_f.data(), lw.correction_dA.data());
+  dA_from(cols, ws, lw, ws.correction_dq.data(), lw.correction_d_q.data(), lw.correction_d_params.data(),
+          lw.correction_dA.data());
   for (int a = 0; a < c; ++a) {
     double* row = lw.correction_rhs.data() + static_cast<size_t>(a) * D;
     const double* dAf = lw.correction_dA.data() + static_cast<size_t>(C[a]) * D;
     for (int d = 0; d < D; ++d) row[d] = -dAf[d];
     for (int d = 0; d < nv; ++d) row[cols.q + d] -= world.baumgarte * lw.d_gap[static_cast<size_t>(C[a]) * nv + d];
   }
-  // κ d(A_ii) f_i, A_ii's derivative as row i of (∂A/∂X) e_i.
+  // κ d(A_ii) f_i: A_ii = J_i y_i with y_i = M̃⁻¹ J_iᵀ (column i of M̃⁻¹Jᵀ), and J_i M̃⁻¹ dJ_iᵀ = dJ_i y_i,
+  // so d(A_ii) = 2 dJ_i y_i − y_iᵀ (δM) y_i, and −y_iᵀ (∂M/∂π) y_i in π's columns.
+  lw.y.resize(nv);
   for (int a = 0; a < c; ++a) {
-    lw.correction_unit.assign(n, 0.0);
-    lw.correction_unit[C[a]] = 1.0;
-    dA_product(world, cols, ws, lw, q, lw.correction_unit.data(), lw.correction_dA.data());
-    const double* dAii = lw.correction_dA.data() + static_cast<size_t>(C[a]) * D;
+    const int i = C[a];
+    for (int j = 0; j < nv; ++j) lw.y[j] = ws.minv_JT[static_cast<size_t>(j) * n + i];
+    const double weight = kCorrectionRegularization * ws.correction_f[i];
     double* row = lw.correction_rhs.data() + static_cast<size_t>(a) * D;
-    for (int d = 0; d < D; ++d) row[d] -= kCorrectionRegularization * dAii[d] * ws.correction_f[C[a]];
+    const int* dofs = lw.dJ_dofs.data() + lw.dJ_start[i];
+    const int count = lw.dJ_count[i];
+    const double* dJi = lw.dJ.data() + lw.dJ_offset[i];
+    for (int ci = 0; ci < count; ++ci)
+      for (int di = 0; di < count; ++di) row[cols.q + dofs[di]] -= weight * 2.0 * dJi[ci * count + di] * lw.y[dofs[ci]];
+    dyn::mass_product_derivative(model, ws.data, lw.y.data(), lw.tau_q.data());
+    for (int j = 0; j < nv; ++j)
+      for (int d = 0; d < nv; ++d) row[cols.q + d] += weight * lw.y[j] * lw.tau_q[j * nv + d];
+    if (np == 0) continue;
+    dyn::joint_torque_regressor(model, ws.data, q, ws.zero.data(), lw.y.data(), lw.regressor_y.data(), false);
+    for (int j = 0; j < nv; ++j)
+      for (int p = 0; p < np; ++p)
+        row[cols.params + p] += weight * lw.y[j] * lw.regressor_y[static_cast<size_t>(j) * np + p];
   }
   // A_CC + κ diag A_CC by LU, solved for each column.
   lw.correction_K.resize(static_cast<size_t>(c) * c);
@@ -578,7 +624,7 @@ inline void correction_derivatives(const WorldSpec& world, const Columns& cols, 
     lw.correction_K[static_cast<size_t>(a) * c + a] *= 1.0 + kCorrectionRegularization;
   }
   lw.correction_pivot.resize(c);
-  if (!lu_factor(c, lw.correction_K.data(), c, lw.correction_pivot.data())) return;
+  if (!lu_factor(c, lw.correction_K.data(), c, lw.correction_pivot.data())) return false;
   lw.correction_df.assign(static_cast<size_t>(n) * D, 0.0);
   lw.correction_column.resize(c);
   for (int d = 0; d < D; ++d) {
@@ -587,12 +633,12 @@ inline void correction_derivatives(const WorldSpec& world, const Columns& cols, 
     for (int a = 0; a < c; ++a) lw.correction_df[static_cast<size_t>(C[a]) * D + d] = lw.correction_column[a];
   }
   multiply(nv, n, D, 1.0, ws.minv_JT.data(), n, lw.correction_df.data(), D, lw.correction_jac.data(), D, false);
-  minv_JT_derivatives(world, cols, ws, lw, q, ws.correction_f.data(), ws.correction_dq.data());
   for (int i = 0; i < nv; ++i) {
     double* row = lw.correction_jac.data() + static_cast<size_t>(i) * D;
-    for (int d = 0; d < nv; ++d) row[cols.q + d] += lw.d_q[i * nv + d];
-    for (int p = 0; p < np; ++p) row[cols.params + p] += lw.d_params[static_cast<size_t>(i) * np + p];
+    for (int d = 0; d < nv; ++d) row[cols.q + d] += lw.correction_d_q[i * nv + d];
+    for (int p = 0; p < np; ++p) row[cols.params + p] += lw.correction_d_params[static_cast<size_t>(i) * np + p];
   }
+  return true;
 }
 
 // The bounce (saltation) terms (module docstring of dynamics/simulation.py): v_jac's q columns gain
@@ -672,18 +718,10 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), D = cols.D, np = cols.np;
   const double dt = world.dt, e = world.restitution;
 
-  // M̃⁻¹ from the step's factorization, symmetrized.
-  lw.Minv.assign(static_cast<size_t>(nv) * nv, 0.0);
-  for (int i = 0; i < nv; ++i) lw.Minv[i * nv + i] = 1.0;
-  dyn::solve_mass_matrix(model, ws.data, lw.Minv.data(), nv);
-  for (int i = 0; i < nv; ++i)
-    for (int j = 0; j < i; ++j)
-      lw.Minv[i * nv + j] = lw.Minv[j * nv + i] = 0.5 * (lw.Minv[i * nv + j] + lw.Minv[j * nv + i]);
-
   // Inverse dynamics' derivatives and regressor at (q, v_mid, a_free): the free motion solves
   // rnea(q, v_mid, a) + Δt D a + D v = τ with v_mid = v + Δt a / 2 (detail::free_motion), so
   // (M̃ + Δt/2 ∂τ/∂v) da = dτ − ∂τ/∂q dq − (∂τ/∂v + D) dv − Y dπ, inverted by LU (not symmetric).
-  for (auto* buffer : {&lw.dtau_dq, &lw.dtau_dv, &lw.mass, &lw.tau_q, &lw.tau_v, &lw.tau_m, &lw.d_q, &lw.Kinv})
+  for (auto* buffer : {&lw.dtau_dq, &lw.dtau_dv, &lw.mass, &lw.tau_q, &lw.d_q, &lw.Kinv})
     buffer->resize(static_cast<size_t>(nv) * nv);
   for (auto* buffer : {&lw.regressor, &lw.regressor_y, &lw.d_params}) buffer->resize(static_cast<size_t>(nv) * np);
   dyn::rnea_derivatives(model, ws.data, q, ws.v_mid.data(), ws.a_free.data(), lw.dtau_dq.data(), lw.dtau_dv.data(),
@@ -698,7 +736,14 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   if (factor_by_trees(ws, nv, lw.mass.data(), lw.K_lu)) {
     inverse_by_trees(ws, lw.K_lu, nv, lw.Kinv.data(), lw.y);
   } else {
-    lw.Kinv = lw.Minv;  // an exactly singular midpoint equation: the explicit step's linearization
+    // An exactly singular midpoint equation: the explicit step's linearization, M̃⁻¹ from the step's
+    // factorization, symmetrized.
+    std::fill(lw.Kinv.begin(), lw.Kinv.end(), 0.0);
+    for (int i = 0; i < nv; ++i) lw.Kinv[i * nv + i] = 1.0;
+    dyn::solve_mass_matrix(model, ws.data, lw.Kinv.data(), nv);
+    for (int i = 0; i < nv; ++i)
+      for (int j = 0; j < i; ++j)
+        lw.Kinv[i * nv + j] = lw.Kinv[j * nv + i] = 0.5 * (lw.Kinv[i * nv + j] + lw.Kinv[j * nv + i]);
   }
 
   // d_free = ∂v_free/∂(q, v, τ, θ) (nv × D).
@@ -731,22 +776,26 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
     if (parameters) row[cols.e] = ws.restitution_velocity[r];
   }
 
-  // v_jac = d_free + M̃⁻¹Jᵀ df + ∂(M̃⁻¹Jᵀ f)/∂X at fixed f.
+  // v_jac = d_free + M̃⁻¹Jᵀ df + ∂(M̃⁻¹Jᵀ f)/∂X at fixed f, the last first: the contact derivatives'
+  // dA f is made of it (detail::dA_impulses).
   lw.v_jac = lw.d_free;
   if (n > 0) {
+    lw.impulse_response.resize(nv);
+    for (int i = 0; i < nv; ++i) lw.impulse_response[i] = v_next[i] - ws.v_free[i];  // M̃⁻¹ Jᵀ f
+    lw.impulse_d_q.resize(static_cast<size_t>(nv) * nv);
+    lw.impulse_d_params.resize(static_cast<size_t>(nv) * np);
+    detail::minv_JT_derivatives(world, cols, ws, lw, q, ws.f.data(), lw.impulse_response.data(), lw.impulse_d_q.data(),
+                                lw.impulse_d_params.data());
     lw.dAz.resize(static_cast<size_t>(n) * D);
     if (world.ncp)
       detail::ncp_derivatives(world, cols, ws, lw, q);
     else
       detail::lcp_derivatives(world, cols, ws, lw, q);
     multiply(nv, n, D, 1.0, ws.minv_JT.data(), n, lw.df.data(), D, lw.v_jac.data(), D, true);
-    lw.u.resize(nv);
-    for (int i = 0; i < nv; ++i) lw.u[i] = v_next[i] - ws.v_free[i];  // M̃⁻¹ Jᵀ f
-    detail::minv_JT_derivatives(world, cols, ws, lw, q, ws.f.data(), lw.u.data());
     for (int i = 0; i < nv; ++i) {
       double* row = lw.v_jac.data() + static_cast<size_t>(i) * D;
-      for (int d = 0; d < nv; ++d) row[cols.q + d] += lw.d_q[i * nv + d];
-      for (int p = 0; p < np; ++p) row[cols.params + p] += lw.d_params[static_cast<size_t>(i) * np + p];
+      for (int d = 0; d < nv; ++d) row[cols.q + d] += lw.impulse_d_q[i * nv + d];
+      for (int p = 0; p < np; ++p) row[cols.params + p] += lw.impulse_d_params[static_cast<size_t>(i) * np + p];
     }
   }
 
@@ -755,13 +804,14 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   lw.integrate_q.resize(static_cast<size_t>(nv) * nv);
   lw.integrate_v.resize(static_cast<size_t>(nv) * nv);
   lw.u.resize(nv);
-  detail::correction_derivatives(world, cols, ws, lw, q);
+  const bool corrected = detail::correction_derivatives(world, cols, ws, lw, q);
   for (int i = 0; i < nv; ++i) lw.u[i] = dt * v_next[i] + ws.correction_dq[i];
   dyn::integrate_jacobians(model, lw.u.data(), lw.integrate_q.data(), lw.integrate_v.data());
   const bool bounced = bounce && n > 0 && detail::bounce_terms(world, cols, ws, lw, v);
   lw.q_jac.resize(static_cast<size_t>(nv) * D);
   multiply(nv, nv, D, dt, lw.integrate_v.data(), nv, lw.v_jac.data(), D, lw.q_jac.data(), D, false);
-  multiply(nv, nv, D, 1.0, lw.integrate_v.data(), nv, lw.correction_jac.data(), D, lw.q_jac.data(), D, true);
+  if (corrected)
+    multiply(nv, nv, D, 1.0, lw.integrate_v.data(), nv, lw.correction_jac.data(), D, lw.q_jac.data(), D, true);
   for (int i = 0; i < nv; ++i)
     for (int d = 0; d < nv; ++d)
       lw.q_jac[static_cast<size_t>(i) * D + cols.q + d] +=
