@@ -181,10 +181,6 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
   lw.body_dJ.resize(6 * block * world.num_bodies());
   lw.has_body_dJ.assign(world.num_bodies(), 0);
   lw.relative.resize(3 * nv);
-  lw.G.resize(12 * static_cast<size_t>(nv));
-  lw.d_point.resize(3 * nv);
-  lw.d_frame.resize(9 * nv);
-  lw.d_separation.resize(nv);
   for (int k = 0; k < K; ++k) {
     const int normal_row = ws.new_index[3 * k];
     if (normal_row < 0) continue;  // its tangents went with it
@@ -192,18 +188,14 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
     const ContactDerivatives& dc = ws.contact_derivatives[k];
     relative_jacobian(world, ws, k, lw.relative.data());
     const int bodies[2] = {world.shape_body[ws.keys[k].shape_a], world.shape_body[ws.keys[k].shape_b]};
-    // G (12 × nv): the rigid motions [δp_a, δθ_a, δp_b, δθ_b] of the two bodies per tangent step; the
-    // active dofs: those moving either body (the rows' other columns and directions are zero).
+    // The active dofs: those moving either body (the rows' other columns and directions are zero); G
+    // (12 × active): the rigid motions [δp_a, δθ_a, δp_b, δθ_b] of the two bodies per tangent step of
+    // each active dof.
     lw.active.clear();
     lw.is_active.assign(nv, 0);
     for (int side = 0; side < 2; ++side) {
       const int body = bodies[side], frame = world.body_frame[body];
-      double* Gs = lw.G.data() + static_cast<size_t>(6 * side) * nv;
-      if (frame < 0) {
-        std::fill(Gs, Gs + 6 * nv, 0.0);
-        continue;
-      }
-      std::copy_n(ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body, 6 * nv, Gs);
+      if (frame < 0) continue;
       if (!lw.has_body_dJ[body]) {  // the kinematics are at q
         dyn::frame_jacobian_derivative(model, ws.data, frame, lw.body_dJ.data() + 6 * block * body);
         lw.has_body_dJ[body] = 1;
@@ -212,15 +204,30 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
         for (int dof = model.v_index[b]; dof < model.v_index[b] + model.nv_of(b); ++dof)
           if (!lw.is_active[dof]) lw.is_active[dof] = 1, lw.active.push_back(dof);
     }
+    const int a = static_cast<int>(lw.active.size());
+    lw.G.resize(12 * static_cast<size_t>(a));
+    for (int side = 0; side < 2; ++side) {
+      const int body = bodies[side];
+      double* Gs = lw.G.data() + static_cast<size_t>(6 * side) * a;
+      if (world.body_frame[body] < 0) {
+        std::fill(Gs, Gs + 6 * a, 0.0);
+        continue;
+      }
+      const double* Jb = ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body;
+      for (int r = 0; r < 6; ++r)
+        for (int di = 0; di < a; ++di) Gs[r * a + di] = Jb[r * nv + lw.active[di]];
+    }
+    // The point's, the frame's and the separation's derivatives along the active dofs (3, 9, 1 × a).
+    lw.d_point.resize(3 * static_cast<size_t>(a));
+    lw.d_frame.resize(9 * static_cast<size_t>(a));
+    lw.d_separation.resize(a);
     const double (*frame_derivatives[3])[12] = {dc.normal, dc.tangent1, dc.tangent2};
-    multiply(3, 12, nv, 1.0, &dc.point[0][0], 12, lw.G.data(), nv, lw.d_point.data(), nv, false);
+    multiply(3, 12, a, 1.0, &dc.point[0][0], 12, lw.G.data(), a, lw.d_point.data(), a, false);
     for (int r = 0; r < 3; ++r)
-      multiply(3, 12, nv, 1.0, &frame_derivatives[r][0][0], 12, lw.G.data(), nv, lw.d_frame.data() + 3 * r * nv, nv,
-               false);
-    multiply(1, 12, nv, 1.0, dc.separation, 12, lw.G.data(), nv, lw.d_separation.data(), nv, false);
+      multiply(3, 12, a, 1.0, &frame_derivatives[r][0][0], 12, lw.G.data(), a, lw.d_frame.data() + 3 * r * a, a, false);
+    multiply(1, 12, a, 1.0, dc.separation, 12, lw.G.data(), a, lw.d_separation.data(), a, false);
     // d_relative[i][col][dir] = Σ_sides sign (dJ_lin − d_lever × ω − lever × dω), d_lever = d_point − J_lin,
     // over the active dofs (their positions in lw.active).
-    const int a = static_cast<int>(lw.active.size());
     lw.d_relative.assign(3 * static_cast<size_t>(a) * a, 0.0);
     for (int side = 0; side < 2; ++side) {
       const int body = bodies[side];
@@ -235,8 +242,8 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
         const double w[3] = {Jb[3 * nv + col], Jb[4 * nv + col], Jb[5 * nv + col]};
         for (int di = 0; di < a; ++di) {
           const int dir = lw.active[di];
-          const double dl[3] = {lw.d_point[dir] - Jb[dir], lw.d_point[nv + dir] - Jb[nv + dir],
-                                lw.d_point[2 * nv + dir] - Jb[2 * nv + dir]};
+          const double dl[3] = {lw.d_point[di] - Jb[dir], lw.d_point[a + di] - Jb[nv + dir],
+                                lw.d_point[2 * a + di] - Jb[2 * nv + dir]};
           const double dw[3] = {dJb[(3 * nv + col) * nv + dir], dJb[(4 * nv + col) * nv + dir],
                                 dJb[(5 * nv + col) * nv + dir]};
           const double term[3] = {
@@ -257,15 +264,15 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
       lw.dJ_dofs.insert(lw.dJ_dofs.end(), lw.active.begin(), lw.active.end());
       for (int ci = 0; ci < a; ++ci)
         for (int di = 0; di < a; ++di) {
-          const int col = lw.active[ci], dir = lw.active[di];
+          const int col = lw.active[ci];
           double s = 0.0;
           for (int i = 0; i < 3; ++i)
-            s += lw.d_frame[(3 * r + i) * nv + dir] * lw.relative[i * nv + col] +
+            s += lw.d_frame[(3 * r + i) * a + di] * lw.relative[i * nv + col] +
                  directions[r][i] * lw.d_relative[(i * a + ci) * a + di];
           lw.dJ.push_back(s);
         }
     }
-    std::copy_n(lw.d_separation.data(), nv, lw.d_gap.data() + static_cast<size_t>(normal_row) * nv);
+    for (int di = 0; di < a; ++di) lw.d_gap[static_cast<size_t>(normal_row) * nv + lw.active[di]] = lw.d_separation[di];
   }
   for (size_t l = K; l < ws.keys.size(); ++l) {  // limit rows: the gap moves with its joint
     const int row = ws.new_index[3 * K + (l - K)];
