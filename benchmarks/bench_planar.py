@@ -7,15 +7,15 @@ The scenes are stacks of 0.4 m boxes (1 kg, μ = 0.5, no restitution), five to a
 10 ms by each engine before the timed steps, so the timed steps have their contacts (two per box).
   * dcol step: PlanarWorld.step from the settled state (dynamics LCP by the interior point, Euler,
     post-stabilization); step+grad: the step and PlanarWorld.step_vjp of a cotangent on the next
-    positions and velocities (∂ of state, forces, masses, restitution, friction);
+    positions and velocities (∂ of state, forces, masses, inertias, restitution, friction, anchors;
+    native, on the forward solve's prepared KKT system);
   * pymunk: Space.step(dt), its defaults (10 solver iterations) with the collision slop set to dcol's
     contact margin and each shape's friction √0.5 (pymunk multiplies the two shapes' coefficients,
     dcol takes their mean);
   * batch: PlanarWorld.step_batch (and step_batch_vjp) of B copies of the `--batch-bodies` scene,
     each with its own small random velocities, in scenes per second, on one thread and on
-    `--threads` (step_batch runs each scene's native step without the GIL, the scenes split over
-    the threads; step_batch_vjp's KKT solves and contact geometry release the GIL, its chain rule
-    holds it).
+    `--threads` (step_batch and step_batch_vjp run each scene's native step and backward pass
+    without the GIL, the scenes split over the threads).
 
 Run: python benchmarks/bench_planar.py [--bodies 1 2 5 10 20 50 100] [--batches 1 64 1024]
          [--batch-bodies 5] [--threads 1 2] [--settle 50] [--repeats 5] [--markdown] [--quick]

@@ -36,6 +36,13 @@ from .robots import (
     load_example_robot,
     load_robot,
 )
+from .scaling_contact import (
+    ScalingContactRollout,
+    ScalingContactSimulator,
+    ScalingContactStatus,
+    ScalingContactStep,
+    solid_inertia,
+)
 from .simulation import (
     ROLLOUT_PROGRESS_STEPS,
     BatchRollout,
@@ -96,4 +103,9 @@ __all__ = [
     "CollisionModel",
     "CollisionDistances",
     "disabled_collision_pairs",
+    "ScalingContactSimulator",
+    "ScalingContactStep",
+    "ScalingContactRollout",
+    "ScalingContactStatus",
+    "solid_inertia",
 ]

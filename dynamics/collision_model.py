@@ -14,7 +14,7 @@ are q's tangent space (nv; a floating base's body-frame twist, as :func:`dcol.dy
 it). One native call per batch, the GIL released, configurations spread over threads.
 
 Pairs of polytopes (meshes' hulls), spheres, capsules and padded polygons go to GJK/EPA for the distance and to
-the root of the shapes' scaled distance for α, without a cone program; the others (cylinders, cones,
+a GJK ray cast for α, without a cone program; the others (cylinders, cones,
 ellipsoids, and overlapping shapes whose cores are flat) to the cone programs of :func:`dcol.geom.proximity`
 and :func:`dcol.geom.signed_distance` (docs/collision-constraints.md says which computes what).
 """
@@ -156,8 +156,8 @@ class CollisionModel:
     mesh_vertices : mesh collision geometry becomes the convex hull of at most this many of its vertices.
     settings : dcol.solvers.SolverSettings of the solves, default dcol.geom.DISTANCE_SETTINGS.
     method : "gjk" (default): pairs of polytopes, spheres, capsules and padded polygons by GJK/EPA and α's
-        scaled-distance iteration (module docstring), exact derivatives; where the witness points are not
-        unique (faces parallel to each other) they are those of the features GJK ends on. "cone": every pair
+        ray cast (module docstring), exact derivatives; where the witness points are not unique (faces
+        parallel to each other) they are those of the features GJK ends on. "cone": every pair
         by the cone programs, slower, whose derivatives are the barrier-smoothed problems' (an average over
         such witnesses); examples/panda_reach.py's SLSQP converges with them where it stalls with GJK's.
 

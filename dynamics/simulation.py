@@ -51,6 +51,15 @@ penetration a fraction β of the way out to the allowed penetration s (1 % of ``
 energy. Islands whose penetrations are all within s are not solved; the step Jacobians differentiate
 δq through the clamped set of f_c.
 
+Misprediction projection: the linearized contacts miss what a turn does to the second order (a face
+turned by θ about a centre at reach r lowers what rests on it by about r θ²/2, whichever way it
+turns). Where each body's turn in the step, r θ² over its reach to a contact, could leave that contact
+deeper than predicted by more than a tenth of ``contact_margin``, the contacts are found again at q⁺
+and, where one of them missed by that much, each shape pair's contacts deeper than the deepest of its
+predicted ones are moved out to that depth by the same LCP with β = 1 at q⁺ (at most three
+Gauss–Newton iterations). It moves q only, and the step Jacobians do
+not differentiate it; steps whose bodies hardly turn skip it after that bound.
+
 Step Jacobians: ∂(q⁺, v⁺)/∂(q, v, τ, θ) with θ = [π (10 per body, :func:`inertial_parameters`
 order), μ, e] by the chain rule through every term: M⁻¹, c and their derivatives (Nimble App. F;
 the midpoint equation differentiated implicitly, (M̃ + Δt/2 ∂c/∂v) da = dτ − ∂c/∂q dq − … ),

@@ -17,6 +17,10 @@ with the De Saxcé term s = Γ(v) refreshed at every iteration (as Acary et al. 
 do), penalty ρ from G's spectrum, and after 25, 50, 100, … iterations an exact solve of the
 iterate's contact modes (the equations below), kept when it solves the NCP: ADMM alone creeps along
 the null space of a rank-deficient G (many contacts on few joints) long after the modes are found.
+When that run ends without a solution, a second one as long holds s fixed while ADMM settles on the
+convex QP it defines and only then refreshes it (the fixed point on s of Acary, Cadoux, Lemaréchal
+and Malick 2011, each step a convex problem): refreshed every iteration, s can keep the iterate
+cycling with wrong modes (a box sliding on its four corners under another one, μ = 1).
 
 Gradients: with the modes fixed, the solution satisfies F(λ_C; G, g, μ) = 0 over the non-breaking
 contacts C: v_i = 0 for sticking contacts, and v_n,i = 0, λ_t,i + μ_i λ_n,i v_t,i / ‖v_t,i‖ = 0 for
@@ -109,7 +113,8 @@ def solve_contact_ncp(
     G : (3nc, 3nc) symmetric positive semidefinite Delassus matrix; g : (3nc,) free velocity; both in
     the contact frames, normal last per contact. mu : (nc,) friction coefficients ≥ 0 (or a scalar).
     tol : stopping tolerance on the residual; rho : initial ADMM penalty (default from G's spectrum),
-    adapted by residual balancing.
+    adapted by residual balancing; max_iterations : of each of the two ADMM runs (the module
+    docstring), whose iterations the solution's count sums.
     Returns an NCPSolution with each contact's mode.
     """
     g = checked_array(g, "g", ("3 nc",))

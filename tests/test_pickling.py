@@ -78,6 +78,20 @@ def _ncp():
     return np.eye(3) + 0.1, np.array([0.3, -0.1, -1.0]), 0.5
 
 
+def _scaling_contact():
+    ground = dg.Obstacle(dg.Box([1.0, 1.0, 0.5]), [0.0, 0.0, -0.5], IDENTITY)
+    return dd.ScalingContactSimulator([BOX, BALL], [1.0, 2.0], inertias=np.eye(3) * 0.05, obstacles=[ground])
+
+
+# The tilted box falling onto the ground and the ball onto the box: both pairs push in the first step.
+SCALING_CONTACT_STATE = (
+    np.array([[0.0, 0.0, 0.35], [0.0, 0.0, 0.82]]),
+    np.array([QUATERNION, IDENTITY]),
+    np.array([[0.0, 0.0, -1.0], [0.1, 0.0, -2.0]]),
+    np.array([[0.5, -0.2, 1.0], [0.0, 0.0, 0.0]]),
+)
+
+
 # name → a function making the object (a new one for each call).
 OBJECTS = {
     "Box": lambda: BOX,
@@ -122,6 +136,9 @@ OBJECTS = {
     "Rollout with derivatives": lambda: _rollout(True),
     "BatchStep": lambda: _box_world().step_batch(*(x[None] for x in _box_state()), derivatives=True),
     "BatchRollout": lambda: _box_world().rollout_batch(*(x[None] for x in _box_state()), np.zeros((1, 3, 6))),
+    "ScalingContactSimulator": _scaling_contact,
+    "ScalingContactStep": lambda: _scaling_contact().step(*SCALING_CONTACT_STATE),
+    "ScalingContactRollout": lambda: _scaling_contact().rollout(*SCALING_CONTACT_STATE, steps=3),
 }
 
 
@@ -177,6 +194,8 @@ def _assert_same_behaviour(copied, original, name):
     elif isinstance(original, dd.Step) and original._linearization is not None:
         _assert_same(*(step.jacobians() for step in (copied, original)), f"{name} Jacobians")
         _assert_same(*(step.vjp(np.ones(6), np.ones(6)) for step in (copied, original)), f"{name} vjp")
+    elif isinstance(original, dd.ScalingContactSimulator):
+        _assert_same(*(simulator.step(*SCALING_CONTACT_STATE) for simulator in (copied, original)), f"{name} step")
     elif isinstance(original, dd.Rollout) and original._steps and original.steps[0]._linearization is not None:
         gradients = (np.ones((4, 6)), np.ones((4, 6)))
         _assert_same(*(rollout.vjp(*gradients) for rollout in (copied, original)), f"{name} vjp")

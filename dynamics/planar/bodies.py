@@ -20,10 +20,6 @@ def cross2(a: FloatArray, b: FloatArray) -> FloatArray:
     return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
 
 
-# R(π/2): turns a vector a right angle counter-clockwise, so that d(R(θ) u)/dθ = PERPENDICULAR R(θ) u.
-PERPENDICULAR = np.array([[0.0, -1.0], [1.0, 0.0]])
-
-
 def rotation(angle: float) -> FloatArray:
     """R(angle) (2, 2): body-frame vectors to world-frame ones."""
     c, s = np.cos(angle), np.sin(angle)

@@ -2,9 +2,10 @@
 the mixed-LCP interior point, explicit Euler integration and post-stabilization (§A.7), all native
 (native/planar/step.hpp: contact detection, the Jacobians, the LCP's assembly, the interior point of
 native/lcp/mlcp_ipm.hpp, integration), one scene at a time or a batch of scenes on threads without
-the GIL. This module validates, holds the results as Python values, and differentiates the step
-(step_vjp: the KKT backward pass of dcol.solvers.mlcp_vjp and the chain rule through the contacts'
-geometry, whose derivatives are native too).
+the GIL. The step's vector–Jacobian product is native too (native/planar/step_vjp.hpp: the KKT
+backward pass of the dynamics LCP on the forward solve's prepared Newton system, and the chain rule
+through its assembly and the contacts' geometry), one scene at a time or a batch on threads without
+the GIL. This module validates and holds the results as Python values.
 
 Eq. 23 maps onto the mixed LCP ``M x + Aᵀ y + Gᵀ z + q = 0, A x = 0, G x + F z + s = h`` with
 x = v_{t+dt}, y = −λ_e, z = (λ_c, λ_f, γ), s = (a, σ, ζ) and
@@ -20,27 +21,23 @@ with the normal n pointing from b to a, a = 𝓙_c v + c is then the separating 
 asks to be ≥ 0. The friction rows of eq. 17 follow the same rule.
 """
 
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from dcol import _native
-from dcol.solvers import MLCPSolution, mlcp_vjp
+from dcol.solvers import MLCPSolution
 from dcol.solvers.lcp import returned_status
 from dcol.typing import ArrayLike, FloatArray
 from dcol.validation import checked_array, checked_integer, checked_nonnegative, checked_positive, checked_threads
 
-from .bodies import PERPENDICULAR, Body
-from .contacts import Contact, contacts_from_records, features_geometry, native_shapes, skipped_matrix
+from .bodies import Body
+from .contacts import Contact, contacts_from_records, native_shapes, skipped_matrix
 from .joints import AxisConstraint, FixedJoint, Hinge, Joint, joint_bodies, native_joint
 
 __all__ = ["PlanarWorld", "PlanarStep", "PlanarBatchStep", "PlanarStepCotangents", "DynamicsLCP"]
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -77,7 +74,9 @@ class PlanarStep:
     the step was solved with, the dynamics LCP (``problem``) and its solution (its status says
     whether it converged); the time the step advanced, ``dt`` (the world's, or a half of it or less
     where dt halving rejected the full step); the post-stabilization solve's solution, None when
-    none was needed (a correction whose solve did not converge is not applied)."""
+    none was needed (a correction whose solve did not converge is not applied); and the native
+    step's data, which PlanarWorld.step_vjp differentiates (the world the step was taken in and
+    what the interior point prepared for the dynamics LCP)."""
 
     positions: FloatArray
     velocities: FloatArray
@@ -86,6 +85,7 @@ class PlanarStep:
     problem: DynamicsLCP
     dt: float
     stabilization: MLCPSolution | None = None
+    native: _native.planar.StepData | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -97,13 +97,6 @@ class PlanarBatchStep:
     velocities: FloatArray
     dt: FloatArray
     steps: tuple[PlanarStep, ...]
-
-
-def _block_vjp(grad_blocks: FloatArray, arms: FloatArray, directions: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """∂ℓ/∂arm, ∂ℓ/∂direction (K, 2) each from ∂ℓ/∂ of K contact blocks [arm × direction, directionᵀ]
-    (K, 3) of LCP-physics eqs. 15 and 17."""
-    grad_arms = grad_blocks[:, :1] * np.stack([directions[:, 1], -directions[:, 0]], axis=1)
-    return grad_arms, grad_blocks[:, :1] * (arms @ PERPENDICULAR.T) + grad_blocks[:, 1:]
 
 
 @dataclass(frozen=True)
@@ -149,6 +142,7 @@ def _step(out: dict[str, Any], positions: FloatArray) -> PlanarStep:
         problem=_problem(out),
         dt=out["dt"],
         stabilization=None if stabilization is None else _solution(stabilization),
+        native=out["native"],
     )
 
 
@@ -178,7 +172,6 @@ class PlanarWorld:
     max_halvings: int = 0
     penetration_tolerance: float = 1e-9
     _mass_matrix: FloatArray = field(init=False, repr=False, compare=False)
-    _inertia_per_mass: FloatArray = field(init=False, repr=False, compare=False)
     _native_model: _native.planar.Model = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -210,15 +203,14 @@ class PlanarWorld:
         mass_matrix = np.diag(np.concatenate([[b.inertia, b.mass, b.mass] for b in bodies]))
         mass_matrix.setflags(write=False)
         object.__setattr__(self, "_mass_matrix", mass_matrix)
-        # ∂𝓘/∂m for step_vjp: the shape's unit inertia, or 0 where the Body gives its own 𝓘.
-        inertia_per_mass = [b.shape.unit_inertia() if b.moment_of_inertia is None else 0.0 for b in bodies]
-        object.__setattr__(self, "_inertia_per_mass", np.array(inertia_per_mass))
-        # The native step's copy of the scene, which every step and contact query takes.
+        # The native step's copy of the scene, which every step, contact query and step_vjp takes;
+        # ∂𝓘/∂m is the shape's unit inertia, or 0 where the Body gives its own 𝓘.
         joint_rows = [native_joint(joint) for joint in joints]
         model = _native.planar.Model(
             native_shapes(bodies),
             np.array([body.mass for body in bodies]),
             np.array([body.inertia for body in bodies]),
+            np.array([b.shape.unit_inertia() if b.moment_of_inertia is None else 0.0 for b in bodies]),
             np.array([body.restitution for body in bodies]),
             np.array([body.friction for body in bodies]),
             np.array([row[0] for row in joint_rows], dtype=np.int32),
@@ -302,106 +294,42 @@ class PlanarWorld:
         grad_positions: ArrayLike | None = None,
     ) -> PlanarStepCotangents:
         """Cotangents of a step's inputs from ∂ℓ/∂v_{t+dt} and ∂ℓ/∂p_{t+dt} (n, 3) each (omitted:
-        zero), through the KKT backward pass of the dynamics LCP (:func:`dcol.solvers.mlcp_vjp`,
-        LCP-physics eqs. 28–32). ``positions``, ``velocities`` (n, 3) are the step's inputs p_t, v_t.
+        zero), through the KKT backward pass of the dynamics LCP (LCP-physics eqs. 28–32) and the
+        chain rule of its assembly, natively (native/planar/step_vjp.hpp) without the GIL.
+        ``positions``, ``velocities`` (n, 3) are the step's inputs p_t, v_t; ``step`` is what
+        :meth:`step` (or :meth:`step_batch`) returned, differentiated in the world it was taken in.
 
         Within the step's contact mode, with p_{t+dt} = p_t + step.dt v_{t+dt}: post-stabilization's
         correction is not differentiated (it is a projection onto the constraints, zero where they
         hold). The positions enter through p_{t+dt}, through 𝓙_e (the joints' arms turn with the
         bodies) and through the contacts' normals and arms in 𝓙_c, 𝓙_f (their features held: the
         contact mode).
+
+        What the forward interior point prepared is kept with the step and reused: x eliminated
+        (𝓜 is diagonal), the Schur complement's part that does not depend on the iterate, its
+        reverse Cuthill–McKee order, and the data's scaling (MlcpSolver::kkt_adjoint in
+        native/lcp/mlcp_ipm.hpp). The matrix of eqs. 28–29 is diag(I, Z, I) K with K the Newton
+        matrix at W = Z⁻¹S of the solution; the interior point's last factorization is at the
+        iterate before its last step, not at the solution, so the Schur complement is factorized
+        once more, at the solution's W. Raises numpy.linalg.LinAlgError where it is singular.
         """
-        shape = (len(self.bodies), 3)
+        native = self._native_step(step, "step")
         positions = self._checked_state(positions, "positions")
-        v_t = self._checked_state(velocities, "velocities").reshape(-1)
-        grad_v = np.zeros(shape) if grad_velocities is None else self._checked_state(grad_velocities, "grad_velocities")
-        # p_{t+dt} = p_t + dt v_{t+dt}, dt the step's (after any halving): its cotangent passes to p_t
-        # as it is and to v_{t+dt} times dt.
-        grad_p = np.zeros(shape) if grad_positions is None else self._checked_state(grad_positions, "grad_positions")
-        grad_v = grad_v + step.dt * grad_p
-        problem, m = step.problem, len(step.contacts)
-        cot = mlcp_vjp(
-            step.solution, problem.M, problem.q, problem.G, problem.F, problem.h, A=problem.A, grad_x=grad_v.reshape(-1)
-        )
-        # q = −(𝓜 v_t + dt (f + weights)), h_c = k ∘ (𝓙_c v_t) (LCP-physics eqs. 14, 23).
-        grad_v_t = -problem.M.T @ cot.q + problem.J_c.T @ (problem.k * cot.h[:m])
-        # ∂𝓜_body/∂m = diag(∂𝓘/∂m, 1, 1), ∂𝓘/∂m the shape's unit inertia unless 𝓘 is given.
-        unit = np.column_stack([self._inertia_per_mass, np.ones((len(self.bodies), 2))])
-        gravity = np.concatenate([[0.0], np.asarray(self.gravity)])
-        grad_M_diagonal = np.diag(cot.M).reshape(shape)
-        grad_q = cot.q.reshape(shape)
-        grad_diagonal = grad_M_diagonal - grad_q * v_t.reshape(shape)  # through 𝓜 and q = −𝓜 v_t − …
-        grad_mass = np.sum(unit * grad_diagonal, axis=1) - self.dt * grad_q @ gravity
-        # Each contact's coefficients are the means of its two bodies' (§A.4.2–3).
-        grad_k = 0.5 * cot.h[:m] * (problem.J_c @ v_t)
-        r = problem.rubbing.size
-        grad_mu = np.zeros(m)
-        grad_mu[problem.rubbing] = -0.5 * cot.F[m + 2 * r :, :m][np.arange(r), problem.rubbing]
-        grad_restitution, grad_friction = np.zeros(len(self.bodies)), np.zeros(len(self.bodies))
-        for index, contact in enumerate(step.contacts):
-            for body in (contact.body_a, contact.body_b):
-                grad_restitution[body] += grad_k[index]
-                grad_friction[body] += grad_mu[index]
-        anchors = np.zeros((len(self.joints), 2, 2))
-        grad_p = grad_p.copy()
-        row = 0
-        for index, joint in enumerate(self.joints):
-            rows = cot.A[row : row + joint.rows]
-            row += joint.rows
-            anchors[index] = joint.anchor_vjp(positions, rows)
-            for body, curvature in joint.angle_curvature(positions):
-                grad_p[body, 0] += rows[:, 3 * body] @ curvature
-        # c = k ∘ (𝓙_c v_t) makes v_t a second route from 𝓙_c to ℓ; 𝓙_f's second row of each pair
-        # is minus its first (eq. 17), so the pair acts through the difference of their cotangents.
-        grad_J_c = -cot.G[:m] + np.outer(problem.k * cot.h[:m], v_t)
-        grad_J_f = np.zeros_like(grad_J_c)
-        grad_J_f[problem.rubbing] = -cot.G[m : m + 2 * r : 2] + cot.G[m + 1 : m + 2 * r : 2]
-        pairs = np.array([[contact.body_a, contact.body_b] for contact in step.contacts], dtype=np.intp).reshape(-1, 2)
-        geometry, jacobians = features_geometry(
-            [contact.feature for contact in step.contacts],
-            positions[pairs[:, 0]],
-            positions[pairs[:, 1]],
-            jacobians=True,
-        )
-        assert jacobians is not None
-        normals, tangents = geometry[:, :2], geometry[:, :2] @ PERPENDICULAR.T
-        grad_geometry = np.zeros((len(pairs), 6))  # ∂ℓ/∂(normal, arm_a, arm_b) of each contact
-        columns = 3 * pairs[:, :, None] + np.arange(3)  # (K, 2 bodies, 3)
-        contact_rows = np.arange(len(pairs))[:, None, None]
-        for grad_rows, directions, to_normal in ((grad_J_c, normals, np.eye(2)), (grad_J_f, tangents, PERPENDICULAR)):
-            # Body b's block enters with the opposite sign (eqs. 15, 17).
-            grad_blocks = grad_rows[contact_rows, columns] * np.array([1.0, -1.0])[:, None]
-            for body, arm_slot in ((0, slice(2, 4)), (1, slice(4, 6))):
-                grad_arms, grad_directions = _block_vjp(grad_blocks[:, body], geometry[:, arm_slot], directions)
-                grad_geometry[:, arm_slot] += grad_arms
-                grad_geometry[:, :2] += grad_directions @ to_normal
-        grad_poses = np.einsum("kij,ki->kj", jacobians, grad_geometry)
-        np.add.at(grad_p, pairs[:, 0], grad_poses[:, :3])
-        np.add.at(grad_p, pairs[:, 1], grad_poses[:, 3:])
-        return PlanarStepCotangents(
-            velocities=grad_v_t.reshape(shape),
-            forces=-self.dt * grad_q,
-            mass=grad_mass,
-            inertia=grad_diagonal[:, 0],
-            restitution=grad_restitution,
-            friction=grad_friction,
-            anchors=anchors,
-            positions=grad_p,
-        )
+        velocities = self._checked_state(velocities, "velocities")
+        grads = [
+            None if grad is None else self._checked_state(grad, name)
+            for grad, name in ((grad_velocities, "grad_velocities"), (grad_positions, "grad_positions"))
+        ]
+        return PlanarStepCotangents(*_native.planar.step_vjp(native, positions, velocities, *grads))
+
+    @staticmethod
+    def _native_step(step: PlanarStep, name: str) -> _native.planar.StepData:
+        if not isinstance(step, PlanarStep) or step.native is None:
+            raise TypeError(f"{name} must be a PlanarStep that PlanarWorld.step or step_batch returned")
+        return step.native
 
     def _checked_batch(self, value: ArrayLike, name: str) -> FloatArray:
         return checked_array(value, name, ("B", ("number of bodies", len(self.bodies)), 3))
-
-    @staticmethod
-    def _each_scene(function: Callable[[int], T], scenes: int, threads: int | None) -> list[T]:
-        """function(index) for each of the scenes, on up to ``threads`` threads (None: one). The
-        backward pass's KKT solve and the contacts' geometry release the GIL; the chain rule through
-        them holds it."""
-        workers = min(checked_threads(threads), scenes)
-        if workers <= 1:
-            return [function(index) for index in range(scenes)]
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(function, range(scenes)))
 
     def step_batch(
         self,
@@ -444,8 +372,11 @@ class PlanarWorld:
         threads: int | None = None,
     ) -> PlanarStepCotangents:
         """:meth:`step_vjp` of each scene of a :meth:`step_batch`: positions, velocities (B, n, 3) its
-        inputs, grad_velocities, grad_positions (B, n, 3) (omitted: zero); threads as in step_batch.
-        Returns the cotangents with a leading axis B on each array."""
+        inputs, grad_velocities, grad_positions (B, n, 3) (omitted: zero). The native backward pass
+        runs the scenes on up to ``threads`` threads (None: one) without the GIL, each scene exactly
+        as :meth:`step_vjp` runs it (the same results, bit for bit, whatever the threads). Returns
+        the cotangents with a leading axis B on each array."""
+        steps = [self._native_step(step, f"batch.steps[{index}]") for index, step in enumerate(batch.steps)]
         positions = self._checked_batch(positions, "positions")
         velocities = self._checked_batch(velocities, "velocities")
         grads = {
@@ -453,24 +384,15 @@ class PlanarWorld:
             for name, grad in (("grad_velocities", grad_velocities), ("grad_positions", grad_positions))
         }
         for name, array in (("positions", positions), ("velocities", velocities), *grads.items()):
-            if array is not None and array.shape[0] != len(batch.steps):
-                raise ValueError(f"{name} must hold the batch's {len(batch.steps)} scenes, got {array.shape[0]}")
-        cotangents = self._each_scene(
-            lambda index: self.step_vjp(
-                batch.steps[index],
-                positions[index],
-                velocities[index],
-                *(None if grad is None else grad[index] for grad in grads.values()),
-            ),
-            len(batch.steps),
-            threads,
+            if array is not None and array.shape[0] != len(steps):
+                raise ValueError(f"{name} must hold the batch's {len(steps)} scenes, got {array.shape[0]}")
+        if not steps:
+            raise ValueError("batch must hold at least one scene")
+        workers = min(checked_threads(threads), len(steps))
+        cotangents = _native.planar.step_batch_vjp(
+            steps, positions, velocities, grads["grad_velocities"], grads["grad_positions"], workers
         )
-        return PlanarStepCotangents(
-            **{
-                item.name: np.stack([getattr(c, item.name) for c in cotangents])
-                for item in fields(PlanarStepCotangents)
-            }
-        )
+        return PlanarStepCotangents(*cotangents)
 
     def rollout_batch(
         self, positions: ArrayLike, velocities: ArrayLike, forces: ArrayLike, *, threads: int | None = None

@@ -2,26 +2,20 @@
 body–world), fixed joints and single-coordinate constraints. Their Jacobian rows 𝓙_e (LCP-physics
 eqs. 11–12) and position errors, which post-stabilization drives to zero (§A.7), are computed
 natively with the step (native/planar/step.hpp, PlanarWorld.equality_jacobian and equality_error);
-``native_joint`` gives a joint as the native model takes it.
-
-For the step's gradients, a joint gives, at positions (n, 3) of (angle, x, y) rows, the derivative
-of each of its blocks' angle column with respect to that body's angle (the only entries of 𝓙_e that
-vary with the positions) and the cotangent of its anchors from a cotangent of its rows of 𝓙_e.
+``native_joint`` gives a joint as the native model takes it; the step's derivatives through the
+joints (their arms turning with the bodies, their anchors) are native too
+(native/planar/step_vjp.hpp).
 """
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Literal
 
 import numpy as np
 
 from dcol.typing import ArrayLike, FloatArray
 from dcol.validation import checked_array, checked_finite, checked_integer
 
-from .bodies import PERPENDICULAR, rotation
-
 __all__ = ["Hinge", "FixedJoint", "AxisConstraint"]
-
-AngleCurvature = list[tuple[int, FloatArray]]
 
 
 def _checked_bodies(body_a: object, body_b: object) -> tuple[int, int | None]:
@@ -50,33 +44,6 @@ class Hinge:
         object.__setattr__(self, "anchor_a", checked_array(self.anchor_a, "anchor_a", (2,)))
         object.__setattr__(self, "anchor_b", checked_array(self.anchor_b, "anchor_b", (2,)))
 
-    def _arms(self, positions: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """World-frame offsets r_a, r_b from the centres to the anchors (r_b the world point itself
-        for the world)."""
-        r_a = rotation(positions[self.body_a, 0]) @ np.asarray(self.anchor_a)
-        if self.body_b is None:
-            return r_a, np.asarray(self.anchor_b)
-        return r_a, rotation(positions[self.body_b, 0]) @ np.asarray(self.anchor_b)
-
-    rows: ClassVar[int] = 2  # of 𝓙_e
-
-    def angle_curvature(self, positions: FloatArray) -> AngleCurvature:
-        """∂(angle column of each block)/∂(that body's angle): R(π/2)² r = −r, and +r_b for b."""
-        r_a, r_b = self._arms(positions)
-        curvature = [(self.body_a, -r_a)]
-        if self.body_b is not None:
-            curvature.append((self.body_b, r_b))
-        return curvature
-
-    def anchor_vjp(self, positions: FloatArray, grad_rows: FloatArray) -> FloatArray:
-        """∂ℓ/∂(anchor_a, anchor_b) (2, 2) from ∂ℓ/∂ of this joint's rows of 𝓙_e (2, 3n); the world
-        point anchor_b does not enter 𝓙_e (its cotangent is zero)."""
-        grad = np.zeros((2, 2))
-        grad[0] = (PERPENDICULAR @ rotation(positions[self.body_a, 0])).T @ grad_rows[:, 3 * self.body_a]
-        if self.body_b is not None:
-            grad[1] = -(PERPENDICULAR @ rotation(positions[self.body_b, 0])).T @ grad_rows[:, 3 * self.body_b]
-        return grad
-
 
 @dataclass(frozen=True)
 class FixedJoint:
@@ -96,19 +63,6 @@ class FixedJoint:
         object.__setattr__(self, "anchor_b", checked_array(self.anchor_b, "anchor_b", (2,)))
         object.__setattr__(self, "angle", checked_finite(self.angle, "angle"))
 
-    def _hinge(self) -> Hinge:
-        return Hinge(self.body_a, np.zeros(2), self.body_b, self.anchor_b)
-
-    rows: ClassVar[int] = 3  # of 𝓙_e
-
-    def angle_curvature(self, positions: FloatArray) -> AngleCurvature:
-        """As the hinge's at body_a's centre (zero arm for a), zero on the rotation row."""
-        return [(body, np.append(vector, 0.0)) for body, vector in self._hinge().angle_curvature(positions)]
-
-    def anchor_vjp(self, positions: FloatArray, grad_rows: FloatArray) -> FloatArray:
-        """∂ℓ/∂(anchor_a, anchor_b) (2, 2): row 0 (body_a's centre, not a parameter) is zero."""
-        return self._hinge().anchor_vjp(positions, grad_rows[:2]) * [[0.0], [1.0]]
-
 
 AXES = {"angle": 0, "x": 1, "y": 2}
 
@@ -127,14 +81,6 @@ class AxisConstraint:
         if self.axis not in AXES:
             raise ValueError(f"axis must be one of {sorted(AXES)}, got {self.axis!r}")
         object.__setattr__(self, "value", checked_finite(self.value, "value"))
-
-    rows: ClassVar[int] = 1  # of 𝓙_e
-
-    def angle_curvature(self, positions: FloatArray) -> AngleCurvature:
-        return []  # a constant row
-
-    def anchor_vjp(self, positions: FloatArray, grad_rows: FloatArray) -> FloatArray:
-        return np.zeros((2, 2))  # no anchors
 
 
 Joint = Hinge | FixedJoint | AxisConstraint

@@ -2,9 +2,10 @@
 
 ``step(world, positions, velocities, forces, mass, restitution, friction, inertia)`` runs
 :meth:`PlanarWorld.step` on float64 CPU tensors, of one scene or of a batch of scenes (one autograd
-node for the batch); its backward pass is :meth:`PlanarWorld.step_vjp` (the KKT backward pass of
-the dynamics LCP, LCP-physics §B). ``mass``, ``restitution``, ``friction`` and ``inertia`` tensors,
-when given, replace the bodies' own values and receive gradients.
+node for the batch); its backward pass is :meth:`PlanarWorld.step_batch_vjp` (step_vjp per scene
+where the scenes' parameters differ): the KKT backward pass of the dynamics LCP, LCP-physics §B.
+``mass``, ``restitution``, ``friction`` and ``inertia`` tensors, when given, replace the bodies' own
+values and receive gradients.
 Derivatives hold inside one contact mode, and post-stabilization's correction is not
 differentiated (see step_vjp).
 """
@@ -82,11 +83,13 @@ class _Step(torch.autograd.Function):
                 raise ValueError(f"{name} must have the shape of positions {p.shape}, got {array.shape}")
         parameters = dict(mass=mass, restitution=restitution, friction=friction, inertia=inertia)
         worlds = _scene_worlds(world, p.shape[0], parameters)
-        if all(scene is worlds[0] for scene in worlds):  # one world for all: the native batch
-            steps = list(worlds[0].step_batch(p, v, f).steps)
+        # One world for all: the native batch, forward and backward.
+        batch = worlds[0].step_batch(p, v, f) if all(scene is worlds[0] for scene in worlds) else None
+        if batch is not None:
+            steps = list(batch.steps)
         else:
             steps = [scene.step(p[b], v[b], None if f is None else f[b]) for b, scene in enumerate(worlds)]
-        ctx.worlds, ctx.p, ctx.v, ctx.steps = worlds, p, v, steps
+        ctx.worlds, ctx.p, ctx.v, ctx.steps, ctx.batch = worlds, p, v, steps, batch
         ctx.shared = {name: tensor is not None and tensor.dim() == 1 for name, tensor in parameters.items()}
         return (
             torch.tensor(np.stack([step.positions for step in steps])),
@@ -98,12 +101,17 @@ class _Step(torch.autograd.Function):
     def backward(
         ctx: Any, grad_positions: torch.Tensor, grad_velocities: torch.Tensor
     ) -> tuple[torch.Tensor | None, ...]:
-        cotangents = [
-            scene.step_vjp(step, ctx.p[b], ctx.v[b], grad_velocities[b].numpy(), grad_positions[b].numpy())
-            for b, (scene, step) in enumerate(zip(ctx.worlds, ctx.steps))
-        ]
         names = ("positions", "velocities", "forces", *BODY_FIELDS)
-        values = {name: np.stack([getattr(cot, name) for cot in cotangents]) for name in names}
+        grad_v, grad_p = grad_velocities.numpy(), grad_positions.numpy()
+        if ctx.batch is not None:
+            batch_cotangents = ctx.worlds[0].step_batch_vjp(ctx.batch, ctx.p, ctx.v, grad_v, grad_p)
+            values = {name: getattr(batch_cotangents, name) for name in names}
+        else:
+            cotangents = [
+                scene.step_vjp(step, ctx.p[b], ctx.v[b], grad_v[b], grad_p[b])
+                for b, (scene, step) in enumerate(zip(ctx.worlds, ctx.steps))
+            ]
+            values = {name: np.stack([getattr(cot, name) for cot in cotangents]) for name in names}
         # A parameter shared by the scenes gathers the cotangents of all of them.
         for name, shared in ctx.shared.items():
             if shared:

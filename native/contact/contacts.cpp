@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <utility>
 
 #include "contact/broadphase.hpp"
@@ -460,6 +461,8 @@ class ContactPlanner {
   ContactPlanner(const Feature& fa, const Feature& fb, const Plane2& plane, double tol) : fa_(fa), fb_(fb), tol_(tol) {
     for (int i = 0; i < fa.count; ++i) plane.project(fa.points[i], a_[i]);
     for (int i = 0; i < fb.count; ++i) plane.project(fb.points[i], b_[i]);
+    side_lengths(a_, fa.count, a_sides_);
+    side_lengths(b_, fb.count, b_sides_);
   }
 
   int plan(Recipe* out) {
@@ -477,20 +480,20 @@ class ContactPlanner {
       // box shifted by 1 mm) put corners of each on the other's sides: all of them are contacts.
       if (fb_.dim == 2 && fb_.face_usable)
         for (int i = 0; i < fa_.count; ++i)
-          if (inside(a_[i], b_, fb_.count, -tol_)) add({ContactRule::point_face, i, -1, -1, -1});
+          if (inside(a_[i], b_, b_sides_, fb_.count, -tol_)) add({ContactRule::point_face, i, -1, -1, -1});
       if (fa_.dim == 2 && fa_.face_usable)
         for (int j = 0; j < fb_.count; ++j)
-          if (inside(b_[j], a_, fa_.count, -tol_) && !near_corner(b_[j], a_, fa_.count))
+          if (inside(b_[j], a_, a_sides_, fa_.count, -tol_) && !near_corner(b_[j], a_, fa_.count))
             add({ContactRule::face_point, -1, -1, j, -1});
       // Crossings within tol of a corner are that corner's point–face contact.
       for (int i = 0; i < sides(fa_); ++i)
         for (int j = 0; j < sides(fb_); ++j) {
           const int i1 = (i + 1) % fa_.count, j1 = (j + 1) % fb_.count;
-          const double s_tol = tol_ / std::hypot(a_[i1][0] - a_[i][0], a_[i1][1] - a_[i][1]);
-          const double t_tol = tol_ / std::hypot(b_[j1][0] - b_[j][0], b_[j1][1] - b_[j][1]);
+          const double s_tol = tol_ / a_sides_[i], t_tol = tol_ / b_sides_[j];
           double s, t;
-          if (crossing(a_[i], a_[i1], b_[j], b_[j1], s, t) && s > s_tol && s < 1.0 - s_tol && t > t_tol &&
-              t < 1.0 - t_tol && lines_meet_inside(fa_.points[i], fa_.points[i1], fb_.points[j], fb_.points[j1]))
+          if (crossing(a_[i], a_[i1], a_sides_[i], b_[j], b_[j1], b_sides_[j], s, t) && s > s_tol && s < 1.0 - s_tol &&
+              t > t_tol && t < 1.0 - t_tol &&
+              lines_meet_inside(fa_.points[i], fa_.points[i1], fb_.points[j], fb_.points[j1]))
             add({ContactRule::edge_edge, i, i1, j, j1});
         }
     }
@@ -500,18 +503,25 @@ class ContactPlanner {
  private:
   static int sides(const Feature& f) { return f.dim == 1 ? 1 : f.count; }
 
+  // The length of each side i (corner i to corner i + 1, cyclic) of a projected feature, computed once
+  // for the many tests that divide by it.
+  static void side_lengths(const double (*poly)[2], int n, double* lengths) {
+    for (int i = 0; i < n; ++i) {
+      const double* p0 = poly[i];
+      const double* p1 = poly[(i + 1) % n];
+      lengths[i] = std::hypot(p1[0] - p0[0], p1[1] - p0[1]);
+    }
+  }
+
   void add(Recipe r) {
     if (count_ < kMaxPairContacts) out_[count_++] = r;
   }
 
-  // q inside the counterclockwise polygon poly (n corners) by more than margin (negative: or on it).
-  static bool inside(const double* q, const double (*poly)[2], int n, double margin) {
-    for (int i = 0; i < n; ++i) {
-      const double* p0 = poly[i];
-      const double* p1 = poly[(i + 1) % n];
-      const double length = std::hypot(p1[0] - p0[0], p1[1] - p0[1]);
-      if (cross2(p0, p1, q) <= margin * length) return false;
-    }
+  // q inside the counterclockwise polygon poly (n corners, side lengths `lengths`) by more than margin
+  // (negative: or on it).
+  static bool inside(const double* q, const double (*poly)[2], const double* lengths, int n, double margin) {
+    for (int i = 0; i < n; ++i)
+      if (cross2(poly[i], poly[(i + 1) % n], q) <= margin * lengths[i]) return false;
     return true;
   }
 
@@ -522,13 +532,15 @@ class ContactPlanner {
     return false;
   }
 
-  // Parameters s, t of the crossing of segments p0p1 and q0q1; false if they are parallel within the
-  // tolerance (over the shorter one's length they turn apart by less than tol).
-  bool crossing(const double* p0, const double* p1, const double* q0, const double* q1, double& s, double& t) const {
+  // Parameters s, t of the crossing of segments p0p1 and q0q1 of lengths p_length and q_length; false
+  // if they are parallel within the tolerance (over the shorter one's length they turn apart by less
+  // than tol).
+  bool crossing(const double* p0, const double* p1, double p_length, const double* q0, const double* q1,
+                double q_length, double& s, double& t) const {
     const double u[2] = {p1[0] - p0[0], p1[1] - p0[1]}, v[2] = {q1[0] - q0[0], q1[1] - q0[1]};
     const double w[2] = {q0[0] - p0[0], q0[1] - p0[1]};
     const double det = u[0] * v[1] - u[1] * v[0];
-    if (std::abs(det) <= tol_ * std::max(std::hypot(u[0], u[1]), std::hypot(v[0], v[1]))) return false;
+    if (std::abs(det) <= tol_ * std::max(p_length, q_length)) return false;
     s = (w[0] * v[1] - w[1] * v[0]) / det;
     t = (w[0] * u[1] - w[1] * u[0]) / det;
     return true;
@@ -561,7 +573,7 @@ class ContactPlanner {
     auto recipe = [&](ContactRule on_a, ContactRule on_b, int o0, int o1) {
       add(point_on_b ? Recipe{on_b, o0, o1, index, -1} : Recipe{on_a, index, -1, o0, o1});
     };
-    if (other.dim == 2 && inside(q, uv, other.count, -tol_)) {
+    if (other.dim == 2 && inside(q, uv, point_on_b ? a_sides_ : b_sides_, other.count, -tol_)) {
       recipe(ContactRule::point_face, ContactRule::face_point, -1, -1);
       return;
     }
@@ -594,7 +606,7 @@ class ContactPlanner {
   // Two segments: their crossing; else, parallel, the two ends of their overlap; else the nearest ends.
   void segments() {
     double s, t;
-    const bool crosses = crossing(a_[0], a_[1], b_[0], b_[1], s, t);
+    const bool crosses = crossing(a_[0], a_[1], a_sides_[0], b_[0], b_[1], b_sides_[0], s, t);
     if (crosses && s >= 0.0 && s <= 1.0 && t >= 0.0 && t <= 1.0) {
       add({ContactRule::edge_edge, 0, 1, 0, 1});
       return;
@@ -640,6 +652,7 @@ class ContactPlanner {
   const Feature& fb_;
   double tol_;
   double a_[kMaxFeaturePoints][2], b_[kMaxFeaturePoints][2];
+  double a_sides_[kMaxFeaturePoints], b_sides_[kMaxFeaturePoints];
   Recipe* out_ = nullptr;
   int count_ = 0;
 };
@@ -803,16 +816,30 @@ inline bool box_face_distance(const Shape& box, const Pose& box_pose, const Shap
   double best = -INFINITY, best_point[3] = {0.0, 0.0, 0.0};
   int best_face = -1;
   for (int f = 0; f < 6; ++f) {
+    const int g = opposite[f];
+    // A pair of exactly opposite faces takes its two support points from one pass over the vertices.
+    const bool paired = A[3 * g] == -A[3 * f] && A[3 * g + 1] == -A[3 * f + 1] && A[3 * g + 2] == -A[3 * f + 2];
+    if (paired && g < f) continue;
     const double norm = std::sqrt(A[3 * f] * A[3 * f] + A[3 * f + 1] * A[3 * f + 1] + A[3 * f + 2] * A[3 * f + 2]);
-    double m[3], minus_m[3], p[3];
-    for (int i = 0; i < 3; ++i) {
+    double m[3], p[3], q[3];
+    for (int i = 0; i < 3; ++i)
       m[i] = (frame.Q.m[i][0] * A[3 * f] + frame.Q.m[i][1] * A[3 * f + 1] + frame.Q.m[i][2] * A[3 * f + 2]) / norm;
-      minus_m[i] = -m[i];
+    if (paired) {
+      support_points(other, other_frame, m, q, p);  // q along m: the support point under face g
+    } else {
+      const double minus_m[3] = {-m[0], -m[1], -m[2]};
+      support_point(other, other_frame, minus_m, p);
     }
-    support_point(other, other_frame, minus_m, p);
-    double s = -box.offsets[f] / norm;
-    for (int i = 0; i < 3; ++i) s += m[i] * (p[i] - frame.r[i]);
-    if (s > best) best = s, best_face = f, std::copy(p, p + 3, best_point);
+    auto consider = [&](int face, const double* direction, const double* point) {
+      double s = -box.offsets[face] / norm;
+      for (int i = 0; i < 3; ++i) s += direction[i] * (point[i] - frame.r[i]);
+      if (s > best) best = s, best_face = face, std::copy(point, point + 3, best_point);
+    };
+    consider(f, m, p);
+    if (paired) {
+      const double minus_m[3] = {-m[0], -m[1], -m[2]};
+      consider(g, minus_m, q);
+    }
   }
   // p in the box's frame, projected onto the face's plane; its distances to the four side faces.
   const int f = best_face;
@@ -1173,6 +1200,13 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   // Shapes whose bounding boxes, grown by the margin, do not meet are apart without a solve (whose
   // squared distances overflow for shapes 10¹⁵⁵ m apart).
   if (!overlap(bounding_box(a, pa, 0.5 * cs.margin), bounding_box(b, pb, 0.5 * cs.margin))) return 0;
+  return overlapping_pair_contacts(a, pa, b, pb, cs, settings, out, deriv, status);
+}
+
+int overlapping_pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ContactSettings& cs,
+                              const SolverSettings& settings, Contact* out, ContactDerivatives* deriv,
+                              SolveStatus* status) {
+  if (status != nullptr) *status = SolveStatus::solved;
   const double tol = cs.feature_tolerance * 0.5 * (a.length_scale + b.length_scale);
   if (a.box && b.box && a.num_vertices == kBoxCorners && b.num_vertices == kBoxCorners) {
     const int count = box_box_contacts(a, pa, b, pb, cs, tol, out, deriv);
@@ -1206,6 +1240,15 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   if (has_rules) {
     // A polytope's face on or near the witness normal: that face against the other's incident feature.
     count = snapped_face_contacts(a, pa, b, pb, n, tol, cs.margin, out, deriv);
+    // A face's patch stands for the pair only where it reaches the pair's depth: where the deepest
+    // point lies off the face (a capsule's end past the face's side, against its edge), the face
+    // clipped against the other's feature keeps only shallower points, and the pair's own features
+    // decide.
+    if (count > 0) {
+      double deepest = INFINITY;
+      for (int k = 0; k < count; ++k) deepest = std::min(deepest, out[k].separation);
+      if (deepest > dist.distance + tol) count = 0;
+    }
     if (count == 0) {
       Plane2 plane;
       tangents(n, plane.e1, plane.e2);
@@ -1234,8 +1277,11 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
   return 1;
 }
 
-int reduce_patch(Contact* contacts, ContactDerivatives* deriv, int count) {
-  if (count <= kPatchPoints) return count;
+int reduce_patch(Contact* contacts, ContactDerivatives* deriv, int count, int* kept_places) {
+  if (count <= kPatchPoints) {
+    if (kept_places != nullptr) std::iota(kept_places, kept_places + count, 0);
+    return count;
+  }
   auto point = [&](int k) { return to_vec(contacts[k].point); };
   auto argmax = [&](auto score) {
     int best = -1;
@@ -1279,6 +1325,7 @@ int reduce_patch(Contact* contacts, ContactDerivatives* deriv, int count) {
     contacts[i] = contacts[chosen[i]];
     if (deriv) deriv[i] = deriv[chosen[i]];
   }
+  if (kept_places != nullptr) std::copy(chosen, chosen + kept, kept_places);
   return kept;
 }
 

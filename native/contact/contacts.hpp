@@ -80,14 +80,21 @@ int pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb
                   const SolverSettings& settings, Contact* out, ContactDerivatives* deriv,
                   SolveStatus* status = nullptr);
 
+// pair_contacts for a pair whose bounding boxes, grown by the margin, a broad phase has found to overlap
+// (find_contacts' sweep and prune): the same contacts without testing the boxes again.
+int overlapping_pair_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const ContactSettings& cs,
+                              const SolverSettings& settings, Contact* out, ContactDerivatives* deriv,
+                              SolveStatus* status = nullptr);
+
 // Keeps at most kPatchPoints of a pair's `count` contacts (and their derivatives, if deriv) that span
 // its contact patch, in place: the one farthest from their centroid, the one farthest from it, the one
 // making the largest triangle with those two, and the one adding the most area to that triangle (none
 // if every other lies inside it). Returns the new count. A flat patch of many vertices (a mesh's face,
 // a clipped polygon) then rests on the corners of its support polygon instead of on rows that repeat
 // each other. The choice is by position: a flat patch's points are equally deep, and choosing by depth
-// would follow round-off.
+// would follow round-off. kept, if given, receives the kept contacts' places among the `count`,
+// ascending.
 constexpr int kPatchPoints = 4;
-int reduce_patch(Contact* contacts, ContactDerivatives* deriv, int count);
+int reduce_patch(Contact* contacts, ContactDerivatives* deriv, int count, int* kept = nullptr);
 
 }  // namespace dcol::contact

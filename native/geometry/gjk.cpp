@@ -66,10 +66,17 @@ struct VertexSets {
     const double* v = c.points();
     int best = 0;
     double best_value = -INFINITY;
-    for (int i = 0; i < c.count; ++i) {
-      double h = 0.0;
-      for (int j = 0; j < c.dim; ++j) h += local[j] * v[c.dim * i + j];
-      if (h > best_value) best_value = h, best = i;
+    // The two point dimensions apart, so that the inner product is unrolled (the hot loop of GJK on meshes).
+    if (c.dim == 3) {
+      for (int i = 0; i < c.count; ++i, v += 3) {
+        const double h = local[0] * v[0] + local[1] * v[1] + local[2] * v[2];
+        if (h > best_value) best_value = h, best = i;
+      }
+    } else {
+      for (int i = 0; i < c.count; ++i, v += 2) {
+        const double h = local[0] * v[0] + local[1] * v[1];
+        if (h > best_value) best_value = h, best = i;
+      }
     }
     return best;
   }
@@ -456,25 +463,37 @@ Vec3 core_point(const Core& c, int i) {
   return out;
 }
 
-// h_c(n) − n·r_c: the support function of the inflated core about its frame's origin, n unit.
-double support_about_origin(const Core& c, const Vec3& n) {
-  const Vec3 far = core_point(c, VertexSets::farthest(c, n));
-  double h = c.radius;
-  for (int k = 0; k < 3; ++k) h += n[k] * (far[k] - c.frame.r[k]);
-  return h;
-}
-
-// The core scaled by t about its frame's origin: its frame's axes and its radius times t (the farthest
-// point along a direction is the unscaled one's).
-Core scaled_core(const Core& c, double t) {
-  Core out = c;
-  for (auto& row : out.frame.Q.m)
-    for (double& entry : row) entry *= t;
-  out.radius *= t;
+// A core's point farthest along the world direction n, relative to its frame's origin (world axes),
+// with its index among the core's points (−1 for a round core's support point); the radius left out.
+Vec3 centred_support(const Core& c, const Vec3& n, int& index) {
+  const auto& Q = c.frame.Q.m;
+  double y[3] = {0.0, 0.0, 0.0};
+  index = -1;
+  if (c.round) {
+    double local[3];
+    for (int j = 0; j < 3; ++j) local[j] = Q[0][j] * n[0] + Q[1][j] * n[1] + Q[2][j] * n[2];
+    detail::body_support(*c.round, local, y);
+  } else {
+    index = VertexSets::farthest(c, n);
+    const double* v = c.points() + c.dim * index;
+    for (int j = 0; j < c.dim; ++j) y[j] = v[j];
+  }
+  Vec3 out;
+  for (int k = 0; k < 3; ++k) out[k] = Q[k][0] * y[0] + Q[k][1] * y[1] + Q[k][2] * y[2];
   return out;
 }
 
-constexpr int kMaxScalingSteps = 64;
+// D's core point farthest along n, D = A₀ ⊕ (−B₀) with A₀, B₀ the cores about their frames' origins:
+// w is the point of D, pa and pb the points of A₀ and B₀ it is made of.
+SupportPoint centred_difference_support(const Core& a, const Core& b, const Vec3& n) {
+  SupportPoint s;
+  s.pa = centred_support(a, n, s.ia);
+  s.pb = centred_support(b, -1.0 * n, s.ib);
+  s.w = s.pa - s.pb;
+  return s;
+}
+
+constexpr int kMaxRayIterations = 128;
 
 using Dual12 = Dual<12>;
 using DualVec3 = Vec3T<Dual12>;
@@ -500,44 +519,134 @@ void copy_derivatives(const Dual12& value, double* row) { std::copy(value.d, val
 
 }  // namespace
 
-void gjk_scaling(const Core& a, const Core& b, const GjkDistance* unscaled, GjkScaling& out) {
-  out = GjkScaling{};
-  Vec3 d;
-  for (int k = 0; k < 3; ++k) d[k] = b.frame.r[k] - a.frame.r[k];
-  const double length = norm(d);
-  if (!(length > 0.0)) return;
-  // Newton's iterate t ≤ α, f(t) and GJK's normal there (and its touching point).
-  double t = 0.0, f = length;
-  Vec3 n = (1.0 / length) * d;
-  GjkDistance g;
-  const double unscaled_extent = unscaled ? unscaled->extent : 0.0;
-  if (unscaled && unscaled->converged && unscaled->distance > 0.0) {
-    g = *unscaled;
-    t = 1.0, f = g.distance;
-    n = Vec3{{g.normal[0], g.normal[1], g.normal[2]}};
-  }
-  for (; out.steps < kMaxScalingSteps; ++out.steps) {
-    const double gap = support_about_origin(a, n) + support_about_origin(b, -1.0 * n);
-    if (!(gap > 0.0)) return;
-    const double step = f / gap;
-    // A step at rounding's size: α reached (the last one also corrects an f slightly below zero).
-    if (t > 0.0 && std::abs(step) <= 1e-13 * t) {
-      out.alpha = t + step;
-      out.support_gap = gap;
-      for (int k = 0; k < 3; ++k) {
-        out.normal[k] = n[k];
-        out.x[k] = 0.5 * (g.p_a[k] + g.p_b[k]);
-      }
-      out.converged = true;
+// The ray cast ended on a triangle of D's core points at μ u: where the ray leaves D through a face, the
+// exact μ and the face's normal and weights, by portal refinement (XenoCollide's MPR): while a support
+// point lies beyond the triangle's plane, it replaces the corner whose removal keeps the ray crossing the
+// triangle. This ends μ on the face also where nearly coplanar faces (a mesh's hull) stalled the cast short
+// of it; where the ray crosses no such triangle, μ, the normal and the weights stay.
+void exit_face(const Core& a, const Core& b, const Vec3& u, double tolerance, SupportPoint* simplex, double* weight,
+               double& mu, Vec3& normal) {
+  SupportPoint portal[3] = {simplex[0], simplex[1], simplex[2]};
+  // Whether the ray's line crosses the triangle p, q, r (the signed volumes with u agree).
+  auto crossed = [&](const Vec3& p, const Vec3& q, const Vec3& r) {
+    const double s1 = dot(u, cross(p, q)), s2 = dot(u, cross(q, r)), s3 = dot(u, cross(r, p));
+    return (s1 >= 0.0 && s2 >= 0.0 && s3 >= 0.0) || (s1 <= 0.0 && s2 <= 0.0 && s3 <= 0.0);
+  };
+  if (!crossed(portal[0].w, portal[1].w, portal[2].w)) return;
+  for (int step = 0; step < kMaxRayIterations; ++step) {
+    const Vec3 e1 = portal[1].w - portal[0].w, e2 = portal[2].w - portal[0].w;
+    Vec3 m = cross(e1, e2);
+    if (dot(m, u) < 0.0) m = -1.0 * m;
+    const double length = norm(m), along = dot(m, u), plane = dot(m, portal[0].w);
+    if (!(length > 0.0 && along > 0.0)) return;
+    const SupportPoint p = centred_difference_support(a, b, m);
+    if (dot(m, p.w) - plane <= tolerance * length) {
+      normal = (1.0 / length) * m;
+      mu = plane / along;
+      const Vec3 x = mu * u - portal[0].w;
+      const double inv = 1.0 / (length * length), sign = dot(cross(e1, e2), m) > 0.0 ? 1.0 : -1.0;
+      weight[1] = sign * dot(cross(x, e2), m) * inv;
+      weight[2] = sign * dot(cross(e1, x), m) * inv;
+      weight[0] = 1.0 - weight[1] - weight[2];
+      std::copy(portal, portal + 3, simplex);
       return;
     }
-    t += step;
-    // From the last t's simplex; the cores' difference scaled by t has t times the unscaled one's extent.
-    gjk_distance(scaled_core(a, t), scaled_core(b, t), g, &g, t * unscaled_extent);
-    if (!g.converged) return;
-    f = g.distance;
-    n = Vec3{{g.normal[0], g.normal[1], g.normal[2]}};
+    int replaced = -1;
+    for (int k = 0; k < 3 && replaced < 0; ++k) {
+      SupportPoint next[3] = {portal[0], portal[1], portal[2]};
+      next[k] = p;
+      if (crossed(next[0].w, next[1].w, next[2].w)) replaced = k;
+    }
+    if (replaced < 0) return;
+    portal[replaced] = p;
   }
+}
+
+void gjk_scaling(const Core& a, const Core& b, GjkScaling& out) {
+  out = GjkScaling{};
+  Vec3 u;
+  for (int k = 0; k < 3; ++k) u[k] = b.frame.r[k] - a.frame.r[k];
+  const double length = norm(u);
+  if (!(length > 0.0)) return;
+  u = (1.0 / length) * u;
+  // The ray cast (van den Bergen 2004) along −u from the point μ u of D's supporting plane normal to u,
+  // against D's core point set C (its support points) inflated by R: every step either moves μ down to
+  // the plane, normal to the separating direction v from conv(simplex) to μ u, through C's support point
+  // along v (lifted by R), or adds that point to the simplex, until μ u is within R (and rounding) of C.
+  // μ only moves to supporting planes of D, so it never passes the exit.
+  const double R = a.radius + b.radius;
+  const bool round = a.round || b.round;
+  SupportPoint simplex[4];
+  double weight[4] = {1.0, 0.0, 0.0, 0.0};
+  simplex[0] = centred_difference_support(a, b, u);
+  double mu = dot(u, simplex[0].w) + R;
+  if (!(mu > 0.0)) return;  // D lies behind the plane through the origin normal to d: the ray misses it
+  // Rounding scale: D's extent along the ray; round cores' support points approach their surfaces only to
+  // a tolerance, as in gjk_distance.
+  const double extent = mu - dot(u, centred_difference_support(a, b, -1.0 * u).w) + R;
+  const double tolerance = (round ? kRoundGjkTolerance : 1e-13) * extent;
+  // The ray point x = μ u less its nearest point on the simplex's hull.
+  Vec3 normal = u, offset = mu * u - simplex[0].w;
+  int n = 1;
+  for (; out.steps < kMaxRayIterations; ++out.steps) {
+    const Vec3 x = mu * u;
+    Vec3 v = offset;
+    const double distance = norm(v);
+    if (distance - R <= tolerance) break;
+    v = (1.0 / distance) * v;
+    const SupportPoint p = centred_difference_support(a, b, v);
+    const double beyond = dot(v, x - p.w) - R;  // x's height over D's supporting plane normal to v
+    if (beyond > 0.0) {
+      const double approach = dot(v, u);
+      if (!(approach > 0.0)) return;  // the plane separates the whole ray from D
+      mu -= beyond / approach;
+      if (!(mu > 0.0)) return;
+      normal = v;
+    } else if (distance - R - beyond <= tolerance ||
+               std::any_of(simplex, simplex + n, [&](const SupportPoint& s) { return same(s.w, p.w); })) {
+      break;  // no point of C nearer to x than the simplex's, to rounding: x is on D
+    }
+    // The simplex's points relative to the new x: its nearest point to x, by closest_on_simplex on x − w.
+    SupportPoint next[4];
+    double next_weight[4];
+    std::copy(simplex, simplex + n, next);
+    next[n] = p;
+    const Vec3 ray_point = mu * u;
+    SupportPoint relative[4];
+    for (int k = 0; k <= n; ++k) relative[k] = next[k], relative[k].w = ray_point - next[k].w;
+    Vec3 next_offset;
+    if (!closest_on_simplex(relative, n + 1, next_weight, next_offset)) {
+      offset = Vec3{{0.0, 0.0, 0.0}};  // x on the simplex's hull (a tetrahedron): x is on D's core
+      std::copy(next_weight, next_weight + n + 1, weight);
+      std::copy(next, next + n + 1, simplex);
+      ++n;
+      break;
+    }
+    // Without a clip, a step that does not bring the simplex nearer to x has reached rounding.
+    if (beyond <= 0.0 && norm(next_offset) >= distance) break;
+    offset = next_offset;
+    std::copy(next, next + n + 1, simplex);
+    std::copy(next_weight, next_weight + n + 1, weight);
+    n = drop_unused(simplex, weight, n + 1);
+  }
+  if (out.steps == kMaxRayIterations) return;
+  // The normal: the separating direction itself where D's core stays R away (inflated cores), else a face
+  // of D where the simplex is a triangle, else the last supporting plane the ray point was moved to.
+  if (R > 0.0 && norm(offset) > 0.0) {
+    normal = (1.0 / norm(offset)) * offset;
+  } else if (n == 3) {
+    exit_face(a, b, u, tolerance, simplex, weight, mu, normal);
+  }
+  // The touching point of the shapes scaled by α: r_a + α a₀ with a₀ the witness on A₀ (inflated).
+  out.alpha = length / mu;
+  out.support_gap = mu * dot(normal, u);  // h_D(normal), the plane through μ u
+  Vec3 witness_a{{0.0, 0.0, 0.0}};
+  for (int k = 0; k < n; ++k) witness_a = witness_a + weight[k] * simplex[k].pa;
+  for (int k = 0; k < 3; ++k) {
+    out.normal[k] = normal[k];
+    out.x[k] = a.frame.r[k] + out.alpha * (witness_a[k] + a.radius * normal[k]);
+  }
+  out.converged = true;
 }
 
 void gjk_scaling_gradient(const GjkScaling& s, const double* origin_a, const double* origin_b, double* gradient) {
@@ -598,29 +707,18 @@ void gjk_distance_jacobian(const Core& a, const Core& b, const GjkDistance& d, c
   }
 }
 
-namespace {
-
-// The cores of a and b at poses pa, pb, their distance and their α by gjk_scaling from it (apart, Newton's
-// steps start at t = 1, and α comes out the same to the last bit with or without the distance); false
-// where the shapes have no cores or the scaling fails.
-bool distance_and_scaling(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, Core& core_a, Core& core_b,
-                          GjkDistance& distance, GjkScaling& scaling) {
-  // Round cores (cylinders, cones, ellipsoids) are left to the cone programs: the derivatives and the
-  // scaling work on the cores' points.
-  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b) || core_a.round || core_b.round) return false;
-  gjk_distance(core_a, core_b, distance);
-  gjk_scaling(core_a, core_b, &distance, scaling);
-  return scaling.converged;
-}
-
-}  // namespace
-
 bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
                          DistanceJacobian* jac) {
   Core core_a, core_b;
+  // Round cores (cylinders, cones, ellipsoids) are left to the cone programs: the distance's derivatives
+  // work on the cores' points.
+  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b) || core_a.round || core_b.round) return false;
   GjkDistance distance;
+  gjk_distance(core_a, core_b, distance);
+  if (!distance.converged) return false;
   GjkScaling scaling;
-  if (!distance_and_scaling(a, pa, b, pb, core_a, core_b, distance, scaling) || !distance.converged) return false;
+  gjk_scaling(core_a, core_b, scaling);
+  if (!scaling.converged) return false;
   out = DistanceResult{};
   out.distance = distance.distance;
   for (int i = 0; i < 3; ++i) {
@@ -641,9 +739,12 @@ bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const P
 bool gjk_alpha(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
                double* alpha_gradient) {
   Core core_a, core_b;
-  GjkDistance distance;
   GjkScaling scaling;
-  if (!distance_and_scaling(a, pa, b, pb, core_a, core_b, distance, scaling)) return false;
+  // Round cores are left to the cone program: where the ray leaves a curved surface, its normal (so α's
+  // gradient) is only as good as the square root of the cast's tolerance.
+  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b) || core_a.round || core_b.round) return false;
+  gjk_scaling(core_a, core_b, scaling);
+  if (!scaling.converged) return false;
   out = DistanceResult{};
   out.alpha = scaling.alpha;
   out.status = SolveStatus::solved;

@@ -61,25 +61,22 @@ bool shape_core(const Shape& sh, const Pose& body, Core& out);
 void gjk_distance(const Core& a, const Core& b, GjkDistance& out, const GjkDistance* previous = nullptr,
                   double extent = 0.0);
 
-// DCOL's α (DCOL eq. 9): the least uniform scaling of both shapes about their frames' origins r_a, r_b
-// at which they touch. With A₀ = A − r_a and B₀ = B − r_b it is the gauge of D = A₀ ⊕ (−B₀) at
-// d = r_b − r_a, α = min{t : d ∈ t D}, the inverse of where the ray from the origin along d leaves D.
-// It is found without a cone program as the root of f(t), the signed distance of the two shapes scaled
-// by t (gjk_distance on the cores scaled by t, exact for point sets): f(t) = max_n (n·d − t h_D(n)) over
-// unit n, with h_D(n) = h_A₀(n) + h_B₀(−n), is convex and decreasing, f'(t) = −h_D(n) at GJK's normal, so
-// Newton's steps t ← t + f(t)/h_D(n) from a t ≤ α climb to α without overshooting and end exactly where
-// the touching features are flat (a face of D).
+// DCOL's α (DCOL §III-A, eq. 9): the least uniform scaling of both shapes about their frames' origins r_a,
+// r_b at which they touch. With A₀ = A − r_a and B₀ = B − r_b it is the gauge of D = A₀ ⊕ (−B₀) at
+// d = r_b − r_a, α = min{t : d ∈ t D}: the ray {μ d/|d| : μ > 0} leaves D at μ = |d|/α. It is found without a cone
+// program by one GJK ray cast (van den Bergen 2004) along that ray from outside D inwards, on the support points of D
+// (those of A₀ and −B₀ added): exact for point sets, to kRoundGjkTolerance of D's extent for round cores.
 struct GjkScaling {
   double alpha = 0.0;
   double x[3] = {0, 0, 0};       // the scaled shapes' touching point (DCOL's x)
   double normal[3] = {0, 0, 0};  // unit, from a to b: the normal of D at the ray's exit
   double support_gap = 0.0;      // h_D(normal), of the unscaled shapes
-  int steps = 0;                 // GJK solves on scaled shapes
-  bool converged = false;        // false: coincident origins (α = 0, no normal), or GJK did not converge
+  int steps = 0;                 // the ray cast's iterations
+  bool converged = false;        // false: coincident origins (α = 0, no normal), a ray missing D, or no convergence
 };
 
-// α of two cores; `unscaled` (or null) is their gjk_distance, which starts the steps at t = 1 when apart.
-void gjk_scaling(const Core& a, const Core& b, const GjkDistance* unscaled, GjkScaling& out);
+// α of two cores.
+void gjk_scaling(const Core& a, const Core& b, GjkScaling& out);
 
 // ∂α along rigid motions [δp_a, δθ_a, δp_b, δθ_b] of the bodies with origins origin_a, origin_b (12
 // values). α = max_n n·d / h_D(n) (the gauge as its polar's support function), so by the envelope
@@ -104,7 +101,9 @@ bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const P
                          DistanceJacobian* jac = nullptr);
 
 // DCOL's α alone (out.alpha, status and iterations), the same as gjk_signed_distance's, and with
-// alpha_gradient its 12 derivatives; false for shapes without cores and where GJK or the scaling fail.
+// alpha_gradient its 12 derivatives; false for shapes without point-set cores (round ones: the ray's exit
+// normal, so the gradient, is only as good as the square root of the cast's tolerance) and where the ray
+// cast fails.
 bool gjk_alpha(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
                double* alpha_gradient = nullptr);
 

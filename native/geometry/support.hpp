@@ -101,4 +101,32 @@ inline void support_point(const Shape& sh, const Pose& f, const double* u, doubl
   for (int i = 0; i < 3; ++i) out[i] = f.r[i] + f.Q.m[i][0] * y[0] + f.Q.m[i][1] * y[1] + f.Q.m[i][2] * y[2];
 }
 
+// The world support points of a shape along u and along −u, as support_point gives each (the same
+// points, ties included), from one pass over a polytope's vertices.
+inline void support_points(const Shape& sh, const Pose& f, const double* u, double* along, double* against) {
+  if (sh.kind != ShapeKind::polytope) {
+    const double minus_u[3] = {-u[0], -u[1], -u[2]};
+    support_point(sh, f, u, along);
+    support_point(sh, f, minus_u, against);
+    return;
+  }
+  double u_body[3];
+  for (int j = 0; j < 3; ++j) u_body[j] = f.Q.m[0][j] * u[0] + f.Q.m[1][j] * u[1] + f.Q.m[2][j] * u[2];
+  // (−u)·v rounds to exactly −(u·v), so the first vertex of least u·v is the first of largest (−u)·v.
+  int highest = 0, lowest = 0;
+  double high = -INFINITY, low = INFINITY;
+  for (int i = 0; i < sh.num_vertices; ++i) {
+    double value = 0.0;
+    for (int j = 0; j < 3; ++j) value += u_body[j] * sh.vertices[3 * i + j];
+    if (value > high) high = value, highest = i;
+    if (value < low) low = value, lowest = i;
+  }
+  auto to_world = [&](int vertex, double* out) {
+    const double* y = &sh.vertices[3 * vertex];
+    for (int i = 0; i < 3; ++i) out[i] = f.r[i] + f.Q.m[i][0] * y[0] + f.Q.m[i][1] * y[1] + f.Q.m[i][2] * y[2];
+  };
+  to_world(highest, along);
+  to_world(lowest, against);
+}
+
 }  // namespace dcol::geometry

@@ -74,6 +74,19 @@ inline MatrixScale gram_scale(int n, int d, const double* Z) {
   return scale;
 }
 
+// w = A f + b for the Gram matrix A = Z Zᵀ of Z's rows (n × d row-major), without forming A: through
+// response = Zᵀ f (d). f holds `count` impulses, entry p on row rows[p] (rows ascending; null: rows 0 to
+// count − 1); every other row's impulse is zero.
+inline void gram_velocities(int n, int d, const double* Z, const double* b, int count, const int* rows, const double* f,
+                            double* w, std::vector<double>& response) {
+  auto row = [&](int i) { return Z + static_cast<size_t>(i) * d; };
+  response.assign(d, 0.0);
+  for (int p = 0; p < count; ++p)
+    if (f[p] != 0.0)
+      for (int e = 0; e < d; ++e) response[e] += f[p] * row(rows != nullptr ? rows[p] : p)[e];
+  for (int i = 0; i < n; ++i) w[i] = b[i] + dot(row(i), response.data(), d);
+}
+
 // From the largest magnitudes of f and b and A's scale. Relative to the data alone (no floor): w to
 // W = max(|b|∞, |A|∞ F), F = min(|f|∞, cap), and f to W / |A|∞ (the impulse that changes a w by W). With
 // a floor: f to max(floor, F), w to max(floor, |b|∞, |A|∞ f's).
@@ -120,10 +133,11 @@ inline bool verified(int n, const MatrixScale& A, const double* b, const double*
         if (f[i] < low - t.f || f[i] > high + t.f || std::abs(w[i]) > t.w) return false;
         break;
       case EntrySet::lower:
-        if (w[i] < -t.w) return false;
-        break;
       case EntrySet::upper:
-        if (w[i] > t.w) return false;
+        // A box of no width (a friction row whose normal takes no impulse: ±μ·0) holds its f
+        // whatever the sign of w, so the side it was classified on last step does not matter.
+        if (high - low <= t.f) break;
+        if (sets[i] == EntrySet::lower ? w[i] < -t.w : w[i] > t.w) return false;
         break;
     }
   }
@@ -625,11 +639,7 @@ inline void solve_on_gram_sets(int n, int d, const double* Z, const double* b, c
   for (int p = 0; p < nc; ++p) f[ws.C[p]] = ws.y[p];
   for (int r = 0; r < nb; ++r)
     f[ws.B[r]] = (ws.E_column[r] >= 0 ? ws.E_value[r] * ws.y[ws.E_column[r]] : 0.0) + ws.c[r];
-  ws.response.assign(d, 0.0);  // Zᵀ f
-  for (int i = 0; i < n; ++i)
-    if (f[i] != 0.0)
-      for (int e = 0; e < d; ++e) ws.response[e] += f[i] * row(i)[e];
-  for (int i = 0; i < n; ++i) w[i] = b[i] + dot(row(i), ws.response.data(), d);
+  gram_velocities(n, d, Z, b, n, nullptr, f, w, ws.response);
 }
 
 // The sets with clamping entries within `loose` of a bound moved to it (a normal impulse decaying to

@@ -79,26 +79,34 @@ struct LcpBounds {
 // same problem in other units. With a floor (the simulation's SI units), max_i |f_i − clamp(f_i − w_i,
 // lo_i, hi_i)| as it is, the rule the simulation's contact solves were tuned with. Zero exactly at a
 // solution either way.
-inline double natural_residual(int n, const double* A, const double* b, const double* f, const double* w,
-                               const LcpBounds& bounds, double floor = 0.0) {
+// natural_residual of a matrix given by its diagonal entries, diagonal(i), and its largest magnitude,
+// largest() (asked for only when a diagonal entry is not positive): for a matrix that is not formed.
+template <class Diagonal, class Largest>
+inline double natural_residual_of(int n, Diagonal diagonal, Largest largest, const double* b, const double* f,
+                                  const double* w, const LcpBounds& bounds, double floor = 0.0) {
   double A_max = -1.0;  // computed only for a diagonal entry that is not positive
   auto fallback_diagonal = [&] {
-    if (A_max < 0.0) {
-      A_max = 0.0;
-      for (int i = 0; i < n * n; ++i) A_max = std::max(A_max, std::abs(A[i]));
-    }
+    if (A_max < 0.0) A_max = largest();
     return A_max > 0.0 ? A_max : 1.0;
   };
   double worst = 0.0, f_scale = 0.0;
   for (int i = 0; i < n; ++i) {
-    const double diagonal = floor > 0.0 ? 1.0 : A[i * n + i] > 0.0 ? A[i * n + i] : fallback_diagonal();
+    const double A_ii = floor > 0.0 ? 1.0 : diagonal(i);
+    const double scale = floor > 0.0 ? 1.0 : A_ii > 0.0 ? A_ii : fallback_diagonal();
     double low, high;
     bounds.at(i, f, low, high);
-    worst = std::max(worst, std::abs(f[i] - std::clamp(f[i] - w[i] / diagonal, low, high)));
-    f_scale = std::max({f_scale, std::abs(f[i]), std::abs(b[i]) / diagonal});
+    worst = std::max(worst, std::abs(f[i] - std::clamp(f[i] - w[i] / scale, low, high)));
+    f_scale = std::max({f_scale, std::abs(f[i]), std::abs(b[i]) / scale});
   }
   if (floor > 0.0 || worst == 0.0) return worst;
   return f_scale > 0.0 ? worst / f_scale : std::numeric_limits<double>::infinity();
+}
+
+inline double natural_residual(int n, const double* A, const double* b, const double* f, const double* w,
+                               const LcpBounds& bounds, double floor = 0.0) {
+  return natural_residual_of(
+      n, [&](int i) { return A[static_cast<size_t>(i) * n + i]; },
+      [&] { return largest_magnitude(static_cast<size_t>(n) * n, A); }, b, f, w, bounds, floor);
 }
 
 // Projected Gauss–Seidel: f_i ← clamp(f_i − w_i / A_ii, lo_i, hi_i) sweep after sweep, from the

@@ -6,11 +6,13 @@
 //   [M  Gᵀ  Aᵀ; G  F − Z⁻¹S  0; A  0  0] [Δx; Δz; Δy] = rhs
 // by one LU factorization (MlcpNewtonSystem), used for the affine and the centering-corrector
 // directions (LCP-physics eq. 26). The backward pass (LCP-physics eqs. 28–29) solves with the
-// transpose of the same matrix at the solution (mlcp_kkt_adjoint).
+// transpose of the same matrix at the solution (mlcp_kkt_adjoint; MlcpSolver::kkt_adjoint on what the
+// solver prepared for the problem it last solved).
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <vector>
 
 #include "core/dense_lu.hpp"
@@ -98,17 +100,33 @@ class MlcpNewtonSystem {
     ordered_.resize(N);
   }
 
+  // The problem prepare() last took (its sizes, and the data factorize and solve read).
+  const MlcpProblem& problem() const { return problem_; }
+  // Whether x is eliminated: then factorize and solve read only what prepare() copied, not the
+  // problem's arrays.
+  bool eliminates_x() const { return eliminates_x_; }
+
+  // Frees the factorization and prepare()'s scratch; what factorize and solve need for the
+  // prepared problem stays (factorize allocates the matrix again).
+  void release_factorization() {
+    for (std::vector<double>* buffer : {&matrix_, &permuted_}) *buffer = std::vector<double>();
+    for (std::vector<int>* buffer : {&filled_, &adjacency_start_, &adjacency_}) *buffer = std::vector<int>();
+    visited_ = std::vector<char>();
+  }
+
   // False where the matrix is singular.
   bool factorize(const double* w) {
     const MlcpProblem& P = problem_;
     const int n = P.n, m = P.m, N = size_;
-    double* K = matrix_.data();
+    // assign, not copy: the matrix may have been released (release_factorization).
     if (eliminates_x_) {
-      std::copy(constant_.begin(), constant_.end(), matrix_.begin());
+      matrix_.assign(constant_.begin(), constant_.end());
+      double* K = matrix_.data();
       for (int k = 0; k < m; ++k) K[position_[k] * N + position_[k]] -= w[k];
       return lu_factor(N, K, N, pivot_.data());
     }
-    std::fill(matrix_.begin(), matrix_.end(), 0.0);
+    matrix_.assign(static_cast<size_t>(N) * N, 0.0);
+    double* K = matrix_.data();
     for (int i = 0; i < n; ++i) {
       for (int j = 0; j < n; ++j) K[i * N + j] = P.M[i * n + j];
       for (int k = 0; k < m; ++k) K[i * N + n + k] = P.G[k * n + i];
@@ -205,6 +223,7 @@ struct MlcpSolver {
   MlcpNewtonSystem newton;
   std::vector<double> rhs, rx, ry, rz, dx, dy, dz, ds, target, weights;
   std::vector<double> scaled_M, scaled_q, scaled_A, scaled_G, scaled_F, scaled_h;
+  double matrix_scale = 1.0;  // σ of the last solve: the interior point worked on the matrices / σ
 
   // x (n), y (p), z (m), s (m) receive the solution. Small data are brought to order one: the
   // matrices divided by their largest entry σ and the vectors q, h by theirs, ν, where these are below
@@ -219,6 +238,7 @@ struct MlcpSolver {
     double nu = std::max(largest_magnitude(n, P.q), largest_magnitude(m, P.h));
     if (!(sigma > 0.0 && sigma < 1.0)) sigma = 1.0;
     if (!(nu > 0.0 && nu < 1.0)) nu = 1.0;
+    matrix_scale = sigma;
     if (sigma == 1.0 && nu == 1.0) return interior_point(P, settings, x, y, z, s);
     auto divided = [](const double* values, size_t count, double by, std::vector<double>& out) {
       out.resize(count);
@@ -345,6 +365,43 @@ struct MlcpSolver {
     }
     report.status = LcpStatus::iteration_limit;
     return report;
+  }
+
+ public:
+  // The backward pass's solve (LCP-physics eq. 29, as mlcp_kkt_adjoint below) for the problem this
+  // solver's last solve took, at the solution (z, s) it returned: rhs (n + m + p) = [∂ℓ/∂x; ∂ℓ/∂z;
+  // ∂ℓ/∂y] is overwritten by [d_x; z∘d_z; d_y]; false where the matrix is singular. The problem's
+  // arrays must be those of that solve, unchanged.
+  //
+  // What is kept from the forward solve is everything of the Newton system that does not depend on
+  // the iterate: the sparsity of [G; A] by column, M⁻¹, the W-free part of the Schur complement S
+  // and its reverse Cuthill–McKee order (MlcpNewtonSystem::prepare), in the data's scaling σ. The
+  // matrix of eqs. 28–29 is K_back = diag(I, Z, I) K with K the Newton matrix at W = Z⁻¹S of the
+  // solution (mlcp_kkt_adjoint). The interior point's last factorization is at W of the iterate
+  // before its last step, which differs from the solution's W by that step (the ratios s/z of the
+  // pairs that are becoming degenerate change by orders of magnitude near convergence), so it is
+  // not that matrix: S is refactorized once at the solution's W, the only part that has to be. The
+  // scaled problem's Newton matrix at the scaled solution (W / σ) is K / σ, hence the 1 / σ.
+  bool kkt_adjoint(const double* z, const double* s, double* rhs) {
+    const MlcpProblem& P = newton.problem();
+    weights.resize(P.m);
+    for (int k = 0; k < P.m; ++k) weights[k] = s[k] / (z[k] * matrix_scale);
+    if (!newton.factorize(weights.data())) return false;
+    newton.solve(rhs, /*transposed=*/true);
+    for (int i = 0; i < P.n + P.m + P.p; ++i) rhs[i] /= matrix_scale;
+    return true;
+  }
+
+  // Frees what kkt_adjoint does not need after a solve, for a solver kept only for it: the
+  // iterations' vectors, the factorization, and, where x is eliminated (the Newton system then
+  // holds what it needs), the scaled copy of the problem.
+  void release_all_but_adjoint() {
+    for (std::vector<double>* buffer : {&rhs, &rx, &ry, &rz, &dx, &dy, &dz, &ds, &target})
+      *buffer = std::vector<double>();
+    newton.release_factorization();
+    if (!newton.eliminates_x()) return;
+    for (std::vector<double>* buffer : {&scaled_M, &scaled_q, &scaled_A, &scaled_G, &scaled_F, &scaled_h})
+      *buffer = std::vector<double>();
   }
 };
 

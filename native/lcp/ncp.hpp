@@ -3,7 +3,8 @@
 // iteration, the penalty balanced on the residuals (Boyd et al. 2011, §3.4.1). After 25, 50, 100, …
 // iterations the iterate's contact modes are solved on exactly (mode polishing, like the LCP's on its
 // sets): on rank-deficient Delassus matrices (many contacts on few joints) ADMM finds the modes long
-// before its iterate settles along the null space. Per contact the impulse is [t1, t2, n].
+// before its iterate settles along the null space. Without convergence, a second run holds s while
+// ADMM settles on the QP of each s (ncp_detail::SaxceUpdate). Per contact the impulse is [t1, t2, n].
 #pragma once
 
 #include <algorithm>
@@ -18,7 +19,7 @@
 namespace dcol::lcp {
 
 struct NcpWorkspace {
-  std::vector<double> L, lambda, y, rhs, z_previous, system, velocity, directions, best;
+  std::vector<double> L, lambda, y, rhs, z_previous, system, velocity, polished, best, saxce;
   std::vector<int8_t> modes;
   OrthogonalDecomposition decomposition;  // the polishing's least-squares solve
 };
@@ -117,9 +118,12 @@ inline double residual(int nc, const double* lambda, const double* v, const doub
 }
 
 // The iterate's modes solved on exactly: a breaking contact (|λ_i| small) has λ_i = 0; a sticking
-// one v_i = 0; a sliding one (|v_t| not small) v_n = 0 and λ_t = −μ λ_n v_t/|v_t| with the direction
-// of the iterate, re-solved with each solve's own directions until they settle. The least-norm λ of
-// these 3 nc equations replaces the iterate (and true is returned) when its residual is within tol.
+// one v_i = 0; a sliding one (|v_t| not small) v_n = 0 and λ_t = −μ λ_n v_t/|v_t|. First with the
+// sliding directions of the iterate, the least-norm λ of these 3 nc linear equations; then Newton
+// steps (least-norm, from that λ) on the same equations with each direction following v = G λ + g,
+// ∂(v_t/|v_t|)/∂v_t = (I − u uᵀ)/|v_t|. (Re-solving with each solve's own directions instead need not
+// settle on a rank-deficient G: each least-norm solve moves along the null space, which turns the next
+// directions.) The first λ whose residual is within tol replaces the iterate, and true is returned.
 inline bool polish_modes(int nc, const double* G, const double* g, const double* mu, double mode_tol, double tol,
                          const ResidualScale& scale, double* lambda, double* v, NcpWorkspace& ws) {
   constexpr int8_t breaking = static_cast<int8_t>(ContactMode::breaking);
@@ -127,53 +131,151 @@ inline bool polish_modes(int nc, const double* G, const double* g, const double*
   const int n = 3 * nc;
   ws.modes.resize(nc);
   contact_modes(nc, lambda, v, scale.g, mode_tol, ws.modes.data());
-  ws.velocity.assign(v, v + n);  // the sliding directions' source, refreshed after each solve
-  ws.directions.assign(2 * nc, 0.0);
+  ws.velocity.assign(v, v + n);
+  ws.polished.assign(n, 0.0);
   for (int round = 0; round < 8; ++round) {
+    const bool newton = round > 0;  // else the linear equations with the iterate's directions
     ws.system.assign(static_cast<size_t>(n) * n, 0.0);
-    ws.rhs.assign(n, 0.0);
+    ws.rhs.assign(n, 0.0);  // λ in the first round, the Newton step −F(λ) after
     for (int c = 0; c < nc; ++c) {
       double* rows = ws.system.data() + static_cast<size_t>(3 * c) * n;
+      const double* l = ws.polished.data() + 3 * c;
       if (ws.modes[c] == breaking) {  // λ_i = 0
-        for (int k = 0; k < 3; ++k) rows[k * n + 3 * c + k] = 1.0;
+        for (int k = 0; k < 3; ++k) rows[k * n + 3 * c + k] = 1.0, ws.rhs[3 * c + k] = newton ? -l[k] : 0.0;
         continue;
       }
       const double* u = ws.velocity.data() + 3 * c;
       const double slip = std::hypot(u[0], u[1]);
-      const bool slides = ws.modes[c] == sliding && slip > 0.0;
-      if (slides) ws.directions[2 * c] = u[0] / slip, ws.directions[2 * c + 1] = u[1] / slip;
+      const bool slides = ws.modes[c] == sliding;
+      if (slides && slip == 0.0) return false;    // the mode guess was wrong
       for (int k = slides ? 2 : 0; k < 3; ++k) {  // v_k = (G λ + g)_k = 0
         std::copy(G + static_cast<size_t>(3 * c + k) * n, G + static_cast<size_t>(3 * c + k + 1) * n, rows + k * n);
-        ws.rhs[3 * c + k] = -g[3 * c + k];
+        ws.rhs[3 * c + k] = -(newton ? u[k] : g[3 * c + k]);
       }
-      if (slides)
-        for (int k = 0; k < 2; ++k) {  // λ_t,k + μ λ_n u_k/|u_t| = 0
-          rows[k * n + 3 * c + k] = 1.0;
-          rows[k * n + 3 * c + 2] = mu[c] * ws.directions[2 * c + k];
+      if (!slides) continue;
+      const double d[2] = {u[0] / slip, u[1] / slip};
+      for (int k = 0; k < 2; ++k) {  // λ_t,k + μ λ_n d_k = 0
+        double* row = rows + k * n;
+        if (newton) {  // + μ λ_n ((I − d dᵀ)/|v_t| G_t)_k: the direction's own derivative
+          const double factor = mu[c] * l[2] / slip;
+          const double* G_t0 = G + static_cast<size_t>(3 * c) * n;
+          const double* G_t1 = G_t0 + n;
+          const double p0 = (k == 0 ? 1.0 : 0.0) - d[k] * d[0], p1 = (k == 1 ? 1.0 : 0.0) - d[k] * d[1];
+          for (int j = 0; j < n; ++j) row[j] = factor * (p0 * G_t0[j] + p1 * G_t1[j]);
+          ws.rhs[3 * c + k] = -(l[k] + mu[c] * l[2] * d[k]);
         }
+        row[3 * c + k] += 1.0;
+        row[3 * c + 2] += mu[c] * d[k];
+      }
     }
     ws.decomposition.factor(n, ws.system.data());
     ws.decomposition.solve(ws.rhs.data());
+    for (int i = 0; i < n; ++i) ws.polished[i] = newton ? ws.polished[i] + ws.rhs[i] : ws.rhs[i];
     for (int c = 0; c < nc; ++c)  // exactly, not to the least-squares solve's round-off
-      if (ws.modes[c] == breaking) std::fill_n(ws.rhs.data() + 3 * c, 3, 0.0);
-    lcp_velocity(n, G, g, ws.rhs.data(), ws.velocity.data());
-    // The residual is only quadratic in a sliding direction's error: also ask the directions to
-    // have settled (to round-off) before keeping the solve.
-    double turn = 0.0;
-    for (int c = 0; c < nc; ++c) {
-      if (ws.modes[c] != sliding) continue;
-      const double* u = ws.velocity.data() + 3 * c;
-      const double slip = std::hypot(u[0], u[1]);
-      if (slip == 0.0) return false;  // the mode guess was wrong
-      turn = std::max(turn, std::hypot(u[0] / slip - ws.directions[2 * c], u[1] / slip - ws.directions[2 * c + 1]));
-    }
-    if (turn <= 1e-12 && residual(nc, ws.rhs.data(), ws.velocity.data(), mu, scale) <= tol) {
-      std::copy(ws.rhs.begin(), ws.rhs.end(), lambda);
+      if (ws.modes[c] == breaking) std::fill_n(ws.polished.data() + 3 * c, 3, 0.0);
+    lcp_velocity(n, G, g, ws.polished.data(), ws.velocity.data());
+    if (residual(nc, ws.polished.data(), ws.velocity.data(), mu, scale) <= tol) {
+      std::copy(ws.polished.begin(), ws.polished.end(), lambda);
       std::copy(ws.velocity.begin(), ws.velocity.end(), v);
       return true;
     }
   }
   return false;
+}
+
+// How an ADMM run treats the De Saxcé term s = Γ(v). every_iteration: refreshed from each iterate,
+// which solves most problems fastest but need not converge (the map from s to the cone QP's
+// solution is no contraction): on rank-deficient Delassus matrices with large μ the iterate can
+// cycle with its modes wrong. when_settled: held fixed while ADMM solves the convex cone QP it
+// defines, refreshed once the iterate has settled: the fixed point on s of Acary, Cadoux, Lemaréchal
+// and Malick (2011), each of whose steps is a convex problem, on which ADMM converges.
+enum class SaxceUpdate { every_iteration, when_settled };
+
+// One ADMM run of solve_ncp_admm from λ = 0 with penalty rho, at most max_iterations iterations
+// (added to report.iterations): solved (λ, v = G λ + g in lambda and v, report.residual set),
+// invalid_problem, or iteration_limit with the iterate of smallest residual so far in ws.best (of
+// residual best_residual, both carried over from earlier runs).
+inline LcpStatus admm_run(int nc, const double* G, const double* g, const double* mu, double rho, double tol,
+                          int max_iterations, SaxceUpdate update, const ResidualScale& scale, double* lambda, double* v,
+                          NcpWorkspace& ws, double& best_residual, LcpReport& report) {
+  const int n = 3 * nc;
+  const double mode_tol = mode_tolerance(tol);
+  std::fill(lambda, lambda + n, 0.0);  // the projected iterate z of ADMM
+  std::copy(g, g + n, v);
+  if (!cholesky(n, G, rho, ws.L)) return LcpStatus::invalid_problem;
+  ws.y.assign(n, 0.0);
+  ws.lambda.resize(n);
+  ws.z_previous.resize(n);
+  ws.saxce.assign(n, 0.0);
+  auto refresh_saxce = [&] {
+    for (int c = 0; c < nc; ++c) ws.saxce[3 * c + 2] = mu[c] * std::hypot(v[3 * c], v[3 * c + 1]);
+  };
+  refresh_saxce();
+  int next_polish = 25, last_polish = 0;
+  const double initial_rho = rho;  // the balancing keeps ρ within 1e±6 of it
+  for (int it = 1; it <= max_iterations; ++it) {
+    ++report.iterations;
+    if (update == SaxceUpdate::every_iteration && it > 1) refresh_saxce();
+    // λ = (G + ρI)⁻¹ (ρ z − y − g − s)
+    for (int i = 0; i < n; ++i) ws.lambda[i] = rho * lambda[i] - ws.y[i] - g[i] - ws.saxce[i];
+    cholesky_solve(n, ws.L, ws.lambda.data());
+    std::copy(lambda, lambda + n, ws.z_previous.begin());
+    for (int c = 0; c < nc; ++c) {
+      double shifted[3];
+      for (int k = 0; k < 3; ++k) shifted[k] = ws.lambda[3 * c + k] + ws.y[3 * c + k] / rho;
+      project_onto_cone(shifted, mu[c], lambda + 3 * c);
+    }
+    for (int i = 0; i < n; ++i) ws.y[i] += rho * (ws.lambda[i] - lambda[i]);
+    lcp_velocity(n, G, g, lambda, v);
+    report.residual = residual(nc, lambda, v, mu, scale);
+    if (report.residual <= tol) return LcpStatus::solved;
+    if (report.residual < best_residual) {
+      best_residual = report.residual;
+      std::copy(lambda, lambda + n, ws.best.begin());
+    }
+    // An iterate far beyond the largest impulse the data can call for has run off (ADMM on the
+    // De Saxcé fixed point need not converge on rank-deficient G): stop rather than overflow.
+    const double lambda_max = largest_magnitude(n, lambda);
+    if (!(lambda_max <= kImpulseCap * scale.lambda_cap)) break;
+    // Polishing: after 25, 50, 100, … iterations; holding s, also once the iterate has settled on
+    // the QP of this s (at most every 25 iterations), which is when its modes are worth trying.
+    bool polish = it == next_polish;
+    if (update == SaxceUpdate::when_settled) {
+      double primal = 0.0, change = 0.0;
+      for (int i = 0; i < n; ++i) {
+        primal = std::max(primal, std::abs(ws.lambda[i] - lambda[i]));
+        change = std::max(change, std::abs(lambda[i] - ws.z_previous[i]));
+      }
+      const double size = scale.G > 0.0 ? std::max(lambda_max, scale.g / scale.G) : lambda_max;
+      if (std::max(primal, change) <= mode_tol * size) {
+        refresh_saxce();
+        polish = polish || it - last_polish >= 25;
+      }
+    }
+    if (polish) {
+      if (it == next_polish) next_polish *= 2;
+      last_polish = it;
+      if (polish_modes(nc, G, g, mu, mode_tol, tol, scale, lambda, v, ws)) {
+        report.residual = residual(nc, lambda, v, mu, scale);
+        return LcpStatus::solved;
+      }
+    }
+    if (it % 25 == 0) {
+      // Residual balancing: primal and dual residuals within a factor of ten, the primal one (an
+      // impulse) turned into a velocity by the initial penalty, so that the balance does not depend
+      // on the units of the data.
+      double primal = 0.0, dual = 0.0;
+      for (int i = 0; i < n; ++i) {
+        primal = std::max(primal, initial_rho * std::abs(ws.lambda[i] - lambda[i]));
+        dual = std::max(dual, rho * std::abs(lambda[i] - ws.z_previous[i]));
+      }
+      if ((primal > 10.0 * dual && rho < 1e6 * initial_rho) || (dual > 10.0 * primal && rho > 1e-6 * initial_rho)) {
+        rho *= primal > dual ? 5.0 : 0.2;
+        if (!cholesky(n, G, rho, ws.L)) return LcpStatus::invalid_problem;
+      }
+    }
+  }
+  return LcpStatus::iteration_limit;
 }
 
 }  // namespace ncp_detail
@@ -203,90 +305,35 @@ inline double ncp_penalty(int n, const double* G, NcpWorkspace& ws) {
 
 // Solves the NCP of nc contacts: G (3nc × 3nc) symmetric positive semidefinite, g (3nc), mu (nc);
 // rho > 0 the initial penalty. λ and v = G λ + g into lambda and v. report.residual as
-// ncp_detail::residual. Without convergence (iteration limit, or an iterate run off), the iterate of
-// smallest residual is returned with the status iteration_limit.
+// ncp_detail::residual. ADMM refreshing the De Saxcé term every iteration first; when that run ends
+// without convergence, a second run of as many iterations from λ = 0 that holds the term while ADMM
+// settles (ncp_detail::SaxceUpdate); report.iterations counts both. Without convergence (iteration
+// limits, or iterates run off), the iterate of smallest residual is returned with the status
+// iteration_limit.
 inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const double* mu, double rho, double tol,
                                 int max_iterations, double* lambda, double* v, NcpWorkspace& ws) {
   using namespace ncp_detail;
   const int n = 3 * nc;
   LcpReport report;
-  report.status = LcpStatus::iteration_limit;
   const ResidualScale scale = residual_scale(n, G, g);
-  const double mode_tol = mode_tolerance(tol);
-  std::fill(lambda, lambda + n, 0.0);  // the projected iterate z of ADMM
+  std::fill(lambda, lambda + n, 0.0);
   std::copy(g, g + n, v);
   if (n == 0) {
     report.status = LcpStatus::solved;
     return report;
   }
-  if (!cholesky(n, G, rho, ws.L)) {
-    report.status = LcpStatus::invalid_problem;
-    return report;
-  }
-  ws.y.assign(n, 0.0);
-  ws.lambda.resize(n);
-  ws.z_previous.resize(n);
   ws.best.assign(n, 0.0);  // λ = 0, the start
   double best_residual = residual(nc, lambda, v, mu, scale);
-  int next_polish = 25;
-  const double initial_rho = rho;  // the balancing keeps ρ within 1e±6 of it
-  for (int it = 1; it <= max_iterations; ++it) {
-    report.iterations = it;
-    // λ = (G + ρI)⁻¹ (ρ z − y − g − Γ(v))
-    for (int i = 0; i < n; ++i) ws.lambda[i] = rho * lambda[i] - ws.y[i] - g[i];
-    for (int c = 0; c < nc; ++c) ws.lambda[3 * c + 2] -= mu[c] * std::hypot(v[3 * c], v[3 * c + 1]);
-    cholesky_solve(n, ws.L, ws.lambda.data());
-    std::copy(lambda, lambda + n, ws.z_previous.begin());
-    for (int c = 0; c < nc; ++c) {
-      double shifted[3];
-      for (int k = 0; k < 3; ++k) shifted[k] = ws.lambda[3 * c + k] + ws.y[3 * c + k] / rho;
-      project_onto_cone(shifted, mu[c], lambda + 3 * c);
-    }
-    for (int i = 0; i < n; ++i) ws.y[i] += rho * (ws.lambda[i] - lambda[i]);
-    lcp_velocity(n, G, g, lambda, v);
-    report.residual = residual(nc, lambda, v, mu, scale);
-    if (report.residual <= tol) {
-      report.status = LcpStatus::solved;
-      return report;
-    }
-    if (report.residual < best_residual) {
-      best_residual = report.residual;
-      std::copy(lambda, lambda + n, ws.best.begin());
-    }
-    // An iterate far beyond the largest impulse the data can call for has run off (ADMM on the
-    // De Saxcé fixed point need not converge on rank-deficient G): stop rather than overflow.
-    if (!(largest_magnitude(n, lambda) <= kImpulseCap * scale.lambda_cap)) break;
-    if (it == next_polish) {
-      next_polish *= 2;
-      if (polish_modes(nc, G, g, mu, mode_tol, tol, scale, lambda, v, ws)) {
-        report.residual = residual(nc, lambda, v, mu, scale);
-        report.status = LcpStatus::solved;
-        return report;
-      }
-    }
-    if (it % 25 == 0) {
-      // Residual balancing: primal and dual residuals within a factor of ten, the primal one (an
-      // impulse) turned into a velocity by the initial penalty, so that the balance does not depend
-      // on the units of the data.
-      double primal = 0.0, dual = 0.0;
-      for (int i = 0; i < n; ++i) {
-        primal = std::max(primal, initial_rho * std::abs(ws.lambda[i] - lambda[i]));
-        dual = std::max(dual, rho * std::abs(lambda[i] - ws.z_previous[i]));
-      }
-      if ((primal > 10.0 * dual && rho < 1e6 * initial_rho) || (dual > 10.0 * primal && rho > 1e-6 * initial_rho)) {
-        rho *= primal > dual ? 5.0 : 0.2;
-        if (!cholesky(n, G, rho, ws.L)) {
-          report.status = LcpStatus::invalid_problem;
-          return report;
-        }
-      }
-    }
+  for (const SaxceUpdate update : {SaxceUpdate::every_iteration, SaxceUpdate::when_settled}) {
+    report.status =
+        admm_run(nc, G, g, mu, rho, tol, max_iterations, update, scale, lambda, v, ws, best_residual, report);
+    if (report.status != LcpStatus::iteration_limit) return report;
   }
   // Not converged: the iterate of smallest residual, polished if its modes solve the problem.
   std::copy(ws.best.begin(), ws.best.end(), lambda);
   lcp_velocity(n, G, g, lambda, v);
   report.residual = residual(nc, lambda, v, mu, scale);
-  if (polish_modes(nc, G, g, mu, mode_tol, tol, scale, lambda, v, ws)) {
+  if (polish_modes(nc, G, g, mu, mode_tolerance(tol), tol, scale, lambda, v, ws)) {
     report.residual = residual(nc, lambda, v, mu, scale);
     report.status = LcpStatus::solved;
   }

@@ -14,6 +14,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/dot.hpp"
 #include "lcp/active_set.hpp"
 #include "lcp/lcp.hpp"
 
@@ -22,7 +23,7 @@ namespace dcol::lcp {
 struct ScreeningWorkspace {
   std::vector<uint8_t> active;
   std::vector<int> rows, local;
-  std::vector<double> A, b, lo, hi, mu, f, w;
+  std::vector<double> A, b, lo, hi, mu, f, w, response;
   std::vector<int> friction_index;
   std::vector<EntrySet> sets;
   LcpWorkspace lcp;
@@ -45,16 +46,60 @@ inline bool in_subproblem(const LcpBounds& bounds, const uint8_t* active, int i)
 
 }  // namespace detail
 
+// The symmetric matrix A of solve_screened: formed (n × n, row-major) ...
+struct DenseMatrix {
+  int n;
+  const double* A;
+  double entry(int i, int j) const { return A[static_cast<size_t>(i) * n + j]; }
+  MatrixScale scale() const { return matrix_scale(n, A); }
+  // w_i = b_i + Σ_p A_{i, rows_p} f_p for every i.
+  void velocities(const double* b, const std::vector<int>& rows, const double* f, double* w,
+                  std::vector<double>&) const {
+    for (int i = 0; i < n; ++i) {
+      const double* row = A + static_cast<size_t>(i) * n;
+      double s = b[i];
+      for (size_t p = 0; p < rows.size(); ++p) s += row[rows[p]] * f[p];
+      w[i] = s;
+    }
+  }
+  double residual(const double* b, const double* f, const double* w, const LcpBounds& bounds, double floor) const {
+    return natural_residual(n, A, b, f, w, bounds, floor);
+  }
+};
+
+// ... or as the Gram matrix A = Z Zᵀ of Z's rows (n × d, row-major; a Delassus matrix whitened by the
+// mass matrix's factor), whose entries solve_screened then forms among its subproblem's rows only, and
+// w through Zᵀ f: the cost of the rows in touch times d, where forming A costs every row's pairs.
+struct GramMatrix {
+  int n, d;
+  const double* Z;
+  const double* row(int i) const { return Z + static_cast<size_t>(i) * d; }
+  double entry(int i, int j) const { return dot(row(i), row(j), d); }
+  MatrixScale scale() const { return gram_scale(n, d, Z); }
+  void velocities(const double* b, const std::vector<int>& rows, const double* f, double* w,
+                  std::vector<double>& response) const {
+    gram_velocities(n, d, Z, b, static_cast<int>(rows.size()), rows.data(), f, w, response);
+  }
+  double residual(const double* b, const double* f, const double* w, const LcpBounds& bounds, double floor) const {
+    // By Cauchy–Schwarz the largest entry of a Gram matrix is on its diagonal.
+    return natural_residual_of(
+        n, [&](int i) { return entry(i, i); }, [&] { return scale().largest; }, b, f, w, bounds, floor);
+  }
+};
+
 // Projected Gauss–Seidel with exact solves on its sets (solve_pgs_polished) on the subproblem of the
-// rows that can push, grown until the left-out rows are consistent (file comment). f holds the warm
-// start on entry (zero where none) and the solution on return; w = A f + b and the sets of the whole
-// problem. The report's iterations add up the subproblems' sweeps.
-inline LcpReport solve_screened(int n, const double* A, const double* b, const LcpBounds& bounds, double* f, double* w,
+// rows that can push, grown until the left-out rows are consistent (file comment), for a symmetric A
+// (DenseMatrix or GramMatrix). f holds the warm start on entry (zero where none) and the solution on
+// return; w = A f + b and the sets of the whole problem. The report's iterations add up the
+// subproblems' sweeps.
+template <class Matrix>
+inline LcpReport solve_screened(const Matrix& A, const double* b, const LcpBounds& bounds, double* f, double* w,
                                 EntrySet* sets, ScreeningWorkspace& ws, int max_iterations, Tolerance tol) {
+  const int n = A.n;
   ws.active.assign(n, 0);
   for (int i = 0; i < n; ++i)
     if (!detail::can_leave_out(bounds, i) || b[i] < 0.0 || f[i] != 0.0) ws.active[i] = 1;
-  const MatrixScale scale = matrix_scale(n, A);
+  const MatrixScale scale = A.scale();
   LcpReport report;
   int sweeps = 0;
   for (;;) {
@@ -73,8 +118,8 @@ inline LcpReport solve_screened(int n, const double* A, const double* b, const L
     ws.sets.resize(m);
     for (int p = 0; p < m; ++p) {
       const int i = ws.rows[p];
-      const double* row = A + static_cast<size_t>(i) * n;
-      for (int q = 0; q < m; ++q) ws.A[static_cast<size_t>(p) * m + q] = row[ws.rows[q]];
+      for (int q = p; q < m; ++q)
+        ws.A[static_cast<size_t>(p) * m + q] = ws.A[static_cast<size_t>(q) * m + p] = A.entry(i, ws.rows[q]);
       ws.b[p] = b[i];
       ws.f[p] = f[i];
       ws.lo[p] = bounds.lo != nullptr ? bounds.lo[i] : 0.0;
@@ -93,12 +138,7 @@ inline LcpReport solve_screened(int n, const double* A, const double* b, const L
     std::fill(f, f + n, 0.0);
     for (int p = 0; p < m; ++p) f[ws.rows[p]] = ws.f[p];
     // w of every entry from the subproblem's impulses (the others are zero).
-    for (int i = 0; i < n; ++i) {
-      const double* row = A + static_cast<size_t>(i) * n;
-      double s = b[i];
-      for (int p = 0; p < m; ++p) s += row[ws.rows[p]] * ws.f[p];
-      w[i] = s;
-    }
+    A.velocities(b, ws.rows, ws.f.data(), w, ws.response);
     if (report.status == LcpStatus::invalid_problem) return report;
     const double w_tolerance = tolerances(n, scale, b, f, tol).w;
     bool grew = false;
@@ -112,7 +152,7 @@ inline LcpReport solve_screened(int n, const double* A, const double* b, const L
   }
   classify(n, scale, b, f, w, bounds, tol, sets);
   report.iterations = sweeps;
-  report.residual = natural_residual(n, A, b, f, w, bounds, tol.floor);
+  report.residual = A.residual(b, f, w, bounds, tol.floor);
   return report;
 }
 

@@ -41,12 +41,13 @@ struct PlanarJoint {
   int rows() const { return kind == Kind::hinge ? 2 : kind == Kind::fixed ? 3 : 1; }
 };
 
-// A planar scene: its bodies' shapes, mass m, moment of inertia 𝓘, restitution k and friction μ, its
-// joints, the pairs not tested for contact (skipped[i·n + j] nonzero for i < j), and the step's
-// settings (see dcol.dynamics.planar.PlanarWorld).
+// A planar scene: its bodies' shapes, mass m, moment of inertia 𝓘, ∂𝓘/∂m (the shape's 𝓘 per unit
+// mass, or 0 where 𝓘 is given apart from the mass), restitution k and friction μ, its joints, the
+// pairs not tested for contact (skipped[i·n + j] nonzero for i < j), and the step's settings (see
+// dcol.dynamics.planar.PlanarWorld).
 struct PlanarModel {
   PlanarShapes shapes;
-  std::vector<double> mass, inertia, restitution, friction;
+  std::vector<double> mass, inertia, inertia_per_mass, restitution, friction;
   std::vector<PlanarJoint> joints;
   std::vector<int> skipped;
   double gravity[2] = {0.0, -9.81};
@@ -83,7 +84,9 @@ struct PlanarMlcp {
 // A step's results and work buffers (kept from step to step so that steps of one size allocate
 // nothing). The dynamics LCP (`dynamics`) and the Jacobians it is built from: J_e (p × 3n),
 // J_c (m × 3n), J_f (2r × 3n) of the r contacts with friction (`rubbing`, their indices), the combined
-// μ and k (m each); the stabilization LCP where one was solved (`stabilized`).
+// μ and k (m each); the stabilization LCP where one was solved (`stabilized`). `solver` keeps what
+// its interior point prepared for the dynamics LCP, which the backward pass (planar_step_vjp)
+// reuses; the stabilization LCP has a solver of its own so as not to overwrite it.
 struct PlanarStepData {
   std::vector<PlanarContact> contacts, next_contacts;
   PlanarMlcp dynamics, stabilization;
@@ -94,7 +97,8 @@ struct PlanarStepData {
   bool stabilized = false;
   // Work buffers.
   PlanarContactWorkspace detection;
-  lcp::MlcpSolver solver;
+  lcp::MlcpSolver solver, stabilization_solver;
+  std::vector<double> adjoint;
   std::vector<double> correction, friction_rows, delta_0, error, schur, multipliers, inverse_mass, contact_rows;
   std::vector<int> pivot;
 };
@@ -317,7 +321,7 @@ inline bool planar_stabilization(const PlanarModel& model, const double* positio
     }
     lcp.h[i] = data.next_contacts[i].geometry.gap / model.dt + along;
   }
-  lcp.solve(data.solver, model.tol);
+  lcp.solve(data.stabilization_solver, model.tol);
   data.stabilized = true;
   if (!lcp.solved()) return false;
   data.correction.resize(columns);

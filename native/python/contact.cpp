@@ -158,8 +158,8 @@ py::dict gjk_distance_py(py::handle a, py::handle r_a, py::handle q_a, py::handl
   return out;
 }
 
-// The signed distance and DCOL's α of two shapes with cores by GJK/EPA and the scaled-distance
-// iteration (gjk_signed_distance), with their derivatives along the bodies' rigid motions; None where
+// The signed distance and DCOL's α of two shapes with cores by GJK/EPA and the GJK ray cast
+// (gjk_signed_distance), with their derivatives along the bodies' rigid motions; None where
 // they cannot answer.
 py::object gjk_distance_jacobian_py(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b,
                                     py::handle q_b) {
@@ -188,6 +188,20 @@ py::object gjk_distance_jacobian_py(py::handle a, py::handle r_a, py::handle q_a
   out["d_p_a"] = rows(jac.p_a);
   out["d_p_b"] = rows(jac.p_b);
   out["d_normal"] = rows(jac.normal);
+  return out;
+}
+
+// DCOL's α of two shapes with point-set cores by the GJK ray cast (gjk_alpha), with its gradient along
+// the bodies' rigid motions; None where it cannot answer.
+py::object gjk_alpha_py(py::handle a, py::handle r_a, py::handle q_a, py::handle b, py::handle r_b, py::handle q_b) {
+  const Pose pa = as_pose(r_a, q_a, "r_a", "q_a"), pb = as_pose(r_b, q_b, "r_b", "q_b");
+  DistanceResult result;
+  py::array_t<double> gradient(12);
+  if (!gjk_alpha(as_shape(a, "a"), pa, as_shape(b, "b"), pb, result, gradient.mutable_data())) return py::none();
+  py::dict out;
+  out["alpha"] = result.alpha;
+  out["d_alpha"] = gradient;
+  out["iterations"] = result.iterations;
   return out;
 }
 
@@ -366,9 +380,14 @@ void dcol::python::bind_contact(py::module_& m) {
         "capsules).");
   m.def("gjk_distance_jacobian", &gjk_distance_jacobian_py, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"),
         py::arg("r_b"), py::arg("q_b"),
-        "Signed distance (GJK/EPA) and DCOL's alpha (by the shapes' scaled distance) of two polytopes, spheres,\n"
+        "Signed distance (GJK/EPA) and DCOL's alpha (by a GJK ray cast) of two polytopes, spheres,\n"
         "capsules or polygons, with their derivatives along rigid motions [dp_a, dtheta_a, dp_b, dtheta_b]\n"
         "(d_alpha, d_distance (12,), d_p_a, d_p_b, d_normal (3, 12)); None where GJK/EPA cannot answer.");
+  m.def("gjk_alpha", &gjk_alpha_py, py::arg("a"), py::arg("r_a"), py::arg("q_a"), py::arg("b"), py::arg("r_b"),
+        py::arg("q_b"),
+        "DCOL's alpha of two polytopes, spheres, capsules or polygons by a GJK ray cast, with its derivatives\n"
+        "along rigid motions [dp_a, dtheta_a, dp_b, dtheta_b] (d_alpha (12,)) and the ray cast's iterations;\n"
+        "None for other shapes or where it cannot answer.");
   m.def("broadphase", &broadphase, py::arg("shapes"), py::arg("body"), py::arg("r"), py::arg("q"), py::arg("margin"));
   m.def("scene_contacts", &scene_contacts, py::arg("shapes"), py::arg("body"), py::arg("r"), py::arg("q"),
         py::arg("pairs"), py::arg("margin"), py::arg("feature_tolerance"), py::arg("derivatives"), py::arg("settings"),

@@ -6,8 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/parallel.hpp"
@@ -15,6 +19,7 @@
 #include "planar/contacts.hpp"
 #include "planar/gjk.hpp"
 #include "planar/step.hpp"
+#include "planar/step_vjp.hpp"
 #include "python/bindings.hpp"
 
 namespace py = pybind11;
@@ -150,21 +155,23 @@ py::tuple closest_points(const Array& points_a, const Array& points_b) {
                         std::vector<int>(p.corners_b, p.corners_b + p.count_b), p.overlapping);
 }
 
-PlanarModel make_model(const PlanarShapes& shapes, const Array& mass, const Array& inertia, const Array& restitution,
-                       const Array& friction, const IntArray& joint_kind, const IntArray& joint_bodies,
-                       const Array& joint_anchors, const Array& joint_angle, const IntArray& joint_axis,
-                       const Array& joint_value, const IntArray& skipped, const Array& gravity, double dt,
-                       double margin, double tol, double penetration_tolerance, bool post_stabilization,
-                       int max_halvings) {
+PlanarModel make_model(const PlanarShapes& shapes, const Array& mass, const Array& inertia,
+                       const Array& inertia_per_mass, const Array& restitution, const Array& friction,
+                       const IntArray& joint_kind, const IntArray& joint_bodies, const Array& joint_anchors,
+                       const Array& joint_angle, const IntArray& joint_axis, const Array& joint_value,
+                       const IntArray& skipped, const Array& gravity, double dt, double margin, double tol,
+                       double penetration_tolerance, bool post_stabilization, int max_halvings) {
   PlanarModel model;
   model.shapes = shapes;
   const int n = shapes.bodies();
-  for (auto [array, name] : {std::pair{&mass, "mass"}, std::pair{&inertia, "inertia"},
-                             std::pair{&restitution, "restitution"}, std::pair{&friction, "friction"}})
+  for (auto [array, name] :
+       {std::pair{&mass, "mass"}, std::pair{&inertia, "inertia"}, std::pair{&inertia_per_mass, "inertia_per_mass"},
+        std::pair{&restitution, "restitution"}, std::pair{&friction, "friction"}})
     if (array->ndim() != 1 || array->shape(0) != n)
       throw py::value_error(std::string(name) + " must have shape (bodies,)");
   model.mass.assign(mass.data(), mass.data() + n);
   model.inertia.assign(inertia.data(), inertia.data() + n);
+  model.inertia_per_mass.assign(inertia_per_mass.data(), inertia_per_mass.data() + n);
   model.restitution.assign(restitution.data(), restitution.data() + n);
   model.friction.assign(friction.data(), friction.data() + n);
   if (joint_kind.ndim() != 1) throw py::value_error("joint_kind must have shape (joints,)");
@@ -291,7 +298,24 @@ py::dict problem(const PlanarModel& model, const PlanarStepData& data) {
   return out;
 }
 
-py::dict step_result(const PlanarModel& model, const PlanarStepData& data) {
+// A step's native data, kept for its backward pass (planar_step_vjp reuses the dynamics LCP's
+// prepared Newton system in it), with the model the step was taken in.
+struct PlanarStepRecord {
+  std::shared_ptr<const PlanarModel> model;
+  PlanarStepData data;
+  std::mutex backward;  // planar_step_vjp refactorizes in data: one backward pass at a time
+};
+using StepRecord = std::shared_ptr<PlanarStepRecord>;
+
+StepRecord new_record(const std::shared_ptr<const PlanarModel>& model) {
+  auto record = std::make_shared<PlanarStepRecord>();
+  record->model = model;
+  return record;
+}
+
+py::dict step_result(const StepRecord& record) {
+  const PlanarModel& model = *record->model;
+  const PlanarStepData& data = record->data;
   const py::ssize_t n = model.bodies();
   py::dict out = problem(model, data);
   out["positions"] = matrix(data.next_positions, n, 3);
@@ -299,53 +323,168 @@ py::dict step_result(const PlanarModel& model, const PlanarStepData& data) {
   out["dt"] = data.dt;
   out["solution"] = solution(data.dynamics);
   out["stabilization"] = data.stabilized ? py::object(solution(data.stabilization)) : py::none();
+  out["native"] = record;
   return out;
 }
 
 // work(model, positions, velocities, forces, data) without the GIL at a validated state.
-PlanarStepData at_state(const PlanarModel& model, const Array& positions, const Array& velocities,
-                        const std::optional<Array>& forces,
-                        void (*work)(const PlanarModel&, const double*, const double*, const double*,
-                                     PlanarStepData&)) {
+void at_state(const PlanarModel& model, const Array& positions, const Array& velocities,
+              const std::optional<Array>& forces,
+              void (*work)(const PlanarModel&, const double*, const double*, const double*, PlanarStepData&),
+              PlanarStepData& data) {
   const double *p = state_rows(model, positions, "positions"), *v = state_rows(model, velocities, "velocities");
   const double* f = state(model, forces, "forces");
-  PlanarStepData data;
   py::gil_scoped_release release;
   work(model, p, v, f, data);
-  return data;
 }
 
-py::dict step(const PlanarModel& model, const Array& positions, const Array& velocities,
+py::dict step(const std::shared_ptr<PlanarModel>& model, const Array& positions, const Array& velocities,
               const std::optional<Array>& forces) {
-  return step_result(model, at_state(model, positions, velocities, forces, planar_step));
+  const StepRecord record = new_record(model);
+  at_state(*model, positions, velocities, forces, planar_step, record->data);
+  py::dict out = step_result(record);
+  planar_release_all_but_backward(record->data);
+  return out;
 }
 
 py::dict dynamics_lcp(const PlanarModel& model, const Array& positions, const Array& velocities,
                       const std::optional<Array>& forces) {
-  return problem(model, at_state(model, positions, velocities, forces, planar_dynamics_lcp));
+  PlanarStepData data;
+  at_state(model, positions, velocities, forces, planar_dynamics_lcp, data);
+  return problem(model, data);
 }
 
-py::list step_batch(const PlanarModel& model, const Array& positions, const Array& velocities,
-                    const std::optional<Array>& forces, int threads) {
-  const py::ssize_t n = model.bodies();
-  if (positions.ndim() != 3 || positions.shape(1) != n || positions.shape(2) != 3)
+// (B, bodies, 3) arrays: the first's B, after checking the shapes of all (those present).
+py::ssize_t batch_scenes(py::ssize_t bodies, const Array& positions,
+                         std::initializer_list<std::pair<const std::optional<Array>*, const char*>> others) {
+  if (positions.ndim() != 3 || positions.shape(1) != bodies || positions.shape(2) != 3)
     throw py::value_error("positions must have shape (B, bodies, 3)");
-  const py::ssize_t scenes = positions.shape(0);
-  for (const Array* array : {&velocities, forces ? &*forces : nullptr})
-    if (array && (array->ndim() != 3 || array->shape(0) != scenes || array->shape(1) != n || array->shape(2) != 3))
-      throw py::value_error("velocities and forces must have the shape of positions");
-  std::vector<PlanarStepData> data(scenes);
-  const double *p = positions.data(), *v = velocities.data(), *f = forces ? forces->data() : nullptr;
+  for (auto [array, name] : others)
+    if (*array && ((*array)->ndim() != 3 || (*array)->shape(0) != positions.shape(0) || (*array)->shape(1) != bodies ||
+                   (*array)->shape(2) != 3))
+      throw py::value_error(std::string(name) + " must have the shape of positions");
+  return positions.shape(0);
+}
+
+const double* scene_rows(const std::optional<Array>& array, py::ssize_t bodies, py::ssize_t scene) {
+  return array ? array->data() + 3 * bodies * scene : nullptr;
+}
+
+py::list step_batch(const std::shared_ptr<PlanarModel>& model, const Array& positions, const Array& velocities,
+                    const std::optional<Array>& forces, int threads) {
+  const py::ssize_t n = model->bodies();
+  const std::optional<Array> given_velocities = velocities;
+  const py::ssize_t scenes = batch_scenes(n, positions, {{&given_velocities, "velocities"}, {&forces, "forces"}});
+  std::vector<StepRecord> records(scenes);
+  for (StepRecord& record : records) record = new_record(model);
+  const double *p = positions.data(), *v = velocities.data();
   {
     py::gil_scoped_release release;
     dcol::parallel_chunks(scenes, threads, 1, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
       for (std::ptrdiff_t b = begin; b < end; ++b)
-        planar_step(model, p + 3 * n * b, v + 3 * n * b, f ? f + 3 * n * b : nullptr, data[b]);
+        planar_step(*model, p + 3 * n * b, v + 3 * n * b, scene_rows(forces, n, b), records[b]->data);
     });
   }
   py::list out;
-  for (const PlanarStepData& scene : data) out.append(step_result(model, scene));
+  for (const StepRecord& record : records) {
+    out.append(step_result(record));
+    planar_release_all_but_backward(record->data);
+  }
   return out;
+}
+
+// The arrays of a step's cotangents, in the order of PlanarStepCotangents' fields as
+// dcol.dynamics.planar.PlanarStepCotangents has them, each with a leading axis B for a batch.
+class CotangentArrays {
+ public:
+  CotangentArrays(std::optional<py::ssize_t> batch, py::ssize_t bodies, py::ssize_t joints)
+      : scenes_(batch.value_or(1)) {
+    auto shaped = [&batch](std::vector<py::ssize_t> shape) {
+      if (batch) shape.insert(shape.begin(), *batch);
+      return Array(shape);
+    };
+    velocities_ = shaped({bodies, 3}), forces_ = shaped({bodies, 3}), positions_ = shaped({bodies, 3});
+    mass_ = shaped({bodies}), inertia_ = shaped({bodies}), restitution_ = shaped({bodies}),
+    friction_ = shaped({bodies});
+    anchors_ = shaped({joints, 2, 2});
+  }
+  // Where scene `scene` (0 without a batch) is written.
+  PlanarStepCotangents scene(py::ssize_t scene) {
+    auto at = [this, scene](Array& array) { return array.mutable_data() + array.size() / scenes_ * scene; };
+    return {at(velocities_),  at(forces_),   at(mass_),    at(inertia_),
+            at(restitution_), at(friction_), at(anchors_), at(positions_)};
+  }
+  py::tuple result() const {
+    return py::make_tuple(velocities_, forces_, mass_, inertia_, restitution_, friction_, anchors_, positions_);
+  }
+
+ private:
+  py::ssize_t scenes_;
+  Array velocities_, forces_, mass_, inertia_, restitution_, friction_, anchors_, positions_;
+};
+
+// planar_step_vjp of a step's record, under its lock; false where the KKT matrix is singular.
+bool record_vjp(PlanarStepRecord& record, const double* positions, const double* velocities,
+                const double* grad_velocities, const double* grad_positions, const PlanarStepCotangents& out) {
+  const std::lock_guard<std::mutex> lock(record.backward);
+  return planar_step_vjp(*record.model, record.data, positions, velocities, grad_velocities, grad_positions, out);
+}
+
+// numpy.linalg.LinAlgError, as numpy's solve raises it, for a KKT matrix that is singular.
+[[noreturn]] void raise_singular_kkt(const std::string& where) {
+  const py::object error = py::module_::import("numpy.linalg").attr("LinAlgError");
+  PyErr_SetString(error.ptr(), ("the dynamics LCP's KKT matrix is singular at the step's solution" + where).c_str());
+  throw py::error_already_set();
+}
+
+py::tuple step_vjp(const StepRecord& record, const Array& positions, const Array& velocities,
+                   const std::optional<Array>& grad_velocities, const std::optional<Array>& grad_positions) {
+  const PlanarModel& model = *record->model;
+  const double *p = state_rows(model, positions, "positions"), *v = state_rows(model, velocities, "velocities");
+  const double* grad_v = state(model, grad_velocities, "grad_velocities");
+  const double* grad_p = state(model, grad_positions, "grad_positions");
+  CotangentArrays out(std::nullopt, model.bodies(), static_cast<py::ssize_t>(model.joints.size()));
+  const PlanarStepCotangents where = out.scene(0);
+  bool solved;
+  {
+    py::gil_scoped_release release;
+    solved = record_vjp(*record, p, v, grad_v, grad_p, where);
+  }
+  if (!solved) raise_singular_kkt("");
+  return out.result();
+}
+
+py::tuple step_batch_vjp(const std::vector<StepRecord>& records, const Array& positions, const Array& velocities,
+                         const std::optional<Array>& grad_velocities, const std::optional<Array>& grad_positions,
+                         int threads) {
+  if (records.empty()) throw py::value_error("steps must hold at least one step");
+  const PlanarModel& model = *records.front()->model;
+  for (const StepRecord& record : records)
+    if (record->model->bodies() != model.bodies() || record->model->joints.size() != model.joints.size())
+      throw py::value_error("steps must be steps of worlds with the same bodies and joints");
+  const py::ssize_t n = model.bodies();
+  const std::optional<Array> given_velocities = velocities;
+  const py::ssize_t scenes = batch_scenes(
+      n, positions,
+      {{&given_velocities, "velocities"}, {&grad_velocities, "grad_velocities"}, {&grad_positions, "grad_positions"}});
+  if (scenes != static_cast<py::ssize_t>(records.size()))
+    throw py::value_error("positions must hold one scene per step, " + std::to_string(records.size()));
+  CotangentArrays out({scenes}, n, static_cast<py::ssize_t>(model.joints.size()));
+  std::vector<PlanarStepCotangents> where(scenes);
+  for (py::ssize_t b = 0; b < scenes; ++b) where[b] = out.scene(b);
+  std::vector<char> solved(scenes, 0);
+  const double *p = positions.data(), *v = velocities.data();
+  {
+    py::gil_scoped_release release;
+    dcol::parallel_chunks(scenes, threads, 1, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
+      for (std::ptrdiff_t b = begin; b < end; ++b)
+        solved[b] = record_vjp(*records[b], p + 3 * n * b, v + 3 * n * b, scene_rows(grad_velocities, n, b),
+                               scene_rows(grad_positions, n, b), where[b]);
+    });
+  }
+  for (py::ssize_t b = 0; b < scenes; ++b)
+    if (!solved[b]) raise_singular_kkt(" (scene " + std::to_string(b) + ")");
+  return out.result();
 }
 
 py::tuple equality_rows(const PlanarModel& model, const Array& positions) {
@@ -378,15 +517,18 @@ void dcol::python::bind_planar(py::module_& m) {
   planar.def("closest_points", &closest_points, py::arg("points_a"), py::arg("points_b"),
              "(distance, point_a, point_b, corners_a, corners_b, overlapping) of the convex hulls of points_a "
              "(k, 2) and points_b (l, 2), by GJK.");
-  py::class_<PlanarModel>(planar, "Model", "A planar scene: shapes, bodies, joints and the step's settings.")
-      .def(py::init(&make_model), py::arg("shapes"), py::arg("mass"), py::arg("inertia"), py::arg("restitution"),
-           py::arg("friction"), py::arg("joint_kind"), py::arg("joint_bodies"), py::arg("joint_anchors"),
-           py::arg("joint_angle"), py::arg("joint_axis"), py::arg("joint_value"), py::arg("skipped"),
-           py::arg("gravity"), py::arg("dt"), py::arg("margin"), py::arg("tol"), py::arg("penetration_tolerance"),
-           py::arg("post_stabilization"), py::arg("max_halvings"),
-           "Joints: kind (J,) 0 hinge, 1 fixed, 2 axis; bodies (J, 2) (−1: the world); anchors (J, 4) anchor_a, "
-           "anchor_b; angle, axis (0 angle, 1 x, 2 y), value (J,) each. skipped (bodies, bodies): pairs (i, j), "
-           "i < j, not tested for contact.");
+  py::class_<PlanarModel, std::shared_ptr<PlanarModel>>(
+      planar, "Model", "A planar scene: shapes, bodies, joints and the step's settings.")
+      .def(
+          py::init(&make_model), py::arg("shapes"), py::arg("mass"), py::arg("inertia"), py::arg("inertia_per_mass"),
+          py::arg("restitution"), py::arg("friction"), py::arg("joint_kind"), py::arg("joint_bodies"),
+          py::arg("joint_anchors"), py::arg("joint_angle"), py::arg("joint_axis"), py::arg("joint_value"),
+          py::arg("skipped"), py::arg("gravity"), py::arg("dt"), py::arg("margin"), py::arg("tol"),
+          py::arg("penetration_tolerance"), py::arg("post_stabilization"), py::arg("max_halvings"),
+          "inertia_per_mass (bodies,): ∂inertia/∂mass (the shape's inertia per unit mass, 0 where the inertia is "
+          "given). Joints: kind (J,) 0 hinge, 1 fixed, 2 axis; bodies (J, 2) (−1: the world); anchors (J, 4) anchor_a, "
+          "anchor_b; angle, axis (0 angle, 1 x, 2 y), value (J,) each. skipped (bodies, bodies): pairs (i, j), "
+          "i < j, not tested for contact.");
   planar.def("contacts", &model_contacts, py::arg("model"), py::arg("positions"),
              "The contacts at positions (bodies, 3) as detect_contacts returns them.");
   planar.def("equality_rows", &equality_rows, py::arg("model"), py::arg("positions"),
@@ -397,8 +539,22 @@ void dcol::python::bind_planar(py::module_& m) {
              "as a dict.");
   planar.def("step", &step, py::arg("model"), py::arg("positions"), py::arg("velocities"), py::arg("forces"),
              "One step from positions, velocities, forces (bodies, 3) (forces None: none): dynamics_lcp's dict "
-             "with positions, velocities, dt, solution and stabilization (None where none was solved).");
+             "with positions, velocities, dt, solution, stabilization (None where none was solved) and native (the "
+             "StepData step_vjp takes).");
   planar.def("step_batch", &step_batch, py::arg("model"), py::arg("positions"), py::arg("velocities"),
              py::arg("forces"), py::arg("threads"),
              "step of B scenes (B, bodies, 3) on up to `threads` threads without the GIL: a list of step's dicts.");
+  py::class_<PlanarStepRecord, StepRecord>(
+      planar, "StepData",
+      "A step's native data, which its backward pass (step_vjp) reuses, and the model it was taken in.");
+  planar.def("step_vjp", &step_vjp, py::arg("step"), py::arg("positions"), py::arg("velocities"),
+             py::arg("grad_velocities"), py::arg("grad_positions"),
+             "Cotangents (velocities, forces (bodies, 3), mass, inertia, restitution, friction (bodies,), anchors "
+             "(joints, 2, 2), positions (bodies, 3)) of the step `step` (a StepData) from positions, velocities "
+             "(bodies, 3), its inputs, and grad_velocities, grad_positions (bodies, 3) of its results (None: zero), "
+             "without the GIL. numpy.linalg.LinAlgError where the KKT matrix is singular.");
+  planar.def("step_batch_vjp", &step_batch_vjp, py::arg("steps"), py::arg("positions"), py::arg("velocities"),
+             py::arg("grad_velocities"), py::arg("grad_positions"), py::arg("threads"),
+             "step_vjp of B steps (B, bodies, 3 arrays) on up to `threads` threads without the GIL: its tuple with a "
+             "leading axis B on each array.");
 }

@@ -3,9 +3,9 @@
 // (detail::body_kinematics), the candidate pairs from its broadphase, per pair the signed distance
 // and DCOL's α, or α alone, with their derivatives along the two bodies' rigid motions, chained with
 // the bodies' Jacobians into derivatives with respect to q's tangent space (nv columns). Pairs of
-// polytopes, spheres, capsules and padded polygons go to GJK/EPA and α's scaled-distance iteration
-// (geometry/gjk.hpp); the others, and overlapping flat cores, to the cone programs
-// (geometry/distance.hpp, DCOL's proximity kernels).
+// polytopes, spheres, capsules and padded polygons go to GJK/EPA and α's ray cast (geometry/gjk.hpp);
+// the others, and overlapping flat cores, to the cone programs (geometry/distance.hpp, DCOL's proximity
+// kernels).
 #pragma once
 
 #include <algorithm>
@@ -31,7 +31,7 @@ struct CollisionModelSpec {
   std::vector<std::pair<int, int>> pairs;  // candidate pairs of shapes (a < b)
   std::vector<int> pair_of;                // S × S: a candidate pair's index at [a S + b], a < b; −1 elsewhere
   double margin = 0.0;                     // every pair within this distance is checked
-  // Pairs of shapes with cores by GJK/EPA and gjk_scaling (exact derivatives, of whichever witness
+  // Pairs of shapes with point-set cores by GJK/EPA and gjk_scaling (exact derivatives, of whichever witness
   // features GJK ends on where they are not unique); false: every pair by the cone programs, whose
   // derivatives are the barrier-smoothed problems' (an average over non-unique witnesses).
   bool by_gjk = true;

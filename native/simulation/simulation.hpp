@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -47,12 +48,27 @@ constexpr int kMidpointFixedPointIterations = 6, kMidpointNewtonIterations = 30,
 // (a link pushed out through both faces of a slab).
 constexpr double kAllowedPenetration = 1e-2, kCorrectionRegularization = 1e-3;
 
+// A step's linearized contacts miss what a turn does to the second order: a face turned by θ about a
+// centre at reach r lowers what rests on it by up to r θ²/2, whichever way it turns. Where that bound
+// could leave a contact deeper than its pair's predicted depth by more than kMispredictionTolerance of
+// the contact margin, the contacts are found again at the step's end pose and, where they did miss by
+// that much, the excess is projected out (detail::project_mispredicted_contacts), at most
+// kProjectionIterations times (Gauss–Newton on the re-evaluated contacts). The tolerance lets the
+// rolling and tumbling of ordinary piles, whose misses are far smaller, pass without a second look.
+constexpr double kMispredictionTolerance = 0.1;
+constexpr int kProjectionIterations = 3;
+
 // The largest relative error of a contact solve's iterate stopped at the iteration limit that a
 // rollout goes on with (with a warning): its complementarity, bound and cone conditions violated by at
 // most 1% of the data's scale (the slow tail of Gauss–Seidel or ADMM on a stack). Beyond it the
 // iterate is no solution (ADMM run off along G's null space, Gauss–Seidel on an LCP it cannot solve)
 // and the step fails.
 constexpr double kUsableResidual = 1e-2;
+
+// Two bodies' patches from several pairs of their shapes are one patch (merge_body_patch) when their
+// normals agree this well: they push along one direction, and what holds the bodies apart is then the
+// support polygon of all their points, which the reduced patch's corners span.
+constexpr double kSharedNormalCosine = 0.999;
 
 // The simulation's contact solves take their tolerances in SI units below these scales (lcp::Tolerance):
 // impulses under 1 N s and velocities under 1 m/s are compared with the tolerance as they are.
@@ -181,6 +197,12 @@ struct StepWorkspace {
   std::vector<int> correction_rows;
   std::vector<double> correction_A, correction_b, correction_x, correction_w;
   std::vector<lcp::EntrySet> correction_sets;
+  // The misprediction projection (detail::project_mispredicted_contacts): each shape pair's predicted
+  // depth at the step's end (sorted), the pose being projected, and the workspace of the contacts
+  // found there (made on the first step that needs it).
+  std::vector<std::pair<std::pair<int, int>, double>> predicted_depths;
+  std::vector<double> projected_q;
+  std::unique_ptr<StepWorkspace> projection;
   // The NCP (world.ncp): per NCP entry its row (−1: a joint limit's tangent), G and g (one island's
   // while solving, the whole NCP's for the derivatives), μ, λ, v = G λ + g and each NCP contact's mode.
   std::vector<int> ncp_row;
@@ -202,8 +224,9 @@ struct StepWorkspace {
   // and its block of the Delassus matrix A = J M̃⁻¹ Jᵀ (m_k × m_k, rows in island order, at
   // delassus_start[k]); the dense n × n A (zero between islands) only for the derivatives
   // (dense_delassus).
-  // Z_k = D^{-1/2} L⁻ᵀ J_kᵀ by rows (m_k × d_k, as J_k), A_k = Z_k Z_kᵀ made only when a solve needs
-  // it (delassus_block; delassus_ready per island): an island whose contacts are all apart needs none.
+  // Z_k = D^{-1/2} L⁻ᵀ J_kᵀ by rows (m_k × d_k, as J_k), A_k = Z_k Z_kᵀ made only for the NCP and the
+  // derivatives (delassus_block; delassus_ready per island): the boxed LCP's solves take Z_k, and form
+  // only the entries of the rows in touch (lcp::GramMatrix).
   std::vector<double> island_J, island_W, island_Z, delassus, island_scratch;
   std::vector<size_t> island_matrix_start, delassus_start;
   std::vector<uint8_t> delassus_ready;
@@ -311,9 +334,33 @@ inline void body_kinematics(const WorldSpec& world, StepWorkspace& ws, const dou
   }
 }
 
-// Broad and narrow phase: ws.contacts and one key per contact in ws.keys, in the scene's pair order,
-// each pair's patch reduced to the points that span it (contact::reduce_patch); with derivatives also
-// ws.contact_derivatives.
+// The contacts of one pair of bodies from ws.contacts[start] on, one patch per pair of their shapes
+// that touch: where every normal agrees to within kSharedNormalCosine (a foot mesh and the leg mesh
+// that holds it, both on the ground), one patch of the two bodies, reduced to the points that span
+// it as one pair's patch is (contact::reduce_patch); their keys and derivatives follow.
+inline void merge_body_patch(const WorldSpec& world, StepWorkspace& ws, size_t start, bool derivatives) {
+  const int count = static_cast<int>(ws.contacts.size() - start);
+  if (count <= contact::kPatchPoints) return;
+  const Contact& first = ws.contacts[start];
+  const int first_body = world.shape_body[ws.keys[start].shape_a];
+  for (size_t k = start + 1; k < ws.contacts.size(); ++k) {
+    // A pair of shapes listed the other way round has its normal from the other body.
+    const double sign = world.shape_body[ws.keys[k].shape_a] == first_body ? 1.0 : -1.0;
+    if (sign * dot(ws.contacts[k].normal, first.normal, 3) < kSharedNormalCosine) return;
+  }
+  int kept[contact::kPatchPoints];
+  const int kept_count = contact::reduce_patch(
+      ws.contacts.data() + start, derivatives ? ws.contact_derivatives.data() + start : nullptr, count, kept);
+  for (int i = 0; i < kept_count; ++i) ws.keys[start + i] = ws.keys[start + kept[i]];  // kept[i] ≥ i
+  ws.contacts.resize(start + kept_count);
+  ws.keys.resize(start + kept_count);
+  if (derivatives) ws.contact_derivatives.resize(start + kept_count);
+}
+
+// Broad and narrow phase: ws.contacts and one key per contact in ws.keys, pair by pair of bodies,
+// each pair's patch reduced to the points that span it (contact::reduce_patch), and the patches of two
+// bodies that touch through several pairs of shapes along one normal reduced together
+// (merge_body_patch); with derivatives also ws.contact_derivatives.
 inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, const double* v, bool derivatives) {
   const int B = world.num_bodies();
   // Speculative contacts: each shape's box grown by how far its points can move in the step (its
@@ -334,22 +381,37 @@ inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, const doubl
     for (int i = 0; i < 3; ++i) box.lower[i] -= ws.sweeps[s], box.upper[i] += ws.sweeps[s];
   }
   contact::sweep_and_prune(ws.boxes, ws.order, ws.open, ws.pairs);
+  // By body pair, so that the patches of two bodies that touch through several of their shapes follow
+  // each other (merge_body_patch).
+  auto bodies = [&](const std::pair<int, int>& pair) {
+    const int body_a = world.shape_body[pair.first], body_b = world.shape_body[pair.second];
+    return std::pair(std::min(body_a, body_b), std::max(body_a, body_b));
+  };
+  std::sort(ws.pairs.begin(), ws.pairs.end(),
+            [&](const auto& x, const auto& y) { return std::pair(bodies(x), x) < std::pair(bodies(y), y); });
   ws.contacts.clear();
   ws.keys.clear();
   ws.contact_derivatives.clear();
   ws.contact_status = geometry::SolveStatus::solved;
   if (derivatives) ws.pair_derivatives.resize(contact::kMaxPairContacts);
-  for (const auto& [a, b] : ws.pairs) {
+  size_t group_start = 0;  // the first contact of the current body pair
+  for (size_t p = 0; p < ws.pairs.size(); ++p) {
+    const auto [a, b] = ws.pairs[p];
     const int body_a = world.shape_body[a], body_b = world.shape_body[b];
+    if (p > 0 && bodies(ws.pairs[p]) != bodies(ws.pairs[p - 1])) {
+      merge_body_patch(world, ws, group_start, derivatives);
+      group_start = ws.contacts.size();
+    }
     if (body_a == body_b || !world.collides[body_a * B + body_b]) continue;
     ContactDerivatives* pair_derivatives = derivatives ? ws.pair_derivatives.data() : nullptr;
     geometry::SolveStatus pair_status;
     ContactSettings pair_settings = world.contact;
     pair_settings.margin += ws.sweeps[a] + ws.sweeps[b];
-    const int count = contact::reduce_patch(
-        ws.pair_scratch.data(), pair_derivatives,
-        contact::pair_contacts(*world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b], pair_settings,
-                               world.solver, ws.pair_scratch.data(), pair_derivatives, &pair_status));
+    const int count =
+        contact::reduce_patch(ws.pair_scratch.data(), pair_derivatives,
+                              contact::overlapping_pair_contacts(
+                                  *world.shapes[a], ws.poses[body_a], *world.shapes[b], ws.poses[body_b], pair_settings,
+                                  world.solver, ws.pair_scratch.data(), pair_derivatives, &pair_status));
     ws.contact_status = conic::worse(ws.contact_status, pair_status);
     for (int k = 0; k < count; ++k) {
       ws.contacts.push_back(ws.pair_scratch[k]);
@@ -357,6 +419,7 @@ inline void find_contacts(const WorldSpec& world, StepWorkspace& ws, const doubl
       ws.keys.push_back({a, b, k});
     }
   }
+  merge_body_patch(world, ws, group_start, derivatives);
 }
 
 // Relative velocity of body b's material point at contact k minus body a's, per unit velocity of the
@@ -1062,9 +1125,9 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
       }
     }
     if (!solved) {
-      const lcp::LcpReport island =
-          lcp::solve_screened(m, delassus_block(ws, k), b, bounds, ws.island_f.data(), ws.island_w.data(),
-                              ws.island_sets.data(), ws.screening, world.max_sweeps, tol);
+      const lcp::LcpReport island = lcp::solve_screened(
+          lcp::GramMatrix{m, d, ws.island_Z.data() + ws.island_matrix_start[k]}, b, bounds, ws.island_f.data(),
+          ws.island_w.data(), ws.island_sets.data(), ws.screening, world.max_sweeps, tol);
       if (island.status == lcp::LcpStatus::iteration_limit) {
         // The iterate's sets at kUsableResidual of the scale, and whether it satisfies them that well.
         ws.island_usable_sets.resize(m);
@@ -1131,9 +1194,10 @@ inline double normal_row_gap(const StepWorkspace& ws, int r) {
 // q ⊕ (Δt v⁺ + δq): v⁺ is left as the velocity LCP made it. Only islands with a penetration deeper
 // than s are solved. Post-stabilization in the sense of Cline & Pai (2003); the planar engine's
 // appendix (§A.7) does the same after its step.
-inline void position_correction(const WorldSpec& world, StepWorkspace& ws, StepReport& report) {
+template <class AllowedDepth>
+inline void correct_positions(const WorldSpec& world, StepWorkspace& ws, StepReport& report, double beta,
+                              const AllowedDepth& allowed_depth) {
   const int n = static_cast<int>(ws.kept.size()), islands = ws.num_islands();
-  const double allowed = kAllowedPenetration * world.contact.margin;
   ws.correction_f.assign(n, 0.0);
   ws.correction_dq.assign(world.model->nv, 0.0);
   for (int k = 0; k < islands; ++k) {
@@ -1142,7 +1206,7 @@ inline void position_correction(const WorldSpec& world, StepWorkspace& ws, StepR
     bool deep = false;
     for (int p = 0; p < m; ++p) {
       const double gap = normal_row_gap(ws, rows[p]);
-      if (gap < 0.0) ws.correction_rows.push_back(p), deep = deep || gap < -allowed;
+      if (gap < 0.0) ws.correction_rows.push_back(p), deep = deep || gap < -allowed_depth(rows[p]);
     }
     if (!deep) continue;
     // A_P from the penetrating rows of Z, not the island's whole Delassus block.
@@ -1157,16 +1221,100 @@ inline void position_correction(const WorldSpec& world, StepWorkspace& ws, StepR
         ws.correction_A[static_cast<size_t>(a) * P + b] =
             dot(Zk + static_cast<size_t>(pa) * d, Zk + static_cast<size_t>(ws.correction_rows[b]) * d, d);
       ws.correction_A[static_cast<size_t>(a) * P + a] *= 1.0 + kCorrectionRegularization;
-      ws.correction_b[a] = world.baumgarte * (normal_row_gap(ws, rows[pa]) + allowed);
+      ws.correction_b[a] = beta * (normal_row_gap(ws, rows[pa]) + allowed_depth(rows[pa]));
     }
     const lcp::LcpReport solve =
-        lcp::solve_screened(P, ws.correction_A.data(), ws.correction_b.data(), lcp::LcpBounds{}, ws.correction_x.data(),
-                            ws.correction_w.data(), ws.correction_sets.data(), ws.screening, world.max_sweeps,
-                            si_tolerance(world.lcp_tolerance));
+        lcp::solve_screened(lcp::DenseMatrix{P, ws.correction_A.data()}, ws.correction_b.data(), lcp::LcpBounds{},
+                            ws.correction_x.data(), ws.correction_w.data(), ws.correction_sets.data(), ws.screening,
+                            world.max_sweeps, si_tolerance(world.lcp_tolerance));
     report.status = worse(report.status, solve.status);
     for (int a = 0; a < P; ++a) ws.correction_f[rows[ws.correction_rows[a]]] = ws.correction_x[a];
   }
   add_impulse_response(world, ws, ws.correction_f.data(), ws.correction_dq.data());
+}
+
+inline void position_correction(const WorldSpec& world, StepWorkspace& ws, StepReport& report) {
+  const double allowed = kAllowedPenetration * world.contact.margin;
+  correct_positions(world, ws, report, world.baumgarte, [allowed](int) { return allowed; });
+}
+
+// The shape pair of contact k, in ascending order.
+inline std::pair<int, int> contact_pair(const StepWorkspace& ws, int k) {
+  return std::minmax(ws.keys[k].shape_a, ws.keys[k].shape_b);
+}
+
+// After a step from q that moved by dq = Δt v⁺ + δq into q_next: where a turn's second-order effect
+// (kMispredictionTolerance's note) could leave a contact deeper than predicted by more than the
+// tolerance, the contacts found again at q_next, and if one of them did miss by that much, each pair's
+// contacts deeper than the deepest of its predicted ones (and than the allowed penetration) moved out
+// to that depth by the position correction's LCP with β = 1 at that pose, q_next ⊕ δq_c, a few times
+// over. Only q moves: the velocity keeps what the step made it.
+inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace& ws, const double* dq, double* q_next,
+                                          StepReport& report) {
+  const int K = static_cast<int>(ws.contacts.size()), nq = world.model->nq;
+  const double allowed = kAllowedPenetration * world.contact.margin;
+  const double tolerance = kMispredictionTolerance * world.contact.margin;
+  // The second-order bound of contact k's misprediction: each body's turn θ over its reach r to the
+  // contact point, r θ² (twice the point's r θ²/2, for the normal's turn too).
+  auto second_order_bound = [&](int k) {
+    const Contact& c = ws.contacts[k];
+    double bound = 0.0;
+    for (const int shape : {ws.keys[k].shape_a, ws.keys[k].shape_b}) {
+      const int body = world.shape_body[shape], first = ws.body_dof_start[body];
+      const int count = ws.body_dof_start[body + 1] - first;
+      double turn[3] = {0.0, 0.0, 0.0};
+      for (int r = 0; r < 3; ++r)
+        for (int t = 0; t < count; ++t)
+          turn[r] += ws.body_columns[6 * first + (3 + r) * count + t] * dq[ws.body_dofs[first + t]];
+      const double reach = std::hypot(c.point[0] - ws.poses[body].r[0], c.point[1] - ws.poses[body].r[1],
+                                      c.point[2] - ws.poses[body].r[2]);
+      bound += reach * (turn[0] * turn[0] + turn[1] * turn[1] + turn[2] * turn[2]);
+    }
+    return bound;
+  };
+  // Ordinary steps stop here: no contact's bodies turn enough to miss by the tolerance.
+  int k = 0;
+  while (k < K && second_order_bound(k) <= tolerance) ++k;
+  if (k == K) return;
+  ws.predicted_depths.clear();
+  bool suspect = false;
+  for (k = 0; k < K; ++k) {
+    contact_relative_jacobian(world, ws, k);
+    const Contact& c = ws.contacts[k];
+    const int a = static_cast<int>(ws.contact_dofs.size());
+    double predicted = c.separation;
+    for (int e = 0; e < a; ++e)
+      for (int i = 0; i < 3; ++i) predicted += c.normal[i] * ws.relative[i * a + e] * dq[ws.contact_dofs[e]];
+    const double depth = std::max(allowed, -predicted);
+    suspect = suspect || predicted - second_order_bound(k) < -depth - tolerance;
+    ws.predicted_depths.push_back({contact_pair(ws, k), depth});
+  }
+  if (!suspect) return;
+  std::sort(ws.predicted_depths.begin(), ws.predicted_depths.end());
+  if (!ws.projection) ws.projection = std::make_unique<StepWorkspace>(world);
+  StepWorkspace& at = *ws.projection;
+  // A pair's allowed depth at q_next: the deepest its predicted contacts reach (a new pair's, the
+  // allowed penetration).
+  auto allowed_depth = [&](int row) {
+    const int i = at.kept[row];
+    if (i >= 3 * static_cast<int>(at.contacts.size())) return allowed;
+    const auto pair = contact_pair(at, i / 3);
+    double depth = allowed;
+    for (auto it = std::lower_bound(ws.predicted_depths.begin(), ws.predicted_depths.end(), std::pair{pair, -1.0});
+         it != ws.predicted_depths.end() && it->first == pair; ++it)
+      depth = std::max(depth, it->second);
+    return depth;
+  };
+  for (int iteration = 0; iteration < kProjectionIterations; ++iteration) {
+    prepare_step(world, at, q_next, at.zero.data(), at.zero.data(), false);
+    const int n = static_cast<int>(at.kept.size());
+    bool missed = false;
+    for (int r = 0; r < n && !missed; ++r) missed = normal_row_gap(at, r) < -allowed_depth(r) - tolerance;
+    if (!missed) return;
+    correct_positions(world, at, report, 1.0, allowed_depth);
+    ws.projected_q.assign(q_next, q_next + nq);
+    dyn::integrate(*world.model, ws.projected_q.data(), at.correction_dq.data(), q_next);
+  }
 }
 
 }  // namespace detail
@@ -1216,6 +1364,7 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   for (int i = 0; i < nv; ++i) ws.rhs[i] = world.dt * v_next[i] + ws.correction_dq[i];
   dyn::integrate(*world.model, q, ws.rhs.data(), q_next);
   for (const auto& correction : ws.limit_corrections) q_next[correction.q_index] += correction.delta;
+  detail::project_mispredicted_contacts(world, ws, ws.rhs.data(), q_next, report);
   return report;
 }
 

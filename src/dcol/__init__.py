@@ -10,7 +10,13 @@ from . import dynamics, geom, solvers
 
 # From Python 3.11 an IntEnum prints as its number (print(status) shows 0); dcol's enumerations print
 # their qualified name, Status.SOLVED, as on 3.10, and still compare equal to their codes.
-for _enumeration in (solvers.Status, solvers.LCPStatus, solvers.ContactMode, geom.ContactRule):
+for _enumeration in (
+    solvers.Status,
+    solvers.LCPStatus,
+    solvers.ContactMode,
+    geom.ContactRule,
+    dynamics.ScalingContactStatus,
+):
     _enumeration.__str__ = enum.Enum.__str__  # type: ignore[method-assign]
 del _enumeration
 

@@ -8,6 +8,7 @@ cotangents of Rollout.vjp). The time stepping (module docstring of dcol.dynamics
 semi-implicit Euler, v_{k+1} = v_k + Δt (a + impulses / m), x_{k+1} = x_k + Δt v_{k+1}.
 """
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -746,6 +747,31 @@ def test_warm_started_impulses_are_the_least_squares_minimal_ones_on_their_sets(
     np.testing.assert_allclose(step.lcp.f, expected, rtol=0.0, atol=1e-9 * np.abs(expected).max())
 
 
+def test_a_zero_width_friction_row_warm_starts_on_either_side():
+    """Two cubes on the ground 5 mm apart, one sliding past the other: their facing sides are a
+    speculative contact that takes no impulse, so its friction rows are boxed at ±μ·0 and hold f = 0
+    whatever the sign of their sliding velocity (which, for bodies at rest, round-off flips from step to
+    step). A warm start that lists them on the other side (lower for upper and back) still solves the
+    step on its sets, with the same impulses."""
+    world = World(box_pile_model(2), dt=1e-3, friction=0.5)
+    q, v = floating_state(([0.0, 0.0, 0.1], [0.0, 0.0, 0.0]), ([0.205, 0.0, 0.1], [0.0, 0.5, 0.0]))
+    previous = None
+    for _ in range(20):
+        previous = world.step(q, v, warm_start=previous)
+        q, v = previous.q, previous.v
+    sideways = np.abs(previous.contacts.normal[:, 0]) > 0.99
+    assert sideways.any() and np.all(previous.impulses[sideways] == 0.0)
+    zero_width = np.flatnonzero(np.repeat(sideways, 3) & (np.arange(3 * len(sideways)) % 3 != 0))
+    row_ids, impulses, sets = previous._warm_start
+    flipped = sets.copy()
+    flipped[zero_width] = np.where(sets[zero_width] == 1, 2, 1)  # lower ↔ upper
+    assert np.any(flipped != sets)
+    reference = world.step(q, v, warm_start=previous)
+    step = world.step(q, v, warm_start=dataclasses.replace(previous, _warm_start=(row_ids, impulses, flipped)))
+    assert reference.lcp.warm_start_hit and step.lcp.warm_start_hit
+    np.testing.assert_array_equal(step.lcp.f, reference.lcp.f)
+
+
 def test_warm_started_impulses_with_a_sliding_corner_in_a_held_pile_are_least_squares_minimal():
     """The 64-cube pile of 4 × 4 columns of 4 landing: in the first three warm-started steps where a
     corner's friction sits at its bound while its normal pushes (E ≠ 0) and the other rows hold every
@@ -793,6 +819,47 @@ def test_mesh_foot_rests_flat_on_four_points_that_span_it():
     assert result.q[-1, 2] == pytest.approx(height / 2, abs=2e-4)
     assert np.abs(result.q[-100:, 4:6]).max() < 1e-9  # quaternion x, y: no tilt
     assert np.abs(result.v[-100:, 3:]).max() < 1e-7  # no rocking
+
+
+def _two_cube_body(half=0.05, apart=0.3, mass=1.0):
+    """A floating body of two cubes of half side `half`, their centres `apart` along body x (the two
+    shapes of one rigid body, as a foot mesh and the leg mesh that holds it)."""
+    builder = ModelBuilder()
+    builder.add_body("body", parent=None, joint="free", kind="floating", mass=mass, inertia=0.01 * np.eye(3))
+    for x in (-apart / 2, apart / 2):
+        builder.add_shape("body", Box([half] * 3, offset=([x, 0.0, 0.0], IDENTITY)))
+    return builder
+
+
+def test_a_body_on_two_shapes_rests_on_one_patch_of_their_outer_corners():
+    """A body of two 10 cm cubes 30 cm apart set down on the ground: its contacts with the ground are
+    one patch of four points, the corners of the two cubes' joint footprint (x = ±0.2, y = ±0.05 m), not
+    four per cube; it rests at the half side (closed form) without tilting."""
+    world = World(_two_cube_body().build(), dt=1e-3, friction=0.8)
+    result = rollout(world, np.r_[0.0, 0.0, 0.05 + 1e-3, IDENTITY], np.zeros(6), 300)
+    assert all(len(step.contacts) <= 4 for step in result.steps)
+    points = result.steps[-1].contacts.point
+    assert len(points) == 4
+    corners = {(x, y) for x in (-0.2, 0.2) for y in (-0.05, 0.05)}
+    assert {(round(x, 6), round(y, 6)) for x, y in points[:, :2]} == corners
+    assert result.q[-1, 2] == pytest.approx(0.05, abs=2e-4)
+    np.testing.assert_allclose(result.q[-20:, 3:], np.tile(IDENTITY, (20, 1)), rtol=0, atol=1e-6)
+
+
+def test_a_body_touching_along_two_normals_keeps_both_patches():
+    """The same body in a corner of the static world's floor and wall (two shapes of one static body):
+    its cubes touch the floor and the outer one the wall, along two normals, so the floor's patch and
+    the wall's are not reduced together: contacts along both normals, the wall's four on the cube's
+    face x = 0.2."""
+    builder = _two_cube_body()
+    builder.add_shape(None, Box([1.0, 1.0, 0.1], offset=([0.0, 0.0, -0.1], IDENTITY)))  # floor, top at z = 0
+    builder.add_shape(None, Box([0.1, 1.0, 1.0], offset=([0.3, 0.0, 0.0], IDENTITY)))  # wall, face at x = 0.2
+    world = World(builder.build(), dt=1e-3, friction=0.8, ground=False)
+    step = world.step(np.r_[0.0, 0.0, 0.05 + 1e-3, IDENTITY], np.zeros(6))
+    normals = np.abs(step.contacts.normal)
+    on_wall = normals[:, 0] > 0.99
+    assert (normals[:, 2] > 0.99).sum() >= 3 and on_wall.sum() == 4
+    np.testing.assert_allclose(step.contacts.point[on_wall, 0], 0.2, atol=1e-9)
 
 
 @pytest.mark.parametrize("dt", [0.01, 1 / 60])

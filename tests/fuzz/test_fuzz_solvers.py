@@ -304,8 +304,10 @@ def test_ncp_normal_impulses_nonnegative_without_friction():
 def test_ncp_run_off_is_not_solved():
     """Two contacts with friction, G = J Jᵀ of rank 4 (seeded as the fuzz test draws it). With a penalty
     a tenth of G's largest eigenvalue ADMM runs off along G's null space: once SOLVED with impulses of
-    1e154 (the residual overflowed to NaN and was dropped); now the iteration limit, with the finite
-    iterate of smallest residual. With the default penalty it converges to a solution."""
+    1e154 (the residual overflowed to NaN and was dropped); then the iteration limit, with the finite
+    iterate of smallest residual. Now the run that runs off stops early (within 400 iterations),
+    and the second run (the De Saxcé term held while ADMM settles) solves the problem. With the
+    default penalty it converges to a solution."""
     rng = np.random.default_rng(254)
     contacts = int(rng.integers(1, 6))
     rank = int(rng.integers(1, 3 * contacts + 3))
@@ -313,8 +315,8 @@ def test_ncp_run_off_is_not_solved():
     G, g = J @ J.T, rng.normal(size=3 * contacts)
     mu = rng.uniform(0.0, 1.5, contacts)
     sol = solve_contact_ncp(G, g, mu, rho=0.1 * np.linalg.eigvalsh(G).max())
-    assert sol.status == LCPStatus.ITERATION_LIMIT and sol.residual > 1e-10
-    assert np.isfinite(sol.impulses).all() and np.abs(sol.impulses).max() < 1e3
+    assert sol.status == LCPStatus.SOLVED
+    assert np.abs(sol.impulses).max() < 1e3 and ncp_violation(G, g, mu, sol.impulses) < 1e-9
     sol = solve_contact_ncp(G, g, mu)
     assert sol.status == LCPStatus.SOLVED and ncp_violation(G, g, mu, sol.impulses) < 1e-9
 

@@ -1,6 +1,7 @@
-"""DCOL's α by the shapes' scaled distance, and the GJK/EPA signed distance's derivatives
-(dcol._native.gjk_distance_jacobian, what dcol.dynamics.CollisionModel computes for polytopes, spheres,
-capsules and padded polygons), against the cone programs (dcol.geom.proximity_gradient and
+"""DCOL's α by a GJK ray cast (dcol._native.gjk_alpha alone, and with the signed distance), and the GJK/EPA
+signed distance's derivatives (dcol._native.gjk_distance_jacobian, what
+dcol.dynamics.CollisionModel computes for polytopes, spheres, capsules and padded polygons), against the
+cone programs (dcol.geom.proximity_gradient and
 dcol.geom.distance_jacobian, solved tightly) and central differences along the bodies' rigid motions.
 
 α and its gradient are compared on separated, touching (α = 1, by scaling the origins' offset: α is
@@ -18,11 +19,13 @@ from dcol import _native
 from dcol.geom import distance_jacobian, proximity, proximity_gradient
 from dcol.solvers import SolverSettings, Status
 from tests.support.oracle import rotation_matrix
-from tests.support.shapes import random_configuration
+from tests.support.shapes import KINDS, random_configuration
 
 TIGHT = SolverSettings(feastol=1e-10, abstol=1e-10, reltol=1e-10)
 CORE_KINDS = ["polytope", "sphere", "capsule", "polygon"]
 PAIRS = [(a, b) for i, a in enumerate(CORE_KINDS) for b in CORE_KINDS[i:]]
+# Pairs with a round core (cylinder, cone, ellipsoid), left to the cone programs.
+ROUND_PAIRS = [(a, b) for i, a in enumerate(KINDS) for b in KINDS[i:] if {a, b} & {"cylinder", "cone", "ellipsoid"}]
 STEP = 1e-6
 
 
@@ -47,8 +50,8 @@ def moved(config, k, step):
     return a, poses[0][0], poses[0][1], b, poses[1][0], poses[1][1]
 
 
-def configurations(rng, regimes=("separated", "near", "penetrating"), count=4):
-    for kind_a, kind_b in PAIRS:
+def configurations(rng, regimes=("separated", "near", "penetrating"), count=4, pairs=PAIRS):
+    for kind_a, kind_b in pairs:
         for regime in regimes:
             for _ in range(count):
                 yield kind_a, kind_b, random_configuration(kind_a, kind_b, rng, regime, offsets=True)
@@ -71,6 +74,8 @@ def test_alpha_and_its_gradient_match_the_cone_program(scaling, rng):
         assert value.status == Status.SOLVED
         what = f"{kind_a}–{kind_b}: α {found['alpha']} vs cone program {value.alpha}"
         assert found["alpha"] == pytest.approx(value.alpha, rel=1e-8, abs=1e-12), what
+        alone = _native.gjk_alpha(*config)  # without the signed distance: the same ray cast
+        assert alone["alpha"] == found["alpha"] and np.array_equal(alone["d_alpha"], found["d_alpha"]), what
         # SMOOTHED: α is not differentiable there (features touching flat on flat), or too near to tell; the
         # gradient (and α) given are then the barrier-smoothed problem's.
         cone = proximity_gradient(*config, parameterization="rigid", settings=TIGHT)
@@ -79,6 +84,11 @@ def test_alpha_and_its_gradient_match_the_cone_program(scaling, rng):
             np.testing.assert_allclose(found["d_alpha"], cone.gradient, rtol=0, atol=1e-8 * scale, err_msg=what)
             compared += 1
     assert compared >= len(PAIRS) * 6
+
+
+def test_alpha_alone_is_left_to_the_cone_program_for_round_cores(rng):
+    for kind_a, kind_b, config in configurations(rng, regimes=("separated",), count=1, pairs=ROUND_PAIRS):
+        assert _native.gjk_alpha(*config) is None, f"{kind_a}–{kind_b}"
 
 
 def test_distance_derivatives_match_the_cone_program_apart(rng):

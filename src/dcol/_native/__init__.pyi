@@ -10,7 +10,7 @@ import typing
 from . import lcp
 from . import dynamics
 from . import planar
-__all__: list[str] = ['CONE_MAX_CONES', 'CONE_MAX_ROWS', 'CONE_MAX_VARIABLES', 'ContactRule', 'MAX_FACES', 'ProximityResult', 'Shape', 'SolverSettings', 'Status', 'broadphase', 'contacts', 'distance_batch', 'dynamics', 'gjk_distance', 'gjk_distance_jacobian', 'lcp', 'orientation_array', 'planar', 'proximity', 'proximity_batch', 'proximity_derivatives', 'proximity_kernel_info', 'proximity_result_from_state', 'rotation_matrix', 'scene_contacts', 'shape_parameter_jacobian', 'solve_cone_program', 'support']
+__all__: list[str] = ['CONE_MAX_CONES', 'CONE_MAX_ROWS', 'CONE_MAX_VARIABLES', 'ContactRule', 'MAX_FACES', 'ProximityResult', 'Shape', 'SolverSettings', 'Status', 'broadphase', 'contacts', 'distance_batch', 'dynamics', 'gjk_alpha', 'gjk_distance', 'gjk_distance_jacobian', 'lcp', 'orientation_array', 'planar', 'proximity', 'proximity_batch', 'proximity_derivatives', 'proximity_kernel_info', 'proximity_result_from_state', 'rotation_matrix', 'scene_contacts', 'shape_parameter_jacobian', 'solve_cone_program', 'support']
 class Status(enum.IntEnum):
     """
     Outcome of an interior-point solve; SMOOTHED: exact proximity derivatives were asked for where none exists, and the smoothed ones are given (dcol.geom.derivatives).
@@ -155,6 +155,12 @@ def contacts(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b
     ...
 def distance_batch(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any, settings: SolverSettings, threads: typing.SupportsInt | typing.SupportsIndex, jacobian: bool, parameterization: str) -> dict:
     ...
+def gjk_alpha(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any) -> typing.Any:
+    """
+    DCOL's alpha of two polytopes, spheres, capsules or polygons by a GJK ray cast, with its derivatives
+    along rigid motions [dp_a, dtheta_a, dp_b, dtheta_b] (d_alpha (12,)) and the ray cast's iterations;
+    None for other shapes or where it cannot answer.
+    """
 def gjk_distance(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any) -> dict:
     """
     Signed distance, witness points and normal (from a to b) of two shapes by GJK (apart) and EPA
@@ -164,7 +170,7 @@ def gjk_distance(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any,
     """
 def gjk_distance_jacobian(a: typing.Any, r_a: typing.Any, q_a: typing.Any, b: typing.Any, r_b: typing.Any, q_b: typing.Any) -> typing.Any:
     """
-    Signed distance (GJK/EPA) and DCOL's alpha (by the shapes' scaled distance) of two polytopes, spheres,
+    Signed distance (GJK/EPA) and DCOL's alpha (by a GJK ray cast) of two polytopes, spheres,
     capsules or polygons, with their derivatives along rigid motions [dp_a, dtheta_a, dp_b, dtheta_b]
     (d_alpha, d_distance (12,), d_p_a, d_p_b, d_normal (3, 12)); None where GJK/EPA cannot answer.
     """

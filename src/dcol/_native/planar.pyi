@@ -2,10 +2,11 @@
 Native parts of the planar engine (dcol.dynamics.planar).
 """
 from __future__ import annotations
+import collections.abc
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Model', 'Shapes', 'closest_points', 'contacts', 'detect_contacts', 'dynamics_lcp', 'equality_rows', 'feature_geometry', 'step', 'step_batch']
+__all__: list[str] = ['Model', 'Shapes', 'StepData', 'closest_points', 'contacts', 'detect_contacts', 'dynamics_lcp', 'equality_rows', 'feature_geometry', 'step', 'step_batch', 'step_batch_vjp', 'step_vjp']
 class Shapes:
     """
     The shapes of a planar scene's bodies, for detect_contacts.
@@ -18,10 +19,14 @@ class Model:
     """
     A planar scene: shapes, bodies, joints and the step's settings.
     """
-    def __init__(self, shapes: Shapes, mass: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], inertia: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], restitution: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], friction: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], joint_kind: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], joint_bodies: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], joint_anchors: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], joint_angle: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], joint_axis: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], joint_value: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], skipped: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], gravity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, margin: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, penetration_tolerance: typing.SupportsFloat | typing.SupportsIndex, post_stabilization: bool, max_halvings: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def __init__(self, shapes: Shapes, mass: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], inertia: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], inertia_per_mass: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], restitution: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], friction: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], joint_kind: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], joint_bodies: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], joint_anchors: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], joint_angle: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], joint_axis: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], joint_value: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], skipped: typing.Annotated[numpy.typing.ArrayLike, numpy.int32], gravity: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], dt: typing.SupportsFloat | typing.SupportsIndex, margin: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, penetration_tolerance: typing.SupportsFloat | typing.SupportsIndex, post_stabilization: bool, max_halvings: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
-        Joints: kind (J,) 0 hinge, 1 fixed, 2 axis; bodies (J, 2) (−1: the world); anchors (J, 4) anchor_a, anchor_b; angle, axis (0 angle, 1 x, 2 y), value (J,) each. skipped (bodies, bodies): pairs (i, j), i < j, not tested for contact.
+        inertia_per_mass (bodies,): ∂inertia/∂mass (the shape's inertia per unit mass, 0 where the inertia is given). Joints: kind (J,) 0 hinge, 1 fixed, 2 axis; bodies (J, 2) (−1: the world); anchors (J, 4) anchor_a, anchor_b; angle, axis (0 angle, 1 x, 2 y), value (J,) each. skipped (bodies, bodies): pairs (i, j), i < j, not tested for contact.
         """
+class StepData:
+    """
+    A step's native data, which its backward pass (step_vjp) reuses, and the model it was taken in.
+    """
 def closest_points(points_a: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], points_b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> tuple:
     """
     (distance, point_a, point_b, corners_a, corners_b, overlapping) of the convex hulls of points_a (k, 2) and points_b (l, 2), by GJK.
@@ -48,9 +53,17 @@ def feature_geometry(kinds: typing.Annotated[numpy.typing.ArrayLike, numpy.int32
     """
 def step(model: Model, positions: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], velocities: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], forces: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None) -> dict:
     """
-    One step from positions, velocities, forces (bodies, 3) (forces None: none): dynamics_lcp's dict with positions, velocities, dt, solution and stabilization (None where none was solved).
+    One step from positions, velocities, forces (bodies, 3) (forces None: none): dynamics_lcp's dict with positions, velocities, dt, solution, stabilization (None where none was solved) and native (the StepData step_vjp takes).
     """
 def step_batch(model: Model, positions: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], velocities: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], forces: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, threads: typing.SupportsInt | typing.SupportsIndex) -> list:
     """
     step of B scenes (B, bodies, 3) on up to `threads` threads without the GIL: a list of step's dicts.
+    """
+def step_batch_vjp(steps: collections.abc.Sequence[StepData], positions: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], velocities: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], grad_velocities: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, grad_positions: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, threads: typing.SupportsInt | typing.SupportsIndex) -> tuple:
+    """
+    step_vjp of B steps (B, bodies, 3 arrays) on up to `threads` threads without the GIL: its tuple with a leading axis B on each array.
+    """
+def step_vjp(step: StepData, positions: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], velocities: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], grad_velocities: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None, grad_positions: typing.Annotated[numpy.typing.ArrayLike, numpy.float64] | None) -> tuple:
+    """
+    Cotangents (velocities, forces (bodies, 3), mass, inertia, restitution, friction (bodies,), anchors (joints, 2, 2), positions (bodies, 3)) of the step `step` (a StepData) from positions, velocities (bodies, 3), its inputs, and grad_velocities, grad_positions (bodies, 3) of its results (None: zero), without the GIL. numpy.linalg.LinAlgError where the KKT matrix is singular.
     """

@@ -1,7 +1,8 @@
 """Gradients of the planar step (LCP-physics §B) through the KKT backward pass of the dynamics LCP,
 against central differences of the step itself: inside a contact mode (strict complementarity, the
 same contacts on both sides of the difference), and for a jointed chain without contacts, where the
-positions and the joints' anchors are differentiated too."""
+positions and the joints' anchors are differentiated too; and against the closed form of a light
+body in free flight (whose interior point works on data scaled up: no contact, no joint)."""
 
 from dataclasses import replace
 
@@ -123,6 +124,52 @@ def test_step_vjp_matches_central_differences(scene):
                 - loss(world=replace(given, bodies=given.bodies[:index] + (down,) + given.bodies[index + 1 :]))
             ) / (2 * eps)
             assert got == pytest.approx(expected, rel=1e-5, abs=1e-7), (name, index)
+    # The joints' anchors (a hinge on a body, and world points, which the step does not depend on).
+    for index, joint in enumerate(world.joints):
+        for slot, name in enumerate(("anchor_a", "anchor_b")):
+            if not hasattr(joint, name):
+                continue
+            direction = rng.normal(size=2)
+            changed = []
+            for sign in (1, -1):
+                moved = list(world.joints)
+                moved[index] = replace(joint, **{name: getattr(joint, name) + sign * eps * direction})
+                changed.append(loss(world=replace(world, joints=tuple(moved))))
+            expected = (changed[0] - changed[1]) / (2 * eps)
+            assert cot.anchors[index, slot] @ direction == pytest.approx(expected, rel=1e-5, abs=1e-7), (index, name)
+
+
+def test_free_flight_gradients_are_the_closed_form():
+    """v_{t+dt} = v_t + dt (𝓜⁻¹ f + g), p_{t+dt} = p_t + dt v_{t+dt} for a light disk (𝓘 = m r²/2),
+    whose LCP has no rows: every cotangent in closed form."""
+    radius, mass, dt = 0.2, 0.05, 0.01
+    world = PlanarWorld((Body(Circle(radius), mass, restitution=0.5, friction=0.3),), dt=dt)
+    rng = np.random.default_rng(11)
+    positions, velocities, forces = rng.normal(size=(3, 1, 3))
+    grad_v, grad_p = rng.normal(size=(2, 1, 3))
+    step = world.step(positions, velocities, forces)
+    assert not step.contacts and step.solution.status == LCPStatus.SOLVED
+    cot = world.step_vjp(step, positions, velocities, grad_v, grad_p)
+    through_velocity = grad_v + dt * grad_p
+    inertia = 0.5 * mass * radius**2
+    diagonal = np.array([inertia, mass, mass])
+    np.testing.assert_allclose(cot.velocities, through_velocity, rtol=1e-12)
+    np.testing.assert_allclose(cot.forces, dt * through_velocity / diagonal, rtol=1e-12)
+    np.testing.assert_allclose(cot.positions, grad_p, rtol=1e-12)
+    # ∂v_{t+dt}/∂m = −dt f / m² (𝓘 = m r²/2 moving along), ∂ω_{t+dt}/∂𝓘 = −dt τ / 𝓘².
+    assert cot.mass[0] == pytest.approx(-dt * np.sum(through_velocity * forces / (diagonal * mass)), rel=1e-12)
+    assert cot.inertia[0] == pytest.approx(-dt * through_velocity[0, 0] * forces[0, 0] / inertia**2, rel=1e-12)
+    np.testing.assert_array_equal(cot.restitution, [0.0])
+    np.testing.assert_array_equal(cot.friction, [0.0])
+
+
+def test_step_vjp_takes_a_step_of_the_engine():
+    world, positions, velocities = sliding_box()
+    step = world.step(positions, velocities)
+    with pytest.raises(TypeError, match="step must be a PlanarStep that PlanarWorld.step or step_batch returned"):
+        world.step_vjp(replace(step, native=None), positions, velocities)
+    with pytest.raises(ValueError, match="grad_positions must have shape"):
+        world.step_vjp(step, positions, velocities, grad_positions=np.zeros((3, 3)))
 
 
 def test_jointed_chain_gradients_match_central_differences():
