@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "dynamics/aba_derivatives.hpp"
@@ -61,7 +62,7 @@ struct LinearizationWorkspace {
   // Scratch of the products and of one contact's row derivatives.
   std::vector<double> y, u, d_q, d_params, tau_q, regressor_y;
   std::vector<double> relative, G, d_point, d_frame, d_separation, d_relative;
-  std::vector<double> integrate_q, integrate_v, impulse_map, bounce_scratch, bounce_position, v_next;
+  std::vector<double> integrate_q, integrate_v, impulse_map, bounce_scratch, bounce_position, v_next, q_next;
   std::vector<int> bounce_rows;
   // The position correction's derivatives (correction_derivatives): its rows that push, dA products,
   // the system (A_CC + κ diag A_CC, LU) and its right-hand sides and solutions, ∂δq/∂X (nv × columns)
@@ -69,6 +70,14 @@ struct LinearizationWorkspace {
   std::vector<int> correction_clamped, correction_pivot;
   std::vector<double> correction_dA, correction_rhs, correction_K, correction_column, correction_df, correction_jac,
       correction_d_q, correction_d_params;
+  // The misprediction projection's derivatives (projection_derivatives): each of the step's contacts'
+  // predicted depth and its derivative (K × columns), ∂p/∂X of the pose being projected, one
+  // correction's ∂δq_c/∂X and its allowed depths' share of df_c, and the linearization of the
+  // corrections' own problems (made on the first step that needs it).
+  // (depth_source: each clamped row's contact whose depth is its allowed one, or −1).
+  std::vector<double> predicted_depth, depth_jac, pose_jac, projection_dq, projection_df, next_pose_jac;
+  std::vector<int> depth_source;
+  std::unique_ptr<LinearizationWorkspace> projection;
 };
 
 namespace detail {
@@ -527,9 +536,11 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
 // use: the derivatives are the same without them. A robot's speculative contacts are most of its rows.
 inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw) {
   const int n = static_cast<int>(ws.kept.size()), nv = world.model->nv;
-  auto idle_normal = [&](int r) {  // the position correction's rows that push stay too
+  // The position correction's rows that push stay too, and where the misprediction projection acted,
+  // every row: its allowed depths are the contacts' predicted ones (projection_derivatives).
+  auto idle_normal = [&](int r) {
     return ws.sets[r] == lcp::EntrySet::lower && ws.lo[r] == 0.0 && ws.f[r] == 0.0 &&
-           ws.restitution_velocity[r] == 0.0 && ws.correction_f[r] == 0.0;
+           ws.restitution_velocity[r] == 0.0 && ws.correction_f[r] == 0.0 && ws.projection_poses.empty();
   };
   std::vector<int>& kept = lw.kept_rows;
   kept.clear();
@@ -571,12 +582,15 @@ inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, Linearizat
 }
 
 // ∂δq/∂X (nv × columns) into lw.correction_jac for the position correction δq = M̃⁻¹ Jᵀ f_c
-// (detail::position_correction): on its rows C with f_c > 0, (A_CC + κ diag A_CC) f_C = −β (φ_C + s), so
+// (detail::correct_positions, with its β: the step's Baumgarte factor, or 1 in the misprediction
+// projection) at the allowed depths s held fixed: on its rows C with f_c > 0, (A_CC + κ diag A_CC) f_C = −β (φ_C + s),
+// so
 //   (A_CC + κ diag A_CC) df_C = −(dA f_c)_C − κ diag(dA)_C f_C − β dφ_C,
 // and dδq = M̃⁻¹ Jᵀ df_c + ∂(M̃⁻¹ Jᵀ f_c) at fixed f_c. Returns false when there is none (no row pushes,
-// or A_CC is singular): correction_jac is zero then.
+// or A_CC is singular): correction_jac is zero then. The LU of A_CC + κ diag A_CC stays in
+// lw.correction_K and lw.correction_pivot.
 inline bool correction_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws,
-                                   LinearizationWorkspace& lw, const double* q) {
+                                   LinearizationWorkspace& lw, const double* q, double beta) {
   const dyn::Model& model = *world.model;
   const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), D = cols.D, np = cols.np;
   lw.correction_jac.assign(static_cast<size_t>(nv) * D, 0.0);
@@ -599,7 +613,7 @@ inline bool correction_derivatives(const WorldSpec& world, const Columns& cols, 
     double* row = lw.correction_rhs.data() + static_cast<size_t>(a) * D;
     const double* dAf = lw.correction_dA.data() + static_cast<size_t>(C[a]) * D;
     for (int d = 0; d < D; ++d) row[d] = -dAf[d];
-    for (int d = 0; d < nv; ++d) row[cols.q + d] -= world.baumgarte * lw.d_gap[static_cast<size_t>(C[a]) * nv + d];
+    for (int d = 0; d < nv; ++d) row[cols.q + d] -= beta * lw.d_gap[static_cast<size_t>(C[a]) * nv + d];
   }
   // κ d(A_ii) f_i: A_ii = J_i y_i with y_i = M̃⁻¹ J_iᵀ (column i of M̃⁻¹Jᵀ), and J_i M̃⁻¹ dJ_iᵀ = dJ_i y_i,
   // so d(A_ii) = 2 dJ_i y_i − y_iᵀ (δM) y_i, and −y_iᵀ (∂M/∂π) y_i in π's columns.
@@ -646,6 +660,114 @@ inline bool correction_derivatives(const WorldSpec& world, const Columns& cols, 
     for (int p = 0; p < np; ++p) row[cols.params + p] += lw.correction_d_params[static_cast<size_t>(i) * np + p];
   }
   return true;
+}
+
+// ∂q⁺/∂X through the misprediction projection (detail::project_mispredicted_contacts) into lw.q_jac,
+// which holds on entry that of the pose q ⊕ dq it started from (dq = Δt v⁺ + δq, the step's move).
+// Each of its corrections, p' = p ⊕ δq_c at a pose p it acted at, is the position correction's LCP
+// with β = 1 there, and its allowed depths s move with X too:
+//   dδq_c = (∂δq_c/∂p) dp + ∂δq_c/∂π dπ − M̃⁻¹ J_Cᵀ (A_CC + κ diag A_CC)⁻¹ ds_C
+// (the first two by correction_derivatives at p, chained through ∂p/∂X), dp' = (∂p'/∂p) dp +
+// (∂p'/∂δq_c) dδq_c by integrate's Jacobians. A row's s is the deepest depth its pair's contacts in
+// the step predicted, −(φ_k + J_k dq) for contact k when beyond the allowed penetration, whose
+// derivative is −(dφ_k + (dJ_k) dq + J_k (Δt ∂v⁺ + ∂δq)); below it, s is constant.
+inline void projection_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws,
+                                   LinearizationWorkspace& lw, const double* dq) {
+  const dyn::Model& model = *world.model;
+  const int nv = cols.nv, nq = model.nq, D = cols.D, np = cols.np, K = static_cast<int>(ws.contacts.size());
+  const double allowed = kAllowedPenetration * world.contact.margin;
+  lw.predicted_depth.assign(K, allowed);
+  lw.depth_jac.assign(static_cast<size_t>(K) * D, 0.0);
+  for (int k = 0; k < K; ++k) {
+    const int row = ws.new_index[3 * k];
+    if (row < 0) {  // no dof moves it: its separation is what the step predicted
+      lw.predicted_depth[k] = std::max(allowed, -ws.contacts[k].separation);
+      continue;
+    }
+    const double* J = ws.J.data() + static_cast<size_t>(row) * nv;
+    double predicted = ws.contacts[k].separation;
+    for (int i = 0; i < nv; ++i) predicted += J[i] * dq[i];
+    if (-predicted <= allowed) continue;
+    lw.predicted_depth[k] = -predicted;
+    double* out = lw.depth_jac.data() + static_cast<size_t>(k) * D;
+    for (int i = 0; i < nv; ++i) {
+      const double* v_row = lw.v_jac.data() + static_cast<size_t>(i) * D;
+      const double* c_row = lw.correction_jac.data() + static_cast<size_t>(i) * D;
+      for (int d = 0; d < D; ++d) out[d] -= J[i] * (world.dt * v_row[d] + c_row[d]);
+    }
+    for (int d = 0; d < nv; ++d) out[cols.q + d] -= lw.d_gap[static_cast<size_t>(row) * nv + d];
+    const int* dofs = lw.dJ_dofs.data() + lw.dJ_start[row];
+    const int a = lw.dJ_count[row];
+    const double* dJr = lw.dJ.data() + lw.dJ_offset[row];
+    for (int ci = 0; ci < a; ++ci)
+      for (int di = 0; di < a; ++di) out[cols.q + dofs[di]] -= dJr[ci * a + di] * dq[dofs[ci]];
+  }
+  // The step's contact whose predicted depth sets the allowed depth of row r of the projection's
+  // workspace (its pair's deepest beyond the allowed penetration), or −1.
+  StepWorkspace& at = *ws.projection;
+  auto deepest_contact = [&](int r) {
+    const int i = at.kept[r];
+    if (i >= 3 * static_cast<int>(at.contacts.size())) return -1;
+    const auto pair = contact_pair(at, i / 3);
+    int deepest = -1;
+    for (int k = 0; k < K; ++k)
+      if (contact_pair(ws, k) == pair && lw.predicted_depth[k] > allowed &&
+          (deepest < 0 || lw.predicted_depth[k] > lw.predicted_depth[deepest]))
+        deepest = k;
+    return deepest;
+  };
+  if (!lw.projection) lw.projection = std::make_unique<LinearizationWorkspace>();
+  LinearizationWorkspace& at_lw = *lw.projection;
+  at_lw.tau_q.resize(static_cast<size_t>(nv) * nv);
+  at_lw.regressor_y.resize(static_cast<size_t>(nv) * np);
+  at_lw.integrate_q.resize(static_cast<size_t>(nv) * nv);
+  at_lw.integrate_v.resize(static_cast<size_t>(nv) * nv);
+  lw.pose_jac = lw.q_jac;
+  const int poses = static_cast<int>(ws.projection_poses.size()) / nq;
+  for (int p = 0; p < poses; ++p) {
+    const double* pose = ws.projection_poses.data() + static_cast<size_t>(p) * nq;
+    // The correction again at that pose, with the derivatives of its contacts.
+    prepare_step(world, at, pose, at.zero.data(), at.zero.data(), true);
+    StepReport report;
+    correct_positions(world, at, report, 1.0, [&](int row) { return projection_allowed_depth(world, ws, at, row); });
+    row_derivatives(world, at, at_lw);
+    if (!correction_derivatives(world, cols, at, at_lw, pose, 1.0)) continue;
+    const int n = static_cast<int>(at.kept.size());
+    const std::vector<int>& C = at_lw.correction_clamped;
+    const int c = static_cast<int>(C.size());
+    // The allowed depths' share: df_C = −(A_CC + κ diag A_CC)⁻¹ ds_C, column by column.
+    lw.projection_df.assign(static_cast<size_t>(n) * D, 0.0);
+    at_lw.correction_column.resize(c);
+    std::vector<int>& source = lw.depth_source;
+    source.resize(c);
+    bool moves = false;
+    for (int a = 0; a < c; ++a) moves = (source[a] = deepest_contact(C[a])) >= 0 || moves;
+    if (moves)
+      for (int d = 0; d < D; ++d) {
+        for (int a = 0; a < c; ++a)
+          at_lw.correction_column[a] = source[a] < 0 ? 0.0 : -lw.depth_jac[static_cast<size_t>(source[a]) * D + d];
+        lu_solve(c, at_lw.correction_K.data(), c, at_lw.correction_pivot.data(), at_lw.correction_column.data());
+        for (int a = 0; a < c; ++a) lw.projection_df[static_cast<size_t>(C[a]) * D + d] = at_lw.correction_column[a];
+      }
+    // ∂δq_c/∂X = (∂δq_c/∂p) ∂p/∂X + ∂δq_c/∂π + M̃⁻¹ Jᵀ df.
+    lw.projection_dq.resize(static_cast<size_t>(nv) * D);
+    multiply(nv, nv, D, 1.0, at_lw.correction_jac.data() + cols.q, D, lw.pose_jac.data(), D, lw.projection_dq.data(), D,
+             false);
+    for (int i = 0; i < nv; ++i)
+      for (int j = 0; j < np; ++j)
+        lw.projection_dq[static_cast<size_t>(i) * D + cols.params + j] +=
+            at_lw.correction_jac[static_cast<size_t>(i) * D + cols.params + j];
+    if (moves)
+      multiply(nv, n, D, 1.0, at.minv_JT.data(), n, lw.projection_df.data(), D, lw.projection_dq.data(), D, true);
+    // p' = p ⊕ δq_c.
+    dyn::integrate_jacobians(model, at.correction_dq.data(), at_lw.integrate_q.data(), at_lw.integrate_v.data());
+    lw.next_pose_jac.resize(static_cast<size_t>(nv) * D);
+    multiply(nv, nv, D, 1.0, at_lw.integrate_q.data(), nv, lw.pose_jac.data(), D, lw.next_pose_jac.data(), D, false);
+    multiply(nv, nv, D, 1.0, at_lw.integrate_v.data(), nv, lw.projection_dq.data(), D, lw.next_pose_jac.data(), D,
+             true);
+    std::swap(lw.pose_jac, lw.next_pose_jac);
+  }
+  lw.q_jac = lw.pose_jac;
 }
 
 // The bounce (saltation) terms (module docstring of dynamics/simulation.py): v_jac's q columns gain
@@ -811,7 +933,7 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   lw.integrate_q.resize(static_cast<size_t>(nv) * nv);
   lw.integrate_v.resize(static_cast<size_t>(nv) * nv);
   lw.u.resize(nv);
-  const bool corrected = detail::correction_derivatives(world, cols, ws, lw, q);
+  const bool corrected = detail::correction_derivatives(world, cols, ws, lw, q, world.baumgarte);
   for (int i = 0; i < nv; ++i) lw.u[i] = dt * v_next[i] + ws.correction_dq[i];
   dyn::integrate_jacobians(model, lw.u.data(), lw.integrate_q.data(), lw.integrate_v.data());
   const bool bounced = bounce && n > 0 && detail::bounce_terms(world, cols, ws, lw, v);
@@ -826,6 +948,7 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   // A passed limit's correction −β gap (1-dof joints: the tangent is the coordinate).
   for (const auto& correction : ws.limit_corrections)
     lw.q_jac[static_cast<size_t>(correction.v_index) * D + cols.q + correction.v_index] -= world.baumgarte;
+  if (!ws.projection_poses.empty()) detail::projection_derivatives(world, cols, ws, lw, lw.u.data());
   std::copy(lw.q_jac.begin(), lw.q_jac.end(), jacobian);
   std::copy(lw.v_jac.begin(), lw.v_jac.end(), jacobian + static_cast<size_t>(nv) * D);
 }
@@ -858,6 +981,13 @@ inline bool linearize_step(const WorldSpec& world, StepWorkspace& ws, Linearizat
   detail::position_correction(world, ws, correction);
   lw.v_next.resize(nv);
   next_velocity(world, ws, lw.v_next.data());
+  // The step's end pose, for the misprediction projection to record where it acts.
+  ws.rhs.resize(nv);
+  for (int i = 0; i < nv; ++i) ws.rhs[i] = world.dt * lw.v_next[i] + ws.correction_dq[i];
+  lw.q_next.resize(world.model->nq);
+  dyn::integrate(*world.model, q, ws.rhs.data(), lw.q_next.data());
+  for (const auto& limit : ws.limit_corrections) lw.q_next[limit.q_index] += limit.delta;
+  detail::project_mispredicted_contacts(world, ws, ws.rhs.data(), lw.q_next.data(), correction);
   step_jacobians(world, ws, lw, q, v, lw.v_next.data(), parameters, bounce, jacobian);
   return true;
 }
