@@ -1245,12 +1245,6 @@ inline std::pair<int, int> contact_pair(const StepWorkspace& ws, int k) {
   return std::minmax(ws.keys[k].shape_a, ws.keys[k].shape_b);
 }
 
-// After a step from q that moved by dq = Δt v⁺ + δq into q_next: where a turn's second-order effect
-// (kMispredictionTolerance's note) could leave a contact deeper than predicted by more than the
-// tolerance, the contacts found again at q_next, and if one of them did miss by that much, each pair's
-// contacts deeper than the deepest of its predicted ones (and than the allowed penetration) moved out
-// to that depth by the position correction's LCP with β = 1 at that pose, q_next ⊕ δq_c, a few times
-// over. Only q moves: the velocity keeps what the step made it.
 // The allowed depth of row `row` of the projection's workspace `at` (detail::project_mispredicted_contacts):
 // the deepest its pair's predicted contacts reach in the step of `ws` (a new pair's, the allowed
 // penetration).
@@ -1267,6 +1261,12 @@ inline double projection_allowed_depth(const WorldSpec& world, const StepWorkspa
   return depth;
 }
 
+// After a step from q that moved by dq = Δt v⁺ + δq into q_next: where a turn's second-order effect
+// (kMispredictionTolerance's note) could leave a contact deeper than predicted by more than the
+// tolerance, the contacts found again at q_next, and if one of them did miss by that much, each pair's
+// contacts deeper than the deepest of its predicted ones (and than the allowed penetration) moved out
+// to that depth by the position correction's LCP with β = 1 at that pose, q_next ⊕ δq_c, a few times
+// over. Only q moves: the velocity keeps what the step made it.
 inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace& ws, const double* dq, double* q_next,
                                           StepReport& report) {
   const int K = static_cast<int>(ws.contacts.size()), nq = world.model->nq;

@@ -9,7 +9,8 @@
 //   * the LCP by its clamping set C: f_B = E f_C + c on the bounded set, K = A_CC + A_CB E,
 //     df_C = −K⁺ (dA f + A_CB d(f_B) + db)_C + (I − K⁺K) dKᵀ K⁺ᵀ f_C (the pseudo-inverse's term, zero
 //     for an invertible K), with dA only ever applied to two vectors;
-//   * the elastic-bounce (saltation) correction and q⁺ = q ⊕ Δt v⁺.
+//   * the elastic-bounce (saltation) correction and q⁺ = q ⊕ Δt v⁺;
+//   * the misprediction projection's corrections, where it acted (projection_derivatives).
 // Columns: [q tangent (nv), v (nv), τ (nv)] and optionally [π (10 nbodies), μ, e]; rows: q⁺ tangent
 // (nv), v⁺ (nv).
 #pragma once
@@ -72,9 +73,9 @@ struct LinearizationWorkspace {
       correction_d_q, correction_d_params;
   // The misprediction projection's derivatives (projection_derivatives): each of the step's contacts'
   // predicted depth and its derivative (K × columns), ∂p/∂X of the pose being projected, one
-  // correction's ∂δq_c/∂X and its allowed depths' share of df_c, and the linearization of the
-  // corrections' own problems (made on the first step that needs it).
-  // (depth_source: each clamped row's contact whose depth is its allowed one, or −1).
+  // correction's ∂δq_c/∂X and its allowed depths' share of df_c, each pushing row's contact whose
+  // predicted depth is its allowed one (−1: none), and the linearization of the corrections' own
+  // problems (made on the first step that needs it).
   std::vector<double> predicted_depth, depth_jac, pose_jac, projection_dq, projection_df, next_pose_jac;
   std::vector<int> depth_source;
   std::unique_ptr<LinearizationWorkspace> projection;
@@ -582,9 +583,9 @@ inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, Linearizat
 }
 
 // ∂δq/∂X (nv × columns) into lw.correction_jac for the position correction δq = M̃⁻¹ Jᵀ f_c
-// (detail::correct_positions, with its β: the step's Baumgarte factor, or 1 in the misprediction
-// projection) at the allowed depths s held fixed: on its rows C with f_c > 0, (A_CC + κ diag A_CC) f_C = −β (φ_C + s),
-// so
+// (detail::correct_positions with its β: the step's Baumgarte factor, or 1 in the misprediction
+// projection), its allowed depths s held fixed: on its rows C with f_c > 0,
+// (A_CC + κ diag A_CC) f_C = −β (φ_C + s), so
 //   (A_CC + κ diag A_CC) df_C = −(dA f_c)_C − κ diag(dA)_C f_C − β dφ_C,
 // and dδq = M̃⁻¹ Jᵀ df_c + ∂(M̃⁻¹ Jᵀ f_c) at fixed f_c. Returns false when there is none (no row pushes,
 // or A_CC is singular): correction_jac is zero then. The LU of A_CC + κ diag A_CC stays in
