@@ -472,6 +472,7 @@ def multiple_shooting(
     upper: ArrayLike = np.inf,
     max_iterations: int = 200,
     tolerance: float = 1e-9,
+    defect_curvature: str = "none",
     callback: Callable[[OptimizationProgress], None] | None = None,
     progress: bool | None = None,
 ) -> OptimizationResult:
@@ -500,6 +501,13 @@ def multiple_shooting(
     tolerance : trust-constr's gtol and xtol. converged: trust-constr's success (the Lagrangian's
     gradient and the defects below tolerance, or the trust region shrunk below it). The history's
     constraint_violation is max |d|.
+    defect_curvature : 'none' (constrained Gauss–Newton) or 'sr1': the defects' curvature Σ λ_i ∇²d_i,
+        which Gauss–Newton leaves out, approximated by symmetric rank-one updates from the change of
+        their Jacobian (scipy's SR1, started at zero: the first step is Gauss–Newton's). Where the
+        multipliers are large and the dynamics bend (a pendulum swung up over many steps), Gauss–Newton's
+        model of the Lagrangian is wrong enough that the trust region shrinks to nothing short of a
+        stationary point; with the curvature the iterates reach one. Through contact, whose
+        Jacobians jump between modes, the updates learn curvature that is not there: keep 'none'.
     Returns an OptimizationResult whose trajectory is the one rollout of its controls from the start
     (World.rollout's), whose cost is that rollout's.
     """
@@ -511,6 +519,8 @@ def multiple_shooting(
     steps, nu = problem.controls.shape
     cost._check(world, nu)
     low, high = _checked_bounds(lower, upper, nu)
+    if defect_curvature not in ("none", "sr1"):
+        raise ValueError(f"defect_curvature must be 'none' or 'sr1', got {defect_curvature!r}")
     if steps % count:
         raise ValueError(f"intervals must divide the horizon: {steps} steps in {count} intervals")
     model = world.model
@@ -612,14 +622,18 @@ def multiple_shooting(
         np.concatenate([np.tile(low, steps), -unbounded]), np.concatenate([np.tile(high, steps), unbounded])
     )
     reporter(evaluate(z0)[0], violation(z0))
-    # Constrained Gauss–Newton: ℓ's Gauss–Newton Hessian, none of the defects' (Bock and Plitt 1984);
-    # the trust region keeps the early steps within what the simulation can take.
+    # Constrained Gauss–Newton: ℓ's Gauss–Newton Hessian, none of the defects' (Bock and Plitt 1984),
+    # or their curvature by SR1; the trust region keeps the early steps within what the simulation can take.
     defects = scipy.optimize.NonlinearConstraint(
         lambda z: evaluate(z)[2],
         0.0,
         0.0,
         jac=lambda z: evaluate(z)[3],
-        hess=lambda z, multipliers: np.zeros((z.size, z.size)),
+        hess=(
+            scipy.optimize.SR1(init_scale=0.0)
+            if defect_curvature == "sr1"
+            else lambda z, multipliers: np.zeros((z.size, z.size))
+        ),
     )
     solution = scipy.optimize.minimize(
         lambda z: evaluate(z)[:2],

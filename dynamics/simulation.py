@@ -63,8 +63,9 @@ turns). Where each body's turn in the step, r θ² over its reach to a contact, 
 deeper than predicted by more than a tenth of ``contact_margin``, the contacts are found again at q⁺
 and, where one of them missed by that much, each shape pair's contacts deeper than the deepest of its
 predicted ones are moved out to that depth by the same LCP with β = 1 at q⁺ (at most three
-Gauss–Newton iterations). It moves q only, and the step Jacobians do
-not differentiate it; steps whose bodies hardly turn skip it after that bound.
+Gauss–Newton iterations). It moves q only; the step Jacobians differentiate each of its
+corrections as the position correction's (β = 1, at the pose it acted at) and the depths it projects
+to through the step's predicted contacts. Steps whose bodies hardly turn skip it after that bound.
 
 Step Jacobians: ∂(q⁺, v⁺)/∂(q, v, τ, θ) with θ = [π (10 per body, :func:`inertial_parameters`
 order), μ, e] by the chain rule through every term: M⁻¹, c and their derivatives (Nimble App. F;

@@ -554,10 +554,19 @@ def lcp_vjp(solution: LCPSolution, A: ArrayLike, grad_f: ArrayLike, *, low_rank_
 def complementarity_aware(solution: LCPSolution, grad_w: ArrayLike) -> LCPSolution:
     """The solution with its sets relabeled from ∂ℓ/∂w (Nimble §IV-D), for lcp_jvp/lcp_vjp: indices
     where the loss wants w to grow (∂ℓ/∂w_i < 0) become separating (at their lower bound), those where
-    it wants w to shrink (> 0) become clamping. Its gradients are a heuristic search direction, not
-    the derivative; the caller compares both (e.g. by the norms of the resulting gradients)."""
+    it wants w to shrink (> 0) become clamping. A friction entry whose normal ends up not clamping
+    goes to its bound: the normal impulse is then fixed, at zero if it separates, and a friction
+    impulse cannot sit strictly inside the box of width 2 μ f_n that the mode gives it. Clamped
+    anyway, such entries can leave K = A_CC + A_CB E with a singular value so close to the rank
+    cut-off that round-off decides whether it is inverted, and its inverse makes the gradients
+    noise of any size (a resting jump-worm's links). Its gradients are a
+    heuristic search direction, not the derivative; the caller compares both (e.g. by the norms of
+    the resulting gradients)."""
     grad_w = checked_array(grad_w, "grad_w", solution.f.shape)
     clamping = np.where(grad_w > 0, True, np.where(grad_w < 0, False, solution.clamping))
+    normal = solution.bounds.friction_index
+    friction = normal >= 0
+    clamping &= ~friction | clamping[np.maximum(normal, 0)]
     at_lower = np.where(clamping, False, np.where(grad_w < 0, True, solution.at_lower))
     at_upper = ~clamping & ~at_lower
     for array in (clamping, at_lower, at_upper):

@@ -49,10 +49,7 @@ inline void minverse_derivative(const Model& model, Data& data, const double* q,
   factorize_mass_matrix(model, data);
   std::copy(z, z + model.nv, y);
   solve_mass_matrix(model, data, y);
-  std::fill(data.work.begin(), data.work.end(), 0.0);  // q̇ = 0
-  double* unused_dv = data.square_work.data();
-  double* unused_M = unused_dv + static_cast<size_t>(model.nv) * model.nv;
-  rnea_derivatives(model, data, q, data.work.data(), y, out, unused_dv, unused_M, /*gravity=*/false);
+  mass_product_derivative(model, data, y, out);
   negated_mass_matrix_solve(model, data, out, model.nv);
 }
 

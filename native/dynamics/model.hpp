@@ -89,8 +89,6 @@ struct Data {
   std::vector<double> u;               // dof → τ − Sᵀ pᴬ
   // Joint-space matrices, nv × nv row-major.
   std::vector<double> mass_matrix;  // M, then its tree-sparse LᵀDL factor in place
-  std::vector<double> work;         // nv scratch
-  std::vector<double> square_work;  // 2 · nv × nv scratch
 
   explicit Data(const Model& model) {
     const int nb = model.nbodies(), nv = model.nv;
@@ -114,8 +112,6 @@ struct Data {
     D_inverse.resize(36 * nb);
     u.resize(nv);
     mass_matrix.resize(static_cast<size_t>(nv) * nv);
-    work.resize(nv);
-    square_work.resize(2 * static_cast<size_t>(nv) * nv);
   }
 };
 

@@ -17,6 +17,8 @@
 // the S_k ×* F_j term cancels against ∂S_j/∂q_k = S_k × S_j; if k is below j, the subtree is k's.
 #pragma once
 
+#include <algorithm>
+
 #include "dynamics/crba.hpp"
 #include "dynamics/rnea.hpp"
 
@@ -88,6 +90,39 @@ inline void rnea_derivatives(const Model& model, Data& data, const double* q, co
         dtau_dv[j * nv + k] = dot(data.S[j], dF_dv);
         M[j * nv + k] = dot(data.S[j], Ic_s);
       }
+    }
+  }
+}
+
+// ∂(M(q) y)/∂q (nv × nv row-major): rnea_derivatives' ∂τ/∂q at q̇ = 0, q̈ = y without gravity, where
+// every velocity term vanishes (ν = 0: no composite rate, momentum or ∂ν/∂q), and without the ∂τ/∂q̇
+// and M that rnea_derivatives also forms. ∂(M⁻¹z)/∂q = −M⁻¹ (∂M/∂q) M⁻¹z needs only this, several
+// times per step Jacobian. After crba or rnea_derivatives at q, whose S, world inertias and composite
+// inertias it takes; overwrites data.acceleration, data.force and data.da_dq.
+inline void mass_product_derivative(const Model& model, Data& data, const double* y, double* out) {
+  const int nb = model.nbodies(), nv = model.nv;
+  for (int i = 0; i < nb; ++i) {
+    const int p = model.parent[i];
+    const Vec6 parent_acceleration = p < 0 ? Vec6{} : data.acceleration[p];
+    for (int k = model.v_index[i]; k < model.v_index[i] + model.nv_of(i); ++k)
+      data.da_dq[k] = cross_motion(parent_acceleration, data.S[k]);
+    data.acceleration[i] = parent_acceleration + joint_motion(model, data, i, y);
+    data.force[i] = data.world_inertia[i].apply(data.acceleration[i]);
+  }
+  for (int i = nb - 1; i >= 0; --i)
+    if (model.parent[i] >= 0) data.force[model.parent[i]] += data.force[i];
+  std::fill(out, out + static_cast<size_t>(nv) * nv, 0.0);
+  for (int b = 0; b < nb; ++b) {  // rnea_derivatives' entries with ν = 0
+    const SpatialInertia& Ic = data.composite[b];
+    const int first = model.v_index[b], last = first + model.nv_of(b);
+    for (int j = first; j < last; ++j) {
+      const Vec6 r1 = Ic.apply(data.S[j]);
+      for (int k = first; k < last; ++k) out[j * nv + k] = dot(r1, data.da_dq[k]);
+      for (int k = model.dof_parent[first]; k >= 0; k = model.dof_parent[k]) out[j * nv + k] = dot(r1, data.da_dq[k]);
+    }
+    for (int k = first; k < last; ++k) {
+      const Vec6 dF_dq = cross_force(data.S[k], data.force[b]) + Ic.apply(data.da_dq[k]);
+      for (int j = model.dof_parent[first]; j >= 0; j = model.dof_parent[j]) out[j * nv + k] = dot(data.S[j], dF_dq);
     }
   }
 }

@@ -10,6 +10,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -151,22 +152,19 @@ void scatter_jacobian(const double* jac, py::ssize_t nv, py::ssize_t P, py::ssiz
 }
 
 // Block outputs of `count` step Jacobians, NaN until written: "state_jacobian" (6, count…, nv, nv) and
-// with parameters "params_jacobian" (2, count…, nv, P), `count` given by its shape.
+// with parameters (P > 0) "params_jacobian" (2, count…, nv, P), `count` given by its shape. Each array
+// is made once (no default-constructed placeholder): a call on one state makes few enough arrays that
+// each one shows.
 struct JacobianBlocks {
-  Array state, params;
-  JacobianBlocks(std::vector<py::ssize_t> count, py::ssize_t nv, py::ssize_t P, bool derivatives) : nv_(nv), P_(P) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
+  Array state;
+  std::optional<Array> params;
+  JacobianBlocks(const std::vector<py::ssize_t>& count, py::ssize_t nv, py::ssize_t P, bool derivatives)
+      : state(block_shape(derivatives ? 6 : 0, count, nv, nv)), nv_(nv), P_(P) {
     for (py::ssize_t c : count) total_ *= c;
-    std::vector<py::ssize_t> state_shape{derivatives ? 6 : 0}, params_shape{derivatives && P > 0 ? 2 : 0};
-    for (py::ssize_t c : count) state_shape.push_back(c), params_shape.push_back(c);
-    state_shape.insert(state_shape.end(), {nv, nv});
-    params_shape.insert(params_shape.end(), {nv, P});
-    state = Array(state_shape);
-    params = Array(params_shape);
-    std::fill(state.mutable_data(), state.mutable_data() + state.size(), nan);
-    std::fill(params.mutable_data(), params.mutable_data() + params.size(), nan);
-    state_data_ = state.mutable_data();
-    params_data_ = params.mutable_data();
+    state_data_ = filled_with_nan(state);
+    if (P == 0) return;
+    params.emplace(block_shape(derivatives ? 2 : 0, count, nv, P));
+    params_data_ = filled_with_nan(*params);
   }
   // The Jacobian of the step just taken from (q, v) in workspaces.step (step_jacobians.hpp) into entry
   // `at` of the flattened count axes. Needs no GIL.
@@ -176,16 +174,31 @@ struct JacobianBlocks {
     jac.resize(2 * nv_ * (3 * nv_ + P_));
     sim::step_jacobians(spec, workspaces.step, workspaces.linearization, q, v, workspaces.step.step_velocity.data(),
                         parameters, bounce, jac.data());
-    scatter_jacobian(jac.data(), nv_, P_, total_, at, state_data_, params_data_);
+    scatter(jac.data(), at);
+  }
+  // One step's Jacobian (2 nv × (3 nv + P), row-major) into entry `at`. Needs no GIL.
+  void scatter(const double* jac, py::ssize_t at) {
+    scatter_jacobian(jac, nv_, P_, total_, at, state_data_, params_data_);
   }
   void put(py::dict& out, bool parameters) const {
     out["state_jacobian"] = state;
-    if (parameters) out["params_jacobian"] = params;
+    if (parameters) out["params_jacobian"] = *params;
   }
 
  private:
+  static std::vector<py::ssize_t> block_shape(py::ssize_t blocks, const std::vector<py::ssize_t>& count,
+                                              py::ssize_t rows, py::ssize_t columns) {
+    std::vector<py::ssize_t> shape{blocks};
+    shape.insert(shape.end(), count.begin(), count.end());
+    shape.insert(shape.end(), {rows, columns});
+    return shape;
+  }
+  static double* filled_with_nan(Array& array) {
+    std::fill(array.mutable_data(), array.mutable_data() + array.size(), std::numeric_limits<double>::quiet_NaN());
+    return array.mutable_data();
+  }
   py::ssize_t nv_, P_, total_ = 1;
-  double *state_data_, *params_data_;
+  double *state_data_, *params_data_ = nullptr;
 };
 
 // N rollouts of T steps: q0 (N, nq), v0 (N, nv), taus (N, T, nv); with derivatives each step's
@@ -480,7 +493,7 @@ py::dict linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::hand
     jac.resize(2 * nv * (3 * nv + P));
     same_rows = sim::linearize_step(spec, workspaces->step, workspaces->linearization, q.row(0), v.row(0), tau.row(0),
                                     n, f.data(), num_sets, sets.data(), parameters, bounce, jac.data());
-    if (same_rows) scatter_jacobian(jac.data(), nv, P, 1, 0, blocks.state.mutable_data(), blocks.params.mutable_data());
+    if (same_rows) blocks.scatter(jac.data(), 0);
     world.workspaces->give(std::move(workspaces));
   }
   require(same_rows, "the step from this state has other LCP rows than f");

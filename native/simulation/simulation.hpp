@@ -207,6 +207,8 @@ struct StepWorkspace {
   std::vector<std::pair<std::pair<int, int>, double>> predicted_depths;
   std::vector<double> projected_q;
   std::unique_ptr<StepWorkspace> projection;
+  // The poses the projection corrected, nq each in order (empty: it did not act), for the Jacobians.
+  std::vector<double> projection_poses;
   // The NCP (world.ncp): per NCP entry its row (−1: a joint limit's tangent), G and g (one island's
   // while solving, the whole NCP's for the derivatives), μ, λ, v = G λ + g and each NCP contact's mode.
   std::vector<int> ncp_row;
@@ -1248,6 +1250,22 @@ inline std::pair<int, int> contact_pair(const StepWorkspace& ws, int k) {
   return std::minmax(ws.keys[k].shape_a, ws.keys[k].shape_b);
 }
 
+// The allowed depth of row `row` of the projection's workspace `at` (detail::project_mispredicted_contacts):
+// the deepest its pair's predicted contacts reach in the step of `ws` (a new pair's, the allowed
+// penetration).
+inline double projection_allowed_depth(const WorldSpec& world, const StepWorkspace& ws, const StepWorkspace& at,
+                                       int row) {
+  const double allowed = kAllowedPenetration * world.contact.margin;
+  const int i = at.kept[row];
+  if (i >= 3 * static_cast<int>(at.contacts.size())) return allowed;
+  const auto pair = contact_pair(at, i / 3);
+  double depth = allowed;
+  for (auto it = std::lower_bound(ws.predicted_depths.begin(), ws.predicted_depths.end(), std::pair{pair, -1.0});
+       it != ws.predicted_depths.end() && it->first == pair; ++it)
+    depth = std::max(depth, it->second);
+  return depth;
+}
+
 // After a step from q that moved by dq = Δt v⁺ + δq into q_next: where a turn's second-order effect
 // (kMispredictionTolerance's note) could leave a contact deeper than predicted by more than the
 // tolerance, the contacts found again at q_next, and if one of them did miss by that much, each pair's
@@ -1257,6 +1275,7 @@ inline std::pair<int, int> contact_pair(const StepWorkspace& ws, int k) {
 inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace& ws, const double* dq, double* q_next,
                                           StepReport& report) {
   const int K = static_cast<int>(ws.contacts.size()), nq = world.model->nq;
+  ws.projection_poses.clear();
   const double allowed = kAllowedPenetration * world.contact.margin;
   const double tolerance = kMispredictionTolerance * world.contact.margin;
   // The second-order bound of contact k's misprediction: each body's turn θ over its reach r to the
@@ -1298,24 +1317,14 @@ inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace&
   std::sort(ws.predicted_depths.begin(), ws.predicted_depths.end());
   if (!ws.projection) ws.projection = std::make_unique<StepWorkspace>(world);
   StepWorkspace& at = *ws.projection;
-  // A pair's allowed depth at q_next: the deepest its predicted contacts reach (a new pair's, the
-  // allowed penetration).
-  auto allowed_depth = [&](int row) {
-    const int i = at.kept[row];
-    if (i >= 3 * static_cast<int>(at.contacts.size())) return allowed;
-    const auto pair = contact_pair(at, i / 3);
-    double depth = allowed;
-    for (auto it = std::lower_bound(ws.predicted_depths.begin(), ws.predicted_depths.end(), std::pair{pair, -1.0});
-         it != ws.predicted_depths.end() && it->first == pair; ++it)
-      depth = std::max(depth, it->second);
-    return depth;
-  };
+  auto allowed_depth = [&](int row) { return projection_allowed_depth(world, ws, at, row); };
   for (int iteration = 0; iteration < kProjectionIterations; ++iteration) {
     prepare_step(world, at, q_next, at.zero.data(), at.zero.data(), false);
     const int n = static_cast<int>(at.kept.size());
     bool missed = false;
     for (int r = 0; r < n && !missed; ++r) missed = normal_row_gap(at, r) < -allowed_depth(r) - tolerance;
     if (!missed) return;
+    ws.projection_poses.insert(ws.projection_poses.end(), q_next, q_next + nq);
     correct_positions(world, at, report, 1.0, allowed_depth);
     ws.projected_q.assign(q_next, q_next + nq);
     dyn::step_integrate(*world.model, ws.projected_q.data(), at.correction_dq.data(), q_next);

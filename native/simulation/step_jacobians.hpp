@@ -9,15 +9,18 @@
 //   * the LCP by its clamping set C: f_B = E f_C + c on the bounded set, K = A_CC + A_CB E,
 //     df_C = −K⁺ (dA f + A_CB d(f_B) + db)_C + (I − K⁺K) dKᵀ K⁺ᵀ f_C (the pseudo-inverse's term, zero
 //     for an invertible K), with dA only ever applied to two vectors;
-//   * the elastic-bounce (saltation) correction and q⁺ = q ⊕ Δt v⁺.
+//   * the elastic-bounce (saltation) correction and q⁺ = q ⊕ Δt v⁺;
+//   * the misprediction projection's corrections, where it acted (projection_derivatives).
 // Columns: [q tangent (nv), v (nv), τ (nv)] and optionally [π (10 nbodies), μ, e]; rows: q⁺ tangent
 // (nv), v⁺ (nv).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "dynamics/aba_derivatives.hpp"
 #include "dynamics/integrate.hpp"
 #include "dynamics/kinematics.hpp"
 #include "dynamics/regressor.hpp"
@@ -27,9 +30,9 @@
 namespace dcol::sim {
 
 struct LinearizationWorkspace {
-  // M̃⁻¹, the inverse dynamics' derivatives and regressor, and the free motion's (M̃ + Δt/2 ∂τ/∂v)⁻¹
-  // (mass holds the matrix, K_lu its LU by trees).
-  std::vector<double> Minv, dtau_dq, dtau_dv, mass, regressor, Kinv;
+  // The inverse dynamics' derivatives and regressor, and the free motion's (M̃ + Δt/2 ∂τ/∂v)⁻¹ (mass
+  // holds the matrix, K_lu its LU by trees).
+  std::vector<double> dtau_dq, dtau_dv, mass, regressor, Kinv;
   TreeBlockLU K_lu;
   std::vector<double> body_dJ;       // scene body → 6 × nv × nv, [row][column][direction]
   std::vector<uint8_t> has_body_dJ;  // scene body → whether body_dJ holds it this step
@@ -55,18 +58,28 @@ struct LinearizationWorkspace {
   std::vector<int> clamped_island, mode_island;
   // drop_idle_rows: the rows kept, and each row's place among them (−1: dropped).
   std::vector<int> kept_rows, kept_position;
+  // M̃⁻¹ Jᵀ f = v⁺ − v_free for the step's impulses f, and its derivatives at fixed f (nv × nv, nv × np).
+  std::vector<double> impulse_response, impulse_d_q, impulse_d_params;
   // Scratch of the products and of one contact's row derivatives.
-  std::vector<double> y, u, d_q, d_params, tau_q, tau_v, tau_m, regressor_y;
+  std::vector<double> y, u, d_q, d_params, tau_q, regressor_y;
   std::vector<double> relative, G, d_point, d_frame, d_separation, d_relative;
-  std::vector<double> integrate_q, integrate_v, impulse_map, bounce_scratch, bounce_position, v_next;
+  std::vector<double> integrate_q, integrate_v, impulse_map, bounce_scratch, bounce_position, v_next, q_next;
   std::vector<int> bounce_rows;
   std::vector<double> d_step;  // ∂(Δt v⁺ + δq) (nv × columns)
   // The position correction's derivatives (correction_derivatives): its rows that push, dA products,
-  // the system (A_CC + κ diag A_CC, LU) and its right-hand sides and solutions, and ∂δq/∂X
-  // (nv × columns).
+  // the system (A_CC + κ diag A_CC, LU) and its right-hand sides and solutions, ∂δq/∂X (nv × columns)
+  // and ∂(M̃⁻¹ Jᵀ f_c) at fixed f_c (nv × nv, nv × np).
   std::vector<int> correction_clamped, correction_pivot;
-  std::vector<double> correction_dA, correction_rhs, correction_K, correction_column, correction_df, correction_unit,
-      correction_jac;
+  std::vector<double> correction_dA, correction_rhs, correction_K, correction_column, correction_df, correction_jac,
+      correction_d_q, correction_d_params;
+  // The misprediction projection's derivatives (projection_derivatives): each of the step's contacts'
+  // predicted depth and its derivative (K × columns), ∂p/∂X of the pose being projected, one
+  // correction's ∂δq_c/∂X and its allowed depths' share of df_c, each pushing row's contact whose
+  // predicted depth is its allowed one (−1: none), and the linearization of the corrections' own
+  // problems (made on the first step that needs it).
+  std::vector<double> predicted_depth, depth_jac, pose_jac, projection_dq, projection_df, next_pose_jac;
+  std::vector<int> depth_source;
+  std::unique_ptr<LinearizationWorkspace> projection;
 };
 
 namespace detail {
@@ -102,37 +115,36 @@ struct Columns {
         e(parameters ? params + np + 1 : -1) {}
 };
 
-// ∂(M̃⁻¹ Jᵀ u)/∂q into lw.d_q (nv × nv) and /∂π into lw.d_params (nv × np) at fixed u (n),
-// for y = M̃⁻¹ Jᵀ u (after lw holds M̃⁻¹ and dJ): (δM) y is the derivative of rnea(q, 0, y) without
-// gravity, and (∂M/∂π) y its regressor.
+// ∂(M̃⁻¹ Jᵀ u)/∂q into d_q (nv × nv) and /∂π into d_params (nv × np) at fixed u (n), for
+// y = M̃⁻¹ Jᵀ u (after lw holds dJ, and ws.data the dynamics at q and M̃'s factor): M̃⁻¹ (dJᵀ u − (δM) y)
+// with (δM) y the derivative of rnea(q, 0, y) without gravity (dyn::mass_product_derivative), and
+// −M̃⁻¹ (∂M/∂π) y with (∂M/∂π) y its regressor; M̃⁻¹ by the tree-sparse factor.
 inline void minv_JT_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws,
-                                LinearizationWorkspace& lw, const double* q, const double* u, const double* y) {
+                                LinearizationWorkspace& lw, const double* q, const double* u, const double* y,
+                                double* d_q, double* d_params) {
   const dyn::Model& model = *world.model;
   const int nv = model.nv, n = static_cast<int>(ws.kept.size()), np = cols.np;
-  dyn::rnea_derivatives(model, ws.data, q, ws.zero.data(), y, lw.tau_q.data(), lw.tau_v.data(), lw.tau_m.data(), false);
-  for (int i = 0; i < nv * nv; ++i) lw.tau_q[i] = -lw.tau_q[i];  // −(δM) y
-  for (int r = 0; r < n; ++r) {                                  // + dJᵀ u
+  dyn::mass_product_derivative(model, ws.data, y, d_q);
+  for (int i = 0; i < nv * nv; ++i) d_q[i] = -d_q[i];  // −(δM) y
+  for (int r = 0; r < n; ++r) {                        // + dJᵀ u
     if (u[r] == 0.0) continue;
     const int* dofs = lw.dJ_dofs.data() + lw.dJ_start[r];
     const int a = lw.dJ_count[r];
     const double* dJr = lw.dJ.data() + lw.dJ_offset[r];
     for (int ci = 0; ci < a; ++ci)
-      for (int di = 0; di < a; ++di) lw.tau_q[dofs[ci] * nv + dofs[di]] += u[r] * dJr[ci * a + di];
+      for (int di = 0; di < a; ++di) d_q[dofs[ci] * nv + dofs[di]] += u[r] * dJr[ci * a + di];
   }
-  multiply(nv, nv, nv, 1.0, lw.Minv.data(), nv, lw.tau_q.data(), nv, lw.d_q.data(), nv, false);
+  dyn::solve_mass_matrix(model, ws.data, d_q, nv);
   if (np == 0) return;
-  dyn::joint_torque_regressor(model, ws.data, q, ws.zero.data(), y, lw.regressor_y.data(), false);
-  multiply(nv, nv, np, -1.0, lw.Minv.data(), nv, lw.regressor_y.data(), np, lw.d_params.data(), np, false);
+  dyn::joint_torque_regressor(model, ws.data, q, ws.zero.data(), y, d_params, false);
+  dyn::negated_mass_matrix_solve(model, ws.data, d_params, np);
 }
 
-// (∂A/∂X) u (n × columns) for A = J M̃⁻¹ Jᵀ: only q and π move it.
-inline void dA_product(const WorldSpec& world, const Columns& cols, StepWorkspace& ws, LinearizationWorkspace& lw,
-                       const double* q, const double* u, double* out) {
+// (∂A/∂X) u into out (n × columns) for A = J M̃⁻¹ Jᵀ (only q and π move it), from y = M̃⁻¹ Jᵀ u and
+// ∂(M̃⁻¹ Jᵀ u) at fixed u (minv_JT_derivatives' d_q and d_params): dJ y + J ∂(M̃⁻¹ Jᵀ u).
+inline void dA_from(const Columns& cols, StepWorkspace& ws, LinearizationWorkspace& lw, const double* y,
+                    const double* d_q, const double* d_params, double* out) {
   const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), np = cols.np;
-  lw.y.assign(nv, 0.0);
-  for (int i = 0; i < nv; ++i)
-    for (int r = 0; r < n; ++r) lw.y[i] += ws.minv_JT[static_cast<size_t>(i) * n + r] * u[r];
-  minv_JT_derivatives(world, cols, ws, lw, q, u, lw.y.data());
   std::fill(out, out + static_cast<size_t>(n) * cols.D, 0.0);
   for (int r = 0; r < n; ++r) {
     double* row = out + static_cast<size_t>(r) * cols.D + cols.q;
@@ -140,10 +152,28 @@ inline void dA_product(const WorldSpec& world, const Columns& cols, StepWorkspac
     const int a = lw.dJ_count[r];
     const double* dJr = lw.dJ.data() + lw.dJ_offset[r];
     for (int ci = 0; ci < a; ++ci)
-      for (int di = 0; di < a; ++di) row[dofs[di]] += dJr[ci * a + di] * lw.y[dofs[ci]];
+      for (int di = 0; di < a; ++di) row[dofs[di]] += dJr[ci * a + di] * y[dofs[ci]];
   }
-  multiply(n, nv, nv, 1.0, ws.J.data(), nv, lw.d_q.data(), nv, out + cols.q, cols.D, true);
-  multiply(n, nv, np, 1.0, ws.J.data(), nv, lw.d_params.data(), np, out + cols.params, cols.D, true);
+  multiply(n, nv, nv, 1.0, ws.J.data(), nv, d_q, nv, out + cols.q, cols.D, true);
+  multiply(n, nv, np, 1.0, ws.J.data(), nv, d_params, np, out + cols.params, cols.D, true);
+}
+
+// (∂A/∂X) u (n × columns) for any u (n).
+inline void dA_product(const WorldSpec& world, const Columns& cols, StepWorkspace& ws, LinearizationWorkspace& lw,
+                       const double* q, const double* u, double* out) {
+  const int nv = cols.nv, n = static_cast<int>(ws.kept.size());
+  lw.y.assign(nv, 0.0);
+  for (int i = 0; i < nv; ++i)
+    for (int r = 0; r < n; ++r) lw.y[i] += ws.minv_JT[static_cast<size_t>(i) * n + r] * u[r];
+  minv_JT_derivatives(world, cols, ws, lw, q, u, lw.y.data(), lw.d_q.data(), lw.d_params.data());
+  dA_from(cols, ws, lw, lw.y.data(), lw.d_q.data(), lw.d_params.data(), out);
+}
+
+// (∂A/∂X) f (n × columns) for the step's impulses f, from what step_jacobians formed before the
+// contact derivatives: M̃⁻¹ Jᵀ f = v⁺ − v_free (lw.impulse_response) and ∂(M̃⁻¹ Jᵀ f) at fixed f, which
+// v⁺'s Jacobian needs too (lw.impulse_d_q, lw.impulse_d_params).
+inline void dA_impulses(const Columns& cols, StepWorkspace& ws, LinearizationWorkspace& lw, double* out) {
+  dA_from(cols, ws, lw, lw.impulse_response.data(), lw.impulse_d_q.data(), lw.impulse_d_params.data(), out);
 }
 
 // dJ (n × nv × nv) and d_gap (n × nv) of the kept rows (Nimble §V, App. C): a contact row is
@@ -162,10 +192,6 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
   lw.body_dJ.resize(6 * block * world.num_bodies());
   lw.has_body_dJ.assign(world.num_bodies(), 0);
   lw.relative.resize(3 * nv);
-  lw.G.resize(12 * static_cast<size_t>(nv));
-  lw.d_point.resize(3 * nv);
-  lw.d_frame.resize(9 * nv);
-  lw.d_separation.resize(nv);
   for (int k = 0; k < K; ++k) {
     const int normal_row = ws.new_index[3 * k];
     if (normal_row < 0) continue;  // its tangents went with it
@@ -173,18 +199,14 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
     const ContactDerivatives& dc = ws.contact_derivatives[k];
     relative_jacobian(world, ws, k, lw.relative.data());
     const int bodies[2] = {world.shape_body[ws.keys[k].shape_a], world.shape_body[ws.keys[k].shape_b]};
-    // G (12 × nv): the rigid motions [δp_a, δθ_a, δp_b, δθ_b] of the two bodies per tangent step; the
-    // active dofs: those moving either body (the rows' other columns and directions are zero).
+    // The active dofs: those moving either body (the rows' other columns and directions are zero); G
+    // (12 × active): the rigid motions [δp_a, δθ_a, δp_b, δθ_b] of the two bodies per tangent step of
+    // each active dof.
     lw.active.clear();
     lw.is_active.assign(nv, 0);
     for (int side = 0; side < 2; ++side) {
       const int body = bodies[side], frame = world.body_frame[body];
-      double* Gs = lw.G.data() + static_cast<size_t>(6 * side) * nv;
-      if (frame < 0) {
-        std::fill(Gs, Gs + 6 * nv, 0.0);
-        continue;
-      }
-      std::copy_n(ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body, 6 * nv, Gs);
+      if (frame < 0) continue;
       if (!lw.has_body_dJ[body]) {  // the kinematics are at q
         dyn::frame_jacobian_derivative(model, ws.data, frame, lw.body_dJ.data() + 6 * block * body);
         lw.has_body_dJ[body] = 1;
@@ -193,15 +215,30 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
         for (int dof = model.v_index[b]; dof < model.v_index[b] + model.nv_of(b); ++dof)
           if (!lw.is_active[dof]) lw.is_active[dof] = 1, lw.active.push_back(dof);
     }
+    const int a = static_cast<int>(lw.active.size());
+    lw.G.resize(12 * static_cast<size_t>(a));
+    for (int side = 0; side < 2; ++side) {
+      const int body = bodies[side];
+      double* Gs = lw.G.data() + static_cast<size_t>(6 * side) * a;
+      if (world.body_frame[body] < 0) {
+        std::fill(Gs, Gs + 6 * a, 0.0);
+        continue;
+      }
+      const double* Jb = ws.body_jacobian.data() + 6 * static_cast<size_t>(nv) * body;
+      for (int r = 0; r < 6; ++r)
+        for (int di = 0; di < a; ++di) Gs[r * a + di] = Jb[r * nv + lw.active[di]];
+    }
+    // The point's, the frame's and the separation's derivatives along the active dofs (3, 9, 1 × a).
+    lw.d_point.resize(3 * static_cast<size_t>(a));
+    lw.d_frame.resize(9 * static_cast<size_t>(a));
+    lw.d_separation.resize(a);
     const double (*frame_derivatives[3])[12] = {dc.normal, dc.tangent1, dc.tangent2};
-    multiply(3, 12, nv, 1.0, &dc.point[0][0], 12, lw.G.data(), nv, lw.d_point.data(), nv, false);
+    multiply(3, 12, a, 1.0, &dc.point[0][0], 12, lw.G.data(), a, lw.d_point.data(), a, false);
     for (int r = 0; r < 3; ++r)
-      multiply(3, 12, nv, 1.0, &frame_derivatives[r][0][0], 12, lw.G.data(), nv, lw.d_frame.data() + 3 * r * nv, nv,
-               false);
-    multiply(1, 12, nv, 1.0, dc.separation, 12, lw.G.data(), nv, lw.d_separation.data(), nv, false);
+      multiply(3, 12, a, 1.0, &frame_derivatives[r][0][0], 12, lw.G.data(), a, lw.d_frame.data() + 3 * r * a, a, false);
+    multiply(1, 12, a, 1.0, dc.separation, 12, lw.G.data(), a, lw.d_separation.data(), a, false);
     // d_relative[i][col][dir] = Σ_sides sign (dJ_lin − d_lever × ω − lever × dω), d_lever = d_point − J_lin,
     // over the active dofs (their positions in lw.active).
-    const int a = static_cast<int>(lw.active.size());
     lw.d_relative.assign(3 * static_cast<size_t>(a) * a, 0.0);
     for (int side = 0; side < 2; ++side) {
       const int body = bodies[side];
@@ -216,8 +253,8 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
         const double w[3] = {Jb[3 * nv + col], Jb[4 * nv + col], Jb[5 * nv + col]};
         for (int di = 0; di < a; ++di) {
           const int dir = lw.active[di];
-          const double dl[3] = {lw.d_point[dir] - Jb[dir], lw.d_point[nv + dir] - Jb[nv + dir],
-                                lw.d_point[2 * nv + dir] - Jb[2 * nv + dir]};
+          const double dl[3] = {lw.d_point[di] - Jb[dir], lw.d_point[a + di] - Jb[nv + dir],
+                                lw.d_point[2 * a + di] - Jb[2 * nv + dir]};
           const double dw[3] = {dJb[(3 * nv + col) * nv + dir], dJb[(4 * nv + col) * nv + dir],
                                 dJb[(5 * nv + col) * nv + dir]};
           const double term[3] = {
@@ -238,15 +275,15 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
       lw.dJ_dofs.insert(lw.dJ_dofs.end(), lw.active.begin(), lw.active.end());
       for (int ci = 0; ci < a; ++ci)
         for (int di = 0; di < a; ++di) {
-          const int col = lw.active[ci], dir = lw.active[di];
+          const int col = lw.active[ci];
           double s = 0.0;
           for (int i = 0; i < 3; ++i)
-            s += lw.d_frame[(3 * r + i) * nv + dir] * lw.relative[i * nv + col] +
+            s += lw.d_frame[(3 * r + i) * a + di] * lw.relative[i * nv + col] +
                  directions[r][i] * lw.d_relative[(i * a + ci) * a + di];
           lw.dJ.push_back(s);
         }
     }
-    std::copy_n(lw.d_separation.data(), nv, lw.d_gap.data() + static_cast<size_t>(normal_row) * nv);
+    for (int di = 0; di < a; ++di) lw.d_gap[static_cast<size_t>(normal_row) * nv + lw.active[di]] = lw.d_separation[di];
   }
   for (size_t l = K; l < ws.keys.size(); ++l) {  // limit rows: the gap moves with its joint
     const int row = ws.new_index[3 * K + (l - K)];
@@ -286,7 +323,12 @@ inline void lcp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
     for (int p = 0; p < nc; ++p) lw.clamped_island[p] = ws.island_of[C[p]];
     lw.clamped_decomposition.factor(nc, lw.K.data(), lw.clamped_island.data());
     // rhs (columns × nc) = (dA f + db)_C, plus A_CB d(f_B) in μ's column; df_C = −K⁺ rhs.
-    dA_product(world, cols, ws, lw, q, lw.f_clamped.data(), lw.dAz.data());
+    // At a solution the bounded entries sit at their bounds and f_clamped is f itself: its dA product
+    // is the step's own (an iterate stopped at the limit may differ).
+    if (std::equal(lw.f_clamped.begin(), lw.f_clamped.end(), ws.f.begin()))
+      dA_impulses(cols, ws, lw, lw.dAz.data());
+    else
+      dA_product(world, cols, ws, lw, q, lw.f_clamped.data(), lw.dAz.data());
     lw.rhs.resize(static_cast<size_t>(D) * nc);
     for (int p = 0; p < nc; ++p) {
       const size_t i = C[p];
@@ -388,7 +430,7 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
     for (int j = 0; j < 3; ++j) lw.z[3 * k + j] = ws.ncp_lambda[entry(k, j)];
   lw.K_decomposition.solve_transposed(lw.z.data());
   // dv's explicit part dG λ + dg by NCP entry (via the entries' rows), and dG ẑ.
-  dA_product(world, cols, ws, lw, q, ws.f.data(), lw.dAz.data());
+  dA_impulses(cols, ws, lw, lw.dAz.data());
   const auto explicit_dv = [&](int e, int d) {
     const int row = ws.ncp_row[e];
     return row < 0 ? 0.0 : lw.dAz[static_cast<size_t>(row) * D + d] + lw.db[static_cast<size_t>(row) * D + d];
@@ -496,9 +538,11 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
 // use: the derivatives are the same without them. A robot's speculative contacts are most of its rows.
 inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw) {
   const int n = static_cast<int>(ws.kept.size()), nv = world.model->nv;
-  auto idle_normal = [&](int r) {  // the position correction's rows that push stay too
+  // The position correction's rows that push stay too, and where the misprediction projection acted,
+  // every row: its allowed depths are the contacts' predicted ones (projection_derivatives).
+  auto idle_normal = [&](int r) {
     return ws.sets[r] == lcp::EntrySet::lower && ws.lo[r] == 0.0 && ws.f[r] == 0.0 &&
-           ws.restitution_velocity[r] == 0.0 && ws.correction_f[r] == 0.0;
+           ws.restitution_velocity[r] == 0.0 && ws.correction_f[r] == 0.0 && ws.projection_poses.empty();
   };
   std::vector<int>& kept = lw.kept_rows;
   kept.clear();
@@ -540,11 +584,16 @@ inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, Linearizat
 }
 
 // ∂δq/∂X (nv × columns) into lw.correction_jac for the position correction δq = M̃⁻¹ Jᵀ f_c
-// (detail::position_correction): on its rows C with f_c > 0, (A_CC + κ diag A_CC) f_C = −β (φ_C + s), so
+// (detail::correct_positions with its β: the step's Baumgarte factor, or 1 in the misprediction
+// projection), its allowed depths s held fixed: on its rows C with f_c > 0,
+// (A_CC + κ diag A_CC) f_C = −β (φ_C + s), so
 //   (A_CC + κ diag A_CC) df_C = −(dA f_c)_C − κ diag(dA)_C f_C − β dφ_C,
-// and dδq = M̃⁻¹ Jᵀ df_c + ∂(M̃⁻¹ Jᵀ f_c) at fixed f_c.
-inline void correction_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws,
-                                   LinearizationWorkspace& lw, const double* q) {
+// and dδq = M̃⁻¹ Jᵀ df_c + ∂(M̃⁻¹ Jᵀ f_c) at fixed f_c. Returns false when there is none (no row pushes,
+// or A_CC is singular): correction_jac is zero then. The LU of A_CC + κ diag A_CC stays in
+// lw.correction_K and lw.correction_pivot.
+inline bool correction_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws,
+                                   LinearizationWorkspace& lw, const double* q, double beta) {
+  const dyn::Model& model = *world.model;
   const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), D = cols.D, np = cols.np;
   lw.correction_jac.assign(static_cast<size_t>(nv) * D, 0.0);
   std::vector<int>& C = lw.correction_clamped;
@@ -552,24 +601,43 @@ inline void correction_derivatives(const WorldSpec& world, const Columns& cols, 
   for (int r = 0; r < n; ++r)
     if (ws.correction_f[r] > 0.0) C.push_back(r);
   const int c = static_cast<int>(C.size());
-  if (c == 0) return;
+  if (c == 0) return false;
+  // ∂(M̃⁻¹ Jᵀ f_c) at fixed f_c (M̃⁻¹ Jᵀ f_c = δq), for dA f_c and for dδq.
+  lw.correction_d_q.resize(static_cast<size_t>(nv) * nv);
+  lw.correction_d_params.resize(static_cast<size_t>(nv) * np);
+  minv_JT_derivatives(world, cols, ws, lw, q, ws.correction_f.data(), ws.correction_dq.data(), lw.correction_d_q.data(),
+                      lw.correction_d_params.data());
   lw.correction_dA.resize(static_cast<size_t>(n) * D);
   lw.correction_rhs.assign(static_cast<size_t>(c) * D, 0.0);
-  dA_product(world, cols, ws, lw, q, ws.correction_f.data(), lw.correction_dA.data());
+  dA_from(cols, ws, lw, ws.correction_dq.data(), lw.correction_d_q.data(), lw.correction_d_params.data(),
+          lw.correction_dA.data());
   for (int a = 0; a < c; ++a) {
     double* row = lw.correction_rhs.data() + static_cast<size_t>(a) * D;
     const double* dAf = lw.correction_dA.data() + static_cast<size_t>(C[a]) * D;
     for (int d = 0; d < D; ++d) row[d] = -dAf[d];
-    for (int d = 0; d < nv; ++d) row[cols.q + d] -= world.baumgarte * lw.d_gap[static_cast<size_t>(C[a]) * nv + d];
+    for (int d = 0; d < nv; ++d) row[cols.q + d] -= beta * lw.d_gap[static_cast<size_t>(C[a]) * nv + d];
   }
-  // κ d(A_ii) f_i, A_ii's derivative as row i of (∂A/∂X) e_i.
+  // κ d(A_ii) f_i: A_ii = J_i y_i with y_i = M̃⁻¹ J_iᵀ (column i of M̃⁻¹Jᵀ), and J_i M̃⁻¹ dJ_iᵀ = dJ_i y_i,
+  // so d(A_ii) = 2 dJ_i y_i − y_iᵀ (δM) y_i, and −y_iᵀ (∂M/∂π) y_i in π's columns.
+  lw.y.resize(nv);
   for (int a = 0; a < c; ++a) {
-    lw.correction_unit.assign(n, 0.0);
-    lw.correction_unit[C[a]] = 1.0;
-    dA_product(world, cols, ws, lw, q, lw.correction_unit.data(), lw.correction_dA.data());
-    const double* dAii = lw.correction_dA.data() + static_cast<size_t>(C[a]) * D;
+    const int i = C[a];
+    for (int j = 0; j < nv; ++j) lw.y[j] = ws.minv_JT[static_cast<size_t>(j) * n + i];
+    const double weight = kCorrectionRegularization * ws.correction_f[i];
     double* row = lw.correction_rhs.data() + static_cast<size_t>(a) * D;
-    for (int d = 0; d < D; ++d) row[d] -= kCorrectionRegularization * dAii[d] * ws.correction_f[C[a]];
+    const int* dofs = lw.dJ_dofs.data() + lw.dJ_start[i];
+    const int count = lw.dJ_count[i];
+    const double* dJi = lw.dJ.data() + lw.dJ_offset[i];
+    for (int ci = 0; ci < count; ++ci)
+      for (int di = 0; di < count; ++di) row[cols.q + dofs[di]] -= weight * 2.0 * dJi[ci * count + di] * lw.y[dofs[ci]];
+    dyn::mass_product_derivative(model, ws.data, lw.y.data(), lw.tau_q.data());
+    for (int j = 0; j < nv; ++j)
+      for (int d = 0; d < nv; ++d) row[cols.q + d] += weight * lw.y[j] * lw.tau_q[j * nv + d];
+    if (np == 0) continue;
+    dyn::joint_torque_regressor(model, ws.data, q, ws.zero.data(), lw.y.data(), lw.regressor_y.data(), false);
+    for (int j = 0; j < nv; ++j)
+      for (int p = 0; p < np; ++p)
+        row[cols.params + p] += weight * lw.y[j] * lw.regressor_y[static_cast<size_t>(j) * np + p];
   }
   // A_CC + κ diag A_CC by LU, solved for each column.
   lw.correction_K.resize(static_cast<size_t>(c) * c);
@@ -579,7 +647,7 @@ inline void correction_derivatives(const WorldSpec& world, const Columns& cols, 
     lw.correction_K[static_cast<size_t>(a) * c + a] *= 1.0 + kCorrectionRegularization;
   }
   lw.correction_pivot.resize(c);
-  if (!lu_factor(c, lw.correction_K.data(), c, lw.correction_pivot.data())) return;
+  if (!lu_factor(c, lw.correction_K.data(), c, lw.correction_pivot.data())) return false;
   lw.correction_df.assign(static_cast<size_t>(n) * D, 0.0);
   lw.correction_column.resize(c);
   for (int d = 0; d < D; ++d) {
@@ -588,12 +656,120 @@ inline void correction_derivatives(const WorldSpec& world, const Columns& cols, 
     for (int a = 0; a < c; ++a) lw.correction_df[static_cast<size_t>(C[a]) * D + d] = lw.correction_column[a];
   }
   multiply(nv, n, D, 1.0, ws.minv_JT.data(), n, lw.correction_df.data(), D, lw.correction_jac.data(), D, false);
-  minv_JT_derivatives(world, cols, ws, lw, q, ws.correction_f.data(), ws.correction_dq.data());
   for (int i = 0; i < nv; ++i) {
     double* row = lw.correction_jac.data() + static_cast<size_t>(i) * D;
-    for (int d = 0; d < nv; ++d) row[cols.q + d] += lw.d_q[i * nv + d];
-    for (int p = 0; p < np; ++p) row[cols.params + p] += lw.d_params[static_cast<size_t>(i) * np + p];
+    for (int d = 0; d < nv; ++d) row[cols.q + d] += lw.correction_d_q[i * nv + d];
+    for (int p = 0; p < np; ++p) row[cols.params + p] += lw.correction_d_params[static_cast<size_t>(i) * np + p];
   }
+  return true;
+}
+
+// ∂q⁺/∂X through the misprediction projection (detail::project_mispredicted_contacts) into lw.q_jac,
+// which holds on entry that of the pose q ⊕ dq it started from (dq = Δt v⁺ + δq, the step's move).
+// Each of its corrections, p' = p ⊕ δq_c at a pose p it acted at, is the position correction's LCP
+// with β = 1 there, and its allowed depths s move with X too:
+//   dδq_c = (∂δq_c/∂p) dp + ∂δq_c/∂π dπ − M̃⁻¹ J_Cᵀ (A_CC + κ diag A_CC)⁻¹ ds_C
+// (the first two by correction_derivatives at p, chained through ∂p/∂X), dp' = (∂p'/∂p) dp +
+// (∂p'/∂δq_c) dδq_c by step_integrate's Jacobians. A row's s is the deepest depth its pair's contacts in
+// the step predicted, −(φ_k + J_k dq) for contact k when beyond the allowed penetration, whose
+// derivative is −(dφ_k + (dJ_k) dq + J_k (Δt ∂v⁺ + ∂δq)); below it, s is constant.
+inline void projection_derivatives(const WorldSpec& world, const Columns& cols, StepWorkspace& ws,
+                                   LinearizationWorkspace& lw, const double* dq) {
+  const dyn::Model& model = *world.model;
+  const int nv = cols.nv, nq = model.nq, D = cols.D, np = cols.np, K = static_cast<int>(ws.contacts.size());
+  const double allowed = kAllowedPenetration * world.contact.margin;
+  lw.predicted_depth.assign(K, allowed);
+  lw.depth_jac.assign(static_cast<size_t>(K) * D, 0.0);
+  for (int k = 0; k < K; ++k) {
+    const int row = ws.new_index[3 * k];
+    if (row < 0) {  // no dof moves it: its separation is what the step predicted
+      lw.predicted_depth[k] = std::max(allowed, -ws.contacts[k].separation);
+      continue;
+    }
+    const double* J = ws.J.data() + static_cast<size_t>(row) * nv;
+    double predicted = ws.contacts[k].separation;
+    for (int i = 0; i < nv; ++i) predicted += J[i] * dq[i];
+    if (-predicted <= allowed) continue;
+    lw.predicted_depth[k] = -predicted;
+    double* out = lw.depth_jac.data() + static_cast<size_t>(k) * D;
+    for (int i = 0; i < nv; ++i) {
+      const double* v_row = lw.v_jac.data() + static_cast<size_t>(i) * D;
+      const double* c_row = lw.correction_jac.data() + static_cast<size_t>(i) * D;
+      for (int d = 0; d < D; ++d) out[d] -= J[i] * (world.dt * v_row[d] + c_row[d]);
+    }
+    for (int d = 0; d < nv; ++d) out[cols.q + d] -= lw.d_gap[static_cast<size_t>(row) * nv + d];
+    const int* dofs = lw.dJ_dofs.data() + lw.dJ_start[row];
+    const int a = lw.dJ_count[row];
+    const double* dJr = lw.dJ.data() + lw.dJ_offset[row];
+    for (int ci = 0; ci < a; ++ci)
+      for (int di = 0; di < a; ++di) out[cols.q + dofs[di]] -= dJr[ci * a + di] * dq[dofs[ci]];
+  }
+  // The step's contact whose predicted depth sets the allowed depth of row r of the projection's
+  // workspace (its pair's deepest beyond the allowed penetration), or −1.
+  StepWorkspace& at = *ws.projection;
+  auto deepest_contact = [&](int r) {
+    const int i = at.kept[r];
+    if (i >= 3 * static_cast<int>(at.contacts.size())) return -1;
+    const auto pair = contact_pair(at, i / 3);
+    int deepest = -1;
+    for (int k = 0; k < K; ++k)
+      if (contact_pair(ws, k) == pair && lw.predicted_depth[k] > allowed &&
+          (deepest < 0 || lw.predicted_depth[k] > lw.predicted_depth[deepest]))
+        deepest = k;
+    return deepest;
+  };
+  if (!lw.projection) lw.projection = std::make_unique<LinearizationWorkspace>();
+  LinearizationWorkspace& at_lw = *lw.projection;
+  at_lw.tau_q.resize(static_cast<size_t>(nv) * nv);
+  at_lw.regressor_y.resize(static_cast<size_t>(nv) * np);
+  at_lw.integrate_q.resize(static_cast<size_t>(nv) * nv);
+  at_lw.integrate_v.resize(static_cast<size_t>(nv) * nv);
+  lw.pose_jac = lw.q_jac;
+  const int poses = static_cast<int>(ws.projection_poses.size()) / nq;
+  for (int p = 0; p < poses; ++p) {
+    const double* pose = ws.projection_poses.data() + static_cast<size_t>(p) * nq;
+    // The correction again at that pose, with the derivatives of its contacts.
+    prepare_step(world, at, pose, at.zero.data(), at.zero.data(), true);
+    StepReport report;
+    correct_positions(world, at, report, 1.0, [&](int row) { return projection_allowed_depth(world, ws, at, row); });
+    row_derivatives(world, at, at_lw);
+    if (!correction_derivatives(world, cols, at, at_lw, pose, 1.0)) continue;
+    const int n = static_cast<int>(at.kept.size());
+    const std::vector<int>& C = at_lw.correction_clamped;
+    const int c = static_cast<int>(C.size());
+    // The allowed depths' share: df_C = −(A_CC + κ diag A_CC)⁻¹ ds_C, column by column.
+    lw.projection_df.assign(static_cast<size_t>(n) * D, 0.0);
+    at_lw.correction_column.resize(c);
+    std::vector<int>& source = lw.depth_source;
+    source.resize(c);
+    bool moves = false;
+    for (int a = 0; a < c; ++a) moves = (source[a] = deepest_contact(C[a])) >= 0 || moves;
+    if (moves)
+      for (int d = 0; d < D; ++d) {
+        for (int a = 0; a < c; ++a)
+          at_lw.correction_column[a] = source[a] < 0 ? 0.0 : -lw.depth_jac[static_cast<size_t>(source[a]) * D + d];
+        lu_solve(c, at_lw.correction_K.data(), c, at_lw.correction_pivot.data(), at_lw.correction_column.data());
+        for (int a = 0; a < c; ++a) lw.projection_df[static_cast<size_t>(C[a]) * D + d] = at_lw.correction_column[a];
+      }
+    // ∂δq_c/∂X = (∂δq_c/∂p) ∂p/∂X + ∂δq_c/∂π + M̃⁻¹ Jᵀ df.
+    lw.projection_dq.resize(static_cast<size_t>(nv) * D);
+    multiply(nv, nv, D, 1.0, at_lw.correction_jac.data() + cols.q, D, lw.pose_jac.data(), D, lw.projection_dq.data(), D,
+             false);
+    for (int i = 0; i < nv; ++i)
+      for (int j = 0; j < np; ++j)
+        lw.projection_dq[static_cast<size_t>(i) * D + cols.params + j] +=
+            at_lw.correction_jac[static_cast<size_t>(i) * D + cols.params + j];
+    if (moves)
+      multiply(nv, n, D, 1.0, at.minv_JT.data(), n, lw.projection_df.data(), D, lw.projection_dq.data(), D, true);
+    // p' = p ⊕ δq_c.
+    dyn::step_integrate_jacobians(model, at.correction_dq.data(), at_lw.integrate_q.data(), at_lw.integrate_v.data());
+    lw.next_pose_jac.resize(static_cast<size_t>(nv) * D);
+    multiply(nv, nv, D, 1.0, at_lw.integrate_q.data(), nv, lw.pose_jac.data(), D, lw.next_pose_jac.data(), D, false);
+    multiply(nv, nv, D, 1.0, at_lw.integrate_v.data(), nv, lw.projection_dq.data(), D, lw.next_pose_jac.data(), D,
+             true);
+    std::swap(lw.pose_jac, lw.next_pose_jac);
+  }
+  lw.q_jac = lw.pose_jac;
 }
 
 // The bounce (saltation) terms (module docstring of dynamics/simulation.py): v_jac's q columns gain
@@ -674,18 +850,10 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   const int nv = cols.nv, n = static_cast<int>(ws.kept.size()), D = cols.D, np = cols.np;
   const double dt = world.dt, e = world.restitution;
 
-  // M̃⁻¹ from the step's factorization, symmetrized.
-  lw.Minv.assign(static_cast<size_t>(nv) * nv, 0.0);
-  for (int i = 0; i < nv; ++i) lw.Minv[i * nv + i] = 1.0;
-  dyn::solve_mass_matrix(model, ws.data, lw.Minv.data(), nv);
-  for (int i = 0; i < nv; ++i)
-    for (int j = 0; j < i; ++j)
-      lw.Minv[i * nv + j] = lw.Minv[j * nv + i] = 0.5 * (lw.Minv[i * nv + j] + lw.Minv[j * nv + i]);
-
   // Inverse dynamics' derivatives and regressor at (q, v_mid, a_free): the free motion solves
   // rnea(q, v_mid, a) + Δt D a + D v = τ with v_mid = v + Δt a / 2 (detail::free_motion), so
   // (M̃ + Δt/2 ∂τ/∂v) da = dτ − ∂τ/∂q dq − (∂τ/∂v + D) dv − Y dπ, inverted by LU (not symmetric).
-  for (auto* buffer : {&lw.dtau_dq, &lw.dtau_dv, &lw.mass, &lw.tau_q, &lw.tau_v, &lw.tau_m, &lw.d_q, &lw.Kinv})
+  for (auto* buffer : {&lw.dtau_dq, &lw.dtau_dv, &lw.mass, &lw.tau_q, &lw.d_q, &lw.Kinv})
     buffer->resize(static_cast<size_t>(nv) * nv);
   for (auto* buffer : {&lw.regressor, &lw.regressor_y, &lw.d_params}) buffer->resize(static_cast<size_t>(nv) * np);
   dyn::rnea_derivatives(model, ws.data, q, ws.v_mid.data(), ws.a_free.data(), lw.dtau_dq.data(), lw.dtau_dv.data(),
@@ -700,7 +868,14 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   if (factor_by_trees(ws, nv, lw.mass.data(), lw.K_lu)) {
     inverse_by_trees(ws, lw.K_lu, nv, lw.Kinv.data(), lw.y);
   } else {
-    lw.Kinv = lw.Minv;  // an exactly singular midpoint equation: the explicit step's linearization
+    // An exactly singular midpoint equation: the explicit step's linearization, M̃⁻¹ from the step's
+    // factorization, symmetrized.
+    std::fill(lw.Kinv.begin(), lw.Kinv.end(), 0.0);
+    for (int i = 0; i < nv; ++i) lw.Kinv[i * nv + i] = 1.0;
+    dyn::solve_mass_matrix(model, ws.data, lw.Kinv.data(), nv);
+    for (int i = 0; i < nv; ++i)
+      for (int j = 0; j < i; ++j)
+        lw.Kinv[i * nv + j] = lw.Kinv[j * nv + i] = 0.5 * (lw.Kinv[i * nv + j] + lw.Kinv[j * nv + i]);
   }
 
   // d_free = ∂v_free/∂(q, v, τ, θ) (nv × D).
@@ -734,22 +909,26 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
     if (parameters) row[cols.e] = ws.restitution_velocity[r];
   }
 
-  // v_jac = d_free + M̃⁻¹Jᵀ df + ∂(M̃⁻¹Jᵀ f)/∂X at fixed f.
+  // v_jac = d_free + M̃⁻¹Jᵀ df + ∂(M̃⁻¹Jᵀ f)/∂X at fixed f, the last first: the contact derivatives'
+  // dA f is made of it (detail::dA_impulses).
   lw.v_jac = lw.d_free;
   if (n > 0) {
+    lw.impulse_response.resize(nv);
+    for (int i = 0; i < nv; ++i) lw.impulse_response[i] = v_next[i] - ws.v_free[i];  // M̃⁻¹ Jᵀ f
+    lw.impulse_d_q.resize(static_cast<size_t>(nv) * nv);
+    lw.impulse_d_params.resize(static_cast<size_t>(nv) * np);
+    detail::minv_JT_derivatives(world, cols, ws, lw, q, ws.f.data(), lw.impulse_response.data(), lw.impulse_d_q.data(),
+                                lw.impulse_d_params.data());
     lw.dAz.resize(static_cast<size_t>(n) * D);
     if (world.ncp)
       detail::ncp_derivatives(world, cols, ws, lw, q);
     else
       detail::lcp_derivatives(world, cols, ws, lw, q);
     multiply(nv, n, D, 1.0, ws.minv_JT.data(), n, lw.df.data(), D, lw.v_jac.data(), D, true);
-    lw.u.resize(nv);
-    for (int i = 0; i < nv; ++i) lw.u[i] = v_next[i] - ws.v_free[i];  // M̃⁻¹ Jᵀ f
-    detail::minv_JT_derivatives(world, cols, ws, lw, q, ws.f.data(), lw.u.data());
     for (int i = 0; i < nv; ++i) {
       double* row = lw.v_jac.data() + static_cast<size_t>(i) * D;
-      for (int d = 0; d < nv; ++d) row[cols.q + d] += lw.d_q[i * nv + d];
-      for (int p = 0; p < np; ++p) row[cols.params + p] += lw.d_params[static_cast<size_t>(i) * np + p];
+      for (int d = 0; d < nv; ++d) row[cols.q + d] += lw.impulse_d_q[i * nv + d];
+      for (int p = 0; p < np; ++p) row[cols.params + p] += lw.impulse_d_params[static_cast<size_t>(i) * np + p];
     }
   }
 
@@ -758,13 +937,14 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   lw.integrate_q.resize(static_cast<size_t>(nv) * nv);
   lw.integrate_v.resize(static_cast<size_t>(nv) * nv);
   lw.u.resize(nv);
-  detail::correction_derivatives(world, cols, ws, lw, q);
+  const bool corrected = detail::correction_derivatives(world, cols, ws, lw, q, world.baumgarte);
   for (int i = 0; i < nv; ++i) lw.u[i] = dt * v_next[i] + ws.correction_dq[i];
   dyn::step_integrate_jacobians(model, lw.u.data(), lw.integrate_q.data(), lw.integrate_v.data());
   const bool bounced = bounce && n > 0 && detail::bounce_terms(world, cols, ws, lw, v);
   lw.q_jac.resize(static_cast<size_t>(nv) * D);
   multiply(nv, nv, D, dt, lw.integrate_v.data(), nv, lw.v_jac.data(), D, lw.q_jac.data(), D, false);
-  multiply(nv, nv, D, 1.0, lw.integrate_v.data(), nv, lw.correction_jac.data(), D, lw.q_jac.data(), D, true);
+  if (corrected)
+    multiply(nv, nv, D, 1.0, lw.integrate_v.data(), nv, lw.correction_jac.data(), D, lw.q_jac.data(), D, true);
   for (int i = 0; i < nv; ++i)
     for (int d = 0; d < nv; ++d)
       lw.q_jac[static_cast<size_t>(i) * D + cols.q + d] +=
@@ -772,6 +952,8 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   // A passed limit's correction −β gap (1-dof joints: the tangent is the coordinate).
   for (const auto& correction : ws.limit_corrections)
     lw.q_jac[static_cast<size_t>(correction.v_index) * D + cols.q + correction.v_index] -= world.baumgarte;
+  // The projection's share, through the step's move u and its derivative before v⁺ turns to q⁺.
+  if (!ws.projection_poses.empty()) detail::projection_derivatives(world, cols, ws, lw, lw.u.data());
   // v⁺ re-expressed at q⁺ (dyn::step_velocity_at_end) through u's derivative, the one q_jac takes.
   lw.d_step.resize(static_cast<size_t>(nv) * D);
   for (int i = 0; i < nv; ++i)
@@ -813,6 +995,13 @@ inline bool linearize_step(const WorldSpec& world, StepWorkspace& ws, Linearizat
   detail::position_correction(world, ws, correction);
   lw.v_next.resize(nv);
   next_velocity(world, ws, lw.v_next.data());
+  // The step's end pose, for the misprediction projection to record where it acts.
+  ws.rhs.resize(nv);
+  for (int i = 0; i < nv; ++i) ws.rhs[i] = world.dt * lw.v_next[i] + ws.correction_dq[i];
+  lw.q_next.resize(world.model->nq);
+  dyn::step_integrate(*world.model, q, ws.rhs.data(), lw.q_next.data());
+  for (const auto& limit : ws.limit_corrections) lw.q_next[limit.q_index] += limit.delta;
+  detail::project_mispredicted_contacts(world, ws, ws.rhs.data(), lw.q_next.data(), correction);
   step_jacobians(world, ws, lw, q, v, lw.v_next.data(), parameters, bounce, jacobian);
   return true;
 }

@@ -25,12 +25,13 @@ from dcol.dynamics import (
     step_integrate_jacobians,
 )
 from dcol.geom import Box, ConvexMesh, Sphere
+from tests.fuzz.test_fuzz_simulation import pile
 
 RELATIVE = 1e-5
 EPS = 1e-6
 
 
-def _finite_differences(world, q, v, tau, with_params=True):
+def _finite_differences(world, q, v, tau, with_params=True, step=EPS):
     """Central differences of (q⁺ tangent, v⁺) along every q (tangent), v, τ and θ direction."""
     model = world.model
 
@@ -43,19 +44,19 @@ def _finite_differences(world, q, v, tau, with_params=True):
 
     columns = {"q": [], "v": [], "tau": [], "params": []}
     for k in range(model.nv):
-        e = np.eye(model.nv)[k] * EPS
+        e = np.eye(model.nv)[k] * step
         columns["q"].append(
-            column(world.step(integrate(model, q, e), v, tau), world.step(integrate(model, q, -e), v, tau), EPS)
+            column(world.step(integrate(model, q, e), v, tau), world.step(integrate(model, q, -e), v, tau), step)
         )
-        columns["v"].append(column(world.step(q, v + e, tau), world.step(q, v - e, tau), EPS))
-        columns["tau"].append(column(world.step(q, v, tau + e), world.step(q, v, tau - e), EPS))
+        columns["v"].append(column(world.step(q, v + e, tau), world.step(q, v - e, tau), step))
+        columns["tau"].append(column(world.step(q, v, tau + e), world.step(q, v, tau - e), step))
     if with_params:
         theta = world.parameters()
         for k in range(theta.size):
-            h = EPS * max(1.0, abs(theta[k]))
+            h = step * max(1.0, abs(theta[k]))
             e = np.eye(theta.size)[k] * h
-            # Restitution e = 0 is the end of its range: a forward difference there.
-            one_sided = k == theta.size - 1 and theta[k] < h
+            # Friction μ = 0 and restitution e = 0 are the ends of their ranges: forward differences there.
+            one_sided = k >= theta.size - 2 and theta[k] < h
             low = theta if one_sided else theta - e
             columns["params"].append(
                 column(
@@ -74,15 +75,15 @@ def _native_jacobians(world, q, v, tau, *, parameters=True, bounce=False):
     return jac, batch.q[0], batch.v[0]
 
 
-def _assert_jacobians_match(world, q, v, tau, *, with_params=True, bounce=False, relative=RELATIVE):
+def _assert_jacobians_match(world, q, v, tau, *, with_params=True, bounce=False, relative=RELATIVE, step=EPS):
     """Step.jacobians and World.step_batch's Jacobians against central differences (and each other:
     the same linearization, at World.step's LCP solution and inside the batch's step)."""
-    step = world.step(q, v, tau, derivatives=True)
-    jac = step.jacobians(bounce=bounce)
+    taken = world.step(q, v, tau, derivatives=True)
+    jac = taken.jacobians(bounce=bounce)
     native, q_next, v_next = _native_jacobians(world, q, v, tau, parameters=with_params, bounce=bounce)
-    np.testing.assert_allclose(q_next, step.q, atol=1e-12)
-    np.testing.assert_allclose(v_next, step.v, atol=1e-10)
-    for X, finite in _finite_differences(world, q, v, tau, with_params).items():
+    np.testing.assert_allclose(q_next, taken.q, atol=1e-12)
+    np.testing.assert_allclose(v_next, taken.v, atol=1e-10)
+    for X, finite in _finite_differences(world, q, v, tau, with_params, step).items():
         scale = max(1.0, np.abs(finite).max())
         for source in (jac, native):
             analytic = np.vstack([getattr(source, "q_" + X), getattr(source, "v_" + X)])
@@ -90,7 +91,7 @@ def _assert_jacobians_match(world, q, v, tau, *, with_params=True, bounce=False,
         python = np.vstack([getattr(jac, "q_" + X), getattr(jac, "v_" + X)])
         analytic = np.vstack([getattr(native, "q_" + X), getattr(native, "v_" + X)])
         assert np.abs(analytic - python).max() <= 1e-9 * max(1.0, np.abs(python).max()), X
-    return step
+    return taken
 
 
 def _free_body_model(shapes_and_masses, gravity=(0.0, 0.0, -9.81)):
@@ -311,6 +312,33 @@ def test_complementarity_aware_picks_the_larger_gradient():
     aware = step.vjp(grad_v=loss_gradient, complementarity_aware=True)
     assert abs(exact.tau[2]) < 1e-9 and np.abs(exact.q).max() < 1e-9
     assert aware.tau[2] == pytest.approx(-world.dt / 1.0, rel=1e-9)  # m = 1 kg
+
+
+def test_jacobians_through_the_misprediction_projection():
+    """The light box squeezed between heavy spheres at 5 ms (the pile of
+    test_light_box_between_heavy_spheres_does_not_sink_at_5_ms in tests/fuzz): at step 54 of its drop
+    the box turns fast enough that the step finds its contacts again at the pose reached, and the
+    misprediction projection moves q⁺ back to the depths the step's linearized contacts predicted.
+    ∂q⁺ goes through the projection's corrections and through those predicted depths (they move with
+    q, v, τ and θ); the Jacobians that leave the projection out fail this check. Against central
+    differences inside the contact mode (steps of 1e-7: the state is within 1e-6 of the edge of its
+    mode; the restitution's column excepted: any e > 0 makes the landing box bounce), and reverse
+    mode against the transpose of forward mode there."""
+    world, q0, _, _ = pile(4, ["capsule", "sphere", "box", "sphere"], 0, 5e-3, 0.0, 0.0, "lcp", True)
+    nv = world.model.nv
+    rollout = world.rollout_batch(q0[None], np.zeros((1, nv)), np.zeros((55, nv)))
+    q, v, tau = rollout.q[0, 54], rollout.v[0, 54], np.zeros(nv)
+    step = _assert_jacobians_match(world, q, v, tau, with_params=False, step=1e-7)
+    jac = step.jacobians(bounce=False)
+    finite = _finite_differences(world, q, v, tau, step=1e-7)["params"][:, :-1]
+    analytic = np.vstack([jac.q_params, jac.v_params])[:, :-1]
+    assert np.abs(analytic - finite).max() <= RELATIVE * max(1.0, np.abs(finite).max())
+    rng = np.random.default_rng(1)
+    grad_q, grad_v = rng.normal(size=nv), rng.normal(size=nv)
+    cot = step.vjp(grad_q, grad_v, bounce=False)
+    for X in ("q", "v", "tau", "params"):
+        expected = getattr(jac, "q_" + X).T @ grad_q + getattr(jac, "v_" + X).T @ grad_v
+        np.testing.assert_allclose(getattr(cot, X), expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
 
 
 def test_warm_start_gives_the_cold_solution():

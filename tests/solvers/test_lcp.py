@@ -140,6 +140,24 @@ def test_complementarity_aware_relabeling_lets_a_resting_ball_lift():
     assert complementarity_aware(solution, grad_w=[1.0]).clamping[0]
 
 
+def test_complementarity_aware_relabeling_frees_the_friction_of_a_contact_it_separates():
+    """A block resting on the ground and pushed sideways within friction: normal and friction clamp.
+    Relabeled from a loss that wants the normal velocity to grow and the tangential one to shrink,
+    the normal separates; its friction impulse, bounded by ±μ f_n = 0, goes to its bound with it
+    instead of clamping inside a box of no width. With no impulse left, w = b: ∂w/∂b = I."""
+    m, dt, g, mu = 1.0, 0.01, 9.81, 0.5
+    A = np.eye(2) * dt / m
+    b = np.array([-dt * g, 0.2 * dt * g])  # gravity into the ground, a push below μ m g sideways
+    solution = solve_boxed_lcp(
+        A, b, np.array([0.0, 0.0]), np.array([np.inf, 0.0]), friction_index=[-1, 0], mu=[0.0, mu]
+    )
+    assert solution.clamping.all()
+    relabeled = complementarity_aware(solution, grad_w=[-1.0, 1.0])
+    assert relabeled.at_lower[0] and not relabeled.clamping[1]
+    dw_db = A @ np.stack([lcp_jvp(relabeled, A, np.zeros((2, 2)), e) for e in np.eye(2)], axis=1) + np.eye(2)
+    np.testing.assert_allclose(dw_db, np.eye(2), atol=1e-12)
+
+
 def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="A must have shape"):
         solve_lcp(np.eye(3), np.ones(2))
