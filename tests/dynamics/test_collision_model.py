@@ -41,6 +41,8 @@ def obstacles():
         Obstacle(Box([0.3, 0.05, 0.4]), [0.45, 0.1, 0.3], [1.0, 0.0, 0.0, 0.0]),
         Obstacle(Sphere(0.15), [-0.2, 0.4, 0.5], [1.0, 0.0, 0.0, 0.0]),
         Obstacle(Capsule(0.05, 0.6), [0.0, -0.4, 0.2], [np.cos(0.3), 0.0, np.sin(0.3), 0.0]),
+        # Cylinder pairs go to GJK with their features refined (gjk.cpp), no longer to the cone programs.
+        Obstacle(Cylinder(0.08, 0.5), [0.3, -0.3, 0.45], [np.cos(0.4), np.sin(0.4), 0.0, 0.0]),
     ]
 
 
