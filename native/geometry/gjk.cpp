@@ -74,6 +74,14 @@ struct VertexSets {
         if (h > best_value) best_value = h, best = graph.neighbours[k];
       }
     }
+    // Tied vertices (a face or an edge normal to the direction) share a face, so are each other's neighbours:
+    // the first of them, as the scan takes it, whatever vertex the climb came by.
+    const int top = best;
+    for (int k = graph.start[top]; k < graph.start[top + 1]; ++k) {
+      const double* w = v + 3 * graph.neighbours[k];
+      if (graph.neighbours[k] < best && local[0] * w[0] + local[1] * w[1] + local[2] * w[2] == best_value)
+        best = graph.neighbours[k];
+    }
     if (!graph.climbable[best]) return -1;
     c.last_support = best;
     return best;
@@ -793,6 +801,8 @@ using Dual2 = Dual<2>;
 // as the face's extent).
 constexpr double kFollowingChord = 1e-3;
 constexpr int kMaxRefinements = 16;
+// Newton's method has converged when its step (in radians of the normal) is below this: rounding.
+constexpr double kNewtonStep = 1e-13;
 // A simplex's 4 pairs of points with those complete_features adds on either side.
 constexpr int kMaxFeaturePairs = 24;
 // The refined normal's supports may exceed the features' by rounding only, in units of the cores' extent.
@@ -983,7 +993,7 @@ bool newton_tangent(const Residual& residual, int dims, double* s, double J[2][2
     }
     if (!solve_tangent(J, value, dims, step) || !std::isfinite(step[0]) || !std::isfinite(step[1])) return false;
     s[0] -= step[0], s[1] -= step[1];
-    if (std::max(std::abs(step[0]), std::abs(step[1])) <= 1e-14) return true;
+    if (std::max(std::abs(step[0]), std::abs(step[1])) <= kNewtonStep) return true;
   }
   return false;
 }
@@ -1195,8 +1205,11 @@ bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const P
   GjkScaling scaling;
   gjk_scaling(core_a, core_b, scaling);
   if (!scaling.converged) return false;
-  if (round && !(refine_round(core_a, core_b, distance, pa.r, pb.r, jac) && refine_round(core_a, core_b, scaling)))
-    return false;
+  if (round && !(refine_round(core_a, core_b, distance, pa.r, pb.r, jac) && refine_round(core_a, core_b, scaling))) {
+    // Among nearly tied vertices a climb and a scan may end on different ones, so GJK on different features: where
+    // the climbed ones are not the pair's, the scan's are tried before the cone program.
+    return (adjacency_a || adjacency_b) && gjk_signed_distance(a, pa, b, pb, out, jac);
+  }
   out = DistanceResult{};
   out.distance = distance.distance;
   for (int i = 0; i < 3; ++i) {
@@ -1225,7 +1238,8 @@ bool gjk_alpha(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, D
   core_a.adjacency = adjacency_a, core_b.adjacency = adjacency_b;
   gjk_scaling(core_a, core_b, scaling);
   if (!scaling.converged) return false;
-  if ((core_a.round || core_b.round) && !refine_round(core_a, core_b, scaling)) return false;
+  if ((core_a.round || core_b.round) && !refine_round(core_a, core_b, scaling))
+    return (adjacency_a || adjacency_b) && gjk_alpha(a, pa, b, pb, out, alpha_gradient);  // as gjk_signed_distance
   out = DistanceResult{};
   out.alpha = scaling.alpha;
   out.status = SolveStatus::solved;
