@@ -66,22 +66,22 @@ struct VertexSets {
     const double* v = c.points();
     int best = c.last_support;
     double best_value = local[0] * v[3 * best] + local[1] * v[3 * best + 1] + local[2] * v[3 * best + 2];
+    // Tied vertices (a face or an edge normal to the direction) share a face, so are each other's neighbours:
+    // the last pass, around the top, finds the first of them, as the scan takes it, whatever way the climb came.
+    int first_tied = best;
     for (int from = -1; from != best;) {
-      from = best;
+      from = best, first_tied = best;
       for (int k = graph.start[from]; k < graph.start[from + 1]; ++k) {
-        const double* w = v + 3 * graph.neighbours[k];
+        const int j = graph.neighbours[k];
+        const double* w = v + 3 * j;
         const double h = local[0] * w[0] + local[1] * w[1] + local[2] * w[2];
-        if (h > best_value) best_value = h, best = graph.neighbours[k];
+        if (h > best_value)
+          best_value = h, best = first_tied = j;
+        else if (h == best_value && j < first_tied)
+          first_tied = j;
       }
     }
-    // Tied vertices (a face or an edge normal to the direction) share a face, so are each other's neighbours:
-    // the first of them, as the scan takes it, whatever vertex the climb came by.
-    const int top = best;
-    for (int k = graph.start[top]; k < graph.start[top + 1]; ++k) {
-      const double* w = v + 3 * graph.neighbours[k];
-      if (graph.neighbours[k] < best && local[0] * w[0] + local[1] * w[1] + local[2] * w[2] == best_value)
-        best = graph.neighbours[k];
-    }
+    best = first_tied;
     if (!graph.climbable[best]) return -1;
     c.last_support = best;
     return best;
@@ -164,11 +164,13 @@ struct VertexSets {
 // lower one). Every sub-simplex is tried: the closest point is the projection of the origin onto the
 // affine hull of the face whose relative interior holds it, the one of least norm among those whose
 // weights are all nonnegative. Degenerate sub-simplices are skipped (their points lie on a smaller one).
-bool closest_on_simplex(const SupportPoint* s, int n, double* weight, Vec3& closest) {
+// With `required` (a mask of points) only the sub-simplices holding those points are tried.
+bool closest_on_simplex(const SupportPoint* s, int n, double* weight, Vec3& closest, int required = 0) {
   double best = INFINITY;
   int best_mask = 0;
   double best_weight[4] = {0, 0, 0, 0};
   for (int mask = 1; mask < (1 << n); ++mask) {
+    if ((mask & required) != required) continue;
     int index[4], k = 0;
     for (int i = 0; i < n; ++i)
       if (mask & (1 << i)) index[k++] = i;
@@ -668,8 +670,10 @@ void gjk_scaling(const Core& a, const Core& b, GjkScaling& out) {
     const Vec3 ray_point = mu * u;
     SupportPoint relative[4];
     for (int k = 0; k <= n; ++k) relative[k] = next[k], relative[k].w = ray_point - next[k].w;
+    // Without a clip x stays: the simplex's nearest point to it was the old one, nearer ones hold p (GJK's
+    // argument), and a step that finds none nearer ends the cast below, so only sub-simplices with p are tried.
     Vec3 next_offset;
-    if (!closest_on_simplex(relative, n + 1, next_weight, next_offset)) {
+    if (!closest_on_simplex(relative, n + 1, next_weight, next_offset, beyond > 0.0 ? 0 : 1 << n)) {
       offset = Vec3{{0.0, 0.0, 0.0}};  // x on the simplex's hull (a tetrahedron): x is on D's core
       std::copy(next_weight, next_weight + n + 1, weight);
       std::copy(next, next + n + 1, simplex);

@@ -53,7 +53,7 @@ struct Core {
   Pose frame{};
   double radius = 0.0;
   // A polytope's vertex adjacency, if given: its support points by hill climbing from the last one found
-  // instead of a scan (the same support values; among tied vertices perhaps another one than the scan's first).
+  // instead of a scan (the same support points; among exactly tied vertices the scan's first).
   const VertexAdjacency* adjacency = nullptr;
   mutable int last_support = 0;
 

@@ -225,7 +225,7 @@ def test_floating_base_jacobian_is_in_the_tangent_space():
 def test_hill_climbing_finds_the_scans_supports(name, rng):
     """CollisionModel finds a mesh's support points by hill climbing on its hull's vertex adjacency;
     dcol._native.gjk_distance_jacobian, given no adjacency, scans every vertex. On the same poses the two give the
-    same α and distances (to rounding: among tied vertices the climb may end on another one)."""
+    same α and distances (to rounding: among nearly tied vertices the climb may end on another one)."""
     model, collision, _, _ = robot(name)
     for q in configurations(model, rng, 2):
         result = collision.distances(q, jacobians=False)
