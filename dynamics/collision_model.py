@@ -159,7 +159,7 @@ class CollisionModel:
         and α's ray cast (module docstring), exact derivatives; where the witness points are not unique (faces
         parallel to each other) they are those of the features GJK ends on. "cone": every pair
         by the cone programs, slower, whose derivatives are the barrier-smoothed problems' (an average over
-        such witnesses); examples/panda_reach.py's SLSQP converges with them where it stalls with GJK's.
+        such witnesses).
 
     Attributes
     ----------
