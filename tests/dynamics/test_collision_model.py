@@ -34,6 +34,8 @@ ROBOTS = {
     "solo12": None,
     "talos": "talos_data/srdf/talos.srdf",
 }
+# Talos's 1166 pairs are slow on the sanitizer build, which runs the tests not marked slow.
+ROBOT_NAMES = [pytest.param(name, marks=pytest.mark.slow) if name == "talos" else name for name in ROBOTS]
 CONFIGURATIONS = 3
 # URDF cylinders lie along their z axis, dcol's along x: the dcol shape's frame in the URDF geometry frame.
 X_TO_Z = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
@@ -97,7 +99,7 @@ def pinocchio_body_poses(name, q):
     return poses
 
 
-@pytest.mark.parametrize("name", list(ROBOTS))
+@pytest.mark.parametrize("name", ROBOT_NAMES)
 def test_distances_match_coal(name, rng):
     model, collision, _, _ = robot(name)
     separated = penetrating = 0
@@ -137,7 +139,7 @@ def test_distances_match_coal(name, rng):
     assert penetrating > 0, f"{name}: no penetrating pair compared (random configurations overlap some links)"
 
 
-@pytest.mark.parametrize("name", list(ROBOTS))
+@pytest.mark.parametrize("name", ROBOT_NAMES)
 def test_alpha_and_distances_match_the_cone_programs(name, rng):
     """α (every pair) and the distance (pairs apart) against dcol.geom.proximity and signed_distance, the cone
     programs on the shapes' planes, at Pinocchio's poses. GJK works on a mesh hull's vertex list, whose corners
@@ -175,7 +177,7 @@ def test_cone_method_agrees_with_gjk_apart(rng):
     np.testing.assert_allclose(gjk.distance_jacobian[apart], cone.distance_jacobian[apart], atol=1e-3)
 
 
-@pytest.mark.parametrize("name", list(ROBOTS))
+@pytest.mark.parametrize("name", ROBOT_NAMES)
 def test_jacobians_match_central_differences(name, rng):
     model, collision, _, _ = robot(name)
     q = configurations(model, rng, 1)[0]
@@ -221,7 +223,7 @@ def test_floating_base_jacobian_is_in_the_tangent_space():
     np.testing.assert_allclose(result.distance_jacobian[~obstacle_pair, :6], 0.0, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", list(ROBOTS))
+@pytest.mark.parametrize("name", ROBOT_NAMES)
 def test_hill_climbing_finds_the_scans_supports(name, rng):
     """CollisionModel finds a mesh's support points by hill climbing on its hull's vertex adjacency;
     dcol._native.gjk_distance_jacobian, given no adjacency, scans every vertex. On the same poses the two give the
@@ -245,7 +247,7 @@ def test_hill_climbing_finds_the_scans_supports(name, rng):
         assert compared > 0.9 * len(result.pair)
 
 
-@pytest.mark.parametrize("name", list(ROBOTS))
+@pytest.mark.parametrize("name", ROBOT_NAMES)
 def test_alpha_alone_is_the_full_calls_alpha(name, rng):
     model, collision, _, _ = robot(name)
     Q = configurations(model, rng, 2)
