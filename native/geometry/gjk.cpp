@@ -809,7 +809,8 @@ constexpr int kMaxRefinements = 16;
 constexpr double kNewtonStep = 1e-13;
 // A simplex's 4 pairs of points with those complete_features adds on either side.
 constexpr int kMaxFeaturePairs = 24;
-// The refined normal's supports may exceed the features' by rounding only, in units of the cores' extent.
+// The refined normal's supports may exceed the features' by rounding only: this fraction of the cores' extent
+// (the distance) or of h_D (α).
 constexpr double kSupportTolerance = 1e-9;
 
 // A core's point of a final simplex: a fixed point of its shape frame (a vertex; a point of a cylinder's cap
@@ -862,7 +863,7 @@ void feature_points(const Core& c, int n, const int* vertex, const double (*roun
 // not follow the normal are points of its face (a chord of it, or its centre where the direction was the axis)
 // and become three corners of the face, a third of a turn apart; a point that follows the normal on the middle
 // of the side (where the direction was normal to the axis) becomes the side line, its two caps' rim points.
-// Pairs added take the other core's point of the feature's first pair. The new count (at most n + 2).
+// Pairs added take the other core's point of the feature's first pair. The new count.
 int complete_features(const Core& c, FeaturePoint* mine, FeaturePoint* other, int n) {
   if (!c.round) return n;
   const double half = 0.5 * c.round->L, R = c.round->R;
@@ -1023,7 +1024,7 @@ bool refine_round_distance(const Core& a, const Core& b, bool rim_only, GjkDista
   const Vec3 n0{{d.normal[0], d.normal[1], d.normal[2]}};
   Vec3 t1, t2;
   tangent_basis(n0, t1, t2);
-  // The features' witnesses and normal at the direction n, on frames fa_, fb_.
+  // The features' witnesses and normal at the direction n, on the frames given (fixed or moving).
   auto geometry = [&](const auto& frame_a, const auto& frame_b, const auto& direction, auto& witness_a, auto& witness_b,
                       auto& normal) {
     using V = std::decay_t<decltype(direction)>;
@@ -1102,8 +1103,8 @@ bool refine_round_scaling(const Core& a, const Core& b, bool rim_only, GjkScalin
   feature_points(b, s.simplex_size, s.vertex_b, s.round_b, rim_only, fb);
   const int n = distinct_pairs(fa, fb, complete_features(b, fb, fa, complete_features(a, fa, fb, s.simplex_size)));
   const FrameT<double> frame_a = fixed_frame<double>(a.frame, true), frame_b = fixed_frame<double>(b.frame, true);
-  auto point_of_d = [&](const auto& frame_a_, const auto& frame_b_, int k, const auto& direction) {
-    return feature_point(a, frame_a_, fa[k], direction) - feature_point(b, frame_b_, fb[k], -1.0 * direction);
+  auto point_of_d = [&](const auto& on_a, const auto& on_b, int k, const auto& direction) {
+    return feature_point(a, on_a, fa[k], direction) - feature_point(b, on_b, fb[k], -1.0 * direction);
   };
   Vec3 n0{{s.normal[0], s.normal[1], s.normal[2]}}, u;
   for (int k = 0; k < 3; ++k) u[k] = b.frame.r[k] - a.frame.r[k];
