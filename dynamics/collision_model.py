@@ -13,8 +13,8 @@ its two bodies' rigid motions [δp; δθ] chained with the bodies' frame Jacobia
 are q's tangent space (nv; a floating base's body-frame twist, as :func:`dcol.dynamics.integrate` steps
 it). One native call per batch, the GIL released, configurations spread over threads.
 
-Pairs of polytopes (meshes' hulls), spheres, capsules and padded polygons go to GJK/EPA for the distance and to
-a GJK ray cast for α, without a cone program; the others (cylinders, cones,
+Pairs of polytopes (meshes' hulls), spheres, capsules, padded polygons and cylinders go to GJK/EPA for the distance
+and to a GJK ray cast for α, without a cone program (a cylinder's features refined to rounding); the others (cones,
 ellipsoids, and overlapping shapes whose cores are flat) to the cone programs of :func:`dcol.geom.proximity`
 and :func:`dcol.geom.signed_distance` (docs/collision-constraints.md says which computes what).
 """
@@ -155,11 +155,11 @@ class CollisionModel:
     self_collision : whether the model's shapes are checked against each other (default True).
     mesh_vertices : mesh collision geometry becomes the convex hull of at most this many of its vertices.
     settings : dcol.solvers.SolverSettings of the solves, default dcol.geom.DISTANCE_SETTINGS.
-    method : "gjk" (default): pairs of polytopes, spheres, capsules and padded polygons by GJK/EPA and α's
-        ray cast (module docstring), exact derivatives; where the witness points are not unique (faces
+    method : "gjk" (default): pairs of polytopes, spheres, capsules, padded polygons and cylinders by GJK/EPA
+        and α's ray cast (module docstring), exact derivatives; where the witness points are not unique (faces
         parallel to each other) they are those of the features GJK ends on. "cone": every pair
         by the cone programs, slower, whose derivatives are the barrier-smoothed problems' (an average over
-        such witnesses); examples/panda_reach.py's SLSQP converges with them where it stalls with GJK's.
+        such witnesses).
 
     Attributes
     ----------

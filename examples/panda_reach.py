@@ -5,17 +5,22 @@ The decision variables are the arm's seven joint angles at N knots of a path (th
 are). The first knot is the start configuration, the last knot's tool centre point (panda_hand_tcp) must
 be at the target, the joints keep within their limits, and every checked pair, the arm against the wall
 and the table and against itself (less the pairs the Panda's SRDF disables), keeps a signed distance of
-at least `clearance` at every knot: one CollisionModel.distances call over the N knots per evaluation,
-with the Jacobians in q. A pair farther apart than the margin (every pair the broadphase leaves out is)
-gets the margin as its value with a zero gradient: satisfied, a lower bound of the truth, and continuous
-as a pair moves away. The cost is the
-path's length in joint space, Σ ‖q_{k+1} − q_k‖². scipy's SLSQP solves it from the static guess (every
-knot at the start), as the trajectory examples do (trajopt.py says why SLSQP).
+at least `clearance` at every knot: one CollisionModel.distances call over the N knots per evaluation
+(GJK/EPA, exact derivatives), with the Jacobians in q. A pair farther apart than the margin (every pair
+the broadphase leaves out is) gets the margin as its value with a zero gradient: satisfied, a lower
+bound of the truth, and continuous as a pair moves away. A penetrating pair's value is not its signed
+distance but PENETRATION_SCALE · (α − 1), DCOL's scaling (both are 0 at touching, so the value is
+continuous): the signed distance's depth is EPA's minimum translation distance, whose normal flips to
+the wall's far side once a link is past the wall's middle and then pulls the arm through; SLSQP's line
+search stalled on it ("Positive directional derivative for linesearch"), where α's gradient keeps
+pushing the shapes apart along the line between their centres. The cost is the path's length in joint
+space, Σ ‖q_{k+1} − q_k‖². scipy's SLSQP solves it from the static guess (every knot at the start), as
+the trajectory examples do (trajopt.py says why SLSQP).
 
-SLSQP converges from the static guess at 4 and 6 knots; at 8 its line search stalls on the near side
-of the wall ("Positive directional derivative for linesearch").
+SLSQP converges from the static guess at 4 knots and at 6, where the knots are clear but the path
+between them is not (the resampling below reports it).
 
-Run: python examples/panda_reach.py [--knots 6] [--output /tmp/panda_reach.png]
+Run: python examples/panda_reach.py [--knots 4] [--output /tmp/panda_reach.png]
 """
 
 import argparse
@@ -41,6 +46,9 @@ CLEARANCE = 0.01  # m, at every knot
 # static guess already sees the wall: with the wall beyond it the linearized problem would send the arm
 # straight through it.
 MARGIN = 0.3
+# m per unit of α: a penetrating pair's constraint value is PENETRATION_SCALE · (α − 1), about its depth for
+# links of a decimetre.
+PENETRATION_SCALE = 0.1
 TOOL = "panda_hand_tcp"
 
 
@@ -60,9 +68,7 @@ def problem_model() -> tuple[dyn.Model, dyn.CollisionModel]:
     panda = dyn.load_example_robot("panda")
     srdf = os.path.join(dyn.example_robot_data_dir(), "example-robot-data", "robots", "panda_description", "srdf")
     exclude = dyn.disabled_collision_pairs(os.path.join(srdf, "panda.srdf"))
-    # The cone programs, whose derivatives are the barrier-smoothed problems': from the static guess SLSQP's line
-    # search stalls on the near side of the wall with GJK's exact ones (method="gjk").
-    return panda, dyn.CollisionModel(panda, [WALL, TABLE], exclude=exclude, margin=MARGIN, method="cone")
+    return panda, dyn.CollisionModel(panda, [WALL, TABLE], exclude=exclude, margin=MARGIN)
 
 
 def solve(knots: int, max_iterations: int = 500) -> Reach:
@@ -96,8 +102,8 @@ def solve(knots: int, max_iterations: int = 500) -> Reach:
         jacobian[:, -7:] = dyn.frame_jacobian(panda, path_of(z)[-1], TOOL)[:3, ARM]
         return jacobian
 
-    # Each knot's every pair: its distance where that is below the margin, else the margin (every pair the
-    # broadphase leaves out is farther), with a zero gradient.
+    # Each knot's every pair: its distance where that is below the margin (PENETRATION_SCALE · (α − 1) where it
+    # penetrates), else the margin (every pair the broadphase leaves out is farther), with a zero gradient.
     cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
 
     def distances(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -111,9 +117,13 @@ def solve(knots: int, max_iterations: int = 500) -> Reach:
             knot = np.repeat(np.arange(knots - 1), np.diff(result.start))
             near = result.distance < MARGIN  # farther pairs keep the margin: continuous where they leave
             knot, pair = knot[near], result.pair[near]
-            values[knot, pair] = result.distance[near]
+            inside = result.distance[near] < 0.0
+            values[knot, pair] = np.where(inside, PENETRATION_SCALE * (result.alpha[near] - 1.0), result.distance[near])
+            gradient = np.where(
+                inside[:, None], PENETRATION_SCALE * result.alpha_jacobian[near], result.distance_jacobian[near]
+            )
             columns = 7 * knot[:, None] + np.arange(7)
-            jacobian[knot[:, None], pair[:, None], columns] = result.distance_jacobian[near][:, ARM]
+            jacobian[knot[:, None], pair[:, None], columns] = gradient[:, ARM]
             cache.clear()
             cache[key] = (values.ravel() - CLEARANCE, jacobian.reshape(-1, z.size))
         return cache[key]
@@ -189,7 +199,7 @@ def draw(path: np.ndarray, output: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--knots", type=int, default=6)
+    parser.add_argument("--knots", type=int, default=4)
     parser.add_argument("--output", type=Path, default=Path(tempfile.gettempdir()) / "panda_reach.png")
     args = parser.parse_args(argv)
     reach = solve(args.knots)

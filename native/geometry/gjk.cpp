@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <type_traits>
 
 #include "core/dual.hpp"
 #include "geometry/support.hpp"
@@ -58,12 +59,43 @@ struct VertexSets {
                (c.frame.Q.m[k][0] * y[0] + c.frame.Q.m[k][1] * y[1] + c.frame.Q.m[k][2] * y[2]) / scale;
     return out;
   }
+  // The vertex of a polytope with adjacency farthest along the shape-frame direction `local` by hill climbing
+  // from the last one found (vertex_adjacency.hpp), or −1 where the climb ends at a vertex that is not a corner.
+  static int climb(const Core& c, const double* local) {
+    const VertexAdjacency& graph = *c.adjacency;
+    const double* v = c.points();
+    int best = c.last_support;
+    double best_value = local[0] * v[3 * best] + local[1] * v[3 * best + 1] + local[2] * v[3 * best + 2];
+    // Tied vertices (a face or an edge normal to the direction) share a face, so are each other's neighbours:
+    // the last pass, around the top, finds the first of them, as the scan takes it, whatever way the climb came.
+    int first_tied = best;
+    for (int from = -1; from != best;) {
+      from = best, first_tied = best;
+      for (int k = graph.start[from]; k < graph.start[from + 1]; ++k) {
+        const int j = graph.neighbours[k];
+        const double* w = v + 3 * j;
+        const double h = local[0] * w[0] + local[1] * w[1] + local[2] * w[2];
+        if (h > best_value)
+          best_value = h, best = first_tied = j;
+        else if (h == best_value && j < first_tied)
+          first_tied = j;
+      }
+    }
+    best = first_tied;
+    if (!graph.climbable[best]) return -1;
+    c.last_support = best;
+    return best;
+  }
   // Index of the core point farthest along the world direction d.
   static int farthest(const Core& c, const Vec3& d) {
     const Pose& f = c.frame;
     double local[3];
     for (int j = 0; j < 3; ++j) local[j] = f.Q.m[0][j] * d[0] + f.Q.m[1][j] * d[1] + f.Q.m[2][j] * d[2];
     const double* v = c.points();
+    if (c.adjacency) {
+      const int climbed = climb(c, local);
+      if (climbed >= 0) return climbed;
+    }
     int best = 0;
     double best_value = -INFINITY;
     // The two point dimensions apart, so that the inner product is unrolled (the hot loop of GJK on meshes).
@@ -108,6 +140,14 @@ struct VertexSets {
     return {pa - pb, pa, pb, ia, ib};
   }
 
+  // A round core's support point p (these coordinates) in the core's shape frame.
+  void local_of(const Core& c, const Vec3& p, double* y) const {
+    double offset[3];
+    for (int k = 0; k < 3; ++k) offset[k] = scale * p[k] + center[k] - c.frame.r[k];
+    for (int j = 0; j < 3; ++j)
+      y[j] = c.frame.Q.m[0][j] * offset[0] + c.frame.Q.m[1][j] * offset[1] + c.frame.Q.m[2][j] * offset[2];
+  }
+
   // The witness points of barycentric weights on support points.
   void witnesses(const SupportPoint* s, const double* weight, int n, double* p_a, double* p_b) const {
     Vec3 pa{{0.0, 0.0, 0.0}}, pb{{0.0, 0.0, 0.0}};
@@ -124,11 +164,13 @@ struct VertexSets {
 // lower one). Every sub-simplex is tried: the closest point is the projection of the origin onto the
 // affine hull of the face whose relative interior holds it, the one of least norm among those whose
 // weights are all nonnegative. Degenerate sub-simplices are skipped (their points lie on a smaller one).
-bool closest_on_simplex(const SupportPoint* s, int n, double* weight, Vec3& closest) {
+// With `required` (a mask of points) only the sub-simplices holding those points are tried.
+bool closest_on_simplex(const SupportPoint* s, int n, double* weight, Vec3& closest, int required = 0) {
   double best = INFINITY;
   int best_mask = 0;
   double best_weight[4] = {0, 0, 0, 0};
   for (int mask = 1; mask < (1 << n); ++mask) {
+    if ((mask & required) != required) continue;
     int index[4], k = 0;
     for (int i = 0; i < n; ++i)
       if (mask & (1 << i)) index[k++] = i;
@@ -180,10 +222,15 @@ int drop_unused(SupportPoint* s, double* weight, int n) {
   return kept;
 }
 
-// Keeps the final simplex's core point indices in out, for the derivatives and for a warm start.
-void record_simplex(const SupportPoint* s, int n, GjkDistance& out) {
+// Keeps the final simplex's core point indices in out, for the derivatives and for a warm start, and round
+// cores' support points, for refine_round_distance.
+void record_simplex(const VertexSets& sets, const SupportPoint* s, int n, GjkDistance& out) {
   out.simplex_size = n;
-  for (int k = 0; k < n; ++k) out.vertex_a[k] = s[k].ia, out.vertex_b[k] = s[k].ib;
+  for (int k = 0; k < n; ++k) {
+    out.vertex_a[k] = s[k].ia, out.vertex_b[k] = s[k].ib;
+    if (sets.core_a.round) sets.local_of(sets.core_a, s[k].pa, out.round_a[k]);
+    if (sets.core_b.round) sets.local_of(sets.core_b, s[k].pb, out.round_b[k]);
+  }
 }
 
 constexpr int kMaxGjkIterations = 64;
@@ -234,7 +281,7 @@ void expanding_polytope(const VertexSets& sets, const SupportPoint* tetrahedron,
     for (int i = 0; i < 3; ++i) out.normal[i] = face.normal[i];
     out.distance = -face.distance;
     out.converged = converged;
-    record_simplex(s, 3, out);
+    record_simplex(sets, s, 3, out);
   };
   int edges[3 * kMaxEpaFaces][2];
   bool visible[kMaxEpaFaces];
@@ -372,7 +419,7 @@ void core_distance(const VertexSets& sets, GjkDistance& out, const GjkDistance* 
     for (int i = 0; i < 3; ++i) out.normal[i] = normal[i];
     out.distance = length;
     out.converged = converged;
-    record_simplex(simplex, n, out);
+    record_simplex(sets, simplex, n, out);
     return;
   }
   // A simplex holding the origin, grown to a tetrahedron by support points off its affine hull.
@@ -483,6 +530,12 @@ Vec3 centred_support(const Core& c, const Vec3& n, int& index) {
   return out;
 }
 
+// A vector of world axes in the core's shape frame.
+void in_shape_frame(const Core& c, const Vec3& v, double* y) {
+  const auto& Q = c.frame.Q.m;
+  for (int j = 0; j < 3; ++j) y[j] = Q[0][j] * v[0] + Q[1][j] * v[1] + Q[2][j] * v[2];
+}
+
 // D's core point farthest along n, D = A₀ ⊕ (−B₀) with A₀, B₀ the cores about their frames' origins:
 // w is the point of D, pa and pb the points of A₀ and B₀ it is made of.
 SupportPoint centred_difference_support(const Core& a, const Core& b, const Vec3& n) {
@@ -494,6 +547,9 @@ SupportPoint centred_difference_support(const Core& a, const Core& b, const Vec3
 }
 
 constexpr int kMaxRayIterations = 128;
+// The ray cast approaches a round core's surface to this fraction of D's extent: near grazing exits it gains
+// slowly, and the features it ends on are refined to rounding after it (refine_round_scaling).
+constexpr double kRoundCastTolerance = 1e-8;
 
 using Dual12 = Dual<12>;
 using DualVec3 = Vec3T<Dual12>;
@@ -584,7 +640,7 @@ void gjk_scaling(const Core& a, const Core& b, GjkScaling& out) {
   // Rounding scale: D's extent along the ray; round cores' support points approach their surfaces only to
   // a tolerance, as in gjk_distance.
   const double extent = mu - dot(u, centred_difference_support(a, b, -1.0 * u).w) + R;
-  const double tolerance = (round ? kRoundGjkTolerance : 1e-13) * extent;
+  const double tolerance = (round ? kRoundCastTolerance : 1e-13) * extent;
   // The ray point x = μ u less its nearest point on the simplex's hull.
   Vec3 normal = u, offset = mu * u - simplex[0].w;
   int n = 1;
@@ -614,8 +670,10 @@ void gjk_scaling(const Core& a, const Core& b, GjkScaling& out) {
     const Vec3 ray_point = mu * u;
     SupportPoint relative[4];
     for (int k = 0; k <= n; ++k) relative[k] = next[k], relative[k].w = ray_point - next[k].w;
+    // Without a clip x stays: the simplex's nearest point to it was the old one, nearer ones hold p (GJK's
+    // argument), and a step that finds none nearer ends the cast below, so only sub-simplices with p are tried.
     Vec3 next_offset;
-    if (!closest_on_simplex(relative, n + 1, next_weight, next_offset)) {
+    if (!closest_on_simplex(relative, n + 1, next_weight, next_offset, beyond > 0.0 ? 0 : 1 << n)) {
       offset = Vec3{{0.0, 0.0, 0.0}};  // x on the simplex's hull (a tetrahedron): x is on D's core
       std::copy(next_weight, next_weight + n + 1, weight);
       std::copy(next, next + n + 1, simplex);
@@ -646,6 +704,12 @@ void gjk_scaling(const Core& a, const Core& b, GjkScaling& out) {
     out.normal[k] = normal[k];
     out.x[k] = a.frame.r[k] + out.alpha * (witness_a[k] + a.radius * normal[k]);
   }
+  out.simplex_size = n;
+  for (int k = 0; k < n; ++k) {
+    out.vertex_a[k] = simplex[k].ia, out.vertex_b[k] = simplex[k].ib;
+    if (a.round) in_shape_frame(a, simplex[k].pa, out.round_a[k]);
+    if (b.round) in_shape_frame(b, simplex[k].pb, out.round_b[k]);
+  }
   out.converged = true;
 }
 
@@ -663,41 +727,57 @@ void gjk_scaling_gradient(const GjkScaling& s, const double* origin_a, const dou
   }
 }
 
-void gjk_distance_jacobian(const Core& a, const Core& b, const GjkDistance& d, const double* origin_a,
-                           const double* origin_b, DistanceJacobian& jac) {
-  const int n = d.simplex_size;
-  DualVec3 pa[3], pb[3], w[3];
-  for (int k = 0; k < n; ++k) {
-    pa[k] = moving_point(core_point(a, d.vertex_a[k]), origin_a, 0);
-    pb[k] = moving_point(core_point(b, d.vertex_b[k]), origin_b, 1);
-    w[k] = pa[k] - pb[k];
-  }
+namespace {
+
+// The witness points (radii left out) and the unit normal of the origin's projection onto the affine hull of
+// the support points w_k = pa_k − pb_k (n ≤ 3) GJK or EPA ended on, with T = Dual12 their derivatives through that
+// projection: the normal as gjk_distance takes it, the triangle's (oriented as `reference`), else the witnesses'
+// direction (apart: a vertex or an edge of the difference, at a positive distance).
+template <class T>
+void simplex_witnesses(const Vec3T<T>* pa, const Vec3T<T>* pb, int n, const double* reference, Vec3T<T>& witness_a,
+                       Vec3T<T>& witness_b, Vec3T<T>& normal) {
+  Vec3T<T> w[3];
+  for (int k = 0; k < n; ++k) w[k] = pa[k] - pb[k];
   // Barycentric weights of the origin's projection onto the affine hull of w (n ≤ 3 points).
-  Dual12 weight[3] = {Dual12(1.0), Dual12(0.0), Dual12(0.0)};
+  T weight[3] = {T(1.0), T(0.0), T(0.0)};
   if (n == 2) {
-    const DualVec3 e = w[1] - w[0];
+    const Vec3T<T> e = w[1] - w[0];
     weight[1] = -dot(w[0], e) / dot(e, e);
     weight[0] = 1.0 - weight[1];
   } else if (n == 3) {
-    const DualVec3 e1 = w[1] - w[0], e2 = w[2] - w[0];
-    const Dual12 g11 = dot(e1, e1), g12 = dot(e1, e2), g22 = dot(e2, e2), r1 = -dot(e1, w[0]), r2 = -dot(e2, w[0]);
-    const Dual12 det = g11 * g22 - g12 * g12;
+    const Vec3T<T> e1 = w[1] - w[0], e2 = w[2] - w[0];
+    const T g11 = dot(e1, e1), g12 = dot(e1, e2), g22 = dot(e2, e2), r1 = -dot(e1, w[0]), r2 = -dot(e2, w[0]);
+    const T det = g11 * g22 - g12 * g12;
     weight[1] = (r1 * g22 - r2 * g12) / det;
     weight[2] = (g11 * r2 - g12 * r1) / det;
     weight[0] = 1.0 - weight[1] - weight[2];
   }
-  DualVec3 witness_a{{Dual12(0.0), Dual12(0.0), Dual12(0.0)}}, witness_b = witness_a;
+  witness_a = Vec3T<T>{{T(0.0), T(0.0), T(0.0)}}, witness_b = witness_a;
   for (int k = 0; k < n; ++k) {
     witness_a = witness_a + weight[k] * pa[k];
     witness_b = witness_b + weight[k] * pb[k];
   }
-  // The normal as gjk_distance takes it: the triangle's (oriented as d.normal), else the witnesses'
-  // direction (apart: a vertex or an edge of the difference, at a positive distance).
-  DualVec3 normal = witness_b - witness_a;
+  normal = witness_b - witness_a;
   if (n == 3) normal = cross(w[1] - w[0], w[2] - w[0]);
   const double orientation =
-      normal[0].v * d.normal[0] + normal[1].v * d.normal[1] + normal[2].v * d.normal[2] >= 0.0 ? 1.0 : -1.0;
+      value_of(normal[0]) * reference[0] + value_of(normal[1]) * reference[1] + value_of(normal[2]) * reference[2] >=
+              0.0
+          ? 1.0
+          : -1.0;
   normal = (orientation / norm(normal)) * normal;
+}
+
+}  // namespace
+
+void gjk_distance_jacobian(const Core& a, const Core& b, const GjkDistance& d, const double* origin_a,
+                           const double* origin_b, DistanceJacobian& jac) {
+  const int n = d.simplex_size;
+  DualVec3 pa[3], pb[3], witness_a, witness_b, normal;
+  for (int k = 0; k < n; ++k) {
+    pa[k] = moving_point(core_point(a, d.vertex_a[k]), origin_a, 0);
+    pb[k] = moving_point(core_point(b, d.vertex_b[k]), origin_b, 1);
+  }
+  simplex_witnesses(pa, pb, n, d.normal, witness_a, witness_b, normal);
   const Dual12 distance = dot(normal, witness_b - witness_a);
   copy_derivatives(distance, jac.distance);  // the radii are constants
   for (int i = 0; i < 3; ++i) {
@@ -707,18 +787,434 @@ void gjk_distance_jacobian(const Core& a, const Core& b, const GjkDistance& d, c
   }
 }
 
+namespace {
+
+// Round cores made exact. A cylinder's support point along a direction is in closed form: the rim point of
+// the cap the direction leans to, R u_⊥/|u_⊥| about the axis (shape x). GJK, EPA and the ray cast approach
+// the cylinder's surface only to a tolerance, and their normal only to its square root; but the features
+// they end on are known: a simplex point of a cylinder either follows the normal (a rim point, or with the
+// other cap's a side line) or stays (points of a cap's face). With the features fixed, the normal is the
+// root of a smooth equation in two tangent coordinates s (n = (n₀ + s₁ t₁ + s₂ t₂)/|·|), which Newton's method
+// solves to rounding from the tolerance's estimate, and whose derivatives follow by the implicit function
+// theorem: ds = −G_s⁻¹ G_p dp, G_s in forward mode over s (Dual2), G_p over the rigid motions (Dual12).
+
+using Dual2 = Dual<2>;
+
+// Chord, as a fraction of the radius, within which a cap's simplex points are one rim point (GJK's and the
+// ray cast's tolerances leave them about its square root apart; the points of a cap's face are as far apart
+// as the face's extent).
+constexpr double kFollowingChord = 1e-3;
+constexpr int kMaxRefinements = 16;
+// Newton's method has converged when its step (in radians of the normal) is below this: rounding.
+constexpr double kNewtonStep = 1e-13;
+// A simplex's 4 pairs of points with those complete_features adds on either side.
+constexpr int kMaxFeaturePairs = 24;
+// The refined normal's supports may exceed the features' by rounding only: this fraction of the cores' extent
+// (the distance) or of h_D (α).
+constexpr double kSupportTolerance = 1e-9;
+
+// A core's point of a final simplex: a fixed point of its shape frame (a vertex; a point of a cylinder's cap
+// face), or a cylinder's rim point that follows the normal, on the cap at axial coordinate local[0].
+struct FeaturePoint {
+  bool follows = false;
+  double local[3] = {0.0, 0.0, 0.0};
+};
+
+bool same_feature(const FeaturePoint& p, const FeaturePoint& q) {
+  if (p.follows != q.follows || p.local[0] != q.local[0]) return false;
+  return p.follows || (p.local[1] == q.local[1] && p.local[2] == q.local[2]);
+}
+
+// Whether a core's features are known: a point set, or a cylinder.
+bool refinable(const Core& c) { return !c.round || c.round->kind == ShapeKind::cylinder; }
+
+// The feature points of a core's n simplex points (point indices `vertex`, or a round core's support points
+// `round` in its shape frame). A cylinder's points, by cap (axial coordinate ±L/2, or 0: the middle of the side,
+// where the direction was normal to the axis), follow the normal where all of a cap's are one rim point,
+// within kFollowingChord, away from the cap's centre; with `rim_only` wherever they are away from it (the second
+// guess, where GJK stopped with a rim point's neighbours farther apart).
+void feature_points(const Core& c, int n, const int* vertex, const double (*round)[3], bool rim_only,
+                    FeaturePoint* out) {
+  for (int k = 0; k < n; ++k) {
+    out[k] = FeaturePoint{};
+    if (!c.round) {
+      const double* v = c.points() + c.dim * vertex[k];
+      for (int j = 0; j < c.dim; ++j) out[k].local[j] = v[j];
+      continue;
+    }
+    const double half = 0.5 * c.round->L;
+    out[k].local[0] = round[k][0] > 0.5 * half ? half : (round[k][0] < -0.5 * half ? -half : 0.0);
+    out[k].local[1] = round[k][1], out[k].local[2] = round[k][2];
+  }
+  if (!c.round) return;
+  const double R = c.round->R;
+  for (int k = 0; k < n; ++k) {
+    bool follows = std::hypot(out[k].local[1], out[k].local[2]) > 0.5 * R;
+    for (int j = 0; j < n && follows && !rim_only; ++j)
+      if (out[j].local[0] == out[k].local[0] &&
+          std::hypot(out[j].local[1] - out[k].local[1], out[j].local[2] - out[k].local[2]) > kFollowingChord * R)
+        follows = false;
+    out[k].follows = follows;
+  }
+}
+
+// Completes a cylinder's features (`mine`, paired with the other core's `other`, n pairs), which a simplex may
+// carry only part of where GJK stopped at its tolerance or the direction was special: a cap's points that do
+// not follow the normal are points of its face (a chord of it, or its centre where the direction was the axis)
+// and become three corners of the face, a third of a turn apart; a point that follows the normal on the middle
+// of the side (where the direction was normal to the axis) becomes the side line, its two caps' rim points.
+// Pairs added take the other core's point of the feature's first pair. The new count.
+int complete_features(const Core& c, FeaturePoint* mine, FeaturePoint* other, int n) {
+  if (!c.round) return n;
+  const double half = 0.5 * c.round->L, R = c.round->R;
+  const int given = n;
+  for (const double axial : {-half, half}) {
+    int first = -1, corners = 0;
+    auto corner = [&](int j) {
+      const double turn = 2.0 * M_PI * (j % 3) / 3.0;
+      return FeaturePoint{false, {axial, R * std::cos(turn), R * std::sin(turn)}};
+    };
+    for (int k = 0; k < given; ++k)
+      if (!mine[k].follows && mine[k].local[0] == axial) {
+        if (first < 0) first = k;
+        mine[k] = corner(corners++);
+      }
+    for (; first >= 0 && corners < 3; ++corners) mine[n] = corner(corners), other[n] = other[first], ++n;
+  }
+  for (int k = 0; k < given; ++k)
+    if (mine[k].follows && mine[k].local[0] == 0.0) {
+      mine[k].local[0] = half;
+      mine[n] = mine[k], mine[n].local[0] = -half, other[n] = other[k], ++n;
+    }
+  return n;
+}
+
+// Drops repeated pairs of feature points (pairs of a's and b's the same).
+int distinct_pairs(FeaturePoint* fa, FeaturePoint* fb, int n) {
+  int kept = 0;
+  for (int k = 0; k < n; ++k) {
+    bool repeated = false;
+    for (int j = 0; j < kept && !repeated; ++j) repeated = same_feature(fa[j], fa[k]) && same_feature(fb[j], fb[k]);
+    if (!repeated) fa[kept] = fa[k], fb[kept] = fb[k], ++kept;
+  }
+  return kept;
+}
+
+// A core's frame, fixed (T = double, Dual2) or moving with its body's rigid motion (Dual12).
+template <class T>
+struct FrameT {
+  Vec3T<T> r;
+  T Q[3][3];
+};
+
+// The frame fixed; with `centred` at the origin (the ray cast works relative to the frames' origins).
+template <class T>
+FrameT<T> fixed_frame(const Pose& f, bool centred) {
+  FrameT<T> out;
+  for (int i = 0; i < 3; ++i) {
+    out.r[i] = T(centred ? 0.0 : f.r[i]);
+    for (int j = 0; j < 3; ++j) out.Q[i][j] = T(f.Q.m[i][j]);
+  }
+  return out;
+}
+
+// The frame moving with its body (side 0: a, 1: b; origin: the body's): δr = δp + δθ × (r − origin), δQ = δθ^ Q.
+FrameT<Dual12> moving_frame(const Pose& f, const double* origin, int side) {
+  FrameT<Dual12> out;
+  out.r = moving_point(Vec3{{f.r[0], f.r[1], f.r[2]}}, origin, side);
+  for (int j = 0; j < 3; ++j) {
+    const double q[3] = {f.Q.m[0][j], f.Q.m[1][j], f.Q.m[2][j]};
+    const double turned[3][3] = {{0.0, -q[2], q[1]}, {q[2], 0.0, -q[0]}, {-q[1], q[0], 0.0}};  // e_k × q
+    for (int i = 0; i < 3; ++i) {
+      out.Q[i][j] = Dual12(q[i]);
+      for (int k = 0; k < 3; ++k) out.Q[i][j].d[6 * side + 3 + k] = turned[k][i];
+    }
+  }
+  return out;
+}
+
+// A feature point in world axes: a fixed one, or the rim point farthest along `direction`.
+template <class T>
+Vec3T<T> feature_point(const Core& c, const FrameT<T>& f, const FeaturePoint& p, const Vec3T<T>& direction) {
+  T y[3] = {T(p.local[0]), T(p.local[1]), T(p.local[2])};
+  if (p.follows) {
+    T u[3];
+    for (int j = 1; j < 3; ++j) u[j] = f.Q[0][j] * direction[0] + f.Q[1][j] * direction[1] + f.Q[2][j] * direction[2];
+    using std::sqrt;
+    const T radial = sqrt(u[1] * u[1] + u[2] * u[2]);
+    for (int j = 1; j < 3; ++j) y[j] = c.round->R * u[j] / radial;
+  }
+  Vec3T<T> out;
+  for (int i = 0; i < 3; ++i) out[i] = f.r[i] + f.Q[i][0] * y[0] + f.Q[i][1] * y[1] + f.Q[i][2] * y[2];
+  return out;
+}
+
+// Unit vectors t1, t2 normal to the unit n and to each other.
+void tangent_basis(const Vec3& n, Vec3& t1, Vec3& t2) {
+  int axis = 0;
+  for (int i = 1; i < 3; ++i)
+    if (std::abs(n[i]) < std::abs(n[axis])) axis = i;
+  Vec3 e{{0.0, 0.0, 0.0}};
+  e[axis] = 1.0;
+  t1 = cross(n, e);
+  t1 = (1.0 / norm(t1)) * t1;
+  t2 = cross(n, t1);
+}
+
+// The unit direction of n₀ + s₁ t₁ + s₂ t₂.
+template <class T>
+Vec3T<T> direction_of(const Vec3& n0, const Vec3& t1, const Vec3& t2, const T& s1, const T& s2) {
+  Vec3T<T> m;
+  for (int i = 0; i < 3; ++i) m[i] = n0[i] + s1 * t1[i] + s2 * t2[i];
+  return (1.0 / norm(m)) * m;
+}
+
+// Solves the 2 × 2 system J x = b (a 1 × 1 one if `dims` is 1); false if singular.
+bool solve_tangent(const double J[2][2], const double* b, int dims, double* x) {
+  if (dims == 1) {
+    if (J[0][0] == 0.0) return false;
+    x[0] = b[0] / J[0][0], x[1] = 0.0;
+    return true;
+  }
+  const double det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+  if (!(std::abs(det) > 0.0)) return false;
+  x[0] = (J[1][1] * b[0] - J[0][1] * b[1]) / det;
+  x[1] = (J[0][0] * b[1] - J[1][0] * b[0]) / det;
+  return true;
+}
+
+// Newton's method on the tangent equations G(s) = 0 (dims of them, 1 or 2), G evaluated in Dual2 by
+// `residual(s1, s2, G)`; s in place (from 0), with the Jacobian G_s at the root. False if it does not converge.
+template <class Residual>
+bool newton_tangent(const Residual& residual, int dims, double* s, double J[2][2]) {
+  for (int iteration = 0; iteration < kMaxRefinements; ++iteration) {
+    Dual2 s1(s[0]), s2(s[1]), G[2];
+    s1.d[0] = 1.0, s2.d[1] = 1.0;
+    residual(s1, s2, G);
+    double value[2], step[2];
+    for (int i = 0; i < 2; ++i) {
+      value[i] = G[i].v;
+      for (int j = 0; j < 2; ++j) J[i][j] = G[i].d[j];
+    }
+    if (!solve_tangent(J, value, dims, step) || !std::isfinite(step[0]) || !std::isfinite(step[1])) return false;
+    s[0] -= step[0], s[1] -= step[1];
+    if (std::max(std::abs(step[0]), std::abs(step[1])) <= kNewtonStep) return true;
+  }
+  return false;
+}
+
+// The support of a core along the world direction n, relative to its frame's origin.
+double centred_support_value(const Core& c, const Vec3& n) {
+  int index;
+  return dot(n, centred_support(c, n, index));
+}
+
+// gjk_distance's result d of cores with a cylinder made exact (the refined witnesses, normal and distance into
+// d), with jac its derivatives along the bodies' rigid motions (all rows but α's). The normal n is the fixed
+// point of the map from n to the normal of the features' simplex at n (simplex_witnesses on the features' points,
+// a's rim points farthest along n, b's along −n). False where Newton's method does not converge, or the refined
+// normal's supports are not the features' (a feature GJK ended on, within its tolerance, was not the one).
+bool refine_round_distance(const Core& a, const Core& b, bool rim_only, GjkDistance& d, const double* origin_a,
+                           const double* origin_b, DistanceJacobian* jac) {
+  FeaturePoint fa[kMaxFeaturePairs], fb[kMaxFeaturePairs];
+  feature_points(a, d.simplex_size, d.vertex_a, d.round_a, rim_only, fa);
+  feature_points(b, d.simplex_size, d.vertex_b, d.round_b, rim_only, fb);
+  const int n = distinct_pairs(fa, fb, complete_features(b, fb, fa, complete_features(a, fa, fb, d.simplex_size)));
+  if (n > 3) return false;
+  const Vec3 n0{{d.normal[0], d.normal[1], d.normal[2]}};
+  Vec3 t1, t2;
+  tangent_basis(n0, t1, t2);
+  // The features' witnesses and normal at the direction n, on the frames given (fixed or moving).
+  auto geometry = [&](const auto& frame_a, const auto& frame_b, const auto& direction, auto& witness_a, auto& witness_b,
+                      auto& normal) {
+    using V = std::decay_t<decltype(direction)>;
+    V pa[3], pb[3];
+    for (int k = 0; k < n; ++k) {
+      pa[k] = feature_point(a, frame_a, fa[k], direction);
+      pb[k] = feature_point(b, frame_b, fb[k], -1.0 * direction);
+    }
+    simplex_witnesses(pa, pb, n, d.normal, witness_a, witness_b, normal);
+  };
+  // G(s): the tangent components of the features' normal less n.
+  auto residual = [&](const auto& frame_a, const auto& frame_b, const auto& s1, const auto& s2, auto* G) {
+    const auto direction = direction_of(n0, t1, t2, s1, s2);
+    std::decay_t<decltype(direction)> witness_a, witness_b, normal;
+    geometry(frame_a, frame_b, direction, witness_a, witness_b, normal);
+    const auto gap = normal - direction;
+    G[0] = gap[0] * t1[0] + gap[1] * t1[1] + gap[2] * t1[2];
+    G[1] = gap[0] * t2[0] + gap[1] * t2[1] + gap[2] * t2[2];
+  };
+  const FrameT<Dual2> still_a = fixed_frame<Dual2>(a.frame, false), still_b = fixed_frame<Dual2>(b.frame, false);
+  double s[2] = {0.0, 0.0}, J[2][2];
+  auto still = [&](const Dual2& s1, const Dual2& s2, Dual2* G) { residual(still_a, still_b, s1, s2, G); };
+  if (!newton_tangent(still, 2, s, J)) return false;
+
+  const FrameT<double> frame_a = fixed_frame<double>(a.frame, false), frame_b = fixed_frame<double>(b.frame, false);
+  const Vec3 direction = direction_of(n0, t1, t2, s[0], s[1]);
+  Vec3 witness_a, witness_b, normal;
+  geometry(frame_a, frame_b, direction, witness_a, witness_b, normal);
+  const double distance = dot(normal, witness_b - witness_a);
+  // The supports along the refined normal must be the features' (to rounding), and the distance GJK's.
+  const double slack = kSupportTolerance * d.extent;
+  if (!(centred_support_value(a, normal) - dot(normal, witness_a - Vec3{{a.frame.r[0], a.frame.r[1], a.frame.r[2]}}) <=
+            slack &&
+        centred_support_value(b, -1.0 * normal) +
+                dot(normal, witness_b - Vec3{{b.frame.r[0], b.frame.r[1], b.frame.r[2]}}) <=
+            slack &&
+        std::abs(distance - (a.radius + b.radius) - d.distance) <= 1e3 * kRoundGjkTolerance * d.extent + slack))
+    return false;
+  d.distance = distance - (a.radius + b.radius);
+  for (int i = 0; i < 3; ++i) {
+    d.normal[i] = normal[i];
+    d.p_a[i] = witness_a[i] + a.radius * normal[i];
+    d.p_b[i] = witness_b[i] - b.radius * normal[i];
+  }
+  if (!jac) return true;
+  // G_p at the root, then s with its derivatives ds = −G_s⁻¹ G_p, and the geometry at it.
+  const FrameT<Dual12> moving_a = moving_frame(a.frame, origin_a, 0), moving_b = moving_frame(b.frame, origin_b, 1);
+  Dual12 G[2], root[2] = {Dual12(s[0]), Dual12(s[1])};
+  residual(moving_a, moving_b, root[0], root[1], G);
+  for (int c = 0; c < 12; ++c) {
+    const double column[2] = {G[0].d[c], G[1].d[c]};
+    double ds[2];
+    if (!solve_tangent(J, column, 2, ds)) return false;
+    root[0].d[c] = -ds[0], root[1].d[c] = -ds[1];
+  }
+  DualVec3 moving_witness_a, moving_witness_b, moving_normal;
+  geometry(moving_a, moving_b, direction_of(n0, t1, t2, root[0], root[1]), moving_witness_a, moving_witness_b,
+           moving_normal);
+  copy_derivatives(dot(moving_normal, moving_witness_b - moving_witness_a), jac->distance);
+  for (int i = 0; i < 3; ++i) {
+    copy_derivatives(moving_witness_a[i] + a.radius * moving_normal[i], jac->p_a[i]);
+    copy_derivatives(moving_witness_b[i] - b.radius * moving_normal[i], jac->p_b[i]);
+    copy_derivatives(moving_normal[i], jac->normal[i]);
+  }
+  return true;
+}
+
+// gjk_scaling's result s of cores with a cylinder made exact: α = max_n n·d / h_D(n) (gjk.hpp), maximized over
+// the normals at which D's support is the features' the cast ended on: those normal to the differences of
+// the features' points (an edge, a face), on which h_D(n) = n·w(n) + R for any of the features' points w(n) is
+// smooth and its gradient w(n) + R n. Newton's method on the gradient's tangent components; α's gradient then
+// needs only the normal and the touching point (gjk_scaling_gradient). False as for refine_round_distance.
+bool refine_round_scaling(const Core& a, const Core& b, bool rim_only, GjkScaling& s) {
+  FeaturePoint fa[kMaxFeaturePairs], fb[kMaxFeaturePairs];
+  feature_points(a, s.simplex_size, s.vertex_a, s.round_a, rim_only, fa);
+  feature_points(b, s.simplex_size, s.vertex_b, s.round_b, rim_only, fb);
+  const int n = distinct_pairs(fa, fb, complete_features(b, fb, fa, complete_features(a, fa, fb, s.simplex_size)));
+  const FrameT<double> frame_a = fixed_frame<double>(a.frame, true), frame_b = fixed_frame<double>(b.frame, true);
+  auto point_of_d = [&](const auto& on_a, const auto& on_b, int k, const auto& direction) {
+    return feature_point(a, on_a, fa[k], direction) - feature_point(b, on_b, fb[k], -1.0 * direction);
+  };
+  Vec3 n0{{s.normal[0], s.normal[1], s.normal[2]}}, u;
+  for (int k = 0; k < 3; ++k) u[k] = b.frame.r[k] - a.frame.r[k];
+  const double length = norm(u);
+  u = (1.0 / length) * u;
+  // The features' edges and faces: an orthonormal basis of their points' differences (which do not move with n:
+  // the points that follow n are one rim point, or a side line's two).
+  Vec3 basis[3];
+  int rank = 0;
+  const Vec3 first = point_of_d(frame_a, frame_b, 0, n0);
+  double scale = norm(first);
+  for (int k = 1; k < n; ++k) scale = std::max(scale, norm(point_of_d(frame_a, frame_b, k, n0)));
+  for (int k = 1; k < n; ++k) {
+    Vec3 e = point_of_d(frame_a, frame_b, k, n0) - first;
+    for (int j = 0; j < rank; ++j) e = e - dot(e, basis[j]) * basis[j];
+    if (norm(e) > 1e-9 * scale) {
+      if (rank == 2) return false;
+      basis[rank++] = (1.0 / norm(e)) * e;
+    }
+  }
+  for (int j = 0; j < rank; ++j) n0 = n0 - dot(n0, basis[j]) * basis[j];
+  if (rank == 2) n0 = (dot(cross(basis[0], basis[1]), n0) >= 0.0 ? 1.0 : -1.0) * cross(basis[0], basis[1]);
+  n0 = (1.0 / norm(n0)) * n0;
+  Vec3 t1, t2;
+  tangent_basis(n0, t1, t2);
+  if (rank == 1) t1 = cross(basis[0], n0), t2 = Vec3{{0.0, 0.0, 0.0}};
+  const double R = a.radius + b.radius;
+  double root[2] = {0.0, 0.0}, J[2][2];
+  if (rank < 2) {
+    const FrameT<Dual2> still_a = fixed_frame<Dual2>(a.frame, true), still_b = fixed_frame<Dual2>(b.frame, true);
+    // The tangent components of ∇f, f(n) = n·u / h(n): ∇f = (u h − (n·u)(w(n) + R n)) / h², ∂n/∂s_i = (t_i − n (n·t_i))
+    // / |m|.
+    auto gradient = [&](const Dual2& s1, const Dual2& s2, Dual2* G) {
+      Vec3T<Dual2> m;
+      for (int i = 0; i < 3; ++i) m[i] = n0[i] + s1 * t1[i] + s2 * t2[i];
+      const Dual2 inverse_length = 1.0 / norm(m);
+      const Vec3T<Dual2> direction = inverse_length * m, w = point_of_d(still_a, still_b, 0, direction);
+      const Dual2 h = dot(direction, w) + R, along = direction[0] * u[0] + direction[1] * u[1] + direction[2] * u[2];
+      Vec3T<Dual2> grad;
+      for (int i = 0; i < 3; ++i) grad[i] = (h * u[i] - along * (w[i] + R * direction[i])) / (h * h);
+      const Vec3* tangents[2] = {&t1, &t2};
+      for (int j = 0; j < 2; ++j) {
+        const Vec3& t = *tangents[j];
+        const Dual2 along_t = direction[0] * t[0] + direction[1] * t[1] + direction[2] * t[2];
+        G[j] = Dual2(0.0);
+        for (int i = 0; i < 3; ++i) G[j] = G[j] + inverse_length * (t[i] - direction[i] * along_t) * grad[i];
+      }
+    };
+    if (!newton_tangent(gradient, 2 - rank, root, J)) return false;
+  }
+  const Vec3 normal = direction_of(n0, t1, t2, root[0], root[1]);
+  const double h = dot(normal, point_of_d(frame_a, frame_b, 0, normal)) + R;
+  const double alpha = length * dot(normal, u) / h;
+  // D's support along the refined normal must be the features' (to rounding), and α the cast's to its tolerance.
+  const SupportPoint support = centred_difference_support(a, b, normal);
+  if (!(dot(normal, support.w) + R - h <= kSupportTolerance * h &&
+        std::abs(alpha - s.alpha) <= 1e2 * kRoundCastTolerance * alpha))
+    return false;
+  // a₀, the touching point's on A₀: the exit point X = μ u as a combination of the features' points of D (the
+  // projection of X onto their affine hull; a parallelogram's three first corners span it).
+  const Vec3 exit = (length / alpha) * u;
+  Vec3 pa[3], pb[3], witness_a, witness_b, face_normal;
+  const int corners = std::min(n, 3);
+  for (int k = 0; k < corners; ++k) {
+    pa[k] = feature_point(a, frame_a, fa[k], normal);
+    pb[k] = feature_point(b, frame_b, fb[k], -1.0 * normal) + exit;
+  }
+  simplex_witnesses(pa, pb, corners, s.normal, witness_a, witness_b, face_normal);
+  s.alpha = alpha;
+  s.support_gap = h;
+  for (int k = 0; k < 3; ++k) {
+    s.normal[k] = normal[k];
+    s.x[k] = a.frame.r[k] + alpha * (witness_a[k] + a.radius * normal[k]);
+  }
+  return true;
+}
+
+// The refinements with the features as feature_points reads them, else with every cap's points one rim point.
+bool refine_round(const Core& a, const Core& b, GjkDistance& d, const double* origin_a, const double* origin_b,
+                  DistanceJacobian* jac) {
+  return refine_round_distance(a, b, false, d, origin_a, origin_b, jac) ||
+         refine_round_distance(a, b, true, d, origin_a, origin_b, jac);
+}
+bool refine_round(const Core& a, const Core& b, GjkScaling& s) {
+  return refine_round_scaling(a, b, false, s) || refine_round_scaling(a, b, true, s);
+}
+
+}  // namespace
+
 bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
-                         DistanceJacobian* jac) {
+                         DistanceJacobian* jac, const VertexAdjacency* adjacency_a,
+                         const VertexAdjacency* adjacency_b) {
   Core core_a, core_b;
-  // Round cores (cylinders, cones, ellipsoids) are left to the cone programs: the distance's derivatives
-  // work on the cores' points.
-  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b) || core_a.round || core_b.round) return false;
+  // Cones and ellipsoids are left to the cone programs; a cylinder's features are refined (refine_round_distance).
+  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b) || !refinable(core_a) || !refinable(core_b))
+    return false;
+  core_a.adjacency = adjacency_a, core_b.adjacency = adjacency_b;
+  const bool round = core_a.round || core_b.round;
   GjkDistance distance;
   gjk_distance(core_a, core_b, distance);
   if (!distance.converged) return false;
+  core_a.last_support = core_b.last_support = 0;  // the ray cast climbs as gjk_alpha's: the same α
   GjkScaling scaling;
   gjk_scaling(core_a, core_b, scaling);
   if (!scaling.converged) return false;
+  if (round && !(refine_round(core_a, core_b, distance, pa.r, pb.r, jac) && refine_round(core_a, core_b, scaling))) {
+    // Among nearly tied vertices a climb and a scan may end on different ones, so GJK on different features: where
+    // the climbed ones are not the pair's, the scan's are tried before the cone program.
+    return (adjacency_a || adjacency_b) && gjk_signed_distance(a, pa, b, pb, out, jac);
+  }
   out = DistanceResult{};
   out.distance = distance.distance;
   for (int i = 0; i < 3; ++i) {
@@ -731,20 +1227,24 @@ bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const P
   out.iterations = scaling.steps;
   if (jac) {
     gjk_scaling_gradient(scaling, pa.r, pb.r, jac->alpha);
-    gjk_distance_jacobian(core_a, core_b, distance, pa.r, pb.r, *jac);
+    if (!round) gjk_distance_jacobian(core_a, core_b, distance, pa.r, pb.r, *jac);
   }
   return true;
 }
 
 bool gjk_alpha(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
-               double* alpha_gradient) {
+               double* alpha_gradient, const VertexAdjacency* adjacency_a, const VertexAdjacency* adjacency_b) {
   Core core_a, core_b;
   GjkScaling scaling;
-  // Round cores are left to the cone program: where the ray leaves a curved surface, its normal (so α's
-  // gradient) is only as good as the square root of the cast's tolerance.
-  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b) || core_a.round || core_b.round) return false;
+  // Cones and ellipsoids are left to the cone program: where the ray leaves a curved surface, the cast's normal
+  // (so α's gradient) is only as good as the square root of its tolerance; a cylinder's features are refined.
+  if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b) || !refinable(core_a) || !refinable(core_b))
+    return false;
+  core_a.adjacency = adjacency_a, core_b.adjacency = adjacency_b;
   gjk_scaling(core_a, core_b, scaling);
   if (!scaling.converged) return false;
+  if ((core_a.round || core_b.round) && !refine_round(core_a, core_b, scaling))
+    return (adjacency_a || adjacency_b) && gjk_alpha(a, pa, b, pb, out, alpha_gradient);  // as gjk_signed_distance
   out = DistanceResult{};
   out.alpha = scaling.alpha;
   out.status = SolveStatus::solved;

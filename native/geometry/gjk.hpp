@@ -24,6 +24,7 @@
 
 #include "geometry/distance.hpp"
 #include "geometry/proximity_types.hpp"
+#include "geometry/vertex_adjacency.hpp"
 
 namespace dcol::geometry {
 
@@ -36,6 +37,8 @@ struct GjkDistance {
   // points' indices in a and in b, from which the derivatives follow (gjk_distance_jacobian).
   int simplex_size = 0;
   int vertex_a[4] = {0, 0, 0, 0}, vertex_b[4] = {0, 0, 0, 0};
+  // A round core's support points of that simplex (vertex −1) in its shape frame: a cylinder's rim points.
+  double round_a[4][3] = {}, round_b[4][3] = {};
   double extent = 0.0;  // of the cores' difference M along the world axes, the rounding scale
 };
 
@@ -49,6 +52,10 @@ struct Core {
   const Shape* round = nullptr;  // a round shape, whose support points stand in for the point set
   Pose frame{};
   double radius = 0.0;
+  // A polytope's vertex adjacency, if given: its support points by hill climbing from the last one found
+  // instead of a scan (the same support points; among exactly tied vertices the scan's first).
+  const VertexAdjacency* adjacency = nullptr;
+  mutable int last_support = 0;
 
   const double* points() const { return shape_points ? shape_points : own; }
 };
@@ -65,7 +72,7 @@ void gjk_distance(const Core& a, const Core& b, GjkDistance& out, const GjkDista
 // r_b at which they touch. With A₀ = A − r_a and B₀ = B − r_b it is the gauge of D = A₀ ⊕ (−B₀) at
 // d = r_b − r_a, α = min{t : d ∈ t D}: the ray {μ d/|d| : μ > 0} leaves D at μ = |d|/α. It is found without a cone
 // program by one GJK ray cast (van den Bergen 2004) along that ray from outside D inwards, on the support points of D
-// (those of A₀ and −B₀ added): exact for point sets, to kRoundGjkTolerance of D's extent for round cores.
+// (those of A₀ and −B₀ added): exact for point sets, to kRoundCastTolerance of D's extent for round cores (gjk.cpp).
 struct GjkScaling {
   double alpha = 0.0;
   double x[3] = {0, 0, 0};       // the scaled shapes' touching point (DCOL's x)
@@ -73,6 +80,11 @@ struct GjkScaling {
   double support_gap = 0.0;      // h_D(normal), of the unscaled shapes
   int steps = 0;                 // the ray cast's iterations
   bool converged = false;        // false: coincident origins (α = 0, no normal), a ray missing D, or no convergence
+  // The simplex of D's support points the cast ended on, as GjkDistance's (round cores' points relative to
+  // their frames' origins, in their shape frames).
+  int simplex_size = 0;
+  int vertex_a[4] = {0, 0, 0, 0}, vertex_b[4] = {0, 0, 0, 0};
+  double round_a[4][3] = {}, round_b[4][3] = {};
 };
 
 // α of two cores.
@@ -96,15 +108,21 @@ void gjk_distance_jacobian(const Core& a, const Core& b, const GjkDistance& d, c
 // The signed distance (GJK apart, EPA overlapping: the minimum translation distance) and DCOL's α by
 // gjk_scaling of two shapes with cores at body poses pa, pb, with jac all their derivatives along the
 // bodies' rigid motions; false (out untouched) where the shapes have no cores or GJK/EPA cannot answer
-// (overlapping flat cores), for the cone program to decide.
+// (overlapping flat cores), for the cone program to decide. Of round cores only cylinders are taken: the
+// features GJK, EPA and the cast end on (rim points, side lines, cap faces) fixed, the normal is refined
+// to rounding by Newton's method and the derivatives follow by the implicit function theorem (gjk.cpp's
+// refine_round_distance and refine_round_scaling); false where the refined normal's support is not the
+// features'. With adjacency_a, adjacency_b (polytopes'), support points by hill climbing.
 bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
-                         DistanceJacobian* jac = nullptr);
+                         DistanceJacobian* jac = nullptr, const VertexAdjacency* adjacency_a = nullptr,
+                         const VertexAdjacency* adjacency_b = nullptr);
 
 // DCOL's α alone (out.alpha, status and iterations), the same as gjk_signed_distance's, and with
-// alpha_gradient its 12 derivatives; false for shapes without point-set cores (round ones: the ray's exit
-// normal, so the gradient, is only as good as the square root of the cast's tolerance) and where the ray
-// cast fails.
+// alpha_gradient its 12 derivatives; false for cones and ellipsoids (the ray's exit normal, so the
+// gradient, is only as good as the square root of the cast's tolerance; a cylinder's is refined) and where
+// the ray cast or the refinement fails.
 bool gjk_alpha(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
-               double* alpha_gradient = nullptr);
+               double* alpha_gradient = nullptr, const VertexAdjacency* adjacency_a = nullptr,
+               const VertexAdjacency* adjacency_b = nullptr);
 
 }  // namespace dcol::geometry

@@ -53,6 +53,7 @@ std::unique_ptr<BoundCollisionModel> make_collision_model(py::object model_obj, 
   world.solver = settings;
   const py::ssize_t S = shape_body.size(), B = body_frame.size();
   world.shapes = python::as_shape_list(shapes, "shapes", S);
+  for (const geometry::Shape* shape : world.shapes) spec.adjacency.push_back(geometry::vertex_adjacency(*shape));
   for (py::ssize_t s = 0; s < S; ++s) {
     require(shape_body.at(s) >= 0 && shape_body.at(s) < B, "shape_body must hold scene body indices");
     world.shape_body.push_back(shape_body.at(s));

@@ -3,9 +3,9 @@
 // (detail::body_kinematics), the candidate pairs from its broadphase, per pair the signed distance
 // and DCOL's α, or α alone, with their derivatives along the two bodies' rigid motions, chained with
 // the bodies' Jacobians into derivatives with respect to q's tangent space (nv columns). Pairs of
-// polytopes, spheres, capsules and padded polygons go to GJK/EPA and α's ray cast (geometry/gjk.hpp);
-// the others, and overlapping flat cores, to the cone programs (geometry/distance.hpp, DCOL's proximity
-// kernels).
+// polytopes, spheres, capsules, padded polygons and cylinders go to GJK/EPA and α's ray cast
+// (geometry/gjk.hpp; meshes' support points by hill climbing on their vertex adjacency); cones, ellipsoids
+// and overlapping flat cores to the cone programs (geometry/distance.hpp, DCOL's proximity kernels).
 #pragma once
 
 #include <algorithm>
@@ -35,6 +35,8 @@ struct CollisionModelSpec {
   // features GJK ends on where they are not unique); false: every pair by the cone programs, whose
   // derivatives are the barrier-smoothed problems' (an average over non-unique witnesses).
   bool by_gjk = true;
+  // Per shape, a mesh's vertex adjacency (geometry/vertex_adjacency.hpp): its support points by hill climbing.
+  std::vector<geometry::VertexAdjacency> adjacency;
 
   int num_shapes() const { return static_cast<int>(world.shapes.size()); }
 };
@@ -111,15 +113,17 @@ inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& w
     const auto [a, b] = spec.pairs[pair];
     const Shape &shape_a = *world.shapes[a], &shape_b = *world.shapes[b];
     const Pose &pose_a = ws.poses[world.shape_body[a]], &pose_b = ws.poses[world.shape_body[b]];
+    const geometry::VertexAdjacency* adjacency_a = spec.adjacency[a].empty() ? nullptr : &spec.adjacency[a];
+    const geometry::VertexAdjacency* adjacency_b = spec.adjacency[b].empty() ? nullptr : &spec.adjacency[b];
     PairDistance& entry = out.emplace_back();
     entry.pair = pair;
     if (signed_distances) {
-      if (!spec.by_gjk ||
-          !geometry::gjk_signed_distance(shape_a, pose_a, shape_b, pose_b, entry.result, jacobians ? &jac : nullptr))
+      if (!spec.by_gjk || !geometry::gjk_signed_distance(shape_a, pose_a, shape_b, pose_b, entry.result,
+                                                         jacobians ? &jac : nullptr, adjacency_a, adjacency_b))
         geometry::signed_distance(shape_a, pose_a, shape_b, pose_b, world.solver, entry.result,
                                   jacobians ? &jac : nullptr);
-    } else if (!spec.by_gjk ||
-               !geometry::gjk_alpha(shape_a, pose_a, shape_b, pose_b, entry.result, jacobians ? jac.alpha : nullptr)) {
+    } else if (!spec.by_gjk || !geometry::gjk_alpha(shape_a, pose_a, shape_b, pose_b, entry.result,
+                                                    jacobians ? jac.alpha : nullptr, adjacency_a, adjacency_b)) {
       geometry::ProximityResult dcol;
       const geometry::DerivativeOutput gradient{geometry::DerivativeRequest::gradient, &alpha_jac};
       geometry::proximity_kernels().run_one(shape_a, &pose_a, shape_b, &pose_b, world.solver, &dcol,

@@ -1,6 +1,6 @@
 """dcol.dynamics.CollisionModel: a model's pair distances as functions of q.
 
-Values against coal on example-robot-data robots (UR5, Panda, the floating-base Solo12), with the shapes'
+Values against coal on example-robot-data robots (UR5, Panda, the floating-base Solo12 and Talos), with the shapes'
 world poses from Pinocchio's own URDF parse and kinematics (only the convex hulls of the meshes, the input
 geometry, are shared); q-Jacobians against central differences along q's tangent; a batch against its
 configurations one at a time; the broadphase margin; bad input.
@@ -11,8 +11,10 @@ import os
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 
 import dcol.dynamics as dyn
+from dcol import _native
 from dcol.geom import Box, Capsule, Cylinder, Obstacle, Polytope, Sphere, proximity, signed_distance
 from dcol.geom.rotations import rotation_matrix
 from dcol.solvers import Status
@@ -30,7 +32,10 @@ ROBOTS = {
     "ur5": "ur_description/srdf/ur5.srdf",
     "panda": "panda_description/srdf/panda.srdf",
     "solo12": None,
+    "talos": "talos_data/srdf/talos.srdf",
 }
+# Talos's 1166 pairs are slow on the sanitizer build, which runs the tests not marked slow.
+ROBOT_NAMES = [pytest.param(name, marks=pytest.mark.slow) if name == "talos" else name for name in ROBOTS]
 CONFIGURATIONS = 3
 # URDF cylinders lie along their z axis, dcol's along x: the dcol shape's frame in the URDF geometry frame.
 X_TO_Z = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
@@ -41,6 +46,8 @@ def obstacles():
         Obstacle(Box([0.3, 0.05, 0.4]), [0.45, 0.1, 0.3], [1.0, 0.0, 0.0, 0.0]),
         Obstacle(Sphere(0.15), [-0.2, 0.4, 0.5], [1.0, 0.0, 0.0, 0.0]),
         Obstacle(Capsule(0.05, 0.6), [0.0, -0.4, 0.2], [np.cos(0.3), 0.0, np.sin(0.3), 0.0]),
+        # Cylinder pairs go to GJK with their features refined (gjk.cpp), no longer to the cone programs.
+        Obstacle(Cylinder(0.08, 0.5), [0.3, -0.3, 0.45], [np.cos(0.4), np.sin(0.4), 0.0, 0.0]),
     ]
 
 
@@ -92,7 +99,7 @@ def pinocchio_body_poses(name, q):
     return poses
 
 
-@pytest.mark.parametrize("name", list(ROBOTS))
+@pytest.mark.parametrize("name", ROBOT_NAMES)
 def test_distances_match_coal(name, rng):
     model, collision, _, _ = robot(name)
     separated = penetrating = 0
@@ -132,7 +139,7 @@ def test_distances_match_coal(name, rng):
     assert penetrating > 0, f"{name}: no penetrating pair compared (random configurations overlap some links)"
 
 
-@pytest.mark.parametrize("name", list(ROBOTS))
+@pytest.mark.parametrize("name", ROBOT_NAMES)
 def test_alpha_and_distances_match_the_cone_programs(name, rng):
     """α (every pair) and the distance (pairs apart) against dcol.geom.proximity and signed_distance, the cone
     programs on the shapes' planes, at Pinocchio's poses. GJK works on a mesh hull's vertex list, whose corners
@@ -170,7 +177,7 @@ def test_cone_method_agrees_with_gjk_apart(rng):
     np.testing.assert_allclose(gjk.distance_jacobian[apart], cone.distance_jacobian[apart], atol=1e-3)
 
 
-@pytest.mark.parametrize("name", list(ROBOTS))
+@pytest.mark.parametrize("name", ROBOT_NAMES)
 def test_jacobians_match_central_differences(name, rng):
     model, collision, _, _ = robot(name)
     q = configurations(model, rng, 1)[0]
@@ -216,7 +223,31 @@ def test_floating_base_jacobian_is_in_the_tangent_space():
     np.testing.assert_allclose(result.distance_jacobian[~obstacle_pair, :6], 0.0, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", list(ROBOTS))
+@pytest.mark.parametrize("name", ROBOT_NAMES)
+def test_hill_climbing_finds_the_scans_supports(name, rng):
+    """CollisionModel finds a mesh's support points by hill climbing on its hull's vertex adjacency;
+    dcol._native.gjk_distance_jacobian, given no adjacency, scans every vertex. On the same poses the two give the
+    same α and distances (to rounding: among nearly tied vertices the climb may end on another one)."""
+    model, collision, _, _ = robot(name)
+    for q in configurations(model, rng, 2):
+        result = collision.distances(q, jacobians=False)
+        poses = pinocchio_body_poses(name, q)
+        compared = 0
+        for row, pair in enumerate(result.pair):
+            a, b = collision.pairs[pair]
+            quaternions = [np.roll(Rotation.from_matrix(poses[k][1]).as_quat(), 1) for k in (a, b)]
+            pose_pair = (collision.shapes[a], poses[a][0], quaternions[0], collision.shapes[b], poses[b][0])
+            scanned = _native.gjk_distance_jacobian(*pose_pair, quaternions[1])
+            if scanned is None:  # the cone programs' pair in both
+                continue
+            what = f"{name} {collision.pair_names([pair])[0]}"
+            assert result.alpha[row] == pytest.approx(scanned["alpha"], rel=1e-9), what
+            assert result.distance[row] == pytest.approx(scanned["distance"], rel=1e-9, abs=1e-12), what
+            compared += 1
+        assert compared > 0.9 * len(result.pair)
+
+
+@pytest.mark.parametrize("name", ROBOT_NAMES)
 def test_alpha_alone_is_the_full_calls_alpha(name, rng):
     model, collision, _, _ = robot(name)
     Q = configurations(model, rng, 2)

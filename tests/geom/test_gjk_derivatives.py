@@ -1,6 +1,6 @@
 """DCOL's α by a GJK ray cast (dcol._native.gjk_alpha alone, and with the signed distance), and the GJK/EPA
 signed distance's derivatives (dcol._native.gjk_distance_jacobian, what
-dcol.dynamics.CollisionModel computes for polytopes, spheres, capsules and padded polygons), against the
+dcol.dynamics.CollisionModel computes for polytopes, spheres, capsules, padded polygons and cylinders), against the
 cone programs (dcol.geom.proximity_gradient and
 dcol.geom.distance_jacobian, solved tightly) and central differences along the bodies' rigid motions.
 
@@ -24,8 +24,11 @@ from tests.support.shapes import KINDS, random_configuration
 TIGHT = SolverSettings(feastol=1e-10, abstol=1e-10, reltol=1e-10)
 CORE_KINDS = ["polytope", "sphere", "capsule", "polygon"]
 PAIRS = [(a, b) for i, a in enumerate(CORE_KINDS) for b in CORE_KINDS[i:]]
-# Pairs with a round core (cylinder, cone, ellipsoid), left to the cone programs.
-ROUND_PAIRS = [(a, b) for i, a in enumerate(KINDS) for b in KINDS[i:] if {a, b} & {"cylinder", "cone", "ellipsoid"}]
+# Cylinders against every shape with a core and each other: GJK on the cylinder's support function, the
+# features it ends on refined to rounding (gjk.cpp's refine_round_distance and refine_round_scaling).
+CYLINDER_PAIRS = [("cylinder", kind) for kind in [*CORE_KINDS, "cylinder"]]
+# Pairs with a cone or an ellipsoid, left to the cone programs.
+ROUND_PAIRS = [(a, b) for i, a in enumerate(KINDS) for b in KINDS[i:] if {a, b} & {"cone", "ellipsoid"}]
 STEP = 1e-6
 
 
@@ -57,11 +60,12 @@ def configurations(rng, regimes=("separated", "near", "penetrating"), count=4, p
                 yield kind_a, kind_b, random_configuration(kind_a, kind_b, rng, regime, offsets=True)
 
 
+@pytest.mark.parametrize("pairs", [PAIRS, CYLINDER_PAIRS], ids=["cores", "cylinders"])
 @pytest.mark.parametrize("scaling", [None, 1.0, 0.05])
-def test_alpha_and_its_gradient_match_the_cone_program(scaling, rng):
+def test_alpha_and_its_gradient_match_the_cone_program(scaling, pairs, rng):
     """None: as drawn; 1.0: scaled to touch (α = 1); 0.05: deeply overlapping (α = 0.05 of the drawn one's)."""
     compared = 0
-    for kind_a, kind_b, config in configurations(rng):
+    for kind_a, kind_b, config in configurations(rng, pairs=pairs):
         if scaling is not None:
             drawn = _native.gjk_distance_jacobian(*config)
             if drawn is None:
@@ -83,17 +87,18 @@ def test_alpha_and_its_gradient_match_the_cone_program(scaling, rng):
             scale = np.abs(cone.gradient).max()
             np.testing.assert_allclose(found["d_alpha"], cone.gradient, rtol=0, atol=1e-8 * scale, err_msg=what)
             compared += 1
-    assert compared >= len(PAIRS) * 6
+    assert compared >= len(pairs) * 6
 
 
-def test_alpha_alone_is_left_to_the_cone_program_for_round_cores(rng):
+def test_alpha_alone_is_left_to_the_cone_program_for_cones_and_ellipsoids(rng):
     for kind_a, kind_b, config in configurations(rng, regimes=("separated",), count=1, pairs=ROUND_PAIRS):
         assert _native.gjk_alpha(*config) is None, f"{kind_a}–{kind_b}"
 
 
-def test_distance_derivatives_match_the_cone_program_apart(rng):
+@pytest.mark.parametrize("pairs", [PAIRS, CYLINDER_PAIRS], ids=["cores", "cylinders"])
+def test_distance_derivatives_match_the_cone_program_apart(pairs, rng):
     compared = 0
-    for kind_a, kind_b, config in configurations(rng, regimes=("separated", "near")):
+    for kind_a, kind_b, config in configurations(rng, regimes=("separated", "near"), pairs=pairs):
         found = _native.gjk_distance_jacobian(*config)
         if found is None or found["distance"] <= 1e-3:
             continue
@@ -103,13 +108,14 @@ def test_distance_derivatives_match_the_cone_program_apart(rng):
         assert found["distance"] == pytest.approx(cone.distance, rel=1e-7, abs=1e-8), what
         np.testing.assert_allclose(found["d_distance"], cone.d_distance, rtol=1e-5, atol=1e-5, err_msg=what)
         compared += 1
-    assert compared >= len(PAIRS) * 4
+    assert compared >= len(pairs) * 4
 
 
-def test_derivatives_match_central_differences(rng):
+@pytest.mark.parametrize("pairs", [PAIRS, CYLINDER_PAIRS], ids=["cores", "cylinders"])
+def test_derivatives_match_central_differences(pairs, rng):
     fields = ("alpha", "distance", "p_a", "p_b", "normal")
     compared = {"apart": 0, "overlapping": 0}
-    for kind_a, kind_b, config in configurations(rng, count=3):
+    for kind_a, kind_b, config in configurations(rng, count=3, pairs=pairs):
         found = _native.gjk_distance_jacobian(*config)
         if found is None:
             continue
