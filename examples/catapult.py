@@ -6,15 +6,28 @@ URDF's 300 N m), with a lip added at the bucket's outer edge so that the ball st
 while the arm swings, and a free ball (5 cm, 0.1 kg) resting in the bucket: the model has a floating
 joint, nq = 8, nv = 7. The cost asks for the ball's centre at `--target` after `--steps` steps of
 10 ms, with a small effort term. Every method starts from a constant torque that lifts the arm
-slowly: from zero torque the arm rests on its lower limit and the ball in the bucket, contacts that
-clamp and give a zero gradient (as the drone's in quadrotor_takeoff.py).
+(`--guess`): from zero torque the arm rests on its lower limit and the ball in the bucket, contacts
+that clamp and give a zero gradient (as the drone's in quadrotor_takeoff.py).
+
+Where the ball can land decides which targets a local method reaches. Pressed into the lip by the
+swing, the ball leaves the bucket only when the arm hits its upper limit (1.75 rad), always in the
+same direction, and then flies as a projectile. Were the stop's time continuous, the release speed
+and the flight's duration would reach a two-dimensional set of positions at the last step; with
+10 ms steps the arm stops at a whole step, and the torques that stop it at a given step k reach only
+a narrow band around one line (release speeds along the release direction, the flight's duration
+fixed at T − k steps). The bands of consecutive stop steps lie side by side, the gravity drop of one
+step of flight apart, joined by a steep fold where the stop moves by a step; multiple shooting and
+DDP stay in the band of their guess's stop step, and stall at its edge when the target lies outside
+it. The default guess, 40 N m (about three times what holds the arm and the ball up), stops the arm
+at step 38, whose band holds the default target (2.5 m, 1 m); a constant torque between about 39.5
+and 40.9 N m stops it at the same step, one above stops it a step earlier.
 
 The script prints, per method, the iterations, wall time, final cost, how far the ball is from the
 target at the last step, whether the method's stopping test held and, for multiple shooting, the
 largest defect left between its intervals; with --plot FILE it draws the cost against iterations and wall time and the
 ball's path (matplotlib).
 
-Run: python examples/catapult.py [--intervals 2] [--plot catapult.png]
+Run: python examples/catapult.py [--guess 40] [--intervals 2] [--plot catapult.png]
 """
 
 import argparse
@@ -71,8 +84,9 @@ class Throw(NamedTuple):
     bounds: dict
 
 
-def throw(steps, target):
-    """The ball's centre asked at target (x, z) after `steps` steps of 10 ms."""
+def throw(steps, target, guess_torque=40.0):
+    """The ball's centre asked at target (x, z) after `steps` steps of 10 ms; the guess holds the arm's
+    torque at guess_torque (N m) throughout."""
     model = catapult_and_ball()
     world = World(model, dt=0.01)
     # The arm horizontal, the ball on the bucket plate (its top at 0.71 m).
@@ -81,7 +95,7 @@ def throw(steps, target):
     final_weights = np.zeros(2 * model.nv)
     final_weights[1:4] = 1000.0  # the ball's position; its orientation and the arm are free
     cost = QuadraticCost(target_q, np.zeros(model.nv), np.zeros(2 * model.nv), [1e-6], final_weights)
-    guess = np.full((steps, 1), 50.0)  # N m: about three times what holds the arm up
+    guess = np.full((steps, 1), guess_torque)
     limit = float(model.effort_limits[0])
     arm_torque = np.eye(model.nv)[:, :1]  # τ = S u: only the arm is driven
     bounds = dict(actuation=arm_torque, lower=-limit, upper=limit)
@@ -96,13 +110,14 @@ def miss(result, target):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--guess", type=float, default=40.0, help="the guess's constant torque (N m)")
     parser.add_argument("--intervals", type=int, default=2, help="multiple shooting's intervals")
     parser.add_argument("--target", type=float, nargs=2, default=(2.5, 1.0), help="the ball's x and z (m) at the end")
     parser.add_argument("--cem-iterations", type=int, default=60)
     parser.add_argument("--plot", default=None, help="write the figure to this file")
     arguments = parser.parse_args()
 
-    problem = throw(arguments.steps, arguments.target)
+    problem = throw(arguments.steps, arguments.target, arguments.guess)
     start = (problem.world, problem.start_q, problem.start_v, problem.guess, problem.cost)
     results = {
         "multiple shooting": multiple_shooting(
@@ -122,7 +137,7 @@ def main():
     target_x, target_z = arguments.target
     print(
         f"catapult, {arguments.steps} steps of {problem.world.dt} s, the ball asked at x = {target_x} m, "
-        f"z = {target_z} m (multiple shooting: {arguments.intervals} intervals)"
+        f"z = {target_z} m, from a constant {arguments.guess} N m (multiple shooting: {arguments.intervals} intervals)"
     )
     print("method             iterations  wall time (s)  final cost  ball's miss (mm)  converged  largest defect")
     for name, result in results.items():
