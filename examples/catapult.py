@@ -15,12 +15,12 @@ same direction, and then flies as a projectile. Were the stop's time continuous,
 and the flight's duration would reach a two-dimensional set of positions at the last step; with
 10 ms steps the arm stops at a whole step, and the torques that stop it at a given step k reach only
 a narrow band around one line (release speeds along the release direction, the flight's duration
-fixed at T − k steps). The bands of consecutive stop steps lie side by side, the gravity drop of one
-step of flight apart, joined by a steep fold where the stop moves by a step; multiple shooting and
-DDP stay in the band of their guess's stop step, and stall at its edge when the target lies outside
-it. The default guess, 40 N m (about three times what holds the arm and the ball up), stops the arm
-at step 38, whose band holds the default target (2.5 m, 1 m); a constant torque between about 39.5
-and 40.9 N m stops it at the same step, one above stops it a step earlier.
+fixed at T − k steps). The bands of consecutive stop steps lie side by side, apart by what one more step
+of flight adds to the gravity drop, joined by a steep fold where the stop moves by a step; multiple
+shooting and DDP mostly stay in the band of their guess's stop step, and stall at its edge when the
+target lies outside it. The default guess, 40 N m (about three times what holds the arm and the ball up), stops the arm
+at step 38, whose band holds the default target (2.5 m, 1 m); a guess that stops the arm a step or
+more earlier or later can leave the target outside its band (try --guess 50).
 
 The script prints, per method, the iterations, wall time, final cost, how far the ball is from the
 target at the last step, whether the method's stopping test held and, for multiple shooting, the
