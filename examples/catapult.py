@@ -10,7 +10,7 @@ joint, nq = 8, nv = 7. The cost asks for the ball's centre at `--target` after `
 that clamp and give a zero gradient (as the drone's in quadrotor_takeoff.py).
 
 Where the ball can land decides which targets a local method reaches. Pressed into the lip by the
-swing, the ball leaves the bucket only when the arm hits its upper limit (1.75 rad), always in the
+swing, the ball leaves the bucket only when the arm hits its upper limit (1.75 rad), always in about the
 same direction, and then flies as a projectile. Were the stop's time continuous, the release speed
 and the flight's duration would reach a two-dimensional set of positions at the last step; with
 10 ms steps the arm stops at a whole step, and the torques that stop it at a given step k reach only
