@@ -10,17 +10,18 @@ joint, nq = 8, nv = 7. The cost asks for the ball's centre at `--target` after `
 that clamp and give a zero gradient (as the drone's in quadrotor_takeoff.py).
 
 Where the ball can land decides which targets a local method reaches. Pressed into the lip by the
-swing, the ball leaves the bucket only when the arm hits its upper limit (1.75 rad), always in about the
-same direction, and then flies as a projectile. Were the stop's time continuous, the release speed
-and the flight's duration would reach a two-dimensional set of positions at the last step; with
-10 ms steps the arm stops at a whole step, and the torques that stop it at a given step k reach only
-a narrow band around one line (release speeds along the release direction, the flight's duration
-fixed at T − k steps). The bands of consecutive stop steps lie side by side, apart by what one more step
-of flight adds to the gravity drop, joined by a steep fold where the stop moves by a step; multiple
-shooting and DDP mostly stay in the band of their guess's stop step, and stall at its edge when the
-target lies outside it. The default guess, 40 N m (about three times what holds the arm and the ball up), stops the arm
-at step 38, whose band holds the default target (2.5 m, 1 m); a guess that stops the arm a step or
-more earlier or later can leave the target outside its band (try --guess 50).
+swing, the ball leaves the bucket only when the arm hits its upper limit (1.75 rad), always in about
+the same direction, and then flies as a projectile. Were the stop's time continuous, the release
+speed and the flight's duration would reach a two-dimensional set of positions at the last step;
+with 10 ms steps the arm stops at a whole step, and the torques that stop it at a given step k reach
+only a narrow band around one line (release speeds along the release direction, the flight's
+duration fixed at T − k steps). The bands of consecutive stop steps lie side by side, apart by what
+one more step of flight adds to the gravity drop, joined by a steep fold where the stop moves by a
+step; multiple shooting and DDP mostly stay in the band of their guess's stop step, and stall at its
+edge when the target lies outside it. The default guess, 40 N m (about three times what holds the
+arm and the ball up), stops the arm at step 38, whose band holds the default target (2.5 m, 1 m); a
+guess that stops the arm a step or more earlier or later can leave the target outside its band (try
+--guess 50).
 
 The script prints, per method, the iterations, wall time, final cost, how far the ball is from the
 target at the last step, whether the method's stopping test held and, for multiple shooting, the
