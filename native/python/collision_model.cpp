@@ -110,9 +110,9 @@ py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, 
     const py::ssize_t chunk = (N + workers - 1) / workers;
     parallel_chunks(N, workers, chunk, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
       sim::StepWorkspace& ws = *bound.workspaces[begin / chunk];
-      std::vector<int> checked;
+      sim::CollisionScratch scratch;
       for (std::ptrdiff_t n = begin; n < end; ++n)
-        sim::collision_distances(spec, ws, q.row(n), jacobians, signed_distances, checked, results[n], rows[n]);
+        sim::collision_distances(spec, ws, q.row(n), jacobians, signed_distances, scratch, results[n], rows[n]);
     });
   }
   py::ssize_t K = 0;
