@@ -174,6 +174,36 @@ constexpr std::array<SubSimplex, 16> sub_simplices() {
 }
 constexpr std::array<SubSimplex, 16> kSubSimplices = sub_simplices();
 
+// The barycentric weights w (K of them) of the origin's projection onto the affine hull of the sub-simplex whose
+// points are `index` (ascending), from closest_on_simplex's shared products: x = p0 + Σ t_i (p_i − p0) closest to
+// the origin, (EᵀE) t = −Eᵀ p0, by elimination with pivoting; false where the sub-simplex is degenerate.
+template <int K>
+bool affine_weights(const double (*gram)[4][4], const double (*moment)[4], const int* index, double* w) {
+  const int lowest = index[0];
+  double G[3][4], scale = 0.0;
+  for (int r = 0; r + 1 < K; ++r) {
+    for (int c = 0; c + 1 < K; ++c) G[r][c] = gram[lowest][index[r + 1]][index[c + 1]];
+    G[r][K - 1] = moment[lowest][index[r + 1]];
+    scale = std::max(scale, G[r][r]);
+  }
+  for (int c = 0; c + 1 < K; ++c) {
+    int pivot = c;
+    for (int r = c + 1; r + 1 < K; ++r)
+      if (std::abs(G[r][c]) > std::abs(G[pivot][c])) pivot = r;
+    if (pivot != c) std::swap(G[c], G[pivot]);
+    if (std::abs(G[c][c]) <= 1e-13 * scale) return false;
+    for (int r = 0; r + 1 < K; ++r) {
+      if (r == c) continue;
+      const double f = G[r][c] / G[c][c];
+      for (int j = c; j < K; ++j) G[r][j] -= f * G[c][j];
+    }
+  }
+  double first = 1.0;
+  for (int r = 0; r + 1 < K; ++r) first -= (w[r + 1] = G[r][K - 1] / G[r][r]);
+  w[0] = first;
+  return true;
+}
+
 // Barycentric weights of the point of the hull of simplex s (n ≤ 4 points) closest to the origin;
 // false if only the full simplex holds it (the origin inside a tetrahedron, or on the hull of a
 // lower one). Every sub-simplex is tried: the closest point is the projection of the origin onto the
@@ -200,31 +230,23 @@ bool closest_on_simplex(const SupportPoint* s, int n, double* weight, Vec3& clos
     if ((mask & required) != required) continue;
     const int k = kSubSimplices[mask].size;
     const int* index = kSubSimplices[mask].index;
-    // x = p0 + Σ t_i (p_i − p0) closest to the origin: (EᵀE) t = −Eᵀ p0, by elimination with pivoting.
-    const int lowest = index[0];
-    double G[3][4], scale = 0.0;
-    for (int r = 0; r + 1 < k; ++r) {
-      for (int c = 0; c + 1 < k; ++c) G[r][c] = gram[lowest][index[r + 1]][index[c + 1]];
-      G[r][k - 1] = moment[lowest][index[r + 1]];
-      scale = std::max(scale, G[r][r]);
+    double w[4];
+    bool solved = false;
+    switch (k) {  // the size a constant of each solve, whose loops the compiler unrolls
+      case 1:
+        solved = affine_weights<1>(gram, moment, index, w);
+        break;
+      case 2:
+        solved = affine_weights<2>(gram, moment, index, w);
+        break;
+      case 3:
+        solved = affine_weights<3>(gram, moment, index, w);
+        break;
+      default:
+        solved = affine_weights<4>(gram, moment, index, w);
+        break;
     }
-    bool singular = false;
-    for (int c = 0; c + 1 < k && !singular; ++c) {
-      int pivot = c;
-      for (int r = c + 1; r + 1 < k; ++r)
-        if (std::abs(G[r][c]) > std::abs(G[pivot][c])) pivot = r;
-      if (pivot != c) std::swap(G[c], G[pivot]);
-      if (std::abs(G[c][c]) <= 1e-13 * scale) singular = true;
-      for (int r = 0; r + 1 < k && !singular; ++r) {
-        if (r == c) continue;
-        const double f = G[r][c] / G[c][c];
-        for (int j = c; j < k; ++j) G[r][j] -= f * G[c][j];
-      }
-    }
-    if (singular) continue;
-    double w[4], first = 1.0;
-    for (int r = 0; r + 1 < k; ++r) first -= (w[r + 1] = G[r][k - 1] / G[r][r]);
-    w[0] = first;
+    if (!solved) continue;
     if (std::any_of(w, w + k, [](double x) { return x < 0.0; })) continue;
     Vec3 x{{0.0, 0.0, 0.0}};
     for (int i = 0; i < k; ++i) x = x + w[i] * s[index[i]].w;
