@@ -2,6 +2,7 @@
 #include "geometry/gjk.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <initializer_list>
 #include <type_traits>
@@ -159,47 +160,93 @@ struct VertexSets {
   }
 };
 
+// A sub-simplex of up to 4 points as a mask: its size and its points' indices in ascending order.
+struct SubSimplex {
+  int size = 0;
+  int index[4] = {0, 0, 0, 0};
+};
+constexpr std::array<SubSimplex, 16> sub_simplices() {
+  std::array<SubSimplex, 16> table{};
+  for (int mask = 0; mask < 16; ++mask)
+    for (int i = 0; i < 4; ++i)
+      if (mask & (1 << i)) table[mask].index[table[mask].size++] = i;
+  return table;
+}
+constexpr std::array<SubSimplex, 16> kSubSimplices = sub_simplices();
+
+// The barycentric weights w (K of them) of the origin's projection onto the affine hull of the sub-simplex whose
+// points are `index` (ascending), from closest_on_simplex's shared products: x = p0 + Σ t_i (p_i − p0) closest to
+// the origin, (EᵀE) t = −Eᵀ p0, by elimination with pivoting; false where the sub-simplex is degenerate.
+template <int K>
+bool affine_weights(const double (*gram)[4][4], const double (*moment)[4], const int* index, double* w) {
+  const int lowest = index[0];
+  double G[3][4], scale = 0.0;
+  for (int r = 0; r + 1 < K; ++r) {
+    for (int c = 0; c + 1 < K; ++c) G[r][c] = gram[lowest][index[r + 1]][index[c + 1]];
+    G[r][K - 1] = moment[lowest][index[r + 1]];
+    scale = std::max(scale, G[r][r]);
+  }
+  for (int c = 0; c + 1 < K; ++c) {
+    int pivot = c;
+    for (int r = c + 1; r + 1 < K; ++r)
+      if (std::abs(G[r][c]) > std::abs(G[pivot][c])) pivot = r;
+    if (pivot != c) std::swap(G[c], G[pivot]);
+    if (std::abs(G[c][c]) <= 1e-13 * scale) return false;
+    for (int r = 0; r + 1 < K; ++r) {
+      if (r == c) continue;
+      const double f = G[r][c] / G[c][c];
+      for (int j = c; j < K; ++j) G[r][j] -= f * G[c][j];
+    }
+  }
+  double first = 1.0;
+  for (int r = 0; r + 1 < K; ++r) first -= (w[r + 1] = G[r][K - 1] / G[r][r]);
+  w[0] = first;
+  return true;
+}
+
 // Barycentric weights of the point of the hull of simplex s (n ≤ 4 points) closest to the origin;
 // false if only the full simplex holds it (the origin inside a tetrahedron, or on the hull of a
 // lower one). Every sub-simplex is tried: the closest point is the projection of the origin onto the
 // affine hull of the face whose relative interior holds it, the one of least norm among those whose
 // weights are all nonnegative. Degenerate sub-simplices are skipped (their points lie on a smaller one).
-// With `required` (a mask of points) only the sub-simplices holding those points are tried.
+// With `required` (a mask of points) only the sub-simplices holding those points are tried; where none of them
+// qualifies, `closest` stays as given and the weights are 0.
 bool closest_on_simplex(const SupportPoint* s, int n, double* weight, Vec3& closest, int required = 0) {
   double best = INFINITY;
   int best_mask = 0;
   double best_weight[4] = {0, 0, 0, 0};
+  // The sub-simplices' normal equations below from products shared between them: with p_i a sub-simplex's first
+  // point, gram[i][j][l] = (p_j − p_i)·(p_l − p_i) and moment[i][j] = −(p_j − p_i)·p_i (j, l > i).
+  double gram[3][4][4], moment[3][4];
+  for (int i = 0; i + 1 < n; ++i) {
+    Vec3 edge[4];
+    for (int j = i + 1; j < n; ++j) {
+      edge[j] = s[j].w - s[i].w;
+      moment[i][j] = -dot(edge[j], s[i].w);
+      for (int l = i + 1; l <= j; ++l) gram[i][j][l] = gram[i][l][j] = dot(edge[j], edge[l]);
+    }
+  }
   for (int mask = 1; mask < (1 << n); ++mask) {
     if ((mask & required) != required) continue;
-    int index[4], k = 0;
-    for (int i = 0; i < n; ++i)
-      if (mask & (1 << i)) index[k++] = i;
-    // x = p0 + Σ t_i (p_i − p0) closest to the origin: (EᵀE) t = −Eᵀ p0, by elimination with pivoting.
-    const Vec3& p0 = s[index[0]].w;
-    double G[3][4], scale = 0.0;
-    for (int r = 0; r + 1 < k; ++r) {
-      const Vec3 er = s[index[r + 1]].w - p0;
-      for (int c = 0; c + 1 < k; ++c) G[r][c] = dot(er, s[index[c + 1]].w - p0);
-      G[r][k - 1] = -dot(er, p0);
-      scale = std::max(scale, G[r][r]);
+    const int k = kSubSimplices[mask].size;
+    const int* index = kSubSimplices[mask].index;
+    double w[4];
+    bool solved = false;
+    switch (k) {  // the size a constant of each solve, whose loops the compiler unrolls
+      case 1:
+        solved = affine_weights<1>(gram, moment, index, w);
+        break;
+      case 2:
+        solved = affine_weights<2>(gram, moment, index, w);
+        break;
+      case 3:
+        solved = affine_weights<3>(gram, moment, index, w);
+        break;
+      default:
+        solved = affine_weights<4>(gram, moment, index, w);
+        break;
     }
-    bool singular = false;
-    for (int c = 0; c + 1 < k && !singular; ++c) {
-      int pivot = c;
-      for (int r = c + 1; r + 1 < k; ++r)
-        if (std::abs(G[r][c]) > std::abs(G[pivot][c])) pivot = r;
-      std::swap(G[c], G[pivot]);
-      if (std::abs(G[c][c]) <= 1e-13 * scale) singular = true;
-      for (int r = 0; r + 1 < k && !singular; ++r) {
-        if (r == c) continue;
-        const double f = G[r][c] / G[c][c];
-        for (int j = c; j < k; ++j) G[r][j] -= f * G[c][j];
-      }
-    }
-    if (singular) continue;
-    double w[4], first = 1.0;
-    for (int r = 0; r + 1 < k; ++r) first -= (w[r + 1] = G[r][k - 1] / G[r][r]);
-    w[0] = first;
+    if (!solved) continue;
     if (std::any_of(w, w + k, [](double x) { return x < 0.0; })) continue;
     Vec3 x{{0.0, 0.0, 0.0}};
     for (int i = 0; i < k; ++i) x = x + w[i] * s[index[i]].w;
@@ -387,10 +434,13 @@ void core_distance(const VertexSets& sets, GjkDistance& out, const GjkDistance* 
     }
     SupportPoint next[4];
     double next_weight[4];
-    Vec3 next_v{{0.0, 0.0, 0.0}};
+    Vec3 next_v = v;
     std::copy(simplex, simplex + n, next);
     next[n] = w;
-    if (!closest_on_simplex(next, n + 1, next_weight, next_v)) {
+    // Only the sub-simplices holding w: the others are the simplex's own, whose nearest point to the origin is
+    // v (they were all tried when v was found, by the same arithmetic), so they cannot shorten v; where none
+    // holding w does either, next_v stays v and the step ends GJK below, as one of them would have.
+    if (!closest_on_simplex(next, n + 1, next_weight, next_v, 1 << n)) {
       std::copy(next, next + n + 1, simplex);
       ++n;
       inside = true;
@@ -529,6 +579,19 @@ Vec3 centred_support(const Core& c, const Vec3& n, int& index) {
   for (int k = 0; k < 3; ++k) out[k] = Q[k][0] * y[0] + Q[k][1] * y[1] + Q[k][2] * y[2];
   return out;
 }
+
+}  // namespace
+
+void core_widths(const Core& c, double* widths) {
+  for (int k = 0; k < 3; ++k) {
+    Vec3 axis{{0.0, 0.0, 0.0}};
+    axis[k] = 1.0;
+    int index;
+    widths[k] = centred_support(c, axis, index)[k] - centred_support(c, -1.0 * axis, index)[k];
+  }
+}
+
+namespace {
 
 // A vector of world axes in the core's shape frame.
 void in_shape_frame(const Core& c, const Vec3& v, double* y) {
@@ -672,7 +735,7 @@ void gjk_scaling(const Core& a, const Core& b, GjkScaling& out) {
     for (int k = 0; k <= n; ++k) relative[k] = next[k], relative[k].w = ray_point - next[k].w;
     // Without a clip x stays: the simplex's nearest point to it was the old one, nearer ones hold p (GJK's
     // argument), and a step that finds none nearer ends the cast below, so only sub-simplices with p are tried.
-    Vec3 next_offset;
+    Vec3 next_offset = offset;  // where no sub-simplex with p is nearer (none found), the cast ends below
     if (!closest_on_simplex(relative, n + 1, next_weight, next_offset, beyond > 0.0 ? 0 : 1 << n)) {
       offset = Vec3{{0.0, 0.0, 0.0}};  // x on the simplex's hull (a tetrahedron): x is on D's core
       std::copy(next_weight, next_weight + n + 1, weight);
@@ -1195,8 +1258,8 @@ bool refine_round(const Core& a, const Core& b, GjkScaling& s) {
 }  // namespace
 
 bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
-                         DistanceJacobian* jac, const VertexAdjacency* adjacency_a,
-                         const VertexAdjacency* adjacency_b) {
+                         DistanceJacobian* jac, const VertexAdjacency* adjacency_a, const VertexAdjacency* adjacency_b,
+                         double extent) {
   Core core_a, core_b;
   // Cones and ellipsoids are left to the cone programs; a cylinder's features are refined (refine_round_distance).
   if (!shape_core(a, pa, core_a) || !shape_core(b, pb, core_b) || !refinable(core_a) || !refinable(core_b))
@@ -1204,7 +1267,7 @@ bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const P
   core_a.adjacency = adjacency_a, core_b.adjacency = adjacency_b;
   const bool round = core_a.round || core_b.round;
   GjkDistance distance;
-  gjk_distance(core_a, core_b, distance);
+  gjk_distance(core_a, core_b, distance, nullptr, extent);
   if (!distance.converged) return false;
   core_a.last_support = core_b.last_support = 0;  // the ray cast climbs as gjk_alpha's: the same α
   GjkScaling scaling;
@@ -1213,7 +1276,7 @@ bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const P
   if (round && !(refine_round(core_a, core_b, distance, pa.r, pb.r, jac) && refine_round(core_a, core_b, scaling))) {
     // Among nearly tied vertices a climb and a scan may end on different ones, so GJK on different features: where
     // the climbed ones are not the pair's, the scan's are tried before the cone program.
-    return (adjacency_a || adjacency_b) && gjk_signed_distance(a, pa, b, pb, out, jac);
+    return (adjacency_a || adjacency_b) && gjk_signed_distance(a, pa, b, pb, out, jac, nullptr, nullptr, extent);
   }
   out = DistanceResult{};
   out.distance = distance.distance;

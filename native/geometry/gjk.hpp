@@ -63,6 +63,11 @@ struct Core {
 // The core of a shape at its body pose.
 bool shape_core(const Shape& sh, const Pose& body, Core& out);
 
+// The widths of a core (its radius left out) along the world axes, at its frame: the sum of two cores' is the
+// extent of their difference M that gjk_distance takes as its rounding scale, which a caller pairing one core
+// with many computes once.
+void core_widths(const Core& c, double* widths);
+
 // Signed distance of the two inflated cores; with `previous` (which may be `out`), the result of the same
 // cores at other poses, GJK starts from its final simplex; a positive `extent` is M's, known to the caller.
 void gjk_distance(const Core& a, const Core& b, GjkDistance& out, const GjkDistance* previous = nullptr,
@@ -112,10 +117,11 @@ void gjk_distance_jacobian(const Core& a, const Core& b, const GjkDistance& d, c
 // features GJK, EPA and the cast end on (rim points, side lines, cap faces) fixed, the normal is refined
 // to rounding by Newton's method and the derivatives follow by the implicit function theorem (gjk.cpp's
 // refine_round_distance and refine_round_scaling); false where the refined normal's support is not the
-// features'. With adjacency_a, adjacency_b (polytopes'), support points by hill climbing.
+// features'. With adjacency_a, adjacency_b (polytopes'), support points by hill climbing; a positive `extent` is
+// the cores' difference's (the largest sum of their core_widths over the axes), else it is measured.
 bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
                          DistanceJacobian* jac = nullptr, const VertexAdjacency* adjacency_a = nullptr,
-                         const VertexAdjacency* adjacency_b = nullptr);
+                         const VertexAdjacency* adjacency_b = nullptr, double extent = 0.0);
 
 // DCOL's α alone (out.alpha, status and iterations), the same as gjk_signed_distance's, and with
 // alpha_gradient its 12 derivatives; false for cones and ellipsoids (the ray's exit normal, so the

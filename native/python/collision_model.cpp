@@ -110,9 +110,9 @@ py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, 
     const py::ssize_t chunk = (N + workers - 1) / workers;
     parallel_chunks(N, workers, chunk, [&](std::ptrdiff_t begin, std::ptrdiff_t end) {
       sim::StepWorkspace& ws = *bound.workspaces[begin / chunk];
-      std::vector<int> checked;
+      sim::CollisionScratch scratch;
       for (std::ptrdiff_t n = begin; n < end; ++n)
-        sim::collision_distances(spec, ws, q.row(n), jacobians, signed_distances, checked, results[n], rows[n]);
+        sim::collision_distances(spec, ws, q.row(n), jacobians, signed_distances, scratch, results[n], rows[n]);
     });
   }
   py::ssize_t K = 0;
@@ -124,11 +124,21 @@ py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, 
   Array alpha(K), distance(D), witness_a({D, py::ssize_t(3)}), witness_b({D, py::ssize_t(3)}),
       normal({D, py::ssize_t(3)});
   const py::ssize_t count = sim::derivative_rows(signed_distances);
-  Array jacobian(jacobians ? std::vector<py::ssize_t>{K, count, nv} : std::vector<py::ssize_t>{0});
+  // One configuration's rows become the array's memory (a robot's pairs times nv columns can be megabytes); a
+  // batch's are joined.
+  const bool own_rows = jacobians && N == 1 && K > 0;
+  Array jacobian;
+  if (own_rows) {
+    auto* block = new std::vector<double>(std::move(rows[0]));
+    const py::capsule owner(block, [](void* data) { delete static_cast<std::vector<double>*>(data); });
+    jacobian = Array({K, count, nv}, block->data(), owner);
+  } else {
+    jacobian = Array(jacobians ? std::vector<py::ssize_t>{K, count, nv} : std::vector<py::ssize_t>{0});
+  }
   py::ssize_t k = 0;
   for (py::ssize_t n = 0; n < N; ++n) {
     start.mutable_at(n) = k;
-    if (jacobians) std::copy(rows[n].begin(), rows[n].end(), jacobian.mutable_data() + k * count * nv);
+    if (jacobians && !own_rows) std::copy(rows[n].begin(), rows[n].end(), jacobian.mutable_data() + k * count * nv);
     for (const sim::PairDistance& entry : results[n]) {
       const geometry::DistanceResult& r = entry.result;
       pair.mutable_at(k) = entry.pair;

@@ -69,7 +69,7 @@ inline void broadphase_pairs(const CollisionModelSpec& spec, StepWorkspace& ws, 
   std::sort(checked.begin(), checked.end());
 }
 
-// The first `row_count` rows (row_count × nv, row-major, overwritten) of a pair's derivatives with
+// The first `row_count` rows (row_count × nv, row-major, zero on entry) of a pair's derivatives with
 // respect to q's tangent: the derivatives along rigid motions [δp_a, δθ_a, δp_b, δθ_b] times the bodies'
 // Jacobians, whose columns (over the dofs that move each body) are the rigid motion of the body's
 // origin per dof.
@@ -78,7 +78,6 @@ inline void chain_pair_rows(const CollisionModelSpec& spec, const StepWorkspace&
   const double* rigid[kDistanceRows] = {jac.alpha,     jac.distance,  jac.p_a[0],   jac.p_a[1],
                                         jac.p_a[2],    jac.p_b[0],    jac.p_b[1],   jac.p_b[2],
                                         jac.normal[0], jac.normal[1], jac.normal[2]};
-  std::fill(rows, rows + row_count * nv, 0.0);
   const int shapes[2] = {spec.pairs[pair].first, spec.pairs[pair].second};
   for (int side = 0; side < 2; ++side) {
     const int body = spec.world.shape_body[shapes[side]];
@@ -95,18 +94,51 @@ inline void chain_pair_rows(const CollisionModelSpec& spec, const StepWorkspace&
   }
 }
 
+// A worker's scratch for collision_distances, kept across its configurations.
+struct CollisionScratch {
+  std::vector<int> checked;  // the broadphase's pairs
+  // Per shape, its core's widths along the world axes at the configuration (geometry::core_widths), 3 a shape,
+  // computed once a shape's first pair needs them (computed[s]): GJK's rounding scale for all of its pairs.
+  std::vector<double> widths;
+  std::vector<char> computed;
+};
+
+// The rounding scale gjk_signed_distance takes for shapes a and b at the poses in ws (CollisionScratch::widths).
+inline double pair_extent(const CollisionModelSpec& spec, const StepWorkspace& ws, CollisionScratch& scratch, int a,
+                          int b) {
+  double extent = 0.0;
+  for (const int s : {a, b}) {
+    if (scratch.computed[s]) continue;
+    geometry::Core core;
+    if (!geometry::shape_core(*spec.world.shapes[s], ws.poses[spec.world.shape_body[s]], core)) return 0.0;
+    if (!spec.adjacency[s].empty()) core.adjacency = &spec.adjacency[s];
+    geometry::core_widths(core, scratch.widths.data() + 3 * s);
+    scratch.computed[s] = 1;
+  }
+  for (int k = 0; k < 3; ++k) extent = std::max(extent, scratch.widths[3 * a + k] + scratch.widths[3 * b + k]);
+  return extent;
+}
+
 // The pairs the broadphase keeps at configuration q, appended to `out`, and with jacobians their rows
 // (chain_pair_rows, derivative_rows of them) to `rows`. Without signed_distances only DCOL's α and its gradient: one
 // solve of DCOL's program, no Euclidean one and no linear solve for the derivatives (the distance fields stay zero).
 inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& ws, const double* q, bool jacobians,
-                                bool signed_distances, std::vector<int>& checked, std::vector<PairDistance>& out,
+                                bool signed_distances, CollisionScratch& scratch, std::vector<PairDistance>& out,
                                 std::vector<double>& rows) {
   const WorldSpec& world = spec.world;
   const int nv = world.model->nv, row_count = derivative_rows(signed_distances);
   detail::body_kinematics(world, ws, q, false);
   for (int body = 0; body < world.num_bodies(); ++body)
     if (world.body_frame[body] < 0) ws.poses[body] = spec.static_pose[body];
-  broadphase_pairs(spec, ws, checked);
+  const std::vector<int>& checked = scratch.checked;
+  broadphase_pairs(spec, ws, scratch.checked);
+  scratch.widths.resize(3 * static_cast<size_t>(spec.num_shapes()));
+  scratch.computed.assign(spec.num_shapes(), 0);
+  out.reserve(out.size() + checked.size());
+  const size_t size = row_count * static_cast<size_t>(nv);
+  // The rows of all kept pairs at once, zeroed once, in the space reserved for them.
+  size_t row_start = rows.size();
+  if (jacobians) rows.resize(row_start + checked.size() * size);
   DistanceJacobian jac;
   geometry::ProximityJacobian alpha_jac;
   for (const int pair : checked) {
@@ -118,8 +150,9 @@ inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& w
     PairDistance& entry = out.emplace_back();
     entry.pair = pair;
     if (signed_distances) {
-      if (!spec.by_gjk || !geometry::gjk_signed_distance(shape_a, pose_a, shape_b, pose_b, entry.result,
-                                                         jacobians ? &jac : nullptr, adjacency_a, adjacency_b))
+      if (!spec.by_gjk ||
+          !geometry::gjk_signed_distance(shape_a, pose_a, shape_b, pose_b, entry.result, jacobians ? &jac : nullptr,
+                                         adjacency_a, adjacency_b, pair_extent(spec, ws, scratch, a, b)))
         geometry::signed_distance(shape_a, pose_a, shape_b, pose_b, world.solver, entry.result,
                                   jacobians ? &jac : nullptr);
     } else if (!spec.by_gjk || !geometry::gjk_alpha(shape_a, pose_a, shape_b, pose_b, entry.result,
@@ -132,9 +165,8 @@ inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& w
       if (jacobians) std::copy_n(alpha_jac.alpha, 12, jac.alpha);
     }
     if (!jacobians) continue;
-    const size_t size = row_count * static_cast<size_t>(nv);
-    rows.resize(rows.size() + size);
-    chain_pair_rows(spec, ws, pair, jac, row_count, nv, rows.data() + rows.size() - size);
+    chain_pair_rows(spec, ws, pair, jac, row_count, nv, rows.data() + row_start);
+    row_start += size;
   }
 }
 
