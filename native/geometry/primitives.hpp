@@ -30,7 +30,8 @@ constexpr int kMaxFaces = 500;
 // when none is), so a tolerance below it is answered by the list alone, and a larger one by a scan.
 constexpr int kIncidenceListLength = 32;
 
-constexpr int kVertexBlock = 4;
+// Two: the baseline build's SIMD width (SSE2); wider GCC vectors are split there, through memory.
+constexpr int kVertexBlock = 2;
 
 struct IncidenceLists {
   std::vector<int> start;      // list i holds entries start[i] … start[i + 1] − 1
