@@ -29,7 +29,7 @@ struct Box3 {
 inline Box3 bounding_box(const Shape& sh, const Pose& body, double margin) {
   const Pose frame = shape_frame(sh, body);
   Box3 box;
-  if (sh.kind == ShapeKind::polytope && !sh.vertex_blocks.empty()) {  // six supports in one pass over the blocks
+  if (sh.kind == ShapeKind::polytope) {  // the six support points in one pass over the vertex blocks
     using Block = Lanes<geometry::kVertexBlock>;
     const double infinity = std::numeric_limits<double>::infinity();
     Block lower[3], upper[3];

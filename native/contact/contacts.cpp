@@ -254,11 +254,7 @@ inline double face_dot(const Shape& sh, int face, const double* y) {
   const double* m = &sh.normals[3 * face];
   return m[0] * y[0] + m[1] * y[1] + m[2] * y[2];
 }
-inline double face_norm2(const Shape& sh, int face) {
-  if (!sh.face_norm2.empty()) return sh.face_norm2[face];
-  const double* m = &sh.normals[3 * face];
-  return m[0] * m[0] + m[1] * m[1] + m[2] * m[2];
-}
+inline double face_norm2(const Shape& sh, int face) { return sh.face_norm2[face]; }
 
 // Whether the shape-frame point y lies on the plane of the polytope's face to within tol, tested in the
 // shape frame with squares, which spares the scans over every face or vertex a rotation and a root each.
@@ -857,7 +853,7 @@ inline bool box_face_distance(const Shape& box, const Pose& box_pose, const Shap
   }
   // p in the box's frame, projected onto the face's plane; its distances to the four side faces.
   const int f = best_face;
-  const double norm_f = std::sqrt(A[3 * f] * A[3 * f] + A[3 * f + 1] * A[3 * f + 1] + A[3 * f + 2] * A[3 * f + 2]);
+  const double norm_f = norms[f];
   const double n_f[3] = {A[3 * f] / norm_f, A[3 * f + 1] / norm_f, A[3 * f + 2] / norm_f};
   double c[3];
   for (int j = 0; j < 3; ++j) {
@@ -869,9 +865,8 @@ inline bool box_face_distance(const Shape& box, const Pose& box_pose, const Shap
   double clearance = INFINITY;
   for (int g = 0; g < 6; ++g) {
     if (g == f || g == opposite[f]) continue;
-    const double norm_g = std::sqrt(A[3 * g] * A[3 * g] + A[3 * g + 1] * A[3 * g + 1] + A[3 * g + 2] * A[3 * g + 2]);
     clearance =
-        std::min(clearance, (box.offsets[g] - A[3 * g] * c[0] - A[3 * g + 1] * c[1] - A[3 * g + 2] * c[2]) / norm_g);
+        std::min(clearance, (box.offsets[g] - A[3 * g] * c[0] - A[3 * g + 1] * c[1] - A[3 * g + 2] * c[2]) / norms[g]);
   }
   const double depth = std::max(-best, 0.0);
   const double thickness = (box.offsets[f] + box.offsets[opposite[f]]) / norm_f;
@@ -971,7 +966,7 @@ inline Feature face_feature(const Shape& sh, const Pose& frame, int face, double
   f.face_point = to_vec(frame.r) + height * f.face_normal;
   auto add_corner = [&](int k) { f.points[f.count++] = world_point(frame, &sh.vertices[3 * k]); };
   const geometry::IncidenceLists& lists = sh.face_vertices;
-  if (!lists.start.empty() && lists.answers(face, tol)) {
+  if (lists.answers(face, tol)) {
     // The corners among the face's nearest vertices, in the order of a scan over all of them.
     int corners[geometry::kIncidenceListLength], count = 0;
     for (int e = lists.start[face], end = lists.end_within(face, tol); e < end; ++e)
@@ -999,7 +994,7 @@ inline int incident_face(const Shape& sh, const Pose& frame, const Vec3& u, doub
     if (alignment > best_alignment || (alignment == best_alignment && f < best)) best_alignment = alignment, best = f;
   };
   const geometry::IncidenceLists& lists = sh.vertex_faces;
-  if (!lists.start.empty() && lists.answers(top, tol)) {
+  if (lists.answers(top, tol)) {
     for (int e = lists.start[top], end = lists.end_within(top, tol); e < end; ++e) consider(lists.index[e]);
   } else {
     for (int f = 0; f < sh.num_faces; ++f) consider(f);
