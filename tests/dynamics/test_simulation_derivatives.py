@@ -314,8 +314,8 @@ def test_complementarity_aware_picks_the_larger_gradient():
     assert aware.tau[2] == pytest.approx(-world.dt / 1.0, rel=1e-9)  # m = 1 kg
 
 
-# The light box squeezed between heavy spheres (below): the state its drop reached at step 54, kept as
-# numbers because the drop's path depends on the step's integrator, which has changed.
+# The light box squeezed between heavy spheres (below): a state its drop reaches, kept as numbers
+# because the drop's path depends on the step's integrator.
 SQUEEZED_BOX_Q = np.array(
     [
         -0.0352534712766069,

@@ -442,8 +442,8 @@ def test_ncp_solves_two_boxes_at_1_ms():
     assert finite(rollout.q, rollout.v) and deepest_penetration(world, rollout) < 0.02
 
 
-# The leaning column's state: where the long fuzz profile's run of it (below) stood after 306 steps.
-# It is kept as numbers because the run's path depends on the step's integrator, which has changed.
+# The leaning column's state, where a long fuzz profile's run of it (below) stood, kept as numbers: the
+# run's path to it depends on the step's integrator.
 LEANING_COLUMN_Q = np.array(
     [
         -0.049269499676004046,
