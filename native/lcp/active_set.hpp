@@ -693,8 +693,10 @@ inline bool pivot(int n, const double* f, const double* w, const LcpBounds& boun
 // first with the tied entries (at a bound with w = 0) moved to the clamping set, which spreads an
 // impulse evenly over identical contacts, then with the sets as found (least-norm, then nearest to
 // f), then with the entries near a bound (√tol, relative) at it, and last by up to `pivots` block
-// principal pivots from the sets as found. On success f, w and sets are replaced (sets reclassified)
-// and true is returned; otherwise they are left as they were.
+// principal pivots from the sets as found. A solve counts when it verifies on its sets and its natural
+// residual is within tol too: the sets' tolerances measure w against |A|∞, the residual each w_i
+// against A_ii, and a solver's status is that residual's. On success f, w and sets are replaced (sets
+// reclassified) and true is returned; otherwise they are left as they were.
 inline bool polish(int n, const double* A, const MatrixScale& scale, const double* b, const LcpBounds& bounds,
                    double* f, double* w, EntrySet* sets, Tolerance tol, ActiveSetWorkspace& ws, int pivots = 8) {
   std::vector<double>&f_new = ws.f_trial, &w_new = ws.w_trial;
@@ -703,7 +705,9 @@ inline bool polish(int n, const double* A, const MatrixScale& scale, const doubl
   w_new.resize(n);
   auto solves = [&](const double* anchor) {
     solve_on_sets(n, A, b, bounds, trial.data(), f_new.data(), w_new.data(), ws, anchor);
-    if (!verified(n, scale, b, f_new.data(), w_new.data(), bounds, trial.data(), tol)) return false;
+    if (!verified(n, scale, b, f_new.data(), w_new.data(), bounds, trial.data(), tol) ||
+        !(natural_residual(n, A, b, f_new.data(), w_new.data(), bounds, tol.floor) <= tol.relative))
+      return false;
     std::copy(f_new.begin(), f_new.end(), f);
     std::copy(w_new.begin(), w_new.end(), w);
     classify(n, scale, b, f, w, bounds, tol, sets);
