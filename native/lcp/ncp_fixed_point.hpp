@@ -27,6 +27,7 @@
 #include "conic/cone_solver.hpp"
 #include "core/cholesky.hpp"
 #include "core/magnitudes.hpp"
+#include "lcp/active_set.hpp"
 #include "lcp/lcp.hpp"
 
 namespace dcol::lcp {
@@ -39,6 +40,12 @@ struct NcpFixedPointWorkspace {
   std::vector<double> x, z, residual, lambda_scaled, c, rhs, dx, dz, ds, dzs, ds_affine, dzs_affine, target;
   std::vector<dcol::conic::detail::SocScaling<double>> scaling;
   std::vector<double> saxce, lambda, v;
+  // Anderson acceleration: the last rounds' De Saxcé terms s_k and their images T(s_k), per contact
+  // (columns of nc entries, oldest first), and the least-squares system of the mixing.
+  std::vector<double> s_history, image_history, differences, mixing;
+  int newest = 0, stored = 0;                               // the ring's newest column and how many hold rounds
+  double f_norm = std::numeric_limits<double>::infinity();  // |T(s) − s|∞ of the last round
+  OrthogonalDecomposition decomposition;
 };
 
 namespace ncp_fixed_point_detail {
@@ -238,6 +245,56 @@ inline void solve_cone_qp(int nc, int n, NcpFixedPointWorkspace& ws, int max_ite
   }
 }
 
+// The next De Saxcé term after a round that solved the QP of ws.saxce into ws.v: the map's image
+// T(s) = Γ(v) mixed with the last rounds' by Anderson acceleration (type II; Walker & Ni, "Anderson
+// acceleration for fixed-point iterations", SIAM J. Numer. Anal. 49(4), 2011): with f_k = T(s_k) − s_k,
+// γ minimizing ‖f_k − ΔF γ‖ over the differences of consecutive f, s_{k+1} = T(s_k) − ΔT γ, held ≥ 0
+// like Γ. On a rank-deficient G the plain iteration s_{k+1} = T(s_k) can drift along a direction where
+// T's derivative is nearly the identity (a box twisting on four nearly coplanar corners) by a
+// constant step per round; the mixing extrapolates along it. Its memory restarts when |f_k|∞ grows:
+// near the fixed point the differences are round-off, and mixing them would throw the iterate off.
+constexpr int kAndersonMemory = 5;
+
+inline void anderson_update(int nc, const double* mu, NcpFixedPointWorkspace& ws) {
+  constexpr int columns = kAndersonMemory + 1;
+  ws.s_history.resize(static_cast<size_t>(columns) * nc), ws.image_history.resize(static_cast<size_t>(columns) * nc);
+  auto column = [&](std::vector<double>& history, int back) {  // the round `back` rounds ago
+    return history.data() + static_cast<size_t>((ws.newest + columns - back) % columns) * nc;
+  };
+  ws.newest = (ws.newest + 1) % columns;
+  double* s_k = column(ws.s_history, 0);
+  double* image_k = column(ws.image_history, 0);
+  double f_norm = 0.0;
+  for (int c = 0; c < nc; ++c) {
+    s_k[c] = ws.saxce[3 * c + 2];
+    image_k[c] = mu[c] * std::hypot(ws.v[3 * c], ws.v[3 * c + 1]);
+    f_norm = std::max(f_norm, std::abs(image_k[c] - s_k[c]));
+  }
+  ws.stored = f_norm > ws.f_norm ? 1 : std::min(ws.stored + 1, columns);
+  ws.f_norm = f_norm;
+  const int depth = ws.stored - 1;
+  // ΔF (nc × depth, row-major): f_j − f_{j−1} over the last depth rounds.
+  ws.differences.resize(static_cast<size_t>(nc) * depth);
+  for (int j = 0; j < depth; ++j) {
+    const double *s_new = column(ws.s_history, j), *s_old = column(ws.s_history, j + 1);
+    const double *image_new = column(ws.image_history, j), *image_old = column(ws.image_history, j + 1);
+    for (int c = 0; c < nc; ++c)
+      ws.differences[static_cast<size_t>(c) * depth + j] = (image_new[c] - s_new[c]) - (image_old[c] - s_old[c]);
+  }
+  ws.mixing.assign(std::max(nc, depth), 0.0);
+  if (depth > 0) {
+    for (int c = 0; c < nc; ++c) ws.mixing[c] = image_k[c] - s_k[c];
+    ws.decomposition.factor(nc, depth, ws.differences.data());
+    ws.decomposition.solve(ws.mixing.data());  // γ into the first depth entries
+  }
+  for (int c = 0; c < nc; ++c) {
+    double next = image_k[c];
+    for (int j = 0; j < depth; ++j)
+      next -= ws.mixing[j] * (column(ws.image_history, j)[c] - column(ws.image_history, j + 1)[c]);
+    ws.saxce[3 * c + 2] = std::max(next, 0.0);
+  }
+}
+
 }  // namespace ncp_fixed_point_detail
 
 // The contact NCP of lcp/ncp.hpp (G, g, mu; nc contacts) by the fixed point on the De Saxcé term of
@@ -260,6 +317,7 @@ LcpReport solve_ncp_fixed_point(int nc, const double* G, const double* g, const 
         ws.P[static_cast<size_t>(ws.entry[a]) * n + ws.entry[b]] =
             ws.factor[a] * ws.factor[b] * G[static_cast<size_t>(a) * m + b];
   ws.saxce.assign(m, 0.0);
+  ws.stored = 0, ws.f_norm = std::numeric_limits<double>::infinity();
   ws.lambda.resize(m), ws.v.resize(m), ws.q.resize(n);
   LcpReport report;
   report.status = LcpStatus::iteration_limit;
@@ -283,7 +341,7 @@ LcpReport solve_ncp_fixed_point(int nc, const double* G, const double* g, const 
         return report;
       }
     }
-    for (int c = 0; c < nc; ++c) ws.saxce[3 * c + 2] = mu[c] * std::hypot(ws.v[3 * c], ws.v[3 * c + 1]);
+    anderson_update(nc, mu, ws);
   }
   return report;
 }

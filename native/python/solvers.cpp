@@ -338,7 +338,7 @@ void bind_lcp(py::module_& root) {
       },
       py::arg("G"), py::arg("g"), py::arg("mu"), py::arg("rho"), py::arg("tol"), py::arg("max_iterations"),
       "(impulses, velocities, modes, status code, iterations, residual) of the contact NCP by ADMM with mode "
-      "polishing.");
+      "polishing, then by the fixed point of Acary et al. with interior-point cone QPs.");
   m.def(
       "mlcp_ipm",
       [](const Array& M, const Array& q, const Array& A, const Array& G, const Array& F, const Array& h, double tol,

@@ -351,3 +351,32 @@ def test_sweeps_that_run_out_end_in_pivoting():
     solution = solve_boxed_lcp(A, b, lo, hi, friction_index=friction_index, mu=mu, max_iterations=1)
     assert solution.status == LCPStatus.SOLVED
     assert natural_residual(A, b, solution.f, lo, hi, friction_index, mu) <= 1e-8
+
+
+def relative_natural_residual(A, b, f, lo, hi):
+    """The solvers' measure (native/lcp/lcp.hpp's natural_residual, without a floor), here in numpy:
+    max_i |f_i − clamp(f_i − w_i / A_ii, lo_i, hi_i)| over the impulses' scale max(|f|∞, max_i |b_i| / A_ii)."""
+    d = np.diag(A)
+    w = A @ f + b
+    scale = max(np.abs(f).max(), (np.abs(b) / d).max())
+    return np.abs(f - np.clip(f - w / d, lo, hi)).max() / scale
+
+
+# A badly scaled pair (cond A ≈ 3e10). One Gauss–Seidel sweep leaves an iterate whose sets verified
+# within their tolerances, which measure w against |A|∞, and the solve said SOLVED for f with
+# w = (−1.2e-4, −0.062): each w_i against A_ii, 2.8e-4 of the impulses' scale from a solution.
+BADLY_SCALED_A = np.array([[97.447591160344842, -0.18348721710514182], [-0.18348721710514182, 3.4549686930121178e-04]])
+BADLY_SCALED_B = np.array([-0.03938101144927322, -0.06323632762950003])
+
+
+@pytest.mark.parametrize("sweeps", [1, 2, 16])
+def test_status_is_that_of_the_natural_residual(sweeps):
+    """SOLVED only for an f whose natural residual (computed here) is within tol; this problem's
+    solution has both entries clamping, f = −A⁻¹b."""
+    A, b, tol = BADLY_SCALED_A, BADLY_SCALED_B, 1e-7
+    lo, hi = np.zeros(2), np.full(2, np.inf)
+    solution = solve_boxed_lcp(A, b, lo, hi, tol=tol, max_iterations=sweeps)
+    residual = relative_natural_residual(A, b, solution.f, lo, hi)
+    assert (solution.status == LCPStatus.SOLVED) == (residual <= tol)
+    if solution.status == LCPStatus.SOLVED:
+        assert solution.f == pytest.approx(np.linalg.solve(A, -b), rel=1e-6)

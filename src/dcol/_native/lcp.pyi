@@ -28,7 +28,7 @@ def mlcp_kkt_adjoint(M: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
     """
 def ncp_admm(G: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], g: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mu: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rho: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, max_iterations: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.int8], int, int, float]:
     """
-    (impulses, velocities, modes, status code, iterations, residual) of the contact NCP by ADMM with mode polishing.
+    (impulses, velocities, modes, status code, iterations, residual) of the contact NCP by ADMM with mode polishing, then by the fixed point of Acary et al. with interior-point cone QPs.
     """
 def pgs(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lo: typing.Any, hi: typing.Any, friction_index: typing.Any, mu: typing.Any, f0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], max_iterations: typing.SupportsInt | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, polished: bool) -> tuple:
     """
