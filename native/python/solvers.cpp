@@ -299,12 +299,14 @@ void bind_lcp(py::module_& root) {
           const MatrixScale scale = matrix_scale(n, A.data());
           classify(n, scale, b.data(), f.data(), w.data(), boxed.bounds, tol, sets.data());
           ok = polish(n, A.data(), scale, b.data(), boxed.bounds, f.mutable_data(), w.mutable_data(), sets.data(), tol,
-                      ws);
+                      ws) == Polished::within_tolerance;
         }
         return py::make_tuple(f, ok);
       },
       py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"), py::arg("f"),
-      py::arg("tol"), "(f, polished): f solved exactly on the sets of the approximate solution f when that verifies.");
+      py::arg("tol"),
+      "(f, polished): f solved exactly on the sets of the approximate solution f when that verifies with a "
+      "natural residual within tol.");
   m.def(
       "project_onto_friction_cone",
       [](const Array& impulses, const Array& mu) {

@@ -36,7 +36,7 @@ def pgs(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.An
     """
 def polish(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lo: typing.Any, hi: typing.Any, friction_index: typing.Any, mu: typing.Any, f: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], tol: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], bool]:
     """
-    (f, polished): f solved exactly on the sets of the approximate solution f when that verifies.
+    (f, polished): f solved exactly on the sets of the approximate solution f when that verifies with a natural residual within tol.
     """
 def project_onto_friction_cone(impulses: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mu: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
     """
