@@ -452,6 +452,7 @@ struct ActiveSetWorkspace {
   OrthogonalDecomposition product_decomposition;
   // polish, and the first solution on sets that verified with a natural residual above tol
   std::vector<double> f_trial, w_trial, f_found, w_found, f_verified, w_verified;
+  double verified_residual = 0.0;
   std::vector<EntrySet> sets_trial;
   // solve_pgs_polished's fallback: Lemke's solution, its w and sets
   std::vector<double> f_pivoted, w_pivoted;
@@ -702,8 +703,8 @@ enum class Polished { none, above_tolerance, within_tolerance };
 // the first solve that verifies with its residual within tol replaces f, w and sets (sets
 // reclassified) and within_tolerance is returned. Otherwise f, w and sets are left as they were; when a
 // solve verified with a residual above tol (the least-squares solution on sets whose equations
-// disagree beyond round-off, coplanar contacts), the first such is left in ws.f_verified and
-// ws.w_verified and above_tolerance is returned.
+// disagree beyond round-off, coplanar contacts), the first such is left in ws.f_verified,
+// ws.w_verified and ws.verified_residual and above_tolerance is returned.
 inline Polished polish(int n, const double* A, const MatrixScale& scale, const double* b, const LcpBounds& bounds,
                        double* f, double* w, EntrySet* sets, Tolerance tol, ActiveSetWorkspace& ws, int pivots = 8) {
   std::vector<double>&f_new = ws.f_trial, &w_new = ws.w_trial;
@@ -714,9 +715,11 @@ inline Polished polish(int n, const double* A, const MatrixScale& scale, const d
   auto solves = [&](const double* anchor) {
     solve_on_sets(n, A, b, bounds, trial.data(), f_new.data(), w_new.data(), ws, anchor);
     if (!verified(n, scale, b, f_new.data(), w_new.data(), bounds, trial.data(), tol)) return false;
-    if (!(natural_residual(n, A, b, f_new.data(), w_new.data(), bounds, tol.floor) <= tol.relative)) {
+    const double residual = natural_residual(n, A, b, f_new.data(), w_new.data(), bounds, tol.floor);
+    if (!(residual <= tol.relative)) {
       if (!verified_above) {
         verified_above = true;
+        ws.verified_residual = residual;
         ws.f_verified.assign(f_new.begin(), f_new.end());
         ws.w_verified.assign(w_new.begin(), w_new.end());
       }
@@ -793,9 +796,9 @@ inline bool replace_by_pivoting(int n, const double* A, const MatrixScale& scale
 // sweeps, stopping at the first within tol: on the rank-deficient problems of many contacts the
 // sets settle in a few sweeps while the iterate creeps along the null space for thousands. When the
 // sweeps run out, Lemke's method on the problem (replace_by_pivoting); ends as solve_pgs otherwise
-// (and polishes a converged iterate once more). A polish that verifies only above tol ends the solve
-// too, with that solution (the least-squares one on sets whose equations disagree: more sweeps would not
-// find other sets) and the status iteration_limit, unless Gauss–Seidel's own iterate is within tol.
+// (and polishes a converged iterate once more). A polish that verifies only above tol, nearer a
+// solution than the iterate, ends the solve too, with that solution (the least-squares one on sets whose
+// equations disagree: more sweeps would not find other sets) and the status iteration_limit.
 // w receives A f + b, sets the sets.
 inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, const LcpBounds& bounds, double* f,
                                     double* w, EntrySet* sets, LcpWorkspace& work, ActiveSetWorkspace& active,
@@ -819,12 +822,12 @@ inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, con
       return report;
     }
     if (part.status == LcpStatus::solved) return report;
-    if (polished == Polished::above_tolerance) {
+    if (polished == Polished::above_tolerance && active.verified_residual < part.residual) {
       std::copy(active.f_verified.begin(), active.f_verified.end(), f);
       std::copy(active.w_verified.begin(), active.w_verified.end(), w);
       classify(n, scale, b, f, w, bounds, tol, sets);
       report.status = LcpStatus::iteration_limit;
-      report.residual = natural_residual(n, A, b, f, w, bounds, tol.floor);
+      report.residual = active.verified_residual;
       return report;
     }
     if (sweeps >= max_iterations) {

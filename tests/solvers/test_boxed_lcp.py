@@ -4,7 +4,7 @@ the box-constrained QP in cvxpy/Clarabel, closed forms and central differences."
 import numpy as np
 import pytest
 
-from dcol.solvers import LCPStatus, lcp_jacobian, lcp_jvp, lcp_vjp, solve_boxed_lcp
+from dcol.solvers import LCPStatus, lcp_jacobian, lcp_jvp, lcp_vjp, solve_boxed_lcp, solve_lcp
 from tests.support.optional import oracle
 
 cp = oracle("cvxpy")
@@ -364,18 +364,29 @@ def relative_natural_residual(A, b, f, lo, hi):
 
 # A badly scaled pair (cond A ≈ 3e10). One Gauss–Seidel sweep leaves an iterate whose sets verified
 # within their tolerances, which measure w against |A|∞, and the solve said SOLVED for f with
-# w = (−1.2e-4, −0.062): each w_i against A_ii, 2.8e-4 of the impulses' scale from a solution.
+# w = (−1.2e-4, −0.062): each w_i against A_ii, 2.8e-4 of the impulses' scale from a solution. Five
+# interior-point iterations, polished on their sets (solve_lcp's stabilize), were SOLVED 5.5e-3 away.
 BADLY_SCALED_A = np.array([[97.447591160344842, -0.18348721710514182], [-0.18348721710514182, 3.4549686930121178e-04]])
 BADLY_SCALED_B = np.array([-0.03938101144927322, -0.06323632762950003])
+BADLY_SCALED_SOLVES = {
+    **{
+        f"boxed Gauss–Seidel, {sweeps} sweeps": lambda A, b, tol, sweeps=sweeps: solve_boxed_lcp(
+            A, b, np.zeros(2), np.full(2, np.inf), tol=tol, max_iterations=sweeps
+        )
+        for sweeps in (1, 2, 16)
+    },
+    "Gauss–Seidel, 1 sweep": lambda A, b, tol: solve_lcp(A, b, method="pgs", tol=tol, max_iterations=1),
+    "interior point, 5 iterations": lambda A, b, tol: solve_lcp(A, b, method="ipm", tol=tol, max_iterations=5),
+}
 
 
-@pytest.mark.parametrize("sweeps", [1, 2, 16])
-def test_status_is_that_of_the_natural_residual(sweeps):
+@pytest.mark.parametrize("solve", BADLY_SCALED_SOLVES.values(), ids=BADLY_SCALED_SOLVES.keys())
+def test_status_is_that_of_the_natural_residual(solve):
     """SOLVED only for an f whose natural residual (computed here) is within tol; this problem's
     solution has both entries clamping, f = −A⁻¹b."""
     A, b, tol = BADLY_SCALED_A, BADLY_SCALED_B, 1e-7
     lo, hi = np.zeros(2), np.full(2, np.inf)
-    solution = solve_boxed_lcp(A, b, lo, hi, tol=tol, max_iterations=sweeps)
+    solution = solve(A, b, tol)
     residual = relative_natural_residual(A, b, solution.f, lo, hi)
     assert (solution.status == LCPStatus.SOLVED) == (residual <= tol)
     if solution.status == LCPStatus.SOLVED:
