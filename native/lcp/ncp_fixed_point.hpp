@@ -184,8 +184,9 @@ inline double newton_direction(int nc, int n, NcpFixedPointWorkspace& ws,
 
 // Solves the cone QP of q (P in ws.P, n × n) into ws.x by at most max_iterations interior-point
 // iterations, from a point on the central ray scaled to the data. Stops when its gap and residual are
-// at rounding level, when a step can no longer be taken (the iterate kept is the last inside K), or
-// at the limit; the fixed point measures the outcome by the NCP's own residual.
+// at rounding level, when the Newton matrix can no longer be factored or a step taken (near the
+// solution W⁻² grows without bound on the cones the solution ends on the boundary of; the iterate kept
+// is the last inside K), or at the limit; the fixed point measures the outcome by the NCP's residual.
 inline void solve_cone_qp(int nc, int n, NcpFixedPointWorkspace& ws, int max_iterations) {
   namespace cd = dcol::conic::detail;
   const double q_scale = largest_magnitude(n, ws.q.data()), P_scale = largest_magnitude(n * n, ws.P.data());
