@@ -3,13 +3,14 @@
 // 2011): with the De Saxcé term s = Γ(v) held fixed the NCP is the optimality condition of the convex
 // second-order-cone QP
 //
-//     min ½ λᵀGλ + (g + s)ᵀλ   subject to λ ∈ K_μ,                                    (their §3)
+//     min ½ λᵀGλ + (g + s)ᵀλ   subject to λ ∈ K_μ,
 //
-// whose solution λ(s) gives v = G λ(s) + g; the NCP's solutions are the fixed points s = Γ(v(s))
-// (their Theorem 3.1). Each QP is solved by a primal-dual interior-point method: unlike ADMM, whose
-// iterate creeps along the null space of a rank-deficient G, its iterates are central, and it solves
-// each QP to the accuracy the fixed point needs in a few tens of Newton steps. lcp/ncp.hpp runs it
-// when ADMM ends without a solution.
+// whose solution λ(s) gives v = G λ(s) + g: its optimality conditions are λ ∈ K_μ ⊥ v + s ∈ K_μ*,
+// the NCP's with Γ(v) replaced by s, so that the NCP's solutions are the fixed points s = Γ(v(s)) (the
+// paper's formulation; its text is not at hand here, so its equation numbers are not cited). Each QP is solved by a
+// primal-dual interior-point method: unlike ADMM, whose iterate creeps along the null space of a rank-deficient G, its
+// iterates are central, and it solves each QP to the accuracy the fixed point needs in a few tens of Newton steps.
+// lcp/ncp.hpp runs it when ADMM ends without a solution.
 //
 // The QP in the cones' standard coordinates: per contact with μ > 0, x = [μ λ_n, λ_t1, λ_t2] in the
 // second-order cone ‖x_1:2‖ ≤ x_0 (self-dual); with μ = 0 (a frictionless contact, a joint limit)
@@ -49,8 +50,6 @@ struct NcpFixedPointWorkspace {
 };
 
 namespace ncp_fixed_point_detail {
-
-using dcol::conic::detail::SocScaling;
 
 // A cone QP block of x: 3 entries (a second-order cone) or 1 (the orthant).
 inline int block_size(int nc, int c, const NcpFixedPointWorkspace& ws) {
