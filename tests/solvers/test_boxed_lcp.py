@@ -380,6 +380,30 @@ BADLY_SCALED_SOLVES = {
 }
 
 
+# A warm start from a nearby problem's solution (b perturbed by 1e-3 relative; cond A ≈ 6e5) whose
+# sets verified on this problem, with a natural residual of 4.7e-5, and were taken as SOLVED.
+WARM_A = np.array(
+    [
+        [1.8214899746779024e-02, 2.1068552310990370e-02, -4.8830971297093012e-01, -2.4041653618136150e00],
+        [2.1068552310990370e-02, 2.0140899748872845e-01, 1.3580573811893297e00, -1.0849299101543012e01],
+        [-4.8830971297093012e-01, 1.3580573811893297e00, 3.8631454014351959e01, -3.9425129344151060e01],
+        [-2.4041653618136150e00, -1.0849299101543012e01, -3.9425129344151060e01, 9.5108671480448515e02],
+    ]
+)
+WARM_B = np.array([-2.2081647877204693, -6.432259237589223, -0.5442409023130331, 0.10138579424378466])
+WARM_B_BEFORE = np.array([-2.2103189268413326, -6.429937056950908, -0.5445970230247519, 0.10136910145650094])
+
+
+def test_warm_start_counts_only_within_the_tolerance():
+    """A warm start's sets solve the problem only when the solution on them is within tol (natural
+    residual computed here); otherwise the solve starts afresh, and ends SOLVED within tol."""
+    lo, hi, tol = np.zeros(4), np.full(4, np.inf), 1e-7
+    previous = solve_boxed_lcp(WARM_A, WARM_B_BEFORE, lo, hi, tol=tol)
+    solution = solve_boxed_lcp(WARM_A, WARM_B, lo, hi, tol=tol, warm_start=previous)
+    residual = relative_natural_residual(WARM_A, WARM_B, solution.f, lo, hi)
+    assert solution.status == LCPStatus.SOLVED and residual <= tol
+
+
 @pytest.mark.parametrize("solve", BADLY_SCALED_SOLVES.values(), ids=BADLY_SCALED_SOLVES.keys())
 def test_status_is_that_of_the_natural_residual(solve):
     """SOLVED only for an f whose natural residual (computed here) is within tol; this problem's

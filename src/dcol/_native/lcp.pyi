@@ -44,5 +44,5 @@ def project_onto_friction_cone(impulses: typing.Annotated[numpy.typing.ArrayLike
     """
 def solve_on_sets(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lo: typing.Any, hi: typing.Any, friction_index: typing.Any, mu: typing.Any, sets: typing.Annotated[numpy.typing.ArrayLike, numpy.int8], tol: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], bool]:
     """
-    (f, w, verified) of the least-squares-minimal solution on the sets (Nimble App. B).
+    (f, w, verified) of the least-squares-minimal solution on the sets (Nimble App. B); verified: it verifies on the sets with a natural residual within tol.
     """
