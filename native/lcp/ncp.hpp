@@ -346,7 +346,7 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
   }
   // Else the fixed point of Acary et al. by interior points (lcp/ncp_fixed_point.hpp), whose result
   // replaces ADMM's when its residual is smaller; the status is that residual's.
-  std::vector<double>&fixed_lambda = ws.polished, &fixed_v = ws.velocity;
+  std::vector<double>&fixed_lambda = ws.polished, &fixed_v = ws.velocity;  // the polish's, free again
   fixed_lambda.resize(n), fixed_v.resize(n);
   const LcpReport fixed = solve_ncp_fixed_point(
       nc, G, g, mu, tol, kFixedPointRounds,

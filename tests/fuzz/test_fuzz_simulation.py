@@ -610,6 +610,7 @@ def test_leaning_column_step_under_the_ncp():
     with pytest.warns(RuntimeWarning, match="iteration limit"):
         step = world.step(q, v)
     assert_honest_near_solution(G, g, mu, step.lcp)
+    assert np.bincount(step.lcp.modes, minlength=3).tolist() == [1, 4, 5]  # breaking, sticking, sliding
     assert finite(step.q, step.v)
     r, quaternions = world.body_poses(step.q)
     contacts = world.scene.contacts(r, quaternions, margin=world.contact_margin)
