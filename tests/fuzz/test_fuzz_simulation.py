@@ -349,7 +349,7 @@ def test_heavy_box_does_not_plow_into_a_light_one():
     """Six boxes scattered (pile's draw for seed 0, frictionless, 1 ms): the heaviest (4.6 kg), dropped
     from 2 m, lands on a light one (0.2 kg) and stays on it. (It sank in by centimetres: the deep
     face-on-face overlap gave one contact at the deepest corner.) Its rollout warns once: the position
-    corrections of a few steps near the end leave natural residuals of 3e-6 to 6e-6, above the
+    corrections of a few steps near the end leave natural residuals of a few 1e-6, above the
     tolerance 1e-7, and those steps say so."""
     world, q0, _, _ = pile(6, ["box"] * 6, 0, 1e-3, 0.0, 0.0, "lcp", False)
     rollout, caught = drop(world, q0, seconds=0.6)
