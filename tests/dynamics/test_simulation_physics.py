@@ -399,6 +399,27 @@ def test_a_half_cheetah_falling_onto_its_height_limit_never_gains_energy(dt):
     assert q[:, 1].min() >= model.lower_limits[1] - 1e-9
 
 
+@pytest.mark.parametrize("dt", [1e-2, 5e-2])
+@pytest.mark.parametrize("restitution", [0.0, 0.5, 0.9])
+@pytest.mark.parametrize("height, speed", [(0.3, 10.0), (0.3, 50.0), (-0.05, 10.0), (-0.05, 0.0)])
+def test_a_ball_thrown_at_the_ground_leaves_at_e_times_its_speed_whatever_the_step(dt, restitution, height, speed):
+    """A ball (no gravity, so its energy is all kinetic) thrown straight down at 10 or 50 m/s from
+    0.3 m above the ground, or from 5 cm inside it, at steps that cover up to 2.5 m: Newton's law
+    v⁺ = −e v⁻ for the one impact, so it leaves at e times its approach speed and never faster, however
+    deep the contact; started at rest inside the ground it is moved out without speed, and nothing
+    pushes it deeper."""
+    radius = 0.1
+    world = World(ball_model(radius, gravity=0.0), dt=dt, restitution=restitution, friction=0.0)
+    q, v = floating_state(([0.0, 0.0, radius + height], [0.0, 0.0, -speed]))
+    result = world.rollout(q, v, np.zeros((round(1.0 / dt), 6)))
+    vertical = result.v[:, 2]
+    assert np.abs(result.v[:, [0, 1, 3, 4, 5]]).max() == 0.0
+    assert np.abs(vertical).max() <= speed
+    assert vertical[-1] == pytest.approx(restitution * speed, rel=1e-12, abs=1e-12)
+    # Never deeper than it started or than the allowed penetration (1 % of the contact margin).
+    assert result.q[:, 2].min() >= min(radius + height, radius - 1e-2 * world.contact_margin) - 1e-12
+
+
 @pytest.mark.parametrize("dt", [1e-3, 1e-2, 1 / 60])
 def test_a_box_started_inside_the_ground_is_moved_out_without_speed(dt):
     """The cube resting 5 cm deep in the ground: the penetration is removed by moving the cube (a
