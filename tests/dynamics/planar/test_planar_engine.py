@@ -157,9 +157,9 @@ def test_pendulum_step_agrees_with_the_3d_world(angle, rate):
 def test_the_step_solves_the_dynamics_lcp_of_the_appendix():
     """A box pushed sideways while resting on the ground (two contacts): E is [e₁ e₂] with ones at
     rows 2i − 1, 2i, μ and k the averages of the two bodies' coefficients (LCP-physics §A.4.2–3),
-    and the solution satisfies eq. 20 (momentum with the
-    constraint impulses), eq. 21 (a = 𝓙_c v + c ≥ 0 ⊥ λ_c ≥ 0) and eq. 22 (σ = 𝓙_f v + Eγ ≥ 0 ⊥ λ_f,
-    ζ = μλ_c − Eᵀλ_f ≥ 0 ⊥ γ), read off the mixed LCP's unknowns (y = −λ_e, z = (λ_c, λ_f, γ))."""
+    and the solution satisfies eq. 20 (momentum with the constraint impulses), eq. 21
+    (a = 𝓙_c v + c ≥ 0 ⊥ λ_c ≥ 0) and eq. 22 (σ = 𝓙_f v + Eγ ≥ 0 ⊥ λ_f, ζ = μλ_c − Eᵀλ_f ≥ 0 ⊥ γ), read
+    off the mixed LCP's unknowns (y = −λ_e, z = (λ_c, λ_f, γ))."""
     ground = Body(rectangle(20, 1), friction=0.2, restitution=0.1)
     box = Body(rectangle(1, 1), friction=0.6, restitution=0.5)
     world = PlanarWorld((ground, box), (FixedJoint(0, None, (0, -0.5)),))
