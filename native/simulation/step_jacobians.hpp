@@ -523,6 +523,7 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
 // unless they clamp (their bounds ±μ·0 pin them at zero). Their impulses stay zero inside the step's
 // mode, and the derivatives of their rows of A and b only reach their own w, which the step does not
 // use: the derivatives are the same without them. A robot's speculative contacts are most of its rows.
+// Forms the Delassus matrix ws.A over the rows it keeps (delassus_rows).
 inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw) {
   const int n = static_cast<int>(ws.kept.size()), nv = world.model->nv;
   // The position correction's rows that push stay too, and where the misprediction projection acted,
@@ -537,6 +538,7 @@ inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, Linearizat
     const int normal = ws.friction_index[r] >= 0 ? ws.friction_index[r] : r;
     if (!idle_normal(normal) || ws.sets[r] == lcp::EntrySet::clamping) kept.push_back(r);
   }
+  delassus_rows(ws, kept);
   const int m = static_cast<int>(kept.size());
   if (m == n) return;
   std::vector<int>& position = lw.kept_position;
@@ -565,9 +567,6 @@ inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, Linearizat
     for (int p = 0; p < m; ++p)
       ws.minv_JT[static_cast<size_t>(i) * m + p] = ws.minv_JT[static_cast<size_t>(i) * n + kept[p]];
   ws.minv_JT.resize(static_cast<size_t>(nv) * m);
-  for (int p = 0; p < m; ++p)
-    for (int q = 0; q < m; ++q) ws.A[static_cast<size_t>(p) * m + q] = ws.A[static_cast<size_t>(kept[p]) * n + kept[q]];
-  ws.A.resize(static_cast<size_t>(m) * m);
 }
 
 // ∂δq/∂X (nv × columns) into lw.correction_jac for the position correction δq = M̃⁻¹ Jᵀ f_c
@@ -717,6 +716,7 @@ inline void projection_derivatives(const WorldSpec& world, const Columns& cols, 
     const double* pose = ws.projection_poses.data() + static_cast<size_t>(p) * nq;
     // The correction again at that pose, with the derivatives of its contacts.
     prepare_step(world, at, pose, at.zero.data(), at.zero.data(), true);
+    dense_delassus(at);
     StepReport report;
     correct_positions(world, at, report, 1.0, [&](int row) { return projection_allowed_depth(world, ws, at, row); });
     row_derivatives(world, at, at_lw);
@@ -828,6 +828,7 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   const detail::Columns cols(model, parameters);
   if (world.ncp) {
     // The whole NCP (the solve kept one island's G at a time) and its velocities v = G λ + g.
+    dense_delassus(ws);
     build_ncp(world, ws);
     ws.ncp_v.resize(ws.ncp_lambda.size());
     lcp::lcp_velocity(static_cast<int>(ws.ncp_lambda.size()), ws.ncp_G.data(), ws.ncp_g.data(), ws.ncp_lambda.data(),
