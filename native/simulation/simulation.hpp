@@ -1379,6 +1379,16 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   ws.w.resize(n);
   ws.sets.resize(n);
   StepReport report = world.ncp ? solve_contact_ncp(world, ws) : solve_contact_lcp(world, ws);
+  // Impulses or contact velocities that overflowed are no solution, whatever the solve's iterations
+  // reported (an ADMM residual of overflowed terms can read zero).
+  const std::vector<double>& velocities = world.ncp ? ws.ncp_v : ws.w;
+  auto finite = [](const std::vector<double>& x) {
+    return std::all_of(x.begin(), x.end(), [](double value) { return std::isfinite(value); });
+  };
+  if (!finite(ws.f) || !finite(velocities)) {
+    report.status = lcp::LcpStatus::numerical_error;
+    report.usable = false;
+  }
   report.contacts = static_cast<int>(ws.contacts.size());
   // A free motion whose midpoint equation was not solved would not keep the energy it promises.
   report.free_motion_converged = ws.free_motion_converged;
