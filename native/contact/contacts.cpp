@@ -810,7 +810,7 @@ inline void distance_contact(const DistanceResult& d, const DistanceJacobian* ja
 // cannot give the largest s, and its support points are not sought (a shape on a large box, as on the
 // ground, needs only the pair of faces it lies between).
 inline bool box_face_distance(const Shape& box, const Pose& box_pose, const Shape& other, const Pose& other_pose,
-                              double* distance, double normal[3]) {
+                              double* distance, double normal[3], int* face) {
   if (!box.box) return false;
   const int* opposite = box.opposite_face;
   const Pose frame = shape_frame(box, box_pose), other_frame = shape_frame(other, other_pose);
@@ -872,18 +872,21 @@ inline bool box_face_distance(const Shape& box, const Pose& box_pose, const Shap
   const double thickness = (box.offsets[f] + box.offsets[opposite[f]]) / norm_f;
   if (!(clearance >= depth && thickness >= 2.0 * depth)) return false;
   *distance = best;
+  *face = f;
   for (int i = 0; i < 3; ++i)
     normal[i] = frame.Q.m[i][0] * n_f[0] + frame.Q.m[i][1] * n_f[1] + frame.Q.m[i][2] * n_f[2];
   return true;
 }
 
 // The witness normal (from a to b) and signed distance of a pair by box_face_distance when either shape
-// is a box whose face settles the pair.
-inline bool box_face_witness(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out) {
+// is a box whose face settles the pair, and that face (face_a of a or face_b of b; the other −1).
+inline bool box_face_witness(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, DistanceResult& out,
+                             int& face_a, int& face_b) {
   double distance, normal[3];
-  if (box_face_distance(b, pb, a, pa, &distance, normal)) {
+  face_a = face_b = -1;
+  if (box_face_distance(b, pb, a, pa, &distance, normal, &face_b)) {
     for (int i = 0; i < 3; ++i) out.normal[i] = -normal[i];  // out of b: from b to a
-  } else if (box_face_distance(a, pa, b, pb, &distance, normal)) {
+  } else if (box_face_distance(a, pa, b, pb, &distance, normal, &face_a)) {
     for (int i = 0; i < 3; ++i) out.normal[i] = normal[i];
   } else {
     return false;
@@ -1165,22 +1168,33 @@ inline bool is_round(const Shape& sh) { return sh.kind == ShapeKind::cylinder ||
 // The contacts of a polytope's face on or near the witness normal n (the better aligned of a's and
 // b's, kFaceSnapCosine) clipped in the face's plane against the other shape's incident feature, those
 // within the margin; 0 if no face is near n or none is within the margin.
+// The contacts of the reference face face_a of a (else face_b of b), whose outward normal is ±face_normal
+// (from a to b), clipped in its plane against the other shape's incident feature, those within the
+// margin; 0 if none is.
+inline int reference_face_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb,
+                                   const Vec3& face_normal, int face_a, int face_b, double tol, double margin,
+                                   Contact* out, ContactDerivatives* deriv) {
+  Plane2 plane;
+  tangents(face_normal, plane.e1, plane.e2);
+  Feature fa, fb;
+  if (!face_pair_features(a, pa, b, pb, face_normal, face_a, face_b, tol, plane, fa, fb) || fa.dim < 0 || fb.dim < 0)
+    return 0;
+  Recipe recipes[kMaxPairContacts];
+  return evaluate_contacts(recipes, ContactPlanner(fa, fb, plane, tol).plan(recipes), fa, fb, pa, pb, face_normal,
+                           margin, out, deriv);
+}
+
+// The contacts of a polytope's face on or near the witness normal n (the better aligned of a's and
+// b's, kFaceSnapCosine) clipped in the face's plane against the other shape's incident feature, those
+// within the margin; 0 if no face is near n or none is within the margin.
 inline int snapped_face_contacts(const Shape& a, const Pose& pa, const Shape& b, const Pose& pb, const Vec3& n,
                                  double tol, double margin, Contact* out, ContactDerivatives* deriv) {
   Vec3 normal_a, normal_b;
   const int snap_a = snapped_face(a, pa, n, normal_a), snap_b = snapped_face(b, pb, -1.0 * n, normal_b);
   if (snap_a < 0 && snap_b < 0) return 0;
   const bool use_a = snap_a >= 0 && (snap_b < 0 || dot(normal_a, n) >= -dot(normal_b, n));
-  const Vec3 face_normal = use_a ? normal_a : -1.0 * normal_b;
-  Plane2 plane;
-  tangents(face_normal, plane.e1, plane.e2);
-  Feature fa, fb;
-  if (!face_pair_features(a, pa, b, pb, face_normal, use_a ? snap_a : -1, use_a ? -1 : snap_b, tol, plane, fa, fb) ||
-      fa.dim < 0 || fb.dim < 0)
-    return 0;
-  Recipe recipes[kMaxPairContacts];
-  return evaluate_contacts(recipes, ContactPlanner(fa, fb, plane, tol).plan(recipes), fa, fb, pa, pb, face_normal,
-                           margin, out, deriv);
+  return reference_face_contacts(a, pa, b, pb, use_a ? normal_a : -1.0 * normal_b, use_a ? snap_a : -1,
+                                 use_a ? -1 : snap_b, tol, margin, out, deriv);
 }
 
 // Contacts of two boxes from their separating axis: for a face axis, that face clipped against the
@@ -1246,7 +1260,8 @@ int overlapping_pair_contacts(const Shape& a, const Pose& pa, const Shape& b, co
   // which the plain interior-point stop is accurate enough and needs fewer iterations than centring.
   SolverSettings feature_settings = settings;
   feature_settings.barrier = 0.0;
-  const bool by_face = has_rules && box_face_witness(a, pa, b, pb, dist);
+  int box_face_a, box_face_b;
+  const bool by_face = has_rules && box_face_witness(a, pa, b, pb, dist, box_face_a, box_face_b);
   const bool by_gjk =
       !by_face && has_rules && (round_core_witness(a, pa, b, pb, dist) || gjk_witness(a, pa, b, pb, dist));
   if (!by_face && !by_gjk)
@@ -1263,7 +1278,17 @@ int overlapping_pair_contacts(const Shape& a, const Pose& pa, const Shape& b, co
   int count = 0;
   if (has_rules) {
     // A polytope's face on or near the witness normal: that face against the other's incident feature.
-    count = snapped_face_contacts(a, pa, b, pb, n, tol, cs.margin, out, deriv);
+    // A box's face that settled the pair is that face: the witness normal is its normal, which no face
+    // of the other shape is better aligned with than to rounding (a mesh on the ground needs no scan of
+    // its faces).
+    if (by_face) {
+      const bool on_a = box_face_a >= 0;
+      const Vec3 face_normal = on_a ? face_world_normal(a, shape_frame(a, pa), box_face_a, nullptr)
+                                    : -1.0 * face_world_normal(b, shape_frame(b, pb), box_face_b, nullptr);
+      count = reference_face_contacts(a, pa, b, pb, face_normal, box_face_a, box_face_b, tol, cs.margin, out, deriv);
+    } else {
+      count = snapped_face_contacts(a, pa, b, pb, n, tol, cs.margin, out, deriv);
+    }
     // A face's patch stands for the pair only where it reaches the pair's depth: where the deepest
     // point lies off the face (a capsule's end past the face's side, against its edge), the face
     // clipped against the other's feature keeps only shallower points, and the pair's own features

@@ -16,7 +16,9 @@
 
 namespace dcol::lcp {
 
-enum class LcpStatus { solved, unsolvable, iteration_limit, invalid_problem };
+// numerical_error: the returned solution holds a number that is not finite, whatever the iterations
+// reported (solvers/lcp.py's NUMERICAL_ERROR; the simulation's step tells it by its solution).
+enum class LcpStatus { solved, unsolvable, iteration_limit, invalid_problem, numerical_error };
 
 // A solve's tolerance: relative to the problem's own scale, so that a problem and the same problem
 // in other units have the same solutions; or, with a positive floor, in the caller's units, the

@@ -740,6 +740,24 @@ inline void dense_delassus(StepWorkspace& ws) {
   }
 }
 
+// The Delassus matrix ws.A over the rows `rows` (m × m, in their order, zero between islands): the
+// entries of dense_delassus's A at those rows, from the islands' Z, without forming the others.
+inline void delassus_rows(StepWorkspace& ws, const std::vector<int>& rows) {
+  const int m = static_cast<int>(rows.size());
+  ws.A.assign(static_cast<size_t>(m) * m, 0.0);
+  auto z_row = [&](int r) {
+    const int k = ws.island_of[r];
+    return ws.island_Z.data() + ws.island_matrix_start[k] + static_cast<size_t>(ws.island_position[r]) * ws.island(k).d;
+  };
+  for (int p = 0; p < m; ++p) {
+    const int k = ws.island_of[rows[p]], d = ws.island(k).d;
+    const double* Zp = z_row(rows[p]);
+    for (int q = p; q < m; ++q)
+      if (ws.island_of[rows[q]] == k)
+        ws.A[static_cast<size_t>(p) * m + q] = ws.A[static_cast<size_t>(q) * m + p] = dot(Zp, z_row(rows[q]), d);
+  }
+}
+
 // The kept rows dense, ws.J (n × nv), and with impulse_response (which needs the W_k of a step prepared
 // with derivatives) ws.minv_JT (nv × n), from the islands' J_k and W_k.
 inline void dense_rows(const WorldSpec& world, StepWorkspace& ws, bool impulse_response) {
@@ -958,11 +976,11 @@ inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double*
   detail::free_motion(world, ws, q, v, tau);
   const int n = detail::build_rows(world, ws, q, v);
 
-  // A = J M̃⁻¹ Jᵀ and b = J v_free + b_extra island by island; the dense forms with derivatives.
+  // A = J M̃⁻¹ Jᵀ and b = J v_free + b_extra island by island; with derivatives J and M̃⁻¹ Jᵀ dense (the
+  // derivatives form A over the rows they keep, delassus_rows, or whole, dense_delassus).
   detail::find_islands(world, ws, n);
   detail::island_matrices(world, ws, n, derivatives);
   if (derivatives) dense_rows(world, ws, true);
-  if (derivatives) dense_delassus(ws);
   return n;
 }
 
@@ -1364,6 +1382,16 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   ws.w.resize(n);
   ws.sets.resize(n);
   StepReport report = world.ncp ? solve_contact_ncp(world, ws) : solve_contact_lcp(world, ws);
+  // Impulses or contact velocities that overflowed are no solution, whatever the solve's iterations
+  // reported (an ADMM residual of overflowed terms can read zero).
+  const std::vector<double>& velocities = world.ncp ? ws.ncp_v : ws.w;
+  auto finite = [](const std::vector<double>& x) {
+    return std::all_of(x.begin(), x.end(), [](double value) { return std::isfinite(value); });
+  };
+  if (!finite(ws.f) || !finite(velocities)) {
+    report.status = lcp::LcpStatus::numerical_error;
+    report.usable = false;
+  }
   report.contacts = static_cast<int>(ws.contacts.size());
   // A free motion whose midpoint equation was not solved would not keep the energy it promises.
   report.free_motion_converged = ws.free_motion_converged;

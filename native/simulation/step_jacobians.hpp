@@ -20,6 +20,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/dense_product.hpp"
 #include "dynamics/aba_derivatives.hpp"
 #include "dynamics/integrate.hpp"
 #include "dynamics/kinematics.hpp"
@@ -84,21 +85,6 @@ struct LinearizationWorkspace {
 
 namespace detail {
 
-// C (r × c, leading dimension ldc) = alpha A (r × k, lda) B (k × c, ldb), added to C if accumulate.
-inline void multiply(int r, int k, int c, double alpha, const double* A, int lda, const double* B, int ldb, double* C,
-                     int ldc, bool accumulate) {
-  for (int i = 0; i < r; ++i) {
-    double* Ci = C + static_cast<size_t>(i) * ldc;
-    if (!accumulate) std::fill(Ci, Ci + c, 0.0);
-    for (int p = 0; p < k; ++p) {
-      const double a = alpha * A[static_cast<size_t>(i) * lda + p];
-      if (a == 0.0) continue;
-      const double* Bp = B + static_cast<size_t>(p) * ldb;
-      for (int j = 0; j < c; ++j) Ci[j] += a * Bp[j];
-    }
-  }
-}
-
 // The Jacobian's columns: [q tangent, v, τ] and, with parameters, [π (10 nbodies), μ, e]; np is
 // π's count (0 without parameters, and then mu = e = −1).
 struct Columns {
@@ -154,8 +140,8 @@ inline void dA_from(const Columns& cols, StepWorkspace& ws, LinearizationWorkspa
     for (int ci = 0; ci < a; ++ci)
       for (int di = 0; di < a; ++di) row[dofs[di]] += dJr[ci * a + di] * y[dofs[ci]];
   }
-  multiply(n, nv, nv, 1.0, ws.J.data(), nv, d_q, nv, out + cols.q, cols.D, true);
-  multiply(n, nv, np, 1.0, ws.J.data(), nv, d_params, np, out + cols.params, cols.D, true);
+  dense_product(n, nv, nv, 1.0, ws.J.data(), nv, d_q, nv, out + cols.q, cols.D, true);
+  dense_product(n, nv, np, 1.0, ws.J.data(), nv, d_params, np, out + cols.params, cols.D, true);
 }
 
 // (∂A/∂X) u (n × columns) for any u (n).
@@ -233,10 +219,11 @@ inline void row_derivatives(const WorldSpec& world, StepWorkspace& ws, Lineariza
     lw.d_frame.resize(9 * static_cast<size_t>(a));
     lw.d_separation.resize(a);
     const double (*frame_derivatives[3])[12] = {dc.normal, dc.tangent1, dc.tangent2};
-    multiply(3, 12, a, 1.0, &dc.point[0][0], 12, lw.G.data(), a, lw.d_point.data(), a, false);
+    dense_product(3, 12, a, 1.0, &dc.point[0][0], 12, lw.G.data(), a, lw.d_point.data(), a, false);
     for (int r = 0; r < 3; ++r)
-      multiply(3, 12, a, 1.0, &frame_derivatives[r][0][0], 12, lw.G.data(), a, lw.d_frame.data() + 3 * r * a, a, false);
-    multiply(1, 12, a, 1.0, dc.separation, 12, lw.G.data(), a, lw.d_separation.data(), a, false);
+      dense_product(3, 12, a, 1.0, &frame_derivatives[r][0][0], 12, lw.G.data(), a, lw.d_frame.data() + 3 * r * a, a,
+                    false);
+    dense_product(1, 12, a, 1.0, dc.separation, 12, lw.G.data(), a, lw.d_separation.data(), a, false);
     // d_relative[i][col][dir] = Σ_sides sign (dJ_lin − d_lever × ω − lever × dω), d_lever = d_point − J_lin,
     // over the active dofs (their positions in lw.active).
     lw.d_relative.assign(3 * static_cast<size_t>(a) * a, 0.0);
@@ -536,6 +523,7 @@ inline void ncp_derivatives(const WorldSpec& world, const Columns& cols, StepWor
 // unless they clamp (their bounds ±μ·0 pin them at zero). Their impulses stay zero inside the step's
 // mode, and the derivatives of their rows of A and b only reach their own w, which the step does not
 // use: the derivatives are the same without them. A robot's speculative contacts are most of its rows.
+// Forms the Delassus matrix ws.A over the rows it keeps (delassus_rows).
 inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw) {
   const int n = static_cast<int>(ws.kept.size()), nv = world.model->nv;
   // The position correction's rows that push stay too, and where the misprediction projection acted,
@@ -550,6 +538,7 @@ inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, Linearizat
     const int normal = ws.friction_index[r] >= 0 ? ws.friction_index[r] : r;
     if (!idle_normal(normal) || ws.sets[r] == lcp::EntrySet::clamping) kept.push_back(r);
   }
+  delassus_rows(ws, kept);
   const int m = static_cast<int>(kept.size());
   if (m == n) return;
   std::vector<int>& position = lw.kept_position;
@@ -578,9 +567,6 @@ inline void drop_idle_rows(const WorldSpec& world, StepWorkspace& ws, Linearizat
     for (int p = 0; p < m; ++p)
       ws.minv_JT[static_cast<size_t>(i) * m + p] = ws.minv_JT[static_cast<size_t>(i) * n + kept[p]];
   ws.minv_JT.resize(static_cast<size_t>(nv) * m);
-  for (int p = 0; p < m; ++p)
-    for (int q = 0; q < m; ++q) ws.A[static_cast<size_t>(p) * m + q] = ws.A[static_cast<size_t>(kept[p]) * n + kept[q]];
-  ws.A.resize(static_cast<size_t>(m) * m);
 }
 
 // ∂δq/∂X (nv × columns) into lw.correction_jac for the position correction δq = M̃⁻¹ Jᵀ f_c
@@ -655,7 +641,7 @@ inline bool correction_derivatives(const WorldSpec& world, const Columns& cols, 
     lu_solve(c, lw.correction_K.data(), c, lw.correction_pivot.data(), lw.correction_column.data());
     for (int a = 0; a < c; ++a) lw.correction_df[static_cast<size_t>(C[a]) * D + d] = lw.correction_column[a];
   }
-  multiply(nv, n, D, 1.0, ws.minv_JT.data(), n, lw.correction_df.data(), D, lw.correction_jac.data(), D, false);
+  dense_product(nv, n, D, 1.0, ws.minv_JT.data(), n, lw.correction_df.data(), D, lw.correction_jac.data(), D, false);
   for (int i = 0; i < nv; ++i) {
     double* row = lw.correction_jac.data() + static_cast<size_t>(i) * D;
     for (int d = 0; d < nv; ++d) row[cols.q + d] += lw.correction_d_q[i * nv + d];
@@ -730,6 +716,7 @@ inline void projection_derivatives(const WorldSpec& world, const Columns& cols, 
     const double* pose = ws.projection_poses.data() + static_cast<size_t>(p) * nq;
     // The correction again at that pose, with the derivatives of its contacts.
     prepare_step(world, at, pose, at.zero.data(), at.zero.data(), true);
+    dense_delassus(at);
     StepReport report;
     correct_positions(world, at, report, 1.0, [&](int row) { return projection_allowed_depth(world, ws, at, row); });
     row_derivatives(world, at, at_lw);
@@ -753,20 +740,21 @@ inline void projection_derivatives(const WorldSpec& world, const Columns& cols, 
       }
     // ∂δq_c/∂X = (∂δq_c/∂p) ∂p/∂X + ∂δq_c/∂π + M̃⁻¹ Jᵀ df.
     lw.projection_dq.resize(static_cast<size_t>(nv) * D);
-    multiply(nv, nv, D, 1.0, at_lw.correction_jac.data() + cols.q, D, lw.pose_jac.data(), D, lw.projection_dq.data(), D,
-             false);
+    dense_product(nv, nv, D, 1.0, at_lw.correction_jac.data() + cols.q, D, lw.pose_jac.data(), D,
+                  lw.projection_dq.data(), D, false);
     for (int i = 0; i < nv; ++i)
       for (int j = 0; j < np; ++j)
         lw.projection_dq[static_cast<size_t>(i) * D + cols.params + j] +=
             at_lw.correction_jac[static_cast<size_t>(i) * D + cols.params + j];
     if (moves)
-      multiply(nv, n, D, 1.0, at.minv_JT.data(), n, lw.projection_df.data(), D, lw.projection_dq.data(), D, true);
+      dense_product(nv, n, D, 1.0, at.minv_JT.data(), n, lw.projection_df.data(), D, lw.projection_dq.data(), D, true);
     // p' = p ⊕ δq_c.
     dyn::step_integrate_jacobians(model, at.correction_dq.data(), at_lw.integrate_q.data(), at_lw.integrate_v.data());
     lw.next_pose_jac.resize(static_cast<size_t>(nv) * D);
-    multiply(nv, nv, D, 1.0, at_lw.integrate_q.data(), nv, lw.pose_jac.data(), D, lw.next_pose_jac.data(), D, false);
-    multiply(nv, nv, D, 1.0, at_lw.integrate_v.data(), nv, lw.projection_dq.data(), D, lw.next_pose_jac.data(), D,
-             true);
+    dense_product(nv, nv, D, 1.0, at_lw.integrate_q.data(), nv, lw.pose_jac.data(), D, lw.next_pose_jac.data(), D,
+                  false);
+    dense_product(nv, nv, D, 1.0, at_lw.integrate_v.data(), nv, lw.projection_dq.data(), D, lw.next_pose_jac.data(), D,
+                  true);
     std::swap(lw.pose_jac, lw.next_pose_jac);
   }
   lw.q_jac = lw.pose_jac;
@@ -816,14 +804,15 @@ inline bool bounce_terms(const WorldSpec& world, const Columns& cols, StepWorksp
       for (int di = 0; di < count; ++di) acceleration += dN[ci * count + di] * v[dofs[ci]] * v[dofs[di]];
     for (int c = 0; c < nv; ++c) lw.bounce_scratch[a * nv + c] = acceleration / velocity * N[c];
   }
-  multiply(nv, m, nv, 1.0, lw.impulse_map.data(), m, lw.bounce_scratch.data(), nv, lw.v_jac.data() + cols.q, D, true);
+  dense_product(nv, m, nv, 1.0, lw.impulse_map.data(), m, lw.bounce_scratch.data(), nv, lw.v_jac.data() + cols.q, D,
+                true);
   // integrate_v impulse_map N (N's rows gathered into the scratch).
   for (int a = 0; a < m; ++a)
     std::copy_n(ws.J.data() + static_cast<size_t>(rows[a]) * nv, nv, lw.bounce_scratch.data() + a * nv);
   lw.tau_q.resize(static_cast<size_t>(nv) * nv);
-  multiply(nv, m, nv, 1.0, lw.impulse_map.data(), m, lw.bounce_scratch.data(), nv, lw.tau_q.data(), nv, false);
+  dense_product(nv, m, nv, 1.0, lw.impulse_map.data(), m, lw.bounce_scratch.data(), nv, lw.tau_q.data(), nv, false);
   lw.bounce_position.resize(static_cast<size_t>(nv) * nv);
-  multiply(nv, nv, nv, 1.0, lw.integrate_v.data(), nv, lw.tau_q.data(), nv, lw.bounce_position.data(), nv, false);
+  dense_product(nv, nv, nv, 1.0, lw.integrate_v.data(), nv, lw.tau_q.data(), nv, lw.bounce_position.data(), nv, false);
   return true;
 }
 
@@ -835,11 +824,11 @@ inline bool bounce_terms(const WorldSpec& world, const Columns& cols, StepWorksp
 // q (ws.step_velocity; step() returns it re-expressed at q⁺).
 inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw, const double* q,
                            const double* v, const double* v_next, bool parameters, bool bounce, double* jacobian) {
-  using detail::multiply;
   const dyn::Model& model = *world.model;
   const detail::Columns cols(model, parameters);
   if (world.ncp) {
     // The whole NCP (the solve kept one island's G at a time) and its velocities v = G λ + g.
+    dense_delassus(ws);
     build_ncp(world, ws);
     ws.ncp_v.resize(ws.ncp_lambda.size());
     lcp::lcp_velocity(static_cast<int>(ws.ncp_lambda.size()), ws.ncp_G.data(), ws.ncp_g.data(), ws.ncp_lambda.data(),
@@ -880,19 +869,19 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
 
   // d_free = ∂v_free/∂(q, v, τ, θ) (nv × D).
   lw.d_free.assign(static_cast<size_t>(nv) * D, 0.0);
-  multiply(nv, nv, nv, -dt, lw.Kinv.data(), nv, lw.dtau_dq.data(), nv, lw.d_free.data() + cols.q, D, true);
-  multiply(nv, nv, nv, -dt, lw.Kinv.data(), nv, lw.dtau_dv.data(), nv, lw.d_free.data() + cols.v, D, true);
+  dense_product(nv, nv, nv, -dt, lw.Kinv.data(), nv, lw.dtau_dq.data(), nv, lw.d_free.data() + cols.q, D, true);
+  dense_product(nv, nv, nv, -dt, lw.Kinv.data(), nv, lw.dtau_dv.data(), nv, lw.d_free.data() + cols.v, D, true);
   for (int i = 0; i < nv; ++i) {
     lw.d_free[static_cast<size_t>(i) * D + cols.v + i] += 1.0;
     for (int j = 0; j < nv; ++j) lw.d_free[static_cast<size_t>(i) * D + cols.tau + j] = dt * lw.Kinv[i * nv + j];
   }
-  multiply(nv, nv, np, -dt, lw.Kinv.data(), nv, lw.regressor.data(), np, lw.d_free.data() + cols.params, D, true);
+  dense_product(nv, nv, np, -dt, lw.Kinv.data(), nv, lw.regressor.data(), np, lw.d_free.data() + cols.params, D, true);
   dyn::step_velocity_at_start_jacobian(model, dt, ws.v_mid.data(), D, cols.v, lw.d_free.data());
 
   // The rows' derivatives, then db = ∂(J v_free + b_extra) (n × D).
   detail::row_derivatives(world, ws, lw);
   lw.db.resize(static_cast<size_t>(n) * D);
-  multiply(n, nv, D, 1.0, ws.J.data(), nv, lw.d_free.data(), D, lw.db.data(), D, false);
+  dense_product(n, nv, D, 1.0, ws.J.data(), nv, lw.d_free.data(), D, lw.db.data(), D, false);
   for (int r = 0; r < n; ++r) {
     double* row = lw.db.data() + static_cast<size_t>(r) * D;
     const double* dJr = lw.dJ.data() + lw.dJ_offset[r];
@@ -924,7 +913,7 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
       detail::ncp_derivatives(world, cols, ws, lw, q);
     else
       detail::lcp_derivatives(world, cols, ws, lw, q);
-    multiply(nv, n, D, 1.0, ws.minv_JT.data(), n, lw.df.data(), D, lw.v_jac.data(), D, true);
+    dense_product(nv, n, D, 1.0, ws.minv_JT.data(), n, lw.df.data(), D, lw.v_jac.data(), D, true);
     for (int i = 0; i < nv; ++i) {
       double* row = lw.v_jac.data() + static_cast<size_t>(i) * D;
       for (int d = 0; d < nv; ++d) row[cols.q + d] += lw.impulse_d_q[i * nv + d];
@@ -942,9 +931,9 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
   dyn::step_integrate_jacobians(model, lw.u.data(), lw.integrate_q.data(), lw.integrate_v.data());
   const bool bounced = bounce && n > 0 && detail::bounce_terms(world, cols, ws, lw, v);
   lw.q_jac.resize(static_cast<size_t>(nv) * D);
-  multiply(nv, nv, D, dt, lw.integrate_v.data(), nv, lw.v_jac.data(), D, lw.q_jac.data(), D, false);
+  dense_product(nv, nv, D, dt, lw.integrate_v.data(), nv, lw.v_jac.data(), D, lw.q_jac.data(), D, false);
   if (corrected)
-    multiply(nv, nv, D, 1.0, lw.integrate_v.data(), nv, lw.correction_jac.data(), D, lw.q_jac.data(), D, true);
+    dense_product(nv, nv, D, 1.0, lw.integrate_v.data(), nv, lw.correction_jac.data(), D, lw.q_jac.data(), D, true);
   for (int i = 0; i < nv; ++i)
     for (int d = 0; d < nv; ++d)
       lw.q_jac[static_cast<size_t>(i) * D + cols.q + d] +=

@@ -261,8 +261,8 @@ def test_reprs_are_short_and_say_what_matters():
 
 def test_rollout_runs_natively_unless_steps_are_kept_with_the_same_trajectory():
     """World.rollout without derivatives is one native call (rollout_batch's); keep_steps=True takes
-    the steps one call at a time and keeps them: the same trajectory and contact counts bit for bit,
-    and a rollout that fails names its step on both paths."""
+    the steps one call at a time and keeps them: the same trajectory and contact counts bit for bit
+    (a rollout that fails names its step on both paths: the test below)."""
     world = World(box_pile_model(2), dt=1e-3, friction=0.5)
     q0, v0 = floating_state(([0.0, 0.0, 0.1], [0.3, 0.0, 0.0]), ([0.02, 0.0, 0.32], [0.0, 0.0, 0.0]))
     taus = np.zeros((120, world.model.nv))
@@ -273,9 +273,24 @@ def test_rollout_runs_natively_unless_steps_are_kept_with_the_same_trajectory():
     assert kept.contacts[-1] >= 8
     with pytest.raises(ValueError, match=r"kept no Step objects: call World.rollout\(\.\.\., keep_steps=True\)"):
         _ = native.steps
+
+
+@pytest.mark.parametrize("contact_model", ["lcp", "ncp"])
+def test_a_contact_solve_that_overflowed_fails_its_step(contact_model):
+    """A box slid at 1e200 m/s under another: the contact solve's numbers overflow, and under either
+    contact model the step fails by name (natively, with kept steps, and by World.step) instead of
+    going on with its iterate. (The NCP's ADMM once reported SOLVED there, with the residual of its
+    overflowed terms reading zero, and the rollout went on.)"""
+    world = World(box_pile_model(2), dt=1e-3, friction=0.5, contact_model=contact_model)
+    q0, v0 = floating_state(([0.0, 0.0, 0.1], [0.3, 0.0, 0.0]), ([0.02, 0.0, 0.32], [0.0, 0.0, 0.0]))
+    taus = np.zeros((120, world.model.nv))
     v_diverging = v0.copy()
     v_diverging[0] = 1e200
-    with pytest.raises(RuntimeError, match=r"^the rollout failed at step 1: the contact LCP could not be solved"):
+    problem = f"the contact {contact_model.upper()} could not be solved"
+    with pytest.raises(RuntimeError, match=rf"^the rollout failed at step 1: {problem}"):
         world.rollout(q0, v_diverging, taus)
-    with pytest.raises(RuntimeError, match=r"^step 1: the contact LCP could not be solved"):
+    with pytest.raises(RuntimeError, match=rf"^step 1: {problem}"):
         world.rollout(q0, v_diverging, taus, keep_steps=True)
+    first = world.step(q0, v_diverging)
+    with pytest.raises(RuntimeError, match=problem):
+        world.step(first.q, first.v)

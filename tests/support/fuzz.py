@@ -53,17 +53,19 @@ def record(family: str, outcome: str, detail: str = "", known: str | None = None
 
 
 def tally_table() -> list[str]:
-    """The tally as the lines of a Markdown table, one row per family."""
+    """The tally as the lines of a Markdown table, one row per family and a last row of their sums.
+    Crashes are always 0: a crash ends the run before any table is printed."""
     families = sorted({family for family, _ in TALLY})
     lines = [
         "| family | inputs tried | crashes | silent NaN | wrong answers | clear errors | failure statuses |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for family in families:
-        count = {outcome: TALLY[family, outcome] for outcome in OUTCOMES}
+    for family in [*families, None]:
+        chosen = families if family is None else [family]
+        count = {outcome: sum(TALLY[name, outcome] for name in chosen) for outcome in OUTCOMES}
         lines.append(
-            f"| {family} | {sum(count.values())} | 0 | {count['nan']} | {count['wrong']} | {count['error']} | "
-            f"{count['status']} |"
+            f"| {family or '**all families**'} | {sum(count.values())} | 0 | {count['nan']} | {count['wrong']} | "
+            f"{count['error']} | {count['status']} |"
         )
     return lines
 

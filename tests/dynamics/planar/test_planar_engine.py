@@ -156,16 +156,21 @@ def test_pendulum_step_agrees_with_the_3d_world(angle, rate):
 
 def test_the_step_solves_the_dynamics_lcp_of_the_appendix():
     """A box pushed sideways while resting on the ground (two contacts): E is [e₁ e₂] with ones at
-    rows 2i − 1, 2i (LCP-physics §A.4.3), and the solution satisfies eq. 20 (momentum with the
-    constraint impulses), eq. 21 (a = 𝓙_c v + c ≥ 0 ⊥ λ_c ≥ 0) and eq. 22 (σ = 𝓙_f v + Eγ ≥ 0 ⊥ λ_f,
-    ζ = μλ_c − Eᵀλ_f ≥ 0 ⊥ γ), read off the mixed LCP's unknowns (y = −λ_e, z = (λ_c, λ_f, γ))."""
-    world = ground_and(Body(rectangle(1, 1), friction=0.4, restitution=0.5))
+    rows 2i − 1, 2i, μ and k the averages of the two bodies' coefficients (LCP-physics §A.4.2–3),
+    and the solution satisfies eq. 20 (momentum with the constraint impulses), eq. 21
+    (a = 𝓙_c v + c ≥ 0 ⊥ λ_c ≥ 0) and eq. 22 (σ = 𝓙_f v + Eγ ≥ 0 ⊥ λ_f, ζ = μλ_c − Eᵀλ_f ≥ 0 ⊥ γ), read
+    off the mixed LCP's unknowns (y = −λ_e, z = (λ_c, λ_f, γ))."""
+    ground = Body(rectangle(20, 1), friction=0.2, restitution=0.1)
+    box = Body(rectangle(1, 1), friction=0.6, restitution=0.5)
+    world = PlanarWorld((ground, box), (FixedJoint(0, None, (0, -0.5)),))
     positions, velocities = np.array([[0, 0, -0.5], [0, 0.2, 0.5 - 1e-4]]), np.array([[0, 0, 0], [0.1, 1.0, -0.3]])
     forces = np.array([[0, 0, 0], [0.2, 3.0, 0]])
     step = world.step(positions, velocities, forces)
     lcp, solution = step.problem, step.solution
     assert solution.status == LCPStatus.SOLVED and len(step.contacts) == 2
     np.testing.assert_array_equal(lcp.E, [[1, 0], [1, 0], [0, 1], [0, 1]])
+    np.testing.assert_allclose(lcp.mu, [0.4, 0.4], rtol=1e-15)
+    np.testing.assert_allclose(lcp.k, [0.3, 0.3], rtol=1e-15)
     v, v_t = solution.x, velocities.reshape(-1)
     lambda_e, (lambda_c, lambda_f, gamma) = -solution.y, np.split(solution.z, [2, 6])
     weights = np.array([[0.0, 0.0, -G * body.mass] for body in world.bodies])
