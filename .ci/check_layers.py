@@ -13,7 +13,7 @@ from pathlib import Path
 ALLOWED = {
     "core": set(),
     "conic": {"core"},
-    "lcp": {"core"},
+    "lcp": {"core", "conic"},
     "dynamics": {"core"},
     "geometry": {"core", "conic"},
     "kernels": {"core", "conic", "geometry"},

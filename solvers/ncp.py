@@ -20,7 +20,11 @@ the null space of a rank-deficient G (many contacts on few joints) long after th
 When that run ends without a solution, a second one as long holds s fixed while ADMM settles on the
 convex QP it defines and only then refreshes it (the fixed point on s of Acary, Cadoux, Lemaréchal
 and Malick 2011, each step a convex problem): refreshed every iteration, s can keep the iterate
-cycling with wrong modes (a box sliding on its four corners under another one, μ = 1).
+cycling with wrong modes (a box sliding on its four corners under another one, μ = 1). When that run
+fails too, the same fixed point with each cone QP solved by a primal-dual interior-point method and s
+mixed over the last rounds by Anderson acceleration (native/lcp/ncp_fixed_point.hpp): interior points
+do not creep along G's null space. The impulses of smallest residual are returned; the status is
+SOLVED only when that residual is within tol.
 
 Gradients: with the modes fixed, the solution satisfies F(λ_C; G, g, μ) = 0 over the non-breaking
 contacts C: v_i = 0 for sticking contacts, and v_n,i = 0, λ_t,i + μ_i λ_n,i v_t,i / ‖v_t,i‖ = 0 for
@@ -114,7 +118,7 @@ def solve_contact_ncp(
     the contact frames, normal last per contact. mu : (nc,) friction coefficients ≥ 0 (or a scalar).
     tol : stopping tolerance on the residual; rho : initial ADMM penalty (default from G's spectrum),
     adapted by residual balancing; max_iterations : of each of the two ADMM runs (the module
-    docstring), whose iterations the solution's count sums.
+    docstring), whose iterations the solution's count sums with the fallback's cone QPs.
     Returns an NCPSolution with each contact's mode.
     """
     g = checked_array(g, "g", ("3 nc",))

@@ -450,8 +450,9 @@ struct ActiveSetWorkspace {
   std::vector<double> response, reduced, H, G, N, L, L_H;
   std::vector<int> nonzero;
   OrthogonalDecomposition product_decomposition;
-  // polish
-  std::vector<double> f_trial, w_trial, f_found, w_found;
+  // polish, and the first solution on sets that verified with a natural residual above tol
+  std::vector<double> f_trial, w_trial, f_found, w_found, f_verified, w_verified;
+  double verified_residual = 0.0;
   std::vector<EntrySet> sets_trial;
   // solve_pgs_polished's fallback: Lemke's solution, its w and sets
   std::vector<double> f_pivoted, w_pivoted;
@@ -689,47 +690,68 @@ inline bool pivot(int n, const double* f, const double* w, const LcpBounds& boun
   return moved;
 }
 
+// What polish found: no solution on any sets it tried, one that verifies on its sets but whose natural
+// residual is above tol, or one within tol.
+enum class Polished { none, above_tolerance, within_tolerance };
+
 // Solves exactly on the sets of an approximate solution (f, w) and keeps the result when it verifies:
 // first with the tied entries (at a bound with w = 0) moved to the clamping set, which spreads an
 // impulse evenly over identical contacts, then with the sets as found (least-norm, then nearest to
 // f), then with the entries near a bound (√tol, relative) at it, and last by up to `pivots` block
-// principal pivots from the sets as found. On success f, w and sets are replaced (sets reclassified)
-// and true is returned; otherwise they are left as they were.
-inline bool polish(int n, const double* A, const MatrixScale& scale, const double* b, const LcpBounds& bounds,
-                   double* f, double* w, EntrySet* sets, Tolerance tol, ActiveSetWorkspace& ws, int pivots = 8) {
+// principal pivots from the sets as found. The sets' tolerances measure w against |A|∞, the natural
+// residual each w_i against A_ii (or, with a floor, as it is), and a solver's status is that residual's:
+// the first solve that verifies with its residual within tol replaces f, w and sets (sets
+// reclassified) and within_tolerance is returned. Otherwise f, w and sets are left as they were; when a
+// solve verified with a residual above tol (the least-squares solution on sets whose equations
+// disagree beyond round-off, coplanar contacts), the first such is left in ws.f_verified,
+// ws.w_verified and ws.verified_residual and above_tolerance is returned.
+inline Polished polish(int n, const double* A, const MatrixScale& scale, const double* b, const LcpBounds& bounds,
+                       double* f, double* w, EntrySet* sets, Tolerance tol, ActiveSetWorkspace& ws, int pivots = 8) {
   std::vector<double>&f_new = ws.f_trial, &w_new = ws.w_trial;
   std::vector<EntrySet>& trial = ws.sets_trial;
   f_new.resize(n);
   w_new.resize(n);
+  bool verified_above = false;
   auto solves = [&](const double* anchor) {
     solve_on_sets(n, A, b, bounds, trial.data(), f_new.data(), w_new.data(), ws, anchor);
     if (!verified(n, scale, b, f_new.data(), w_new.data(), bounds, trial.data(), tol)) return false;
+    const double residual = natural_residual(n, A, b, f_new.data(), w_new.data(), bounds, tol.floor);
+    if (!(residual <= tol.relative)) {
+      if (!verified_above) {
+        verified_above = true;
+        ws.verified_residual = residual;
+        ws.f_verified.assign(f_new.begin(), f_new.end());
+        ws.w_verified.assign(w_new.begin(), w_new.end());
+      }
+      return false;
+    }
     std::copy(f_new.begin(), f_new.end(), f);
     std::copy(w_new.begin(), w_new.end(), w);
     classify(n, scale, b, f, w, bounds, tol, sets);
     return true;
   };
+  auto failed = [&] { return verified_above ? Polished::above_tolerance : Polished::none; };
   const Tolerances t = tolerances(n, scale, b, f, tol);
   trial.assign(sets, sets + n);
   bool tied = false;
   for (int i = 0; i < n; ++i)
     if (sets[i] != EntrySet::clamping && std::abs(w[i]) <= t.w) trial[i] = EntrySet::clamping, tied = true;
-  if (tied && solves(nullptr)) return true;
+  if (tied && solves(nullptr)) return Polished::within_tolerance;
   trial.assign(sets, sets + n);
-  if (solves(nullptr)) return true;
+  if (solves(nullptr)) return Polished::within_tolerance;
   ws.f_found.assign(f_new.begin(), f_new.end());  // the pivots start from this solve
   ws.w_found.assign(w_new.begin(), w_new.end());
-  if (solves(f)) return true;
+  if (solves(f)) return Polished::within_tolerance;
   if (settle_near_bounds(n, f, w, bounds, sets, std::sqrt(tol.relative) * t.f / tol.relative, trial) && solves(nullptr))
-    return true;
+    return Polished::within_tolerance;
   trial.assign(sets, sets + n);
   const double *f_pivot = ws.f_found.data(), *w_pivot = ws.w_found.data();
   for (int round = 0; round < pivots; ++round) {
-    if (!pivot(n, f_pivot, w_pivot, bounds, tolerances(n, scale, b, f_pivot, tol), trial)) return false;
-    if (solves(nullptr)) return true;
+    if (!pivot(n, f_pivot, w_pivot, bounds, tolerances(n, scale, b, f_pivot, tol), trial)) return failed();
+    if (solves(nullptr)) return Polished::within_tolerance;
     f_pivot = f_new.data(), w_pivot = w_new.data();
   }
-  return false;
+  return failed();
 }
 
 }  // namespace dcol::lcp
@@ -755,7 +777,7 @@ inline bool replace_by_pivoting(int n, const double* A, const MatrixScale& scale
   auto finish = [&](double* f_round) {  // polish leaves f_round, w_new and sets_new as they were on failure
     lcp_velocity(n, A, b, f_round, w_new);
     classify(n, scale, b, f_round, w_new, bounds, tol, sets_new);
-    solves = polish(n, A, scale, b, bounds, f_round, w_new, sets_new, tol, ws) ||
+    solves = polish(n, A, scale, b, bounds, f_round, w_new, sets_new, tol, ws) == Polished::within_tolerance ||
              (verified(n, scale, b, f_round, w_new, bounds, sets_new, tol) &&
               natural_residual(n, A, b, f_round, w_new, bounds, tol.floor) <= tol.relative);
     return solves;
@@ -771,10 +793,13 @@ inline bool replace_by_pivoting(int n, const double* A, const MatrixScale& scale
 }
 
 // Projected Gauss–Seidel whose iterate's sets are solved on exactly (polish) after 16, 32, 64, …
-// sweeps, stopping at the first that verifies: on the rank-deficient problems of many contacts the
+// sweeps, stopping at the first within tol: on the rank-deficient problems of many contacts the
 // sets settle in a few sweeps while the iterate creeps along the null space for thousands. When the
 // sweeps run out, Lemke's method on the problem (replace_by_pivoting); ends as solve_pgs otherwise
-// (and polishes a converged iterate once more). w receives A f + b, sets the sets.
+// (and polishes a converged iterate once more). A polish that verifies only above tol, nearer a
+// solution than the iterate, ends the solve too, with that solution (the least-squares one on sets whose
+// equations disagree: more sweeps would not find other sets) and the status iteration_limit.
+// w receives A f + b, sets the sets.
 inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, const LcpBounds& bounds, double* f,
                                     double* w, EntrySet* sets, LcpWorkspace& work, ActiveSetWorkspace& active,
                                     int max_iterations, Tolerance tol) {
@@ -790,12 +815,21 @@ inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, con
     if (part.status == LcpStatus::invalid_problem) return report;
     lcp_velocity(n, A, b, f, w);
     classify(n, scale, b, f, w, bounds, tol, sets);
-    if (polish(n, A, scale, b, bounds, f, w, sets, tol, active)) {
+    const Polished polished = polish(n, A, scale, b, bounds, f, w, sets, tol, active);
+    if (polished == Polished::within_tolerance) {
       report.status = LcpStatus::solved;
       report.residual = natural_residual(n, A, b, f, w, bounds, tol.floor);
       return report;
     }
     if (part.status == LcpStatus::solved) return report;
+    if (polished == Polished::above_tolerance && active.verified_residual < part.residual) {
+      std::copy(active.f_verified.begin(), active.f_verified.end(), f);
+      std::copy(active.w_verified.begin(), active.w_verified.end(), w);
+      classify(n, scale, b, f, w, bounds, tol, sets);
+      report.status = LcpStatus::iteration_limit;
+      report.residual = active.verified_residual;
+      return report;
+    }
     if (sweeps >= max_iterations) {
       replace_by_pivoting(n, A, scale, b, bounds, f, w, sets, tol, active, report);
       return report;

@@ -15,6 +15,7 @@
 #include "core/cholesky.hpp"
 #include "lcp/active_set.hpp"
 #include "lcp/lcp.hpp"
+#include "lcp/ncp_fixed_point.hpp"
 
 namespace dcol::lcp {
 
@@ -22,6 +23,7 @@ struct NcpWorkspace {
   std::vector<double> L, lambda, y, rhs, z_previous, system, velocity, polished, best, saxce;
   std::vector<int8_t> modes;
   OrthogonalDecomposition decomposition;  // the polishing's least-squares solve
+  NcpFixedPointWorkspace fixed_point;     // the fallback after ADMM (solve_ncp_fixed_point)
 };
 
 // A contact's mode (solvers/ncp.py's ContactMode): breaking (λ_i = 0), sticking (v_i = 0) or sliding.
@@ -303,13 +305,17 @@ inline double ncp_penalty(int n, const double* G, NcpWorkspace& ws) {
   return eigenvalue > 0.0 ? eigenvalue : 1.0;
 }
 
+// The cone QPs the fallback of solve_ncp_admm solves at most (solve_ncp_fixed_point).
+constexpr int kFixedPointRounds = 200;
+
 // Solves the NCP of nc contacts: G (3nc × 3nc) symmetric positive semidefinite, g (3nc), mu (nc);
 // rho > 0 the initial penalty. λ and v = G λ + g into lambda and v. report.residual as
 // ncp_detail::residual. ADMM refreshing the De Saxcé term every iteration first; when that run ends
 // without convergence, a second run of as many iterations from λ = 0 that holds the term while ADMM
 // settles (ncp_detail::SaxceUpdate); report.iterations counts both. Without convergence (iteration
-// limits, or iterates run off), the iterate of smallest residual is returned with the status
-// iteration_limit.
+// limits, or iterates run off), the fixed point of lcp/ncp_fixed_point.hpp, whose cone QPs
+// report.iterations counts too; the impulses of smallest residual are returned, with the status
+// solved only when that residual is within tol (else iteration_limit).
 inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const double* mu, double rho, double tol,
                                 int max_iterations, double* lambda, double* v, NcpWorkspace& ws) {
   using namespace ncp_detail;
@@ -336,6 +342,22 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
   if (polish_modes(nc, G, g, mu, mode_tolerance(tol), tol, scale, lambda, v, ws)) {
     report.residual = residual(nc, lambda, v, mu, scale);
     report.status = LcpStatus::solved;
+    return report;
+  }
+  // Else the fixed point of Acary et al. by interior points (lcp/ncp_fixed_point.hpp), whose result
+  // replaces ADMM's when its residual is smaller; the status is that residual's.
+  std::vector<double>&fixed_lambda = ws.polished, &fixed_v = ws.velocity;  // the polish's, free again
+  fixed_lambda.resize(n), fixed_v.resize(n);
+  const LcpReport fixed = solve_ncp_fixed_point(
+      nc, G, g, mu, tol, kFixedPointRounds,
+      [&](const double* l, const double* u) { return residual(nc, l, u, mu, scale); }, fixed_lambda.data(),
+      fixed_v.data(), ws.fixed_point);
+  report.iterations += fixed.iterations;
+  if (fixed.residual < report.residual) {
+    std::copy(fixed_lambda.begin(), fixed_lambda.end(), lambda);
+    std::copy(fixed_v.begin(), fixed_v.end(), v);
+    report.residual = fixed.residual;
+    report.status = fixed.status;
   }
   return report;
 }

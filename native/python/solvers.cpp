@@ -274,13 +274,15 @@ void bind_lcp(py::module_& root) {
           py::gil_scoped_release release;
           ActiveSetWorkspace ws;
           solve_on_sets(n, A.data(), b.data(), boxed.bounds, sets, f.mutable_data(), w.mutable_data(), ws);
-          ok = verified(n, matrix_scale(n, A.data()), b.data(), f.data(), w.data(), boxed.bounds, sets, tol);
+          ok = verified(n, matrix_scale(n, A.data()), b.data(), f.data(), w.data(), boxed.bounds, sets, tol) &&
+               natural_residual(n, A.data(), b.data(), f.data(), w.data(), boxed.bounds) <= tol;
         }
         return py::make_tuple(f, w, ok);
       },
       py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"),
       py::arg("sets"), py::arg("tol"),
-      "(f, w, verified) of the least-squares-minimal solution on the sets (Nimble App. B).");
+      "(f, w, verified) of the least-squares-minimal solution on the sets (Nimble App. B); verified: it "
+      "verifies on the sets with a natural residual within tol.");
   m.def(
       "polish",
       [](const Array& A, const Array& b, py::handle lo, py::handle hi, py::handle friction, py::handle mu,
@@ -299,12 +301,14 @@ void bind_lcp(py::module_& root) {
           const MatrixScale scale = matrix_scale(n, A.data());
           classify(n, scale, b.data(), f.data(), w.data(), boxed.bounds, tol, sets.data());
           ok = polish(n, A.data(), scale, b.data(), boxed.bounds, f.mutable_data(), w.mutable_data(), sets.data(), tol,
-                      ws);
+                      ws) == Polished::within_tolerance;
         }
         return py::make_tuple(f, ok);
       },
       py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"), py::arg("f"),
-      py::arg("tol"), "(f, polished): f solved exactly on the sets of the approximate solution f when that verifies.");
+      py::arg("tol"),
+      "(f, polished): f solved exactly on the sets of the approximate solution f when that verifies with a "
+      "natural residual within tol.");
   m.def(
       "project_onto_friction_cone",
       [](const Array& impulses, const Array& mu) {
@@ -338,7 +342,7 @@ void bind_lcp(py::module_& root) {
       },
       py::arg("G"), py::arg("g"), py::arg("mu"), py::arg("rho"), py::arg("tol"), py::arg("max_iterations"),
       "(impulses, velocities, modes, status code, iterations, residual) of the contact NCP by ADMM with mode "
-      "polishing.");
+      "polishing, then by the fixed point of Acary et al. with interior-point cone QPs.");
   m.def(
       "mlcp_ipm",
       [](const Array& M, const Array& q, const Array& A, const Array& G, const Array& F, const Array& h, double tol,

@@ -1142,7 +1142,10 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
       const lcp::EntrySet* sets = ws.island_previous_sets.data();
       lcp::solve_on_gram_sets(m, d, ws.island_Z.data() + ws.island_matrix_start[k], b, bounds, sets, ws.island_f.data(),
                               ws.island_w.data(), ws.active_set);
-      solved = lcp::verified(m, scale, b, ws.island_f.data(), ws.island_w.data(), bounds, sets, tol);
+      // Solved when the solution verifies on the sets and its natural residual is within the tolerance too.
+      const lcp::GramMatrix Z{m, d, ws.island_Z.data() + ws.island_matrix_start[k]};
+      solved = lcp::verified(m, scale, b, ws.island_f.data(), ws.island_w.data(), bounds, sets, tol) &&
+               Z.residual(b, ws.island_f.data(), ws.island_w.data(), bounds, tol.floor) <= tol.relative;
       if (solved) {
         lcp::classify(m, scale, b, ws.island_f.data(), ws.island_w.data(), bounds, tol, ws.island_sets.data());
       } else {

@@ -4,7 +4,7 @@ the box-constrained QP in cvxpy/Clarabel, closed forms and central differences."
 import numpy as np
 import pytest
 
-from dcol.solvers import LCPStatus, lcp_jacobian, lcp_jvp, lcp_vjp, solve_boxed_lcp
+from dcol.solvers import LCPStatus, lcp_jacobian, lcp_jvp, lcp_vjp, solve_boxed_lcp, solve_lcp
 from tests.support.optional import oracle
 
 cp = oracle("cvxpy")
@@ -351,3 +351,67 @@ def test_sweeps_that_run_out_end_in_pivoting():
     solution = solve_boxed_lcp(A, b, lo, hi, friction_index=friction_index, mu=mu, max_iterations=1)
     assert solution.status == LCPStatus.SOLVED
     assert natural_residual(A, b, solution.f, lo, hi, friction_index, mu) <= 1e-8
+
+
+def relative_natural_residual(A, b, f, lo, hi):
+    """The solvers' measure (native/lcp/lcp.hpp's natural_residual, without a floor), here in numpy:
+    max_i |f_i − clamp(f_i − w_i / A_ii, lo_i, hi_i)| over the impulses' scale max(|f|∞, max_i |b_i| / A_ii)."""
+    d = np.diag(A)
+    w = A @ f + b
+    scale = max(np.abs(f).max(), (np.abs(b) / d).max())
+    return np.abs(f - np.clip(f - w / d, lo, hi)).max() / scale
+
+
+# A badly scaled pair (cond A ≈ 3e10). One Gauss–Seidel sweep leaves an iterate whose sets verified
+# within their tolerances, which measure w against |A|∞, and the solve said SOLVED for f with
+# w = (−1.2e-4, −0.062): each w_i against A_ii, 2.8e-4 of the impulses' scale from a solution. Five
+# interior-point iterations, polished on their sets (solve_lcp's stabilize), were SOLVED 5.5e-3 away.
+BADLY_SCALED_A = np.array([[97.447591160344842, -0.18348721710514182], [-0.18348721710514182, 3.4549686930121178e-04]])
+BADLY_SCALED_B = np.array([-0.03938101144927322, -0.06323632762950003])
+BADLY_SCALED_SOLVES = {
+    **{
+        f"boxed Gauss–Seidel, {sweeps} sweeps": lambda A, b, tol, sweeps=sweeps: solve_boxed_lcp(
+            A, b, np.zeros(2), np.full(2, np.inf), tol=tol, max_iterations=sweeps
+        )
+        for sweeps in (1, 2, 16)
+    },
+    "Gauss–Seidel, 1 sweep": lambda A, b, tol: solve_lcp(A, b, method="pgs", tol=tol, max_iterations=1),
+    "interior point, 5 iterations": lambda A, b, tol: solve_lcp(A, b, method="ipm", tol=tol, max_iterations=5),
+}
+
+
+# A warm start from a nearby problem's solution (b perturbed by 1e-3 relative; cond A ≈ 6e5) whose
+# sets verified on this problem, with a natural residual of 4.7e-5, and were taken as SOLVED.
+WARM_A = np.array(
+    [
+        [1.8214899746779024e-02, 2.1068552310990370e-02, -4.8830971297093012e-01, -2.4041653618136150e00],
+        [2.1068552310990370e-02, 2.0140899748872845e-01, 1.3580573811893297e00, -1.0849299101543012e01],
+        [-4.8830971297093012e-01, 1.3580573811893297e00, 3.8631454014351959e01, -3.9425129344151060e01],
+        [-2.4041653618136150e00, -1.0849299101543012e01, -3.9425129344151060e01, 9.5108671480448515e02],
+    ]
+)
+WARM_B = np.array([-2.2081647877204693, -6.432259237589223, -0.5442409023130331, 0.10138579424378466])
+WARM_B_BEFORE = np.array([-2.2103189268413326, -6.429937056950908, -0.5445970230247519, 0.10136910145650094])
+
+
+def test_warm_start_counts_only_within_the_tolerance():
+    """A warm start's sets solve the problem only when the solution on them is within tol (natural
+    residual computed here); otherwise the solve starts afresh, and ends SOLVED within tol."""
+    lo, hi, tol = np.zeros(4), np.full(4, np.inf), 1e-7
+    previous = solve_boxed_lcp(WARM_A, WARM_B_BEFORE, lo, hi, tol=tol)
+    solution = solve_boxed_lcp(WARM_A, WARM_B, lo, hi, tol=tol, warm_start=previous)
+    residual = relative_natural_residual(WARM_A, WARM_B, solution.f, lo, hi)
+    assert solution.status == LCPStatus.SOLVED and residual <= tol
+
+
+@pytest.mark.parametrize("solve", BADLY_SCALED_SOLVES.values(), ids=BADLY_SCALED_SOLVES.keys())
+def test_status_is_that_of_the_natural_residual(solve):
+    """SOLVED only for an f whose natural residual (computed here) is within tol; this problem's
+    solution has both entries clamping, f = −A⁻¹b."""
+    A, b, tol = BADLY_SCALED_A, BADLY_SCALED_B, 1e-7
+    lo, hi = np.zeros(2), np.full(2, np.inf)
+    solution = solve(A, b, tol)
+    residual = relative_natural_residual(A, b, solution.f, lo, hi)
+    assert (solution.status == LCPStatus.SOLVED) == (residual <= tol)
+    if solution.status == LCPStatus.SOLVED:
+        assert solution.f == pytest.approx(np.linalg.solve(A, -b), rel=1e-6)

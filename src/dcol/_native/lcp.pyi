@@ -28,7 +28,7 @@ def mlcp_kkt_adjoint(M: typing.Annotated[numpy.typing.ArrayLike, numpy.float64],
     """
 def ncp_admm(G: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], g: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mu: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rho: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, max_iterations: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.int8], int, int, float]:
     """
-    (impulses, velocities, modes, status code, iterations, residual) of the contact NCP by ADMM with mode polishing.
+    (impulses, velocities, modes, status code, iterations, residual) of the contact NCP by ADMM with mode polishing, then by the fixed point of Acary et al. with interior-point cone QPs.
     """
 def pgs(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lo: typing.Any, hi: typing.Any, friction_index: typing.Any, mu: typing.Any, f0: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], max_iterations: typing.SupportsInt | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, polished: bool) -> tuple:
     """
@@ -36,7 +36,7 @@ def pgs(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.An
     """
 def polish(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lo: typing.Any, hi: typing.Any, friction_index: typing.Any, mu: typing.Any, f: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], tol: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], bool]:
     """
-    (f, polished): f solved exactly on the sets of the approximate solution f when that verifies.
+    (f, polished): f solved exactly on the sets of the approximate solution f when that verifies with a natural residual within tol.
     """
 def project_onto_friction_cone(impulses: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mu: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
     """
@@ -44,5 +44,5 @@ def project_onto_friction_cone(impulses: typing.Annotated[numpy.typing.ArrayLike
     """
 def solve_on_sets(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lo: typing.Any, hi: typing.Any, friction_index: typing.Any, mu: typing.Any, sets: typing.Annotated[numpy.typing.ArrayLike, numpy.int8], tol: typing.SupportsFloat | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], bool]:
     """
-    (f, w, verified) of the least-squares-minimal solution on the sets (Nimble App. B).
+    (f, w, verified) of the least-squares-minimal solution on the sets (Nimble App. B); verified: it verifies on the sets with a natural residual within tol.
     """
