@@ -14,7 +14,11 @@ strict-complementarity margin (small when the contact is near an edge or corner)
 like 1e-16/μ. The default μ = 1e-9, in the problem's normalized units (so independent of the shapes'
 size), balances the two: α within ~4e-9 relative of the exact value, x within ~3e-7 of the shapes'
 size, derivatives within a median 4e-8 of diffcp's and at most ~5e-6 away from edges (m ≥ 0.1), and
-within 1e-6 of central differences of the values.
+within 1e-6 of central differences of the values. A cone's slack is of the size of α, so that distance
+is ~μ/α of it: far apart the rounding's share grows like α/μ until, past α/μ ~ 1e15, the rows of x keep
+no digit. The solve therefore raises μ to 1e-11 α where that is more (α above ~100 at the default μ):
+shapes 10⁷ sizes apart then get derivatives within ~1e-4 of central differences (median 2e-6), as a
+few hundred sizes apart, and a smoothing no larger relative to α than the default μ's at α = 100.
 
 ``barrier=0`` (``SolverSettings()``) asks for the exact problem's derivatives instead (native/
 exact_kkt.hpp): the solve goes to the central point at μ = 1e-9, the constraints' roles there (an

@@ -399,9 +399,10 @@ class ConeSolver {
 
   // Solves prob (with prob.n == NFixed when NFixed > 0); the result is in x, s, z and info.
   // With ray_column ≥ 0 the iterations start on the central path along that column from ray_base
-  // (ray_start; nullptr: from 0), otherwise at CVXOPT's least-squares point.
+  // (ray_start; nullptr: from 0), otherwise at CVXOPT's least-squares point. With settings.barrier
+  // > 0, barrier (nullptr: settings.barrier in every lane) gives each lane its own μ > 0.
   const SolveInfo<W>& solve(const Program& prob, const SolverSettings& settings, int ray_column = -1,
-                            const V* ray_base = nullptr);
+                            const V* ray_base = nullptr, const V* barrier = nullptr);
 
   // Nesterov–Todd scaling at the last iterate: orthant W = diag(w); cone k: W = η_k (k c cᵀ − J)
   // (detail::SocScaling) with c stored in soc_c over the cone's rows. λ = W z = W⁻¹ s. L, D:
@@ -414,11 +415,11 @@ class ConeSolver {
   V L[NMax][NMax], D[NMax];
 
   // Largest relative deviation of λ∘λ from μe at the last iterate: 0 on the central path at μ.
-  V centrality(double mu) const;
+  V centrality(V mu) const;
   // The least deviation rounding lets Newton's steps reach: the steps carry errors of ε times the
   // size of s and z, and λ∘λ = μe is met within ~ε‖s‖‖z‖/μ at best (ten times that here). Far-apart
   // shapes (α ≫ 1) reach it above the usual centrality tolerances.
-  V centrality_floor(double mu) const;
+  V centrality_floor(V mu) const;
 
   // Calls f(begin, end, cols) for blocks of rows covering all of them, for loops that treat every
   // row alike (rows of the program last solved; cols: the columns a row involves).
@@ -500,8 +501,8 @@ class ConeSolver {
 // ---------------------------------------------------------------------------------------------
 
 template <class Program, int NFixed, int NNarrow, int NTail>
-auto ConeSolver<Program, NFixed, NNarrow, NTail>::centrality(double mu) const -> V {
-  const double inv_mu = 1.0 / mu;
+auto ConeSolver<Program, NFixed, NNarrow, NTail>::centrality(V mu) const -> V {
+  const V inv_mu = 1.0 / mu;
   V worst{};
   for (int i = 0; i < p_->l; ++i) worst = lane_max(worst, lane_abs(lambda[i] * lambda[i] * inv_mu - 1.0));
   for_each_cone([&](int, int row, auto dim, auto) {
@@ -519,7 +520,7 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::centrality(double mu) const ->
 }
 
 template <class Program, int NFixed, int NNarrow, int NTail>
-auto ConeSolver<Program, NFixed, NNarrow, NTail>::centrality_floor(double mu) const -> V {
+auto ConeSolver<Program, NFixed, NNarrow, NTail>::centrality_floor(V mu) const -> V {
   V s_max{}, z_max{};
   for (int i = 0; i < p_->m; ++i) {
     s_max = lane_max(s_max, lane_abs(s[i]));
@@ -791,7 +792,8 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::least_squares_start() -> Mask 
 
 template <class Program, int NFixed, int NNarrow, int NTail>
 auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, const SolverSettings& settings,
-                                                        int ray_column, const V* ray_base) -> const SolveInfo<W>& {
+                                                        int ray_column, const V* ray_base, const V* barrier)
+    -> const SolveInfo<W>& {
   p_ = &prob;
   const int n = num_vars(), m = prob.m;
   info = SolveInfo<W>{};
@@ -819,12 +821,13 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, con
 
   V dx[NMax], ds_aff[MMax], dz_aff[MMax], ds_scaled[MMax], dz_scaled[MMax], t1[MMax];
   const bool barrier_mode = settings.barrier > 0.0;
+  const V mu = barrier_mode && barrier ? *barrier : splat<V>(settings.barrier);
   for (int iter = 0;; ++iter) {
     const Mask valid = scale_and_assemble();
     if (barrier_mode) {
-      const V centrality_target = lane_max(splat<V>(settings.centrality_tol), centrality_floor(settings.barrier));
+      const V centrality_target = lane_max(splat<V>(settings.centrality_tol), centrality_floor(mu));
       stop(valid & (info.primal_residual <= settings.feastol) & (info.dual_residual <= settings.feastol) &
-               (centrality(settings.barrier) <= centrality_target),
+               (centrality(mu) <= centrality_target),
            SolveStatus::solved, SolveStatus::solved, iter);
     } else {
       stop(valid & within(1.0), SolveStatus::solved, SolveStatus::solved, iter);
@@ -840,8 +843,8 @@ auto ConeSolver<Program, NFixed, NNarrow, NTail>::solve(const Program& prob, con
     // never drops below μ, so the iterates approach its central point; once the gap is down to a
     // few times νμ a lane only centres: Newton's steps for λ∘λ = μe, without the predictor's
     // second-order term, which would keep the convergence to the central point linear.
-    const Mask centering = (info.gap <= 2.0 * degree * settings.barrier) & (splat<V>(settings.barrier) > 0.0);
-    V sigma_mu = splat<V>(settings.barrier);
+    const Mask centering = (info.gap <= 2.0 * degree * mu) & (mu > 0.0);
+    V sigma_mu = mu;
     V fraction = splat<V>(0.99);  // of the way to the cone's boundary (detail::step_fraction)
     if (all_lanes(centering)) {
       std::fill(ds_aff, ds_aff + m, V{});

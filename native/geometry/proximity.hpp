@@ -49,16 +49,35 @@ typename Program::V least_alpha_at_origin(const Program& prob, const ShapeRows& 
 // linearly along the segment from 0 at its own origin, and at the midpoint x = 0 it is its least α
 // there, so that point is r_a + t (r_b − r_a) with t = least_b/(least_a + least_b). From it the ray
 // start can begin nearer the solution (conic::detail::ray_start_value) than from the midpoint, and
-// the solves take fewer iterations.
+// the solves take fewer iterations. Returns the gauges' common value there, 2 t least_a: an upper
+// bound on α.
 template <class Program>
-void balanced_ray_base(const Program& prob, const ShapeRows (&rows)[2], const typename Program::V* ra,
-                       const typename Program::V* rb, typename Program::V* base) {
+typename Program::V balanced_ray_base(const Program& prob, const ShapeRows (&rows)[2], const typename Program::V* ra,
+                                      const typename Program::V* rb, typename Program::V* base) {
   using V = typename Program::V;
   const V least_a = least_alpha_at_origin(prob, rows[0]), least_b = least_alpha_at_origin(prob, rows[1]);
   const V sum = least_a + least_b;
   const V t = select(sum > 0.0, least_b / sum, splat<V>(0.5));  // sum = 0: coincident origins
   std::fill(base, base + prob.n, V{});
   for (int i = 0; i < 3; ++i) base[i] = ra[i] + t * (rb[i] - ra[i]);
+  return 2.0 * t * least_a;
+}
+
+// The least barrier μ per unit of α that the solve is given (resolvable_barrier).
+inline constexpr double kLeastBarrierPerAlpha = 1e-11;
+
+// The barrier of settings, raised in the lanes where α is so large that the central path at μ would
+// lie nearer a second-order cone's boundary than doubles resolve well. A cone's s and z there are of
+// the order of α and of 1, and s∘z = μe puts both a relative distance ~μ/α from the boundary; the
+// derivatives divide by that distance (linearizing s∘z), whose rounding costs them digits in
+// proportion to α/μ, until past α/μ ~ 1e15 the rows of x keep none. Holding μ/α at or above
+// kLeastBarrierPerAlpha keeps them as accurate as at α = 100 under the default μ = 1e-9 (below which
+// the barrier is left as it is), and smooths no more relative to α than that.
+// alpha_bound: an upper bound on α (balanced_ray_base), per lane so that a pose pair's result does
+// not depend on the others in its batch.
+template <class V>
+V resolvable_barrier(const SolverSettings& settings, V alpha_bound) {
+  return lane_max(kLeastBarrierPerAlpha * alpha_bound, splat<V>(settings.barrier));  // NaN bound: unraised
 }
 
 // W pairs of the same two shapes at once, one per lane. fa, fb: the shapes' own frames (offsets
@@ -103,7 +122,7 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   if (cone_a >= 0) prob.narrow_cone[0] = true;
   const ShapeRows rows[2] = {{lin_a, lin_b, cone_a, a.cone_dim()}, {lin_b, lin_end, cone_b, b.cone_dim()}};
   V ray_base[N];
-  balanced_ray_base(prob, rows, ra, rb, ray_base);
+  const V alpha_bound = balanced_ray_base(prob, rows, ra, rb, ray_base);
 
   // The results from a solution (x, z) of the program.
   auto write_results_of = [&](const V* x, const V* z, const SolveInfo<W>& info) {
@@ -156,8 +175,9 @@ void proximity_sized(const Shape& a, const Pose* fa, const Shape& b, const Pose*
   Solver solver;
   // Exact derivatives start from the central point at a small μ (exact_kkt.hpp).
   const bool exact = W == 1 && deriv.exact && deriv.request != DerivativeRequest::none;
-  const SolveInfo<W>& info =
-      solver.solve(prob, exact ? exact_start_settings(settings) : settings, kAlphaColumn, ray_base);
+  const SolverSettings solve_settings = exact ? exact_start_settings(settings) : settings;
+  const V barrier = resolvable_barrier(solve_settings, alpha_bound);
+  const SolveInfo<W>& info = solver.solve(prob, solve_settings, kAlphaColumn, ray_base, &barrier);
 
   auto write_results = [&] { write_results_of(solver.x, solver.z, info); };
 
