@@ -131,9 +131,11 @@ inline LcpReport solve_screened(const Matrix& A, const double* b, const LcpBound
     if (m > 0) {
       const LcpBounds sub{ws.lo.data(), ws.hi.data(), ws.friction_index.data(), ws.mu.data()};
       ws.lcp.reserve(m);
+      // A subproblem that grew after the sweeps ran out still gets its exact solve (solve_pgs_polished
+      // pivots when its budget is spent), and the growth ends: it only adds rows.
       report = solve_pgs_polished(m, ws.A.data(), ws.b.data(), sub, ws.f.data(), ws.w.data(), ws.sets.data(), ws.lcp,
-                                  ws.active_set, max_iterations - sweeps, tol);
-      sweeps = report.iterations;
+                                  ws.active_set, std::max(0, max_iterations - sweeps), tol);
+      sweeps += report.iterations;
     }
     std::fill(f, f + n, 0.0);
     for (int p = 0; p < m; ++p) f[ws.rows[p]] = ws.f[p];
@@ -145,10 +147,6 @@ inline LcpReport solve_screened(const Matrix& A, const double* b, const LcpBound
     for (int i = 0; i < n; ++i)
       if (!ws.active[i] && w[i] < -w_tolerance) ws.active[i] = 1, grew = true;
     if (!grew) break;
-    if (sweeps >= max_iterations) {
-      report.status = LcpStatus::iteration_limit;
-      break;
-    }
   }
   classify(n, scale, b, f, w, bounds, tol, sets);
   report.iterations = sweeps;
