@@ -44,7 +44,13 @@ from .simulation import _convex
 __all__ = ["CollisionModel", "CollisionDistances", "PairJacobians", "disabled_collision_pairs"]
 
 # Rows of the native Jacobian per pair: α, the distance, witness_a (3), witness_b (3), the normal (3).
-_JACOBIAN_ROWS = {"alpha": 0, "distance": 1, "witness_a": slice(2, 5), "witness_b": slice(5, 8), "normal": slice(8, 11)}
+_JACOBIAN_ROWS: dict[str, int | slice] = {
+    "alpha": 0,
+    "distance": 1,
+    "witness_a": slice(2, 5),
+    "witness_b": slice(5, 8),
+    "normal": slice(8, 11),
+}
 
 
 @dataclass(frozen=True)
