@@ -3,10 +3,10 @@
 // (detail::body_kinematics), the candidate pairs from its broadphase, per pair the signed distance
 // and DCOL's α, or α alone, with their derivatives along the two bodies' rigid motions, chained with
 // the bodies' Jacobians into derivatives with respect to q's tangent space (over the dofs that move the
-// two bodies: PairRows). Pairs of
-// polytopes, spheres, capsules, padded polygons and cylinders go to GJK/EPA and α's ray cast
-// (geometry/gjk.hpp; meshes' support points by hill climbing on their vertex adjacency); cones, ellipsoids
-// and overlapping flat cores to the cone programs (geometry/distance.hpp, DCOL's proximity kernels).
+// two bodies: PairRows). Pairs of polytopes, spheres, capsules, padded polygons and cylinders go to GJK/EPA
+// and α's ray cast, two polytopes' α to portal refinement first (geometry/gjk.hpp; meshes' support points
+// by hill climbing on their vertex adjacency); cones, ellipsoids and overlapping flat cores to the cone
+// programs (geometry/distance.hpp, DCOL's proximity kernels).
 #pragma once
 
 #include <algorithm>
