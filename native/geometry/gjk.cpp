@@ -671,11 +671,8 @@ bool exit_face(const Core& a, const Core& b, const Vec3& u, double tolerance, Su
       return true;
     }
     int replaced = -1;
-    for (int k = 0; k < 3 && replaced < 0; ++k) {
-      SupportPoint next[3] = {portal[0], portal[1], portal[2]};
-      next[k] = p;
-      if (crossed(next[0].w, next[1].w, next[2].w)) replaced = k;
-    }
+    for (int k = 0; k < 3 && replaced < 0; ++k)
+      if (crossed(k == 0 ? p.w : portal[0].w, k == 1 ? p.w : portal[1].w, k == 2 ? p.w : portal[2].w)) replaced = k;
     if (replaced < 0) return false;
     portal[replaced] = p;
   }
