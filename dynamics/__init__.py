@@ -27,7 +27,7 @@ from .algorithms import (
     step_integrate_jacobians,
     tangent_maps,
 )
-from .collision_model import CollisionDistances, CollisionModel, disabled_collision_pairs
+from .collision_model import CollisionDistances, CollisionModel, PairJacobians, disabled_collision_pairs
 from .model import BodyShape, Model, ModelBuilder
 from .robots import (
     DATASET_ROBOTS,
@@ -106,6 +106,7 @@ __all__ = [
     "BatchRollout",
     "CollisionModel",
     "CollisionDistances",
+    "PairJacobians",
     "disabled_collision_pairs",
     "ScalingContactSimulator",
     "ScalingContactStep",

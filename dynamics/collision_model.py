@@ -11,7 +11,8 @@ nothing), DCOL's α (DCOL eq. 9), the signed distance with its witness points an
 Jacobians with respect to q: the pair's derivatives along
 its two bodies' rigid motions [δp; δθ] chained with the bodies' frame Jacobians, natively, so the columns
 are q's tangent space (nv; a floating base's body-frame twist, as :func:`dcol.dynamics.integrate` steps
-it). One native call per batch, the GIL released, configurations spread over threads.
+it), sparse by pair: each pair only over the dofs that move its two objects (:class:`PairJacobians`, whose
+``dense`` gives all nv columns). One native call per batch, the GIL released, configurations spread over threads.
 
 Pairs of polytopes (meshes' hulls), spheres, capsules, padded polygons and cylinders go to GJK/EPA for the distance
 and to a GJK ray cast for α, without a cone program (a cylinder's features refined to rounding); the others (cones,
@@ -40,10 +41,67 @@ from .algorithms import checked_configurations
 from .model import Model
 from .simulation import _convex
 
-__all__ = ["CollisionModel", "CollisionDistances", "disabled_collision_pairs"]
+__all__ = ["CollisionModel", "CollisionDistances", "PairJacobians", "disabled_collision_pairs"]
 
 # Rows of the native Jacobian per pair: α, the distance, witness_a (3), witness_b (3), the normal (3).
-_ALPHA, _DISTANCE, _WITNESS_A, _WITNESS_B, _NORMAL = 0, 1, slice(2, 5), slice(5, 8), slice(8, 11)
+_JACOBIAN_ROWS: dict[str, int | slice] = {
+    "alpha": 0,
+    "distance": 1,
+    "witness_a": slice(2, 5),
+    "witness_b": slice(5, 8),
+    "normal": slice(8, 11),
+}
+
+
+@dataclass(frozen=True)
+class PairJacobians:
+    """The q-Jacobians of :meth:`CollisionModel.distances`' K pairs, sparse by pair.
+
+    A pair's values depend on q only through the dofs that move its two objects (the joints of their bodies'
+    chains up to the root; none for an obstacle), so each pair keeps those columns alone: pair k's are the dofs
+    ``dofs[start[k]:start[k + 1]]`` (ascending) and ``values[start[k]:start[k + 1]]`` holds, one line per dof,
+    the derivatives of its R rows along it. :meth:`dense` expands them to all nv columns.
+
+    nv : int, the dimension of q's tangent (the dense Jacobians' columns).
+    start : (K + 1,) int64, pair k's entries are ``start[k]:start[k + 1]``.
+    dofs : (E,) int32, each entry's dof (column of the dense Jacobian).
+    values : (E, R) float64, each entry's derivatives of the pair's rows: R = 11, α, the distance, witness_a
+        (3), witness_b (3) and the normal (3); R = 1, α alone (``signed_distance=False``).
+    """
+
+    nv: int
+    start: IntArray
+    dofs: IntArray
+    values: FloatArray
+
+    __repr__ = summary_repr
+
+    def pairs(self) -> IntArray:
+        """(E,) int64, each entry's pair (its row of the result)."""
+        return np.repeat(np.arange(len(self.start) - 1), np.diff(self.start))
+
+    def dense(self, row: str | None = None) -> FloatArray:
+        """The Jacobians with all nv columns (zero off each pair's dofs): (K, R, nv), or of one row, ``"alpha"``
+        or ``"distance"`` (K, nv), ``"witness_a"``, ``"witness_b"`` or ``"normal"`` (K, 3, nv)."""
+        rows: int | slice = slice(None)
+        if row is not None:
+            names = list(_JACOBIAN_ROWS)[: 1 if self.values.shape[1] == 1 else None]
+            if row not in names:
+                raise ValueError(f"row must be one of {names} or None, got {row!r}")
+            rows = _JACOBIAN_ROWS[row]
+        part = self.values[:, rows]
+        out = np.zeros((len(self.start) - 1, *part.shape[1:], self.nv))
+        if part.ndim == 1:
+            out[self.pairs(), self.dofs] = part
+        else:
+            out[self.pairs(), :, self.dofs] = part
+        return out
+
+    def at(self, pairs: slice) -> PairJacobians:
+        """The entries of a run of pairs (start from 0)."""
+        start = self.start[pairs.start : pairs.stop + 1]
+        entries = slice(int(start[0]), int(start[-1]))
+        return PairJacobians(self.nv, start - start[0], self.dofs[entries], self.values[entries])
 
 
 @dataclass(frozen=True)
@@ -56,11 +114,11 @@ class CollisionDistances:
     status : (K,) int8, the dcol.solvers.Status of each pair's solve.
     distance : (K,) float64, signed distance (> 0 apart, < 0 penetrating: minus the depth, EPA's minimum
         translation distance, or along DCOL's normal where the cone program answers);
-        None with signed_distance=False, as are the witness points, the normal and their Jacobians.
+        None with signed_distance=False, as are the witness points and the normal.
     witness_a, witness_b : (K, 3) float64, witness points on the pair's first and second object (world).
     normal : (K, 3) float64, unit normal from the first object to the second.
-    alpha_jacobian, distance_jacobian : (K, nv) float64, ∂/∂q in q's tangent; None with jacobians=False.
-    witness_a_jacobian, witness_b_jacobian, normal_jacobian : (K, 3, nv) float64 or None.
+    jacobian : :class:`PairJacobians`, the rows' derivatives with respect to q in q's tangent, sparse by pair
+        (``jacobian.dense("alpha")`` is ∂α/∂q (K, nv)); None with jacobians=False.
     """
 
     start: IntArray
@@ -71,11 +129,7 @@ class CollisionDistances:
     witness_a: FloatArray | None
     witness_b: FloatArray | None
     normal: FloatArray | None
-    alpha_jacobian: FloatArray | None
-    distance_jacobian: FloatArray | None
-    witness_a_jacobian: FloatArray | None
-    witness_b_jacobian: FloatArray | None
-    normal_jacobian: FloatArray | None
+    jacobian: PairJacobians | None
 
     __repr__ = summary_repr
 
@@ -97,11 +151,7 @@ class CollisionDistances:
             witness_a=part(self.witness_a),
             witness_b=part(self.witness_b),
             normal=part(self.normal),
-            alpha_jacobian=part(self.alpha_jacobian),
-            distance_jacobian=part(self.distance_jacobian),
-            witness_a_jacobian=part(self.witness_a_jacobian),
-            witness_b_jacobian=part(self.witness_b_jacobian),
-            normal_jacobian=part(self.normal_jacobian),
+            jacobian=None if self.jacobian is None else self.jacobian.at(rows),
         )
 
 
@@ -272,7 +322,7 @@ class CollisionModel:
         q : (nq,) one configuration or (N, nq) a batch (floating joints' quaternions nonzero).
         signed_distance : False computes DCOL's α and its Jacobian alone (the distance fields of the result
             are then None).
-        jacobians : whether to compute the (…, nv) Jacobians (default True).
+        jacobians : whether to compute the Jacobians (default True), sparse by pair (:class:`PairJacobians`).
         threads : worker threads over the configurations (default 1).
 
         Returns
@@ -281,12 +331,6 @@ class CollisionModel:
         """
         rows, _ = checked_configurations(self.model, q)
         out = self._native.distances(rows, bool(jacobians), bool(signed_distance), checked_threads(threads))
-        jacobian = out.get("jacobian")  # (K, 11, nv); (K, 1, nv) for α alone
-        distance_jacobian = jacobian if signed_distance else None
-
-        def rows_of(block: FloatArray | None, rows: int | slice) -> FloatArray | None:
-            return None if block is None else block[:, rows]
-
         return CollisionDistances(
             start=out["start"],
             pair=out["pair"],
@@ -296,11 +340,9 @@ class CollisionModel:
             witness_a=out.get("witness_a"),
             witness_b=out.get("witness_b"),
             normal=out.get("normal"),
-            alpha_jacobian=rows_of(jacobian, _ALPHA),
-            distance_jacobian=rows_of(distance_jacobian, _DISTANCE),
-            witness_a_jacobian=rows_of(distance_jacobian, _WITNESS_A),
-            witness_b_jacobian=rows_of(distance_jacobian, _WITNESS_B),
-            normal_jacobian=rows_of(distance_jacobian, _NORMAL),
+            jacobian=PairJacobians(self.model.nv, out["jacobian_start"], out["jacobian_dofs"], out["jacobian"])
+            if jacobians
+            else None,
         )
 
     def __repr__(self) -> str:

@@ -119,9 +119,8 @@ def solve(knots: int, max_iterations: int = 500) -> Reach:
             knot, pair = knot[near], result.pair[near]
             inside = result.distance[near] < 0.0
             values[knot, pair] = np.where(inside, PENETRATION_SCALE * (result.alpha[near] - 1.0), result.distance[near])
-            gradient = np.where(
-                inside[:, None], PENETRATION_SCALE * result.alpha_jacobian[near], result.distance_jacobian[near]
-            )
+            alpha_jacobian, distance_jacobian = result.jacobian.dense("alpha"), result.jacobian.dense("distance")
+            gradient = np.where(inside[:, None], PENETRATION_SCALE * alpha_jacobian[near], distance_jacobian[near])
             columns = 7 * knot[:, None] + np.arange(7)
             jacobian[knot[:, None], pair[:, None], columns] = gradient[:, ARM]
             cache.clear()

@@ -642,8 +642,8 @@ void copy_derivatives(const Dual12& value, double* row) { std::copy(value.d, val
 // exact μ and the face's normal and weights, by portal refinement (XenoCollide's MPR): while a support
 // point lies beyond the triangle's plane, it replaces the corner whose removal keeps the ray crossing the
 // triangle. This ends μ on the face also where nearly coplanar faces (a mesh's hull) stalled the cast short
-// of it; where the ray crosses no such triangle, μ, the normal and the weights stay.
-void exit_face(const Core& a, const Core& b, const Vec3& u, double tolerance, SupportPoint* simplex, double* weight,
+// of it; where the ray crosses no such triangle, μ, the normal and the weights stay (false).
+bool exit_face(const Core& a, const Core& b, const Vec3& u, double tolerance, SupportPoint* simplex, double* weight,
                double& mu, Vec3& normal) {
   SupportPoint portal[3] = {simplex[0], simplex[1], simplex[2]};
   // Whether the ray's line crosses the triangle p, q, r (the signed volumes with u agree).
@@ -651,13 +651,13 @@ void exit_face(const Core& a, const Core& b, const Vec3& u, double tolerance, Su
     const double s1 = dot(u, cross(p, q)), s2 = dot(u, cross(q, r)), s3 = dot(u, cross(r, p));
     return (s1 >= 0.0 && s2 >= 0.0 && s3 >= 0.0) || (s1 <= 0.0 && s2 <= 0.0 && s3 <= 0.0);
   };
-  if (!crossed(portal[0].w, portal[1].w, portal[2].w)) return;
+  if (!crossed(portal[0].w, portal[1].w, portal[2].w)) return false;
   for (int step = 0; step < kMaxRayIterations; ++step) {
     const Vec3 e1 = portal[1].w - portal[0].w, e2 = portal[2].w - portal[0].w;
     Vec3 m = cross(e1, e2);
     if (dot(m, u) < 0.0) m = -1.0 * m;
     const double length = norm(m), along = dot(m, u), plane = dot(m, portal[0].w);
-    if (!(length > 0.0 && along > 0.0)) return;
+    if (!(length > 0.0 && along > 0.0)) return false;
     const SupportPoint p = centred_difference_support(a, b, m);
     if (dot(m, p.w) - plane <= tolerance * length) {
       normal = (1.0 / length) * m;
@@ -668,17 +668,49 @@ void exit_face(const Core& a, const Core& b, const Vec3& u, double tolerance, Su
       weight[2] = sign * dot(cross(e1, x), m) * inv;
       weight[0] = 1.0 - weight[1] - weight[2];
       std::copy(portal, portal + 3, simplex);
-      return;
+      return true;
     }
     int replaced = -1;
-    for (int k = 0; k < 3 && replaced < 0; ++k) {
-      SupportPoint next[3] = {portal[0], portal[1], portal[2]};
-      next[k] = p;
-      if (crossed(next[0].w, next[1].w, next[2].w)) replaced = k;
-    }
-    if (replaced < 0) return;
+    for (int k = 0; k < 3 && replaced < 0; ++k)
+      if (crossed(k == 0 ? p.w : portal[0].w, k == 1 ? p.w : portal[1].w, k == 2 ? p.w : portal[2].w)) replaced = k;
+    if (replaced < 0) return false;
     portal[replaced] = p;
   }
+  return false;
+}
+
+// A portal of D for the ray {μ u : μ > 0}: a triangle of D's points whose cone from the origin holds u, by
+// XenoCollide's portal discovery (Snethen 2008) with the origin as its interior point, for exit_face to refine to
+// the face the ray leaves D through. A ray crossing a triangle of D's points meets D, and the refined face is its
+// exit (its outward normal leans along u), whether or not the origin is in D; false where a support plane in the
+// search does not pass beyond the origin or the search degenerates, for the ray cast to decide.
+bool discover_portal(const Core& a, const Core& b, const Vec3& u, const SupportPoint& along, SupportPoint* portal) {
+  portal[0] = along;
+  Vec3 n = cross(along.w, u);  // normal to the plane of the origin, the support along u and the ray
+  if (!(norm(n) > 0.0)) return false;
+  portal[1] = centred_difference_support(a, b, n);
+  if (!(dot(portal[1].w, n) > 0.0)) return false;
+  n = cross(portal[0].w, portal[1].w);
+  if (dot(n, u) < 0.0) {
+    std::swap(portal[0], portal[1]);
+    n = -1.0 * n;
+  }
+  for (int step = 0; step < kMaxRayIterations; ++step) {
+    if (!(norm(n) > 0.0)) return false;
+    const SupportPoint p = centred_difference_support(a, b, n);
+    if (!(dot(p.w, n) > 0.0)) return false;
+    if (dot(cross(portal[0].w, p.w), u) > 0.0) {  // u beyond the plane of the origin, portal[0] and p
+      portal[1] = p;
+      n = cross(portal[0].w, p.w);
+    } else if (dot(cross(p.w, portal[1].w), u) > 0.0) {  // beyond that of the origin, p and portal[1]
+      portal[0] = p;
+      n = cross(p.w, portal[1].w);
+    } else {
+      portal[2] = p;
+      return true;
+    }
+  }
+  return false;
 }
 
 void gjk_scaling(const Core& a, const Core& b, GjkScaling& out) {
@@ -707,7 +739,21 @@ void gjk_scaling(const Core& a, const Core& b, GjkScaling& out) {
   // The ray point x = μ u less its nearest point on the simplex's hull.
   Vec3 normal = u, offset = mu * u - simplex[0].w;
   int n = 1;
-  for (; out.steps < kMaxRayIterations; ++out.steps) {
+  // Two polytopes: the exit face by portal discovery and refinement (a support point a step, no sub-simplex
+  // search), where they find one; else the cast.
+  bool on_face = false;
+  if (!round && R == 0.0 && a.dim == 3 && b.dim == 3) {
+    SupportPoint portal[3];
+    double portal_mu = mu, portal_weight[3];
+    Vec3 portal_normal = u;
+    if (discover_portal(a, b, u, simplex[0], portal) &&
+        exit_face(a, b, u, tolerance, portal, portal_weight, portal_mu, portal_normal)) {
+      on_face = true, n = 3, mu = portal_mu, normal = portal_normal;
+      std::copy(portal, portal + 3, simplex);
+      std::copy(portal_weight, portal_weight + 3, weight);
+    }
+  }
+  for (; !on_face && out.steps < kMaxRayIterations; ++out.steps) {
     const Vec3 x = mu * u;
     Vec3 v = offset;
     const double distance = norm(v);
@@ -751,11 +797,12 @@ void gjk_scaling(const Core& a, const Core& b, GjkScaling& out) {
     n = drop_unused(simplex, weight, n + 1);
   }
   if (out.steps == kMaxRayIterations) return;
-  // The normal: the separating direction itself where D's core stays R away (inflated cores), else a face
-  // of D where the simplex is a triangle, else the last supporting plane the ray point was moved to.
-  if (R > 0.0 && norm(offset) > 0.0) {
+  // The normal (the portal's face already has it): the separating direction itself where D's core stays R away
+  // (inflated cores), else a face of D where the simplex is a triangle, else the last supporting plane the ray
+  // point was moved to.
+  if (!on_face && R > 0.0 && norm(offset) > 0.0) {
     normal = (1.0 / norm(offset)) * offset;
-  } else if (n == 3) {
+  } else if (!on_face && n == 3) {
     exit_face(a, b, u, tolerance, simplex, weight, mu, normal);
   }
   // The touching point of the shapes scaled by α: r_a + α a₀ with a₀ the witness on A₀ (inflated).

@@ -78,12 +78,14 @@ void gjk_distance(const Core& a, const Core& b, GjkDistance& out, const GjkDista
 // d = r_b − r_a, α = min{t : d ∈ t D}: the ray {μ d/|d| : μ > 0} leaves D at μ = |d|/α. It is found without a cone
 // program by one GJK ray cast (van den Bergen 2004) along that ray from outside D inwards, on the support points of D
 // (those of A₀ and −B₀ added): exact for point sets, to kRoundCastTolerance of D's extent for round cores (gjk.cpp).
+// Two polytopes' exit face is first sought by portal discovery and refinement (XenoCollide's MPR), a support point
+// a step, the cast taking over where that finds none.
 struct GjkScaling {
   double alpha = 0.0;
   double x[3] = {0, 0, 0};       // the scaled shapes' touching point (DCOL's x)
   double normal[3] = {0, 0, 0};  // unit, from a to b: the normal of D at the ray's exit
   double support_gap = 0.0;      // h_D(normal), of the unscaled shapes
-  int steps = 0;                 // the ray cast's iterations
+  int steps = 0;                 // the ray cast's iterations (0 where the portal refinement found the exit)
   bool converged = false;        // false: coincident origins (α = 0, no normal), a ray missing D, or no convergence
   // The simplex of D's support points the cast ended on, as GjkDistance's (round cores' points relative to
   // their frames' origins, in their shape frames).

@@ -89,18 +89,19 @@ std::unique_ptr<BoundCollisionModel> make_collision_model(py::object model_obj, 
 
 // The distances at q (nq,) or (N, nq): "start" (N + 1,) (configuration n's pairs are rows start[n] to
 // start[n + 1]; N = 1 for one configuration), "pair" (K,) indices into the pairs, "alpha", "distance" (K,),
-// "witness_a", "witness_b", "normal" (K, 3), "status" (K,) int8, and with jacobians "jacobian" (K, 11,
-// nv): the rows of sim::chain_pair_rows. Without signed_distances, α alone: "alpha", "status" and
-// "jacobian" (K, 1, nv).
+// "witness_a", "witness_b", "normal" (K, 3), "status" (K,) int8, and with jacobians the rows of
+// sim::chain_pair_rows sparse by pair: "jacobian_start" (K + 1,) (pair k's dofs are entries jacobian_start[k] to
+// jacobian_start[k + 1]), "jacobian_dofs" (E,) int32 and "jacobian" (E, 11), a dof's derivatives of the pair's
+// rows. Without signed_distances, α alone: "alpha", "status" and "jacobian" (E, 1).
 py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, bool signed_distances, int threads) {
   const sim::CollisionModelSpec& spec = bound.spec;
   const dyn::Model& model = *spec.world.model;
   require(threads >= 1, "threads must be at least 1");
   const Rows q = python::configuration(model, q_in);
-  const py::ssize_t N = q.count, nv = model.nv;
+  const py::ssize_t N = q.count;
   // Each configuration's results apart (a worker takes a contiguous run of them), joined below.
   std::vector<std::vector<sim::PairDistance>> results(N);
-  std::vector<std::vector<double>> rows(N);
+  std::vector<sim::PairRows> rows(N);
   {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(bound.mutex);
@@ -124,22 +125,29 @@ py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, 
   Array alpha(K), distance(D), witness_a({D, py::ssize_t(3)}), witness_b({D, py::ssize_t(3)}),
       normal({D, py::ssize_t(3)});
   const py::ssize_t count = sim::derivative_rows(signed_distances);
-  // One configuration's rows become the array's memory (a robot's pairs times nv columns can be megabytes); a
-  // batch's are joined.
-  const bool own_rows = jacobians && N == 1 && K > 0;
+  py::ssize_t E = 0;  // the pairs' dofs
+  for (const sim::PairRows& r : rows) E += static_cast<py::ssize_t>(r.dofs.size());
+  // One configuration's rows become the array's memory; a batch's are joined.
+  const bool own_rows = jacobians && N == 1 && E > 0;
   Array jacobian;
   if (own_rows) {
-    auto* block = new std::vector<double>(std::move(rows[0]));
+    auto* block = new std::vector<double>(std::move(rows[0].values));
     const py::capsule owner(block, [](void* data) { delete static_cast<std::vector<double>*>(data); });
-    jacobian = Array({K, count, nv}, block->data(), owner);
+    jacobian = Array({E, count}, block->data(), owner);
   } else {
-    jacobian = Array(jacobians ? std::vector<py::ssize_t>{K, count, nv} : std::vector<py::ssize_t>{0});
+    jacobian = Array(std::vector<py::ssize_t>{jacobians ? E : 0, count});
   }
-  py::ssize_t k = 0;
+  py::array_t<int64_t> jacobian_start(jacobians ? K + 1 : 0);
+  py::array_t<int32_t> jacobian_dofs(E);
+  py::ssize_t k = 0, e = 0;
   for (py::ssize_t n = 0; n < N; ++n) {
     start.mutable_at(n) = k;
-    if (jacobians && !own_rows) std::copy(rows[n].begin(), rows[n].end(), jacobian.mutable_data() + k * count * nv);
+    if (jacobians) {
+      std::copy(rows[n].dofs.begin(), rows[n].dofs.end(), jacobian_dofs.mutable_data() + e);
+      if (!own_rows) std::copy(rows[n].values.begin(), rows[n].values.end(), jacobian.mutable_data() + e * count);
+    }
     for (const sim::PairDistance& entry : results[n]) {
+      if (jacobians) jacobian_start.mutable_at(k) = e, e += entry.dof_count;
       const geometry::DistanceResult& r = entry.result;
       pair.mutable_at(k) = entry.pair;
       status.mutable_at(k) = static_cast<int8_t>(r.status);
@@ -156,6 +164,7 @@ py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, 
     }
   }
   start.mutable_at(N) = k;
+  if (jacobians) jacobian_start.mutable_at(K) = e;
   py::dict out;
   out["start"] = start;
   out["pair"] = pair;
@@ -167,7 +176,11 @@ py::dict distances(BoundCollisionModel& bound, py::handle q_in, bool jacobians, 
     out["normal"] = normal;
   }
   out["status"] = status;
-  if (jacobians) out["jacobian"] = jacobian;
+  if (jacobians) {
+    out["jacobian_start"] = jacobian_start;
+    out["jacobian_dofs"] = jacobian_dofs;
+    out["jacobian"] = jacobian;
+  }
   return out;
 }
 

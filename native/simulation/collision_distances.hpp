@@ -2,10 +2,11 @@
 // (dcol.dynamics.CollisionModel): the bodies' poses and Jacobians from the simulation's kinematics
 // (detail::body_kinematics), the candidate pairs from its broadphase, per pair the signed distance
 // and DCOL's α, or α alone, with their derivatives along the two bodies' rigid motions, chained with
-// the bodies' Jacobians into derivatives with respect to q's tangent space (nv columns). Pairs of
-// polytopes, spheres, capsules, padded polygons and cylinders go to GJK/EPA and α's ray cast
-// (geometry/gjk.hpp; meshes' support points by hill climbing on their vertex adjacency); cones, ellipsoids
-// and overlapping flat cores to the cone programs (geometry/distance.hpp, DCOL's proximity kernels).
+// the bodies' Jacobians into derivatives with respect to q's tangent space (over the dofs that move the
+// two bodies: PairRows). Pairs of polytopes, spheres, capsules, padded polygons and cylinders go to GJK/EPA
+// and α's ray cast, two polytopes' α to portal refinement first (geometry/gjk.hpp; meshes' support points
+// by hill climbing on their vertex adjacency); cones, ellipsoids and overlapping flat cores to the cone
+// programs (geometry/distance.hpp, DCOL's proximity kernels).
 #pragma once
 
 #include <algorithm>
@@ -46,10 +47,20 @@ struct CollisionModelSpec {
 constexpr int kDistanceRows = 11;
 inline int derivative_rows(bool signed_distances) { return signed_distances ? kDistanceRows : 1; }
 
-// One checked pair at one configuration: its index into CollisionModelSpec::pairs and its result.
+// One checked pair at one configuration: its index into CollisionModelSpec::pairs, its result, and with
+// jacobians how many dofs its rows span (chain_pair_rows).
 struct PairDistance {
   int pair;
   DistanceResult result;
+  int dof_count = 0;
+};
+
+// The pairs' derivatives with respect to q's tangent, sparse by pair: each pair's rows are zero but on the dofs
+// that move its two bodies (the union of their chains), so a pair keeps those dofs (ascending) and, per dof,
+// its derivative_rows values; pairs one after another.
+struct PairRows {
+  std::vector<int> dofs;
+  std::vector<double> values;  // dofs.size() × row count, a dof's rows contiguous
 };
 
 // The candidate pairs whose shapes' bounding boxes, each grown by margin/2, overlap at the poses in
@@ -69,29 +80,52 @@ inline void broadphase_pairs(const CollisionModelSpec& spec, StepWorkspace& ws, 
   std::sort(checked.begin(), checked.end());
 }
 
-// The first `row_count` rows (row_count × nv, row-major, zero on entry) of a pair's derivatives with
-// respect to q's tangent: the derivatives along rigid motions [δp_a, δθ_a, δp_b, δθ_b] times the bodies'
-// Jacobians, whose columns (over the dofs that move each body) are the rigid motion of the body's
-// origin per dof.
-inline void chain_pair_rows(const CollisionModelSpec& spec, const StepWorkspace& ws, int pair,
-                            const DistanceJacobian& jac, int row_count, int nv, double* rows) {
+// A pair's derivatives (its first R rows) with respect to q's tangent, appended to `rows`: the derivatives along
+// rigid motions [δp_a, δθ_a, δp_b, δθ_b] times the bodies' Jacobians, whose columns (over the dofs that move each
+// body, ascending) are the rigid motion of the body's origin per dof; only the union of the two bodies' dofs, the
+// other columns being zero. Returns how many dofs it appended.
+template <int R>
+int chain_pair_rows(const CollisionModelSpec& spec, const StepWorkspace& ws, int pair, const DistanceJacobian& jac,
+                    PairRows& rows) {
   const double* rigid[kDistanceRows] = {jac.alpha,     jac.distance,  jac.p_a[0],   jac.p_a[1],
                                         jac.p_a[2],    jac.p_b[0],    jac.p_b[1],   jac.p_b[2],
                                         jac.normal[0], jac.normal[1], jac.normal[2]};
-  const int shapes[2] = {spec.pairs[pair].first, spec.pairs[pair].second};
+  // The rigid-motion derivatives transposed, [side][component][row]: a dof's rows in one pass over its column.
+  double by_component[2][6][R];
+  for (int side = 0; side < 2; ++side)
+    for (int c = 0; c < 6; ++c)
+      for (int r = 0; r < R; ++r) by_component[side][c][r] = rigid[r][6 * side + c];
+  int first[2], count[2];
+  const double* columns[2];
   for (int side = 0; side < 2; ++side) {
-    const int body = spec.world.shape_body[shapes[side]];
-    const int first = ws.body_dof_start[body], dofs = ws.body_dof_start[body + 1] - first;
-    const double* columns = ws.body_columns.data() + 6 * static_cast<size_t>(first);
-    for (int t = 0; t < dofs; ++t) {
-      const int dof = ws.body_dofs[first + t];
-      for (int r = 0; r < row_count; ++r) {
-        double sum = 0.0;
-        for (int c = 0; c < 6; ++c) sum += rigid[r][6 * side + c] * columns[c * dofs + t];
-        rows[r * nv + dof] += sum;
-      }
-    }
+    const int shape = side == 0 ? spec.pairs[pair].first : spec.pairs[pair].second;
+    const int body = spec.world.shape_body[shape];
+    first[side] = ws.body_dof_start[body], count[side] = ws.body_dof_start[body + 1] - first[side];
+    columns[side] = ws.body_columns.data() + 6 * static_cast<size_t>(first[side]);
   }
+  // Adds side `side`'s part at its dof t to the rows.
+  auto add_part = [&](int side, int t, double* value) {
+    double sum[R] = {};
+    for (int c = 0; c < 6; ++c) {
+      const double column = columns[side][c * count[side] + t];
+      for (int r = 0; r < R; ++r) sum[r] += by_component[side][c][r] * column;
+    }
+    for (int r = 0; r < R; ++r) value[r] += sum[r];
+  };
+  int appended = 0;
+  // The two ascending dof lists merged; a dof moving both bodies (a common ancestor's) sums both sides' parts.
+  for (int t_a = 0, t_b = 0; t_a < count[0] || t_b < count[1]; ++appended) {
+    const int dof_a = t_a < count[0] ? ws.body_dofs[first[0] + t_a] : -1;
+    const int dof_b = t_b < count[1] ? ws.body_dofs[first[1] + t_b] : -1;
+    const bool on_a = dof_a >= 0 && (dof_b < 0 || dof_a <= dof_b), on_b = dof_b >= 0 && (dof_a < 0 || dof_b <= dof_a);
+    rows.dofs.push_back(on_a ? dof_a : dof_b);
+    double value[R] = {};
+    if (on_a) add_part(0, t_a, value);
+    if (on_b) add_part(1, t_b, value);
+    rows.values.insert(rows.values.end(), value, value + R);
+    t_a += on_a, t_b += on_b;
+  }
+  return appended;
 }
 
 // A worker's scratch for collision_distances, kept across its configurations.
@@ -124,7 +158,7 @@ inline double pair_extent(const CollisionModelSpec& spec, const StepWorkspace& w
 // solve of DCOL's program, no Euclidean one and no linear solve for the derivatives (the distance fields stay zero).
 inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& ws, const double* q, bool jacobians,
                                 bool signed_distances, CollisionScratch& scratch, std::vector<PairDistance>& out,
-                                std::vector<double>& rows) {
+                                PairRows& rows) {
   const WorldSpec& world = spec.world;
   const int nv = world.model->nv, row_count = derivative_rows(signed_distances);
   detail::body_kinematics(world, ws, q, false);
@@ -135,10 +169,10 @@ inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& w
   scratch.widths.resize(3 * static_cast<size_t>(spec.num_shapes()));
   scratch.computed.assign(spec.num_shapes(), 0);
   out.reserve(out.size() + checked.size());
-  const size_t size = row_count * static_cast<size_t>(nv);
-  // The rows of all kept pairs at once, zeroed once, in the space reserved for them.
-  size_t row_start = rows.size();
-  if (jacobians) rows.resize(row_start + checked.size() * size);
+  if (jacobians) {  // at most nv dofs a pair: no reallocation while they are appended
+    rows.dofs.reserve(rows.dofs.size() + checked.size() * nv);
+    rows.values.reserve(rows.values.size() + checked.size() * nv * static_cast<size_t>(row_count));
+  }
   DistanceJacobian jac;
   geometry::ProximityJacobian alpha_jac;
   for (const int pair : checked) {
@@ -165,8 +199,8 @@ inline void collision_distances(const CollisionModelSpec& spec, StepWorkspace& w
       if (jacobians) std::copy_n(alpha_jac.alpha, 12, jac.alpha);
     }
     if (!jacobians) continue;
-    chain_pair_rows(spec, ws, pair, jac, row_count, nv, rows.data() + row_start);
-    row_start += size;
+    entry.dof_count = signed_distances ? chain_pair_rows<kDistanceRows>(spec, ws, pair, jac, rows)
+                                       : chain_pair_rows<1>(spec, ws, pair, jac, rows);
   }
 }
 

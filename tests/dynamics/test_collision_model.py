@@ -174,7 +174,7 @@ def test_cone_method_agrees_with_gjk_apart(rng):
     assert apart.sum() > 20
     np.testing.assert_allclose(gjk.distance[apart], cone.distance[apart], atol=1e-5)
     np.testing.assert_allclose(gjk.alpha, cone.alpha, rtol=1e-5)
-    np.testing.assert_allclose(gjk.distance_jacobian[apart], cone.distance_jacobian[apart], atol=1e-3)
+    np.testing.assert_allclose(gjk.jacobian.dense("distance")[apart], cone.jacobian.dense("distance")[apart], atol=1e-3)
 
 
 @pytest.mark.parametrize("name", ROBOT_NAMES)
@@ -184,6 +184,8 @@ def test_jacobians_match_central_differences(name, rng):
     result = collision.distances(q)
     step = 1e-6
     fields = ("alpha", "distance", "witness_a", "witness_b", "normal")
+    # Every column, so also those off a pair's dofs, which the sparse layout leaves out as zero.
+    dense = {field: result.jacobian.dense(field) for field in fields}
     for k in range(model.nv):
         e = np.zeros(model.nv)
         e[k] = step
@@ -192,7 +194,7 @@ def test_jacobians_match_central_differences(name, rng):
         assert np.array_equal(plus.pair, result.pair) and np.array_equal(minus.pair, result.pair)
         for field in fields:
             numeric = (getattr(plus, field) - getattr(minus, field)) / (2 * step)
-            analytic = getattr(result, f"{field}_jacobian")[..., k]
+            analytic = dense[field][..., k]
             if field in ("witness_a", "witness_b", "normal"):
                 # Witness points and normals move smoothly only where they are unique: pairs of curved
                 # shapes, or apart at a vertex. Compare them where the two sides agree with each other.
@@ -219,8 +221,30 @@ def test_floating_base_jacobian_is_in_the_tangent_space():
     robot_objects = len(collision.shapes) - len(collision.obstacles)
     obstacle_pair = collision.pairs[result.pair][:, 1] >= robot_objects
     assert np.any(obstacle_pair) and np.any(~obstacle_pair)
-    np.testing.assert_allclose(result.distance_jacobian[obstacle_pair, 2], -result.normal[obstacle_pair, 2], atol=1e-6)
-    np.testing.assert_allclose(result.distance_jacobian[~obstacle_pair, :6], 0.0, atol=1e-6)
+    distance_jacobian = result.jacobian.dense("distance")
+    np.testing.assert_allclose(distance_jacobian[obstacle_pair, 2], -result.normal[obstacle_pair, 2], atol=1e-6)
+    np.testing.assert_allclose(distance_jacobian[~obstacle_pair, :6], 0.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["panda", "talos"])
+def test_each_pairs_jacobian_spans_its_bodies_dofs(name, rng):
+    """A pair's sparse Jacobian is over exactly the dofs whose columns of its two bodies' frame Jacobians
+    (dcol.dynamics.frame_jacobian, dense) are nonzero; an obstacle has none."""
+    model, collision, _, _ = robot(name)
+    q = configurations(model, rng, 1)[0]
+    result = collision.distances(q)
+    moving = {}
+    for entry in model.collision_shapes:
+        if entry.body >= 0 and entry.body not in moving:
+            frame_jacobian = dyn.frame_jacobian(model, q, model.body_names[entry.body])
+            moving[entry.body] = set(np.flatnonzero(np.any(frame_jacobian != 0.0, axis=0)))
+    bodies = [entry.body for entry in model.collision_shapes] + [-1] * len(collision.obstacles)
+    jacobian = result.jacobian
+    assert jacobian.values.shape == (len(jacobian.dofs), 11)
+    for row, pair in enumerate(result.pair):
+        expected = set().union(*(moving.get(bodies[k], set()) for k in collision.pairs[pair]))
+        dofs = jacobian.dofs[jacobian.start[row] : jacobian.start[row + 1]]
+        assert list(dofs) == sorted(expected), collision.pair_names([pair])
 
 
 @pytest.mark.parametrize("name", ROBOT_NAMES)
@@ -256,8 +280,10 @@ def test_alpha_alone_is_the_full_calls_alpha(name, rng):
     np.testing.assert_allclose(alone.alpha, full.alpha, rtol=1e-12)
     # The gradient of DCOL's Lagrangian against the implicit function theorem's linear solve (which the
     # central differences check): two derivatives of the same smoothed solution, equal to its accuracy.
-    np.testing.assert_allclose(alone.alpha_jacobian, full.alpha_jacobian, rtol=1e-5, atol=1e-5)
-    assert alone.distance is None and alone.normal is None and alone.distance_jacobian is None
+    np.testing.assert_allclose(alone.jacobian.dense("alpha"), full.jacobian.dense("alpha"), rtol=1e-5, atol=1e-5)
+    assert alone.distance is None and alone.normal is None and alone.jacobian.values.shape[1] == 1
+    with pytest.raises(ValueError, match="row must be one of \\['alpha'\\]"):
+        alone.jacobian.dense("distance")
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -270,8 +296,12 @@ def test_batch_equals_single(threads, rng):
         assert len(batch.start) == len(Q) + 1
         for n, q in enumerate(Q):
             single, part = checker.distances(q), batch.at(n)
-            for field in ("pair", "alpha", "distance", "witness_a", "normal", "status", "distance_jacobian"):
+            for field in ("pair", "alpha", "distance", "witness_a", "normal", "status"):
                 np.testing.assert_array_equal(getattr(part, field), getattr(single, field), err_msg=field)
+            for field in ("start", "dofs", "values"):
+                np.testing.assert_array_equal(
+                    getattr(part.jacobian, field), getattr(single.jacobian, field), err_msg=f"jacobian {field}"
+                )
 
 
 def test_margin_keeps_every_pair_within_it(rng):
