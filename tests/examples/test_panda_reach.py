@@ -15,7 +15,7 @@ example_robots_dir()
 
 @pytest.mark.slow
 def test_reaches_the_target_clear_of_the_wall_table_and_itself():
-    reach = panda_reach.solve(knots=4)
+    reach = panda_reach.solve(knots=5)
     assert reach.converged, reach.message
     panda, collision = panda_reach.problem_model()
     np.testing.assert_array_equal(reach.path[0], panda_reach.START)
