@@ -1,4 +1,4 @@
-// The size of an array of numbers, and powers of two to scale one by: dividing by a power of two is
+// Whether an array of numbers is finite, its size, and powers of two to scale one by: dividing by a power of two is
 // exact, so data of ordinary size give bit for bit the results they would give unscaled.
 #pragma once
 
@@ -7,6 +7,11 @@
 #include <cstddef>
 
 namespace dcol {
+
+// Whether every one of count entries is finite (no NaN, no infinity).
+inline bool all_finite(std::size_t count, const double* values) {
+  return std::all_of(values, values + count, [](double x) { return std::isfinite(x); });
+}
 
 // max_i |values_i| over count entries, 0 for none.
 inline double largest_magnitude(std::size_t count, const double* values) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "core/magnitudes.hpp"
 #include "geometry/proximity.hpp"
 #include "geometry/proximity_kernels.hpp"
 #include "geometry/support.hpp"
@@ -212,9 +213,7 @@ void signed_distance(const Shape& a, const Pose& pa, const Shape& b, const Pose&
   // A solve can end SOLVED_INACCURATE with derivatives its KKT system could not give (shapes far apart
   // for their size): the status says so rather than hand out NaN as a result.
   if (!jac) return;
-  auto finite_row = [](const double* row) {
-    return std::all_of(row, row + 12, [](double x) { return std::isfinite(x); });
-  };
+  auto finite_row = [](const double* row) { return all_finite(12, row); };
   bool finite = finite_row(jac->alpha) && finite_row(jac->distance);
   for (int i = 0; i < 3; ++i)
     finite = finite && finite_row(jac->p_a[i]) && finite_row(jac->p_b[i]) && finite_row(jac->normal[i]);

@@ -1385,10 +1385,7 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   // Impulses or contact velocities that overflowed are no solution, whatever the solve's iterations
   // reported (an ADMM residual of overflowed terms can read zero).
   const std::vector<double>& velocities = world.ncp ? ws.ncp_v : ws.w;
-  auto finite = [](const std::vector<double>& x) {
-    return std::all_of(x.begin(), x.end(), [](double value) { return std::isfinite(value); });
-  };
-  if (!finite(ws.f) || !finite(velocities)) {
+  if (!all_finite(ws.f.size(), ws.f.data()) || !all_finite(velocities.size(), velocities.data())) {
     report.status = lcp::LcpStatus::numerical_error;
     report.usable = false;
   }
@@ -1422,9 +1419,7 @@ inline RolloutStatus step_status(const WorldSpec& world, const StepReport& repor
   if (report.status != lcp::LcpStatus::solved && report.status != lcp::LcpStatus::iteration_limit)
     return RolloutStatus::failed;
   if (!report.usable) return RolloutStatus::failed;
-  if (!std::all_of(q_next, q_next + world.model->nq, [](double x) { return std::isfinite(x); }) ||
-      !std::all_of(v_next, v_next + world.model->nv, [](double x) { return std::isfinite(x); }))
-    return RolloutStatus::failed;
+  if (!all_finite(world.model->nq, q_next) || !all_finite(world.model->nv, v_next)) return RolloutStatus::failed;
   return report.status == lcp::LcpStatus::iteration_limit ? RolloutStatus::lcp_iteration_limit : RolloutStatus::ok;
 }
 
