@@ -219,7 +219,8 @@ class Step:
         −1 at an upper bound; limit_impulses (L,) float64.
     lcp : dcol.solvers.LCPSolution of the step (rows: 3 per contact, then the limits), or with
         contact_model="ncp" its dcol.solvers.NCPSolution (per contact [t1, t2, n], then per limit a
-        frictionless contact).
+        frictionless contact). Its status and residual are the worst over the step's solves: the
+        impulses' and, where penetrations are corrected, the position correction's LCP.
     """
 
     q: FloatArray
@@ -700,8 +701,8 @@ class World:
             # The solver's last iterate is kept (Step.lcp says so): stopping a rollout over it would be
             # worse; its Jacobians hold on that iterate's sets or modes.
             warnings.warn(
-                f"contact {self.contact_model.upper()} stopped at the iteration limit, residual "
-                f"{solution.residual:.1e}",
+                f"contact {self.contact_model.upper()} or position correction stopped at the iteration limit, "
+                f"residual {solution.residual:.1e}",
                 RuntimeWarning,
                 stacklevel=3,  # the caller of step or rollout
             )

@@ -302,7 +302,7 @@ struct StepReport {
   int contacts = 0;
   lcp::LcpStatus status = lcp::LcpStatus::solved;
   int iterations = 0;           // the solver's: Gauss–Seidel sweeps over the islands, or ADMM iterations
-  double residual = 0.0;        // of the impulses returned (lcp::LcpReport's)
+  double residual = 0.0;        // the largest of its solves' (lcp::LcpReport's): contact impulses, position correction
   bool warm_start_hit = false;  // the previous step's sets solved every island
   // Whether an iterate stopped at the iteration limit is near enough a solution to go on with
   // (kUsableResidual); true for a solution. False too when the free motion did not converge.
@@ -1255,7 +1255,10 @@ inline void correct_positions(const WorldSpec& world, StepWorkspace& ws, StepRep
         lcp::solve_screened(lcp::DenseMatrix{P, ws.correction_A.data()}, ws.correction_b.data(), lcp::LcpBounds{},
                             ws.correction_x.data(), ws.correction_w.data(), ws.correction_sets.data(), ws.screening,
                             world.max_sweeps, si_tolerance(world.lcp_tolerance));
+    // The step's status, residual and usability cover this solve as they do the contact solve's.
     report.status = worse(report.status, solve.status);
+    report.residual = std::max(report.residual, solve.residual);
+    if (solve.status == lcp::LcpStatus::iteration_limit && !(solve.residual <= kUsableResidual)) report.usable = false;
     for (int a = 0; a < P; ++a) ws.correction_f[rows[ws.correction_rows[a]]] = ws.correction_x[a];
   }
   add_impulse_response(world, ws, ws.correction_f.data(), ws.correction_dq.data());
