@@ -41,7 +41,10 @@ struct VertexSets {
       spread = std::max(spread, std::abs(0.5 * a.frame.r[k] - 0.5 * b.frame.r[k]));
     }
     for (const Core* c : {&a, &b}) {
-      for (int i = 0; i < c->count * c->dim; ++i) spread = std::max(spread, std::abs(c->points()[i]));
+      if (c->adjacency)
+        spread = std::max(spread, c->adjacency->coordinate_bound);
+      else
+        for (int i = 0; i < c->count * c->dim; ++i) spread = std::max(spread, std::abs(c->points()[i]));
       if (c->round) spread = std::max(spread, c->round->length_scale);
     }
     scale = spread > 0.0 ? std::ldexp(1.0, std::ilogb(spread)) : 1.0;
@@ -61,11 +64,11 @@ struct VertexSets {
     return out;
   }
   // The vertex of a polytope with adjacency farthest along the shape-frame direction `local` by hill climbing
-  // from the last one found (vertex_adjacency.hpp), or −1 where the climb ends at a vertex that is not a corner.
+  // from its cell's vertex (vertex_adjacency.hpp), or −1 where the climb ends at a vertex that is not a corner.
   static int climb(const Core& c, const double* local) {
     const VertexAdjacency& graph = *c.adjacency;
     const double* v = c.points();
-    int best = c.last_support;
+    int best = graph.cell_support[direction_cell(local)];
     double best_value = local[0] * v[3 * best] + local[1] * v[3 * best + 1] + local[2] * v[3 * best + 2];
     // Tied vertices (a face or an edge normal to the direction) share a face, so are each other's neighbours:
     // the last pass, around the top, finds the first of them, as the scan takes it, whatever way the climb came.
@@ -83,9 +86,7 @@ struct VertexSets {
       }
     }
     best = first_tied;
-    if (!graph.climbable[best]) return -1;
-    c.last_support = best;
-    return best;
+    return graph.climbable[best] ? best : -1;
   }
   // Index of the core point farthest along the world direction d.
   static int farthest(const Core& c, const Vec3& d) {
@@ -1316,7 +1317,6 @@ bool gjk_signed_distance(const Shape& a, const Pose& pa, const Shape& b, const P
   GjkDistance distance;
   gjk_distance(core_a, core_b, distance, nullptr, extent);
   if (!distance.converged) return false;
-  core_a.last_support = core_b.last_support = 0;  // the ray cast climbs as gjk_alpha's: the same α
   GjkScaling scaling;
   gjk_scaling(core_a, core_b, scaling);
   if (!scaling.converged) return false;

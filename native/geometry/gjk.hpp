@@ -52,10 +52,9 @@ struct Core {
   const Shape* round = nullptr;  // a round shape, whose support points stand in for the point set
   Pose frame{};
   double radius = 0.0;
-  // A polytope's vertex adjacency, if given: its support points by hill climbing from the last one found
-  // instead of a scan (the same support points; among exactly tied vertices the scan's first).
+  // A polytope's vertex adjacency, if given: its support points by hill climbing instead of a scan (the same
+  // support points; among exactly tied vertices the scan's first), and its coordinates' bound without a scan.
   const VertexAdjacency* adjacency = nullptr;
-  mutable int last_support = 0;
 
   const double* points() const { return shape_points ? shape_points : own; }
 };
