@@ -61,7 +61,10 @@ class LCPStatus(enum.IntEnum):
     UNSOLVABLE = 1  # Lemke's ray termination: no solution (or A outside the classes it processes)
     ITERATION_LIMIT = 2
     INVALID_PROBLEM = 3  # e.g. a zero diagonal for Gauss–Seidel
-    NUMERICAL_ERROR = 4  # the returned solution is not finite (its numbers overflowed)
+    # The returned solution is not finite (its numbers overflowed), or a solver that ended by its own
+    # criterion (Lemke's last pivot, the interior point's stopping test) left it with a natural residual
+    # above tol: round-off in the pivots, pairs the interior point resolves to about √tol.
+    NUMERICAL_ERROR = 4
 
 
 def returned_status(status: int, *solution: FloatArray) -> LCPStatus:
@@ -203,6 +206,10 @@ def _solution(
         f, polished = _native.lcp.polish(A, b, *bounds, f, tol)
         if polished:
             status = LCPStatus.SOLVED
+    # SOLVED is the returned f's, in a measure that is the same for the problem in any units: a solver's
+    # own stopping test can pass short of it.
+    if status == LCPStatus.SOLVED and not _native.lcp.natural_residual(A, b, *bounds, f) <= tol:
+        status = LCPStatus.NUMERICAL_ERROR
     w = A @ f + b
     clamping, at_lower, at_upper, tied = _classify(A, b, f, w, bounds, tol)
     low, high = bounds.at(f)
@@ -270,6 +277,9 @@ def solve_lcp(
         iterate stopped by the iteration limit too: it counts as solved when that verifies).
 
     Returns an LCPSolution; a failed solve says so in ``status`` (its f is the solver's last iterate).
+    The status is SOLVED only for an f whose natural residual, relative to the problem's scale (the same
+    for A, b in any units), is within tol; where Lemke's pivoting or the interior point ended on one above
+    it, and stabilize did not make it exact, NUMERICAL_ERROR.
     """
     A, b = _problem(A, b)
     if method not in ("lemke", "pgs", "ipm"):
@@ -290,11 +300,24 @@ def solve_lcp(
         f, status, iterations, _ = _native.lcp.pgs(A, b, None, None, None, None, f0, sweeps, tol, bool(stabilize))
         stabilize = False  # Gauss–Seidel has tried its sets already
     else:
+        # The interior point's stopping test holds sᵀz/m to its tolerance in the data's units for data
+        # above order one (native lcp/mlcp_ipm.hpp). f is of the order of |b|∞ / |A|∞, so for a large A
+        # and a moderate b that test leaves f a large fraction of its own size off complementarity: it is
+        # given A / |A|∞ and b / |b|∞, whose solution is f |A|∞ / |b|∞, and its test is then relative.
+        a_scale = float(np.abs(A).max(initial=0.0)) or 1.0
+        b_scale = float(np.abs(b).max(initial=0.0)) or 1.0
         empty = np.zeros((0, 0))
-        _, _, f, _, status, iterations, _ = _native.lcp.mlcp_ipm(
-            empty, np.zeros(0), empty, np.zeros((b.size, 0)), -A, b, min(tol, 1e-10), 100 if limit is None else limit
+        _, _, z, _, status, iterations, _ = _native.lcp.mlcp_ipm(
+            empty,
+            np.zeros(0),
+            empty,
+            np.zeros((b.size, 0)),
+            -A / a_scale,
+            b / b_scale,
+            min(tol, 1e-10),
+            100 if limit is None else limit,
         )
-        f = np.maximum(f, 0.0)
+        f = np.maximum(z, 0.0) * (b_scale / a_scale)
     return _solution(A, b, bounds, f, status, iterations, tol, stabilize)
 
 

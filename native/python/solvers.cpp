@@ -310,6 +310,20 @@ void bind_lcp(py::module_& root) {
       "(f, polished): f solved exactly on the sets of the approximate solution f when that verifies with a "
       "natural residual within tol.");
   m.def(
+      "natural_residual",
+      [](const Array& A, const Array& b, py::handle lo, py::handle hi, py::handle friction, py::handle mu,
+         const Array& f) {
+        const int n = square_size(A, b);
+        check_length(f, n, "f");
+        const BoxedBounds boxed(lo, hi, friction, mu, n);
+        std::vector<double> w(n);
+        lcp_velocity(n, A.data(), b.data(), f.data(), w.data());
+        return natural_residual(n, A.data(), b.data(), f.data(), w.data(), boxed.bounds);
+      },
+      py::arg("A"), py::arg("b"), py::arg("lo"), py::arg("hi"), py::arg("friction_index"), py::arg("mu"), py::arg("f"),
+      "The natural residual of f relative to the problem's scale (lcp.hpp's natural_residual): the same for a "
+      "problem and for the same problem in other units, zero exactly at a solution.");
+  m.def(
       "project_onto_friction_cone",
       [](const Array& impulses, const Array& mu) {
         if (impulses.ndim() != 2 || impulses.shape(1) != 3) throw py::value_error("impulses must be (nc, 3)");

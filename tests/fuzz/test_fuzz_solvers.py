@@ -115,21 +115,23 @@ def test_lcp(n, kind, method, seed, e_A, e_shift):
     record(family, "wrong" if problems else "ok", "; ".join(problems) + " — " + detail)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="not diagnosed: the interior point's residual and the scale-free violation disagree"
-)
-def test_known_ipm_solved_short_of_complementarity_on_badly_scaled_data():
-    """A planted monotone LCP (n = 11, seed 316) with A·1e6 and b·1e-1, so that f is about 1e-7 (found by
-    the long fuzz profile, and as before this session's status changes): the interior point reports
-    SOLVED with its residual 8.7e-8, while the solution violates complementarity by 1.7e-3 in
-    lcp_violation's scale-free measure (the problem scaled to A's largest entry, f and w against the
-    sizes of f and b)."""
+def test_ipm_solves_badly_scaled_data_to_complementarity():
+    """A planted monotone LCP (n = 11, seed 316, found by the long fuzz profile) with A·1e6 and b·1e-1,
+    so that f is about 1e-7. The interior point stopped on sᵀz/m ≤ 1e-10 in the caller's units, which
+    for w of order 0.1 lets f sit 1e-9 off zero, a hundredth of its own size: it reported SOLVED while
+    the solution violated complementarity by 1.7e-3 in lcp_violation's scale-free measure (the problem
+    scaled to A's largest entry, f and w against the sizes of f and b), and the sets it handed to the
+    stabilization were wrong. Checked here by that measure, computed from the data: solved, and without
+    the stabilization (the interior point's own iterate, its degenerate pairs resolved to about √tol)
+    SOLVED only within it."""
     rng = np.random.default_rng(316)
     A = lcp_matrix(rng, 11, "monotone")
     f_star, w_star = planted_complementary(rng, 11)
     A_s, b_s = A * 1e6, (w_star - A @ f_star) * 1e-1
     sol = solve_lcp(A_s, b_s, method="ipm")
-    assert sol.status != LCPStatus.SOLVED or lcp_violation(A_s, b_s, sol.f) <= 1e-6
+    assert sol.status == LCPStatus.SOLVED and lcp_violation(A_s, b_s, sol.f) <= 1e-6
+    sol = solve_lcp(A_s, b_s, method="ipm", stabilize=False)
+    assert (sol.status == LCPStatus.SOLVED) == (lcp_violation(A_s, b_s, sol.f) <= 1e-6)
 
 
 def test_lemke_solves_tiny_data():

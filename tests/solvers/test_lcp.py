@@ -312,6 +312,32 @@ def test_status_says_when_the_solution_is_not_finite(scale, method):
         np.testing.assert_allclose(solution.f, solve_lcp(A, b, method=method).f, rtol=1e-8, atol=1e-12)
 
 
+def relative_natural_residual(A, b, f):
+    """max_i |f_i − max(f_i − w_i / A_ii, 0)| over max(‖f‖∞, max_i |b_i| / A_ii), w = A f + b (A_ii > 0):
+    zero exactly at a solution, the same for A, b in any units; computed here from the data."""
+    d = np.diag(A)
+    worst = np.abs(f - np.maximum(f - (A @ f + b) / d, 0.0)).max()
+    return worst / max(np.abs(f).max(), (np.abs(b) / d).max())
+
+
+@pytest.mark.parametrize("method", ["lemke", "ipm"])
+@pytest.mark.parametrize("stabilize", [True, False])
+def test_solved_only_within_the_tolerance(method, stabilize):
+    """Positive definite LCPs (n = 8), as they are and with A·1e6, b·1e-1 (f of order 1e-7, where the
+    interior point's stopping test was once absolute and it said SOLVED 1e-3 short of complementarity):
+    SOLVED only where the returned f's relative natural residual, computed here, is within tol; with
+    the stabilization every one is SOLVED."""
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        A, b = p_matrix(rng, 8)
+        A = A @ A.T  # symmetric positive definite: the interior point takes it too
+        for scale_A, scale_b in ((1.0, 1.0), (1e6, 1e-1)):
+            solution = solve_lcp(scale_A * A, scale_b * b, method=method, stabilize=stabilize)
+            residual = relative_natural_residual(scale_A * A, scale_b * b, solution.f)
+            assert solution.status != LCPStatus.SOLVED or residual <= 1e-9
+            assert solution.status == LCPStatus.SOLVED or not stabilize
+
+
 # Every solver of the LCP family with a problem of known solution: (keywords → solution, solution).
 _SOLVES = {
     "lemke": (lambda **kw: solve_lcp(np.eye(2), -np.ones(2), **kw).f, [1.0, 1.0]),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['boxed_lemke', 'classify', 'lemke', 'mlcp_ipm', 'mlcp_kkt_adjoint', 'ncp_admm', 'pgs', 'polish', 'project_onto_friction_cone', 'solve_on_sets']
+__all__: list[str] = ['boxed_lemke', 'classify', 'lemke', 'mlcp_ipm', 'mlcp_kkt_adjoint', 'natural_residual', 'ncp_admm', 'pgs', 'polish', 'project_onto_friction_cone', 'solve_on_sets']
 def boxed_lemke(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lo: typing.Any, hi: typing.Any, friction_index: typing.Any, mu: typing.Any, tol: typing.SupportsFloat | typing.SupportsIndex) -> tuple:
     """
     (f, status code, pivots, residual) of the boxed LCP by Lemke's method on its Stewart–Trinkle form (solve_boxed_lemke).
@@ -25,6 +25,10 @@ def mlcp_ipm(M: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], q: typi
 def mlcp_kkt_adjoint(M: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], G: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], F: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], z: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], s: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rhs: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> numpy.typing.NDArray[numpy.float64]:
     """
     [d_x; z∘d_z; d_y] from rhs = [∂ℓ/∂x; ∂ℓ/∂z; ∂ℓ/∂y] at a mixed-LCP solution (the KKT backward pass).
+    """
+def natural_residual(A: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], b: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], lo: typing.Any, hi: typing.Any, friction_index: typing.Any, mu: typing.Any, f: typing.Annotated[numpy.typing.ArrayLike, numpy.float64]) -> float:
+    """
+    The natural residual of f relative to the problem's scale (lcp.hpp's natural_residual): the same for a problem and for the same problem in other units, zero exactly at a solution.
     """
 def ncp_admm(G: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], g: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mu: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], rho: typing.SupportsFloat | typing.SupportsIndex, tol: typing.SupportsFloat | typing.SupportsIndex, max_iterations: typing.SupportsInt | typing.SupportsIndex) -> tuple[numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.float64], numpy.typing.NDArray[numpy.int8], int, int, float]:
     """
