@@ -297,7 +297,10 @@ def _sharded(
                 warnings.warn(f"{where}: {message}", category, stacklevel=3)
             parts.append(result)
     except BaseException:
-        for reference in pending:
+        # Only the chunks not yet finished: cancelling one whose worker died (its error already stored)
+        # can abort the driver in Ray's task manager ("Tried to complete task that was not pending").
+        _, unfinished = ray.wait(pending, num_returns=len(pending), timeout=0)
+        for reference in unfinished:
             ray.cancel(reference)
         raise
     return _joined(parts)
