@@ -269,8 +269,12 @@ def test_stacks_and_piles_stay_finite_and_solved(count, kinds, seed, dt, frictio
         return record(family, "wrong", f"{err}: {detail}")
     if deepest > 0.02:
         problems.append(f"bodies sank {deepest:.3f} m into each other or the ground")
+    # Capsules tipping across capsules at 10 ms sink by the step's first-order miss (the strict xfail
+    # below); the long profile finds that bug in columns and scattered piles alike.
+    sinking_capsules = len(problems) == 1 and deepest > 0.02 and kinds[:count].count("capsule") >= 2 and dt >= 1e-2
+    known = "test_known_capsules_on_a_box_sink_at_10_ms" if sinking_capsules else None
     if problems:
-        return record(family, "wrong", "; ".join(problems) + " — " + detail)
+        return record(family, "wrong", "; ".join(problems) + " — " + detail, known=known)
     if caught:  # an iteration limit: a status that says why (the known_* tests below reproduce it)
         return record(family, "status")
     record(family, "ok")
