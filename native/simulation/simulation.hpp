@@ -298,6 +298,20 @@ struct StepWorkspace {
   }
 };
 
+// The worse of two outcomes: a failure over an iteration limit over a solution.
+inline lcp::LcpStatus worse(lcp::LcpStatus a, lcp::LcpStatus b) {
+  auto rank = [](lcp::LcpStatus s) {
+    return s == lcp::LcpStatus::solved ? 0 : s == lcp::LcpStatus::iteration_limit ? 1 : 2;
+  };
+  return rank(b) > rank(a) ? b : a;
+}
+
+// Whether a solve's outcome is near enough a solution to go on with: solved, or stopped at the iteration
+// limit with a residual within kUsableResidual.
+inline bool usable_outcome(const lcp::LcpReport& solve) {
+  return solve.status != lcp::LcpStatus::iteration_limit || solve.residual <= kUsableResidual;
+}
+
 struct StepReport {
   int contacts = 0;
   lcp::LcpStatus status = lcp::LcpStatus::solved;
@@ -308,6 +322,12 @@ struct StepReport {
   // (kUsableResidual); true for a solution. False too when the free motion did not converge.
   bool usable = true;
   bool free_motion_converged = true;  // detail::free_motion solved its midpoint equation
+
+  // One of the step's solves: its status and residual count in the step's (the worse, the largest).
+  void add_solve(const lcp::LcpReport& solve) {
+    status = worse(status, solve.status);
+    residual = std::max(residual, solve.residual);
+  }
 };
 
 namespace detail {
@@ -984,14 +1004,6 @@ inline int prepare_step(const WorldSpec& world, StepWorkspace& ws, const double*
   return n;
 }
 
-// The worse of two outcomes: a failure over an iteration limit over a solution.
-inline lcp::LcpStatus worse(lcp::LcpStatus a, lcp::LcpStatus b) {
-  auto rank = [](lcp::LcpStatus s) {
-    return s == lcp::LcpStatus::solved ? 0 : s == lcp::LcpStatus::iteration_limit ? 1 : 2;
-  };
-  return rank(b) > rank(a) ? b : a;
-}
-
 // The NCP's layout (world.ncp, all rows kept): per contact its rows [t1, t2, n], per joint limit a
 // frictionless contact [−, −, limit row] (ws.ncp_row, −1 where none), and the friction coefficients.
 inline void ncp_layout(const WorldSpec& world, StepWorkspace& ws) {
@@ -1068,10 +1080,9 @@ inline StepReport solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
       ws.ncp_lambda[3 * contacts[a / 3] + a % 3] = ws.island_f[a];
       ws.ncp_v[3 * contacts[a / 3] + a % 3] = ws.island_w[a];
     }
-    out.status = worse(out.status, report.status);
+    out.add_solve(report);
     out.iterations += report.iterations;
-    out.residual = std::max(out.residual, report.residual);
-    if (report.status == lcp::LcpStatus::iteration_limit && !(report.residual <= kUsableResidual)) out.usable = false;
+    out.usable = out.usable && usable_outcome(report);
   }
   ws.f.assign(ws.kept.size(), 0.0);
   for (int a = 0; a < m; ++a)
@@ -1164,9 +1175,8 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
         report.usable = report.usable && lcp::verified(m, scale, b, ws.island_f.data(), ws.island_w.data(), bounds,
                                                        ws.island_usable_sets.data(), si_tolerance(kUsableResidual));
       }
-      report.status = worse(report.status, island.status);
+      report.add_solve(island);
       report.iterations += island.iterations;
-      report.residual = std::max(report.residual, island.residual);
       report.warm_start_hit = false;
     }
     for (int p = 0; p < m; ++p) {
@@ -1256,9 +1266,8 @@ inline void correct_positions(const WorldSpec& world, StepWorkspace& ws, StepRep
                             ws.correction_x.data(), ws.correction_w.data(), ws.correction_sets.data(), ws.screening,
                             world.max_sweeps, si_tolerance(world.lcp_tolerance));
     // The step's status, residual and usability cover this solve as they do the contact solve's.
-    report.status = worse(report.status, solve.status);
-    report.residual = std::max(report.residual, solve.residual);
-    if (solve.status == lcp::LcpStatus::iteration_limit && !(solve.residual <= kUsableResidual)) report.usable = false;
+    report.add_solve(solve);
+    report.usable = report.usable && usable_outcome(solve);
     for (int a = 0; a < P; ++a) ws.correction_f[rows[ws.correction_rows[a]]] = ws.correction_x[a];
   }
   add_impulse_response(world, ws, ws.correction_f.data(), ws.correction_dq.data());
