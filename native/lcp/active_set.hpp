@@ -797,8 +797,9 @@ inline bool replace_by_pivoting(int n, const double* A, const MatrixScale& scale
 // sets settle in a few sweeps while the iterate creeps along the null space for thousands. When the
 // sweeps run out, Lemke's method on the problem (replace_by_pivoting); ends as solve_pgs otherwise
 // (and polishes a converged iterate once more). A polish that verifies only above tol, nearer a
-// solution than the iterate, ends the solve too, with that solution (the least-squares one on sets whose
-// equations disagree: more sweeps would not find other sets) and the status iteration_limit.
+// solution than the iterate, ends the sweeps too (the least-squares solution on sets whose equations
+// disagree: more sweeps would not find other sets): Lemke's method then, and failing that, that
+// solution with the status iteration_limit.
 // w receives A f + b, sets the sets.
 inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, const LcpBounds& bounds, double* f,
                                     double* w, EntrySet* sets, LcpWorkspace& work, ActiveSetWorkspace& active,
@@ -828,6 +829,8 @@ inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, con
       classify(n, scale, b, f, w, bounds, tol, sets);
       report.status = LcpStatus::iteration_limit;
       report.residual = active.verified_residual;
+      // Sets whose equations disagree are Gauss–Seidel's; Lemke's path may end on others that agree.
+      replace_by_pivoting(n, A, scale, b, bounds, f, w, sets, tol, active, report);
       return report;
     }
     if (sweeps >= max_iterations) {

@@ -33,8 +33,12 @@ struct BoxedLemkeWorkspace {
 // Lemke's method on a shifted M: A of contact is rank-deficient, and on the degenerate pivots that
 // leaves, floating-point ties can end Lemke's path on a ray although a solution exists. M + ε I, with ε
 // this share of A's largest diagonal entry, breaks those ties; the proximal rounds below take the shift
-// back out.
-constexpr double kLemkeShift = 1e-9;
+// back out. Where the path still ends on a ray (two contacts of one link whose rows agree to a few
+// digits: the shift is then below the tableau's round-off), the solve starts again with the shift
+// kLemkeShiftGrowth times larger, kLemkeShifts shifts in all: M + εI is strictly copositive for any
+// ε > 0, so in exact arithmetic its path ends at a solution, and a larger ε keeps it above the round-off.
+constexpr double kLemkeShift = 1e-9, kLemkeShiftGrowth = 1e3;
+constexpr int kLemkeShifts = 3;
 // Proximal rounds at most: each solves LCP(M + ε I, q − ε z_previous), whose fixed point is a solution
 // of LCP(M, q), the error shrinking by a factor ε / (ε + eigenvalue) each round on the directions the
 // solution fixes.
@@ -49,7 +53,7 @@ constexpr int kLemkeMaxEntries = 192;
 // a solution (an exact solve on its sets: the proximal rounds' last digits come from there) and returns
 // whether it did. solved when finish did or the natural residual (lcp.hpp; with tol's floor) is
 // ≤ tol.relative; otherwise iteration_limit (rounds or pivots ran out) or unsolvable (Lemke's path ended on
-// a ray), f then scratch; invalid_problem, f untouched, for a friction entry whose normal can be
+// a ray at every shift), f then scratch; invalid_problem, f untouched, for a friction entry whose normal can be
 // negative (lo_n < 0: its bound μ max(f_n, 0) is not linear) or is a friction entry itself.
 // report.iterations counts the pivots, report.residual is f's natural residual.
 template <class Finish>
@@ -116,35 +120,45 @@ inline LcpReport solve_boxed_lemke(int n, const double* A, const double* b, cons
       ws.q[r] = high(i) - low(i);
     }
   }
-  const double shift = kLemkeShift * (largest_diagonal > 0.0 ? largest_diagonal : 1.0);
-  for (int k = 0; k < N; ++k) ws.M[static_cast<size_t>(k) * N + k] += shift;
+  const double diagonal_scale = largest_diagonal > 0.0 ? largest_diagonal : 1.0;
   ws.lemke.reserve(N);
-  ws.z.assign(N, 0.0);
   ws.shifted_q.resize(N);
   const int max_pivots = 20 * N + 100;
-  for (int round = 0; round < kLemkeRounds; ++round) {
-    for (int k = 0; k < N; ++k) ws.shifted_q[k] = ws.q[k] - shift * ws.z[k];
-    const LcpReport pivoting = solve_lemke(N, ws.M.data(), ws.shifted_q.data(), ws.z.data(), ws.lemke, max_pivots);
-    report.iterations += pivoting.iterations;
-    if (pivoting.status != LcpStatus::solved) {
-      report.status = pivoting.status == LcpStatus::unsolvable ? LcpStatus::unsolvable : LcpStatus::iteration_limit;
+  double applied = 0.0;  // the shift on M's diagonal
+  double share = kLemkeShift;
+  for (int attempt = 0; attempt < kLemkeShifts; ++attempt, share *= kLemkeShiftGrowth) {
+    const double shift = share * diagonal_scale;
+    for (int k = 0; k < N; ++k) ws.M[static_cast<size_t>(k) * N + k] += shift - applied;
+    applied = shift;
+    ws.z.assign(N, 0.0);
+    bool on_ray = false;
+    for (int round = 0; round < kLemkeRounds; ++round) {
+      for (int k = 0; k < N; ++k) ws.shifted_q[k] = ws.q[k] - shift * ws.z[k];
+      const LcpReport pivoting = solve_lemke(N, ws.M.data(), ws.shifted_q.data(), ws.z.data(), ws.lemke, max_pivots);
+      report.iterations += pivoting.iterations;
       report.residual = inf;
-      return report;
+      if (pivoting.status == LcpStatus::unsolvable) {
+        report.status = LcpStatus::unsolvable;
+        on_ray = true;
+        break;
+      }
+      if (pivoting.status != LcpStatus::solved) {
+        report.status = LcpStatus::iteration_limit;
+        return report;
+      }
+      for (int i = 0; i < n; ++i) {
+        f[i] = ws.offset[i];
+        for (int k = ws.first_variable[i]; k < ws.first_variable[i + 1]; ++k) f[i] += ws.sign[k] * ws.z[k];
+      }
+      const bool finished = finish(f);
+      lcp_velocity(n, A, b, f, ws.velocity.data());
+      report.residual = natural_residual(n, A, b, f, ws.velocity.data(), bounds, tol.floor);
+      report.status = finished || report.residual <= tol.relative ? LcpStatus::solved : LcpStatus::iteration_limit;
+      if (report.status == LcpStatus::solved) return report;
     }
-    for (int i = 0; i < n; ++i) {
-      f[i] = ws.offset[i];
-      for (int k = ws.first_variable[i]; k < ws.first_variable[i + 1]; ++k) f[i] += ws.sign[k] * ws.z[k];
-    }
-    const bool finished = finish(f);
-    lcp_velocity(n, A, b, f, ws.velocity.data());
-    report.residual = natural_residual(n, A, b, f, ws.velocity.data(), bounds, tol.floor);
-    if (finished || report.residual <= tol.relative) {
-      report.status = LcpStatus::solved;
-      return report;
-    }
+    if (!on_ray) return report;  // the rounds ran out
   }
-  report.status = LcpStatus::iteration_limit;
-  return report;
+  return report;  // on a ray at every shift
 }
 
 // solve_boxed_lemke on Lemke's f alone.

@@ -324,21 +324,17 @@ def test_tilted_stack_at_10_ms_does_not_sink():
     assert deepest_penetration(world, rollout) < 0.02
 
 
-# A rollout's warning that some step's contact LCP ended above its tolerance.
-LCP_NOT_SOLVED = "1 rollouts had a contact LCP stopped at the iteration limit"
-
-
 def test_tilted_stack_lcp_is_solved_at_10_ms():
-    """The tilted stack's contact LCP is solved at every step but one. Once the stack rests on its
-    clipped patches, Gauss–Seidel stopped at its sweep limit: A has rank 18 in 36 rows and eigenvalues
-    four orders of magnitude apart; Lemke's method on the Stewart–Trinkle form now finishes those
-    solves. The step where it stalled first is checked from f and w = A f + b. At one step the exact
-    solve on the sets leaves a natural residual of 2e-7 (the least-squares solution of equations that a
-    rank-deficient A makes disagree beyond round-off), above the tolerance 1e-7: that step says so, and
-    the rollout warns once."""
+    """The tilted stack's contact LCP is solved at every step. Once the stack rests on its clipped
+    patches, Gauss–Seidel stopped at its sweep limit: A has rank 18 in 36 rows and eigenvalues four
+    orders of magnitude apart; Lemke's method on the Stewart–Trinkle form now finishes those solves.
+    The step where it stalled first is checked from f and w = A f + b. At one step the exact solve on
+    Gauss–Seidel's sets left a natural residual of 2e-7 (the least-squares solution of equations that a
+    rank-deficient A makes disagree beyond round-off), above the tolerance 1e-7, and the step stopped
+    there; Lemke's method now finds other sets, and the rollout does not warn."""
     world, q0 = tilted_stack()
     rollout, caught = drop(world, q0)
-    assert caught == [LCP_NOT_SOLVED]
+    assert caught == []
     q, v = rollout.q[0, 13], rollout.v[0, 13]
     step = world.step(q, v)
     _, A, b, bounds, _ = world.contact_problem(q, v)
@@ -381,12 +377,13 @@ def test_known_capsules_on_a_box_sink_at_10_ms():
 def test_heavy_box_does_not_plow_into_a_light_one():
     """Six boxes scattered (pile's draw for seed 0, frictionless, 1 ms): the heaviest (4.6 kg), dropped
     from 2 m, lands on a light one (0.2 kg) and stays on it. (It sank in by centimetres: the deep
-    face-on-face overlap gave one contact at the deepest corner.) Its rollout warns once: the position
-    corrections of a few steps near the end leave natural residuals of a few 1e-6, above the
-    tolerance 1e-7, and those steps say so."""
+    face-on-face overlap gave one contact at the deepest corner.) Its rollout does not warn: the
+    position corrections of a few steps near the end stopped with natural residuals of a few 1e-6,
+    above the tolerance 1e-7, on the least-squares solution of Gauss–Seidel's sets, until Lemke's
+    method was tried there too."""
     world, q0, _, _ = pile(6, ["box"] * 6, 0, 1e-3, 0.0, 0.0, "lcp", False)
     rollout, caught = drop(world, q0, seconds=0.6)
-    assert caught == [LCP_NOT_SOLVED] and deepest_penetration(world, rollout, samples=60) < 0.02
+    assert caught == [] and deepest_penetration(world, rollout, samples=60) < 0.02
 
 
 def assert_solved_only_within_the_tolerance(world, q0, steps):

@@ -1,6 +1,8 @@
 """Boxed LCPs (fixed bounds and Coulomb friction bounds, Nimble App. A) and their gradients against
 the box-constrained QP in cvxpy/Clarabel, closed forms and central differences."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -351,6 +353,54 @@ def test_sweeps_that_run_out_end_in_pivoting():
     solution = solve_boxed_lcp(A, b, lo, hi, friction_index=friction_index, mu=mu, max_iterations=1)
     assert solution.status == LCPStatus.SOLVED
     assert natural_residual(A, b, solution.f, lo, hi, friction_index, mu) <= 1e-8
+
+
+def jump_worm_mid_jump():
+    """The jump worm at 10 ms in the middle of a jump that DDP tried (its controls at the effort
+    limits): four contacts on two links' bottom lines, whose normal rows agree to seven digits in
+    pairs. The World, and q, v, tau."""
+    from dcol.dynamics import World, load_dataset_robot
+
+    world = World(load_dataset_robot("jump_worm"), dt=0.01)
+    q = [0.047230491927128304, 0.14060947115236128, 0.7617312827391186, -0.7596971541401536]
+    q += [-0.0020341285982916992, -0.01088720516123109, -0.6419280262843383]
+    v = [2.0665345898096676, 3.1349042751121625, 19.136773833850473, -18.933360973953967]
+    v += [-0.20341285985399793, -0.4243803703923259, -12.103437286139624]
+    tau = [0.0, 0.0, 0.0, -1.7187499995706852, -1.718749999993688, -1.7187499993182573, -0.46874999955490004]
+    return world, np.array(q), np.array(v), np.array(tau)
+
+
+def test_pivoting_off_a_ray_on_near_duplicate_contacts():
+    """The worm's four pushing contacts with their friction (8 rows, A of rank 5): Lemke's path on
+    M + εI with ε = 1e-9 of A's diagonal ended on a ray, the shift lost in the tableau's round-off. The
+    solve now starts again with larger shifts and ends at a solution, checked from f and w = A f + b."""
+    from dcol import _native
+
+    world, q, v, tau = jump_worm_mid_jump()
+    _, A, b, bounds, _ = world.contact_problem(q, v, tau)
+    rows = np.arange(4, 12)
+    A, b, lo, hi = A[np.ix_(rows, rows)], b[rows], bounds.lo[rows], bounds.hi[rows]
+    friction_index = np.where(bounds.friction_index[rows] >= 0, bounds.friction_index[rows] - rows[0], -1)
+    mu = bounds.mu[rows]
+    assert np.all(friction_index[1::2] == np.arange(0, 8, 2)) and np.linalg.matrix_rank(A) == 5
+    f, status, _, _ = _native.lcp.boxed_lemke(A, b, lo, hi, friction_index, mu, 1e-10)
+    assert status == LCPStatus.SOLVED
+    assert natural_residual(A, b, f, lo, hi, friction_index, mu) <= 1e-12
+
+
+def test_sets_whose_equations_disagree_end_in_pivoting():
+    """The worm's step (above): Gauss–Seidel's sets after 16 sweeps clamp all four normals, whose
+    equations a rank-deficient A makes disagree by 3e-7; the step stopped there with ITERATION_LIMIT.
+    Lemke's method finds sets with two of the four contacts pushing: the step is SOLVED, checked from
+    the step's problem (World.contact_problem) within the simulation's tolerance 1e-7."""
+    world, q, v, tau = jump_worm_mid_jump()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a step stopped at the iteration limit warns
+        step = world.step(q, v, tau)
+    _, A, b, bounds, _ = world.contact_problem(q, v, tau)
+    f = step.lcp.f
+    assert step.lcp.status == LCPStatus.SOLVED
+    assert natural_residual(A, b, f, bounds.lo, bounds.hi, bounds.friction_index, bounds.mu) <= 1e-7
 
 
 def relative_natural_residual(A, b, f, lo, hi):
