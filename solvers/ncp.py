@@ -20,7 +20,9 @@ the null space of a rank-deficient G (many contacts on few joints) long after th
 When that run ends without a solution, a second one as long holds s fixed while ADMM settles on the
 convex QP it defines and only then refreshes it (the fixed point on s of Acary, Cadoux, Lemaréchal
 and Malick 2011, each step a convex problem): refreshed every iteration, s can keep the iterate
-cycling with wrong modes (a box sliding on its four corners under another one, μ = 1). When that run
+cycling with wrong modes (a box sliding on its four corners under another one, μ = 1). Its exact
+solves also try the iterate's modes with one of the eight least-pushing contacts breaking: of
+redundant contacts a solution can leave one out, which the iterate reads as sliding. When that run
 fails too, the same fixed point with each cone QP solved by a primal-dual interior-point method and s
 mixed over the last rounds by Anderson acceleration (native/lcp/ncp_fixed_point.hpp): interior points
 do not creep along G's null space. The impulses of smallest residual are returned; the status is

@@ -21,9 +21,10 @@ namespace dcol::lcp {
 
 struct NcpWorkspace {
   std::vector<double> L, lambda, y, rhs, z_previous, system, velocity, polished, best, saxce;
-  std::vector<int8_t> modes;
-  OrthogonalDecomposition decomposition;  // the polishing's least-squares solve
-  NcpFixedPointWorkspace fixed_point;     // the fallback after ADMM (solve_ncp_fixed_point)
+  std::vector<int8_t> modes, iterate_modes;  // the polish's trial modes, and the iterate's
+  std::vector<int> trial_order;              // the contacts polish_modes tries as breaking
+  OrthogonalDecomposition decomposition;     // the polishing's least-squares solve
+  NcpFixedPointWorkspace fixed_point;        // the fallback after ADMM (solve_ncp_fixed_point)
 };
 
 // A contact's mode (solvers/ncp.py's ContactMode): breaking (λ_i = 0), sticking (v_i = 0) or sliding.
@@ -126,13 +127,12 @@ inline double residual(int nc, const double* lambda, const double* v, const doub
 // ∂(v_t/|v_t|)/∂v_t = (I − u uᵀ)/|v_t|. (Re-solving with each solve's own directions instead need not
 // settle on a rank-deficient G: each least-norm solve moves along the null space, which turns the next
 // directions.) The first λ whose residual is within tol replaces the iterate, and true is returned.
-inline bool polish_modes(int nc, const double* G, const double* g, const double* mu, double mode_tol, double tol,
-                         const ResidualScale& scale, double* lambda, double* v, NcpWorkspace& ws) {
+// The modes are ws.modes; v the iterate's velocities.
+inline bool polish_on_modes(int nc, const double* G, const double* g, const double* mu, double tol,
+                            const ResidualScale& scale, double* lambda, double* v, NcpWorkspace& ws) {
   constexpr int8_t breaking = static_cast<int8_t>(ContactMode::breaking);
   constexpr int8_t sliding = static_cast<int8_t>(ContactMode::sliding);
   const int n = 3 * nc;
-  ws.modes.resize(nc);
-  contact_modes(nc, lambda, v, scale.g, mode_tol, ws.modes.data());
   ws.velocity.assign(v, v + n);
   ws.polished.assign(n, 0.0);
   for (int round = 0; round < 8; ++round) {
@@ -181,6 +181,37 @@ inline bool polish_modes(int nc, const double* G, const double* g, const double*
       std::copy(ws.velocity.begin(), ws.velocity.end(), v);
       return true;
     }
+  }
+  return false;
+}
+
+// Contacts the polishes of a problem that ADMM's first run did not solve try as breaking, one at a
+// time, when the iterate's modes do not solve.
+constexpr int kPolishBreakingTrials = 8;
+
+// polish_on_modes on the iterate's modes (contact_modes with mode_tol), and failing that on the same
+// modes with one more contact breaking, the `breaking_trials` pushing least first. A contact that
+// touches without pushing (λ = 0 with v_n = 0: of redundant contacts, corners of flush faces, the
+// solution can leave one out) is read from a stalled iterate as sliding with a small λ, and the
+// equations of that mode then disagree.
+inline bool polish_modes(int nc, const double* G, const double* g, const double* mu, double mode_tol, double tol,
+                         const ResidualScale& scale, double* lambda, double* v, NcpWorkspace& ws,
+                         int breaking_trials = 0) {
+  constexpr int8_t breaking = static_cast<int8_t>(ContactMode::breaking);
+  ws.modes.resize(nc);
+  contact_modes(nc, lambda, v, scale.g, mode_tol, ws.modes.data());
+  if (polish_on_modes(nc, G, g, mu, tol, scale, lambda, v, ws)) return true;
+  ws.iterate_modes.assign(ws.modes.begin(), ws.modes.end());
+  ws.trial_order.clear();
+  for (int c = 0; c < nc; ++c)
+    if (ws.iterate_modes[c] != breaking) ws.trial_order.push_back(c);
+  std::sort(ws.trial_order.begin(), ws.trial_order.end(),
+            [&](int a, int b) { return lambda[3 * a + 2] < lambda[3 * b + 2]; });
+  const int trials = std::min(breaking_trials, static_cast<int>(ws.trial_order.size()));
+  for (int t = 0; t < trials; ++t) {
+    ws.modes.assign(ws.iterate_modes.begin(), ws.iterate_modes.end());
+    ws.modes[ws.trial_order[t]] = breaking;
+    if (polish_on_modes(nc, G, g, mu, tol, scale, lambda, v, ws)) return true;
   }
   return false;
 }
@@ -257,7 +288,9 @@ inline LcpStatus admm_run(int nc, const double* G, const double* g, const double
     if (polish) {
       if (it == next_polish) next_polish *= 2;
       last_polish = it;
-      if (polish_modes(nc, G, g, mu, mode_tol, tol, scale, lambda, v, ws)) {
+      // The second run's polishes (a problem the first did not solve) also try contacts as breaking.
+      const int breaking_trials = update == SaxceUpdate::when_settled ? kPolishBreakingTrials : 0;
+      if (polish_modes(nc, G, g, mu, mode_tol, tol, scale, lambda, v, ws, breaking_trials)) {
         report.residual = residual(nc, lambda, v, mu, scale);
         return LcpStatus::solved;
       }
@@ -339,7 +372,7 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
   std::copy(ws.best.begin(), ws.best.end(), lambda);
   lcp_velocity(n, G, g, lambda, v);
   report.residual = residual(nc, lambda, v, mu, scale);
-  if (polish_modes(nc, G, g, mu, mode_tolerance(tol), tol, scale, lambda, v, ws)) {
+  if (polish_modes(nc, G, g, mu, mode_tolerance(tol), tol, scale, lambda, v, ws, kPolishBreakingTrials)) {
     report.residual = residual(nc, lambda, v, mu, scale);
     report.status = LcpStatus::solved;
     return report;
