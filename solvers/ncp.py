@@ -21,11 +21,12 @@ When that run ends without a solution, a second one as long holds s fixed while 
 convex QP it defines and only then refreshes it (the fixed point on s of Acary, Cadoux, Lemaréchal
 and Malick 2011, each step a convex problem): refreshed every iteration, s can keep the iterate
 cycling with wrong modes (a box sliding on its four corners under another one, μ = 1). Its exact
-solves also try the iterate's modes with one of the eight least-pushing contacts breaking: of
-redundant contacts a solution can leave one out, which the iterate reads as sliding. When that run
-fails too, the same fixed point with each cone QP solved by a primal-dual interior-point method and s
-mixed over the last rounds by Anderson acceleration (native/lcp/ncp_fixed_point.hpp): interior points
-do not creep along G's null space. The impulses of smallest residual are returned; the status is
+solves also try the iterate's modes with one of the eight least-pushing contacts breaking (of
+redundant contacts a solution can leave one out, which the iterate reads as sliding), each by Newton's
+method from the least-norm solution and from the iterate. When that run fails too, the same fixed
+point with each cone QP solved by a primal-dual interior-point method and s mixed over the last rounds
+by Anderson acceleration (native/lcp/ncp_fixed_point.hpp): interior points do not creep along G's null
+space; its result is polished as ADMM's. The impulses of smallest residual are returned; the status is
 SOLVED only when that residual is within tol.
 
 Gradients: with the modes fixed, the solution satisfies F(λ_C; G, g, μ) = 0 over the non-breaking

@@ -126,17 +126,23 @@ inline double residual(int nc, const double* lambda, const double* v, const doub
 // steps (least-norm, from that λ) on the same equations with each direction following v = G λ + g,
 // ∂(v_t/|v_t|)/∂v_t = (I − u uᵀ)/|v_t|. (Re-solving with each solve's own directions instead need not
 // settle on a rank-deficient G: each least-norm solve moves along the null space, which turns the next
-// directions.) The first λ whose residual is within tol replaces the iterate, and true is returned.
-// The modes are ws.modes; v the iterate's velocities.
+// directions.) from_iterate: Newton steps from the iterate's λ itself, which keeps its part along G's
+// null space: where the least-norm λ of the first solve lies far from the iterate, its directions can
+// lead Newton away from a solution the iterate is near. The first λ whose residual is within tol
+// replaces the iterate, and true is returned. The modes are ws.modes; (λ, v) the iterate.
 inline bool polish_on_modes(int nc, const double* G, const double* g, const double* mu, double tol,
-                            const ResidualScale& scale, double* lambda, double* v, NcpWorkspace& ws) {
+                            const ResidualScale& scale, double* lambda, double* v, NcpWorkspace& ws,
+                            bool from_iterate) {
   constexpr int8_t breaking = static_cast<int8_t>(ContactMode::breaking);
   constexpr int8_t sliding = static_cast<int8_t>(ContactMode::sliding);
   const int n = 3 * nc;
   ws.velocity.assign(v, v + n);
-  ws.polished.assign(n, 0.0);
+  if (from_iterate)
+    ws.polished.assign(lambda, lambda + n);
+  else
+    ws.polished.assign(n, 0.0);
   for (int round = 0; round < 8; ++round) {
-    const bool newton = round > 0;  // else the linear equations with the iterate's directions
+    const bool newton = from_iterate || round > 0;  // else the linear equations with the iterate's directions
     ws.system.assign(static_cast<size_t>(n) * n, 0.0);
     ws.rhs.assign(n, 0.0);  // λ in the first round, the Newton step −F(λ) after
     for (int c = 0; c < nc; ++c) {
@@ -190,17 +196,21 @@ inline bool polish_on_modes(int nc, const double* G, const double* g, const doub
 constexpr int kPolishBreakingTrials = 8;
 
 // polish_on_modes on the iterate's modes (contact_modes with mode_tol), and failing that on the same
-// modes with one more contact breaking, the `breaking_trials` pushing least first. A contact that
-// touches without pushing (λ = 0 with v_n = 0: of redundant contacts, corners of flush faces, the
-// solution can leave one out) is read from a stalled iterate as sliding with a small λ, and the
-// equations of that mode then disagree.
+// modes with one more contact breaking, the `breaking_trials` pushing least first; each set of modes
+// from the least-norm λ, then from the iterate. A contact that touches without pushing (λ = 0 with
+// v_n = 0: of redundant contacts, corners of flush faces, the solution can leave one out) is read from
+// a stalled iterate as sliding with a small λ, and the equations of that mode then disagree.
 inline bool polish_modes(int nc, const double* G, const double* g, const double* mu, double mode_tol, double tol,
                          const ResidualScale& scale, double* lambda, double* v, NcpWorkspace& ws,
                          int breaking_trials = 0) {
   constexpr int8_t breaking = static_cast<int8_t>(ContactMode::breaking);
   ws.modes.resize(nc);
   contact_modes(nc, lambda, v, scale.g, mode_tol, ws.modes.data());
-  if (polish_on_modes(nc, G, g, mu, tol, scale, lambda, v, ws)) return true;
+  auto solves = [&] {
+    return polish_on_modes(nc, G, g, mu, tol, scale, lambda, v, ws, false) ||
+           polish_on_modes(nc, G, g, mu, tol, scale, lambda, v, ws, true);
+  };
+  if (solves()) return true;
   ws.iterate_modes.assign(ws.modes.begin(), ws.modes.end());
   ws.trial_order.clear();
   for (int c = 0; c < nc; ++c)
@@ -211,7 +221,7 @@ inline bool polish_modes(int nc, const double* G, const double* g, const double*
   for (int t = 0; t < trials; ++t) {
     ws.modes.assign(ws.iterate_modes.begin(), ws.iterate_modes.end());
     ws.modes[ws.trial_order[t]] = breaking;
-    if (polish_on_modes(nc, G, g, mu, tol, scale, lambda, v, ws)) return true;
+    if (solves()) return true;
   }
   return false;
 }
@@ -391,6 +401,12 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
     std::copy(fixed_v.begin(), fixed_v.end(), v);
     report.residual = fixed.residual;
     report.status = fixed.status;
+    // Polished as ADMM's iterate was: the fixed point can end nearer the solution's modes.
+    if (report.status != LcpStatus::solved &&
+        polish_modes(nc, G, g, mu, mode_tolerance(tol), tol, scale, lambda, v, ws, kPolishBreakingTrials)) {
+      report.residual = residual(nc, lambda, v, mu, scale);
+      report.status = LcpStatus::solved;
+    }
   }
   return report;
 }
