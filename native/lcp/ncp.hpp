@@ -378,15 +378,19 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
         admm_run(nc, G, g, mu, rho, tol, max_iterations, update, scale, lambda, v, ws, best_residual, report);
     if (report.status != LcpStatus::iteration_limit) return report;
   }
+  // The iterate (lambda, v) polished, with the breaking trials; report solved if that solves the problem.
+  auto polish_iterate = [&] {
+    if (!polish_modes(nc, G, g, mu, mode_tolerance(tol), tol, scale, lambda, v, ws, kPolishBreakingTrials))
+      return false;
+    report.residual = residual(nc, lambda, v, mu, scale);
+    report.status = LcpStatus::solved;
+    return true;
+  };
   // Not converged: the iterate of smallest residual, polished if its modes solve the problem.
   std::copy(ws.best.begin(), ws.best.end(), lambda);
   lcp_velocity(n, G, g, lambda, v);
   report.residual = residual(nc, lambda, v, mu, scale);
-  if (polish_modes(nc, G, g, mu, mode_tolerance(tol), tol, scale, lambda, v, ws, kPolishBreakingTrials)) {
-    report.residual = residual(nc, lambda, v, mu, scale);
-    report.status = LcpStatus::solved;
-    return report;
-  }
+  if (polish_iterate()) return report;
   // Else the fixed point of Acary et al. by interior points (lcp/ncp_fixed_point.hpp), whose result
   // replaces ADMM's when its residual is smaller; the status is that residual's.
   std::vector<double>&fixed_lambda = ws.polished, &fixed_v = ws.velocity;  // the polish's, free again
@@ -402,11 +406,7 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
     report.residual = fixed.residual;
     report.status = fixed.status;
     // Polished as ADMM's iterate was: the fixed point can end nearer the solution's modes.
-    if (report.status != LcpStatus::solved &&
-        polish_modes(nc, G, g, mu, mode_tolerance(tol), tol, scale, lambda, v, ws, kPolishBreakingTrials)) {
-      report.residual = residual(nc, lambda, v, mu, scale);
-      report.status = LcpStatus::solved;
-    }
+    if (report.status != LcpStatus::solved) polish_iterate();
   }
   return report;
 }

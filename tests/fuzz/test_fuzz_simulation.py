@@ -598,10 +598,10 @@ def test_leaning_column_contacts_match_the_signed_distances():
 NCP_TOLERANCE = 1e-10
 
 
-def leaning_column_ncp(world, q, v):
-    """The contact NCP of the leaning column's step in dcol.solvers.ncp's layout, from the rows of
-    World.contact_problem ([normal, tangent 1, tangent 2] per contact; free bodies, so no joint limits):
-    G and g per contact [t1, t2, n], and each contact's μ (its friction rows')."""
+def step_ncp(world, q, v):
+    """The contact NCP of a step of free bodies (no joint limits) in dcol.solvers.ncp's layout, from the
+    rows of World.contact_problem ([normal, tangent 1, tangent 2] per contact): G and g per contact
+    [t1, t2, n], and each contact's μ (its friction rows')."""
     problem = world.contact_problem(q, v)
     contacts = problem.b.size // 3
     layout = (3 * np.arange(contacts)[:, None] + np.array([1, 2, 0])).ravel()
@@ -649,7 +649,7 @@ def test_leaning_column_step_under_the_ncp():
     with that (its impulses checked in numpy against the step's own problem), says so in its status
     and a warning, and ends finite with no body sunk into another."""
     world, q, v = leaning_column()
-    G, g, mu = leaning_column_ncp(world, q, v)
+    G, g, mu = step_ncp(world, q, v)
     with pytest.warns(RuntimeWarning, match="iteration limit"):
         step = world.step(q, v)
     assert_honest_near_solution(G, g, mu, step.lcp)
@@ -663,7 +663,7 @@ def test_leaning_column_step_under_the_ncp():
 def test_leaning_column_ncp_by_solve_contact_ncp():
     """dcol.solvers.solve_contact_ncp on the leaning column's NCP (above) ends as the step does."""
     world, q, v = leaning_column()
-    G, g, mu = leaning_column_ncp(world, q, v)
+    G, g, mu = step_ncp(world, q, v)
     assert_honest_near_solution(G, g, mu, solve_contact_ncp(G, g, mu, tol=NCP_TOLERANCE))
 
 
@@ -673,7 +673,7 @@ def assert_ncp_steps_solved(world, q0, steps):
     for t in range(steps):
         step = world.step(q, v)
         if len(step.contacts):
-            G, g, mu = leaning_column_ncp(world, q, v)
+            G, g, mu = step_ncp(world, q, v)
             assert ncp_residual(G, g, mu, step.lcp.impulses) <= 1e-9, f"step {t}"
         q, v = step.q, step.v
 
