@@ -335,7 +335,7 @@ def measure_dcol_scene(world, q, settle, repeats, step_limit, jacobian=True):
     model = world.model
     v, tau = np.zeros(model.nv), np.zeros(model.nv)
     previous = None
-    with warnings.catch_warnings(record=True) as caught:  # "contact LCP stopped at the iteration limit"
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in range(settle):
             start = time.perf_counter()

@@ -23,8 +23,8 @@ Connect to a running cluster with ``ray.init(address=...)`` first, or start a lo
 Errors: the arguments are checked, and the world is pickled, before any task is sent; errors name
 the argument and the rule. A chunk that fails (a world's contact problem cannot be solved, or its
 worker died more than `max_retries` times) raises RuntimeError naming the chunk and its worlds, and
-the chunks still pending are cancelled. A worker's warnings (a contact solve stopped at its
-iteration limit) are issued again in the caller, naming the chunk.
+the chunks still pending are cancelled. A worker's warnings are issued again in the caller, naming
+the chunk.
 """
 
 from __future__ import annotations

@@ -100,7 +100,6 @@ across impacts under gravity; ∂q⁺/∂q takes it too through q⁺ = q + Δt v
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
@@ -111,7 +110,7 @@ from dcol import _native
 from dcol.geom import Box, ConvexMesh, Scene, SceneContacts, Shape
 from dcol.geom.distance import DISTANCE_SETTINGS
 from dcol.progress import progress_bar
-from dcol.solvers import LCPBounds, LCPSolution, LCPStatus, NCPSolution, complementarity_aware
+from dcol.solvers import LCPBounds, LCPSolution, NCPSolution, complementarity_aware
 from dcol.solvers.lcp import returned_status
 from dcol.typing import ArrayLike, BoolArray, FloatArray, Int8Array, Int32Array, IntArray
 from dcol.validation import (
@@ -156,6 +155,9 @@ _SWEEPS = 200_000
 # Complementarity tolerance relative to the problem's scale: Gauss–Seidel only needs to find the sets,
 # the impulses are then solved exactly on them.
 _LCP_TOLERANCE = 1e-7
+# The contact NCP's tolerance on each Coulomb condition relative to the data's scale (ADMM, then the
+# fixed point of Acary et al. where it stalls).
+_NCP_TOLERANCE = 1e-10
 # Why a step failed when the implicit midpoint equation of its free motion has no solution Newton's
 # method finds (spins far beyond what the step size resolves, or principal moments no rigid body has).
 _FREE_MOTION_FAILURE = (
@@ -219,8 +221,10 @@ class Step:
         −1 at an upper bound; limit_impulses (L,) float64.
     lcp : dcol.solvers.LCPSolution of the step (rows: 3 per contact, then the limits), or with
         contact_model="ncp" its dcol.solvers.NCPSolution (per contact [t1, t2, n], then per limit a
-        frictionless contact). Its status and residual are the worst over the step's solves: the
-        impulses' and, where penetrations are corrected, the position correction's LCP.
+        frictionless contact); an LCPSolution there too when the NCP was not solved and the step fell
+        back to the boxed LCP (World's contact_model). Its status is SOLVED (a step whose solves did
+        not all reach their tolerance raises) and its residual is the largest over the step's solves:
+        the impulses' and, where penetrations are corrected, the position correction's LCP.
     """
 
     q: FloatArray
@@ -448,7 +452,12 @@ class World:
         bodies can move in the step (so that no fall passes through a contact before seeing it), and
         penetrations up to 1 % of it are left to rest (module docstring).
     contact_model : "lcp", Nimble's boxed LCP (friction pyramid, warm-started), or "ncp", the contact
-        NCP on Coulomb's cones (dcol.solvers.solve_contact_ncp; module docstring).
+        NCP on Coulomb's cones (dcol.solvers.solve_contact_ncp; module docstring). A step whose NCP
+        is not solved to its tolerance (ADMM and the fixed point can stall where redundant contacts
+        make G singular, and with gaps closed at Δt such an NCP need not have a solution) falls back
+        to the boxed LCP on the same rows (whose solver ends in Lemke's method): that step has the
+        friction pyramid, Step.lcp is its LCPSolution and the step's derivatives are the LCP's; it
+        fails only if that LCP is not solved either.
     restitution_threshold : approach speed (m/s) below which contacts do not bounce.
     limit_margin : joint limits this close (rad or m) get a row (and those the step would reach).
     mesh_vertices : mesh collision geometry becomes the convex hull of at most this many of its
@@ -632,7 +641,11 @@ class World:
 
         warm_start : the previous Step; its LCP sets are tried first when the contacts match.
         derivatives : keep what jacobians() and vjp() of the returned Step need.
-        Returns a :class:`Step`.
+        Returns a :class:`Step`. RuntimeError when a contact solve (the impulses', or the position
+        correction's) did not reach its tolerance, after its fallbacks (Lemke's method for the LCP, the
+        fixed point of Acary et al. for the NCP): an iterate stopped at an iteration limit is no solution,
+        however near; the message names the status, the residual and the tolerance. Also when the free
+        motion's midpoint equation was not solved or the next state is not finite.
         """
         nv = self.model.nv
         q = checked_array(q, "q", (self.model.nq,))
@@ -659,7 +672,7 @@ class World:
         out = self._native().step_one(q, v, tau, *(warm or (None, None, None)), bool(derivatives))
         f = out["f"]
         solution: LCPSolution | NCPSolution
-        if self.contact_model == "ncp":
+        if out["by_ncp"]:
             impulses, velocities = out["ncp_impulses"], out["ncp_velocities"]
             solution = NCPSolution(
                 impulses,
@@ -688,23 +701,14 @@ class World:
                 bounds,
             )
             warm = (out["row_ids"], f, sets)
-        problem = f"the contact {self.contact_model.upper()}"
         if out["failed"]:  # the native rollouts' rule (native/simulation/simulation.hpp step_status)
             if not out["free_motion_converged"]:
                 raise RuntimeError(f"{where}: {_FREE_MOTION_FAILURE}")
             finite = np.isfinite(out["q"]).all() and np.isfinite(out["v"]).all()
+            tolerance = _NCP_TOLERANCE if isinstance(solution, NCPSolution) else _LCP_TOLERANCE
             raise RuntimeError(
-                f"{where}: {problem} could not be solved ({solution.status.name}, residual "
-                f"{solution.residual:.1e}){'' if finite else '; the next state is not finite'}"
-            )
-        if solution.status != LCPStatus.SOLVED:
-            # The solver's last iterate is kept (Step.lcp says so): stopping a rollout over it would be
-            # worse; its Jacobians hold on that iterate's sets or modes.
-            warnings.warn(
-                f"contact {self.contact_model.upper()} or position correction stopped at the iteration limit, "
-                f"residual {solution.residual:.1e}",
-                RuntimeWarning,
-                stacklevel=3,  # the caller of step or rollout
+                f"{where}: {self._unsolved} ({solution.status.name}, residual {solution.residual:.1e}, "
+                f"tolerance {tolerance:.0e}){'' if finite else '; the next state is not finite'}"
             )
         linearization = None
         if derivatives:
@@ -747,12 +751,15 @@ class World:
         Without derivatives or keep_steps, the steps run in one native call (rollout_batch's, the GIL
         released); with either, one native call per step, keeping each step's :class:`Step` (contacts,
         impulses, solver solution, and with derivatives what Rollout.vjp needs), at the cost of a Python
-        call and result per step. Both give the same trajectory bit for bit.
+        call and result per step. With keep_steps alone both give the same trajectory bit for bit; with
+        derivatives the contacts come from the formulas that also carry their derivatives, which round
+        differently, and the trajectory agrees to rounding (amplified where a stack's contacts are
+        nearly redundant).
 
         progress : a progress bar on standard error (:mod:`dcol.progress`): None shows it from
             ROLLOUT_PROGRESS_STEPS steps on when standard error is a terminal, True always, False never.
             The step-by-step path advances it every step; the one native call completes it at the end.
-        RuntimeError names the step whose contact problem could not be solved or whose state is not finite.
+        RuntimeError names the step that failed (as :meth:`step` fails).
         """
         model = self.model
         q = checked_array(q0, "q0", (model.nq,))
@@ -798,8 +805,7 @@ class World:
 
         q (N, nq), v (N, nv), tau (N, nv) (zero if None).
         parameters : also the Jacobians with respect to θ (q_params, v_params; else None).
-        Returns a :class:`BatchStep`. RuntimeError when a step's contact problem cannot be solved or
-        its state is not finite.
+        Returns a :class:`BatchStep`. RuntimeError when a step fails (as :meth:`step` fails).
         """
         nv = self.model.nv
         if tau is None:
@@ -837,7 +843,8 @@ class World:
             always, False never. A shown bar runs the worlds in groups (of a multiple of `threads`), one
             native call each, and advances after each group; the worlds do not interact, so the results
             are the same.
-        Returns a :class:`BatchRollout`. RuntimeError when a world's state stops being finite.
+        Returns a :class:`BatchRollout`. RuntimeError names a world whose step failed (as :meth:`step`
+        fails) and the step.
         """
         # Checked here to name q0 and v0 (the native checks call them q and v) and to share one taus.
         starts, velocities = self._checked_states(q0, v0, "q0", "v0")
@@ -908,20 +915,24 @@ class World:
         *,
         single: bool = False,
     ) -> None:
-        """Raise for failed worlds of a native batch (status 2), warn for solver iteration limits (1);
-        single: the batch is one world of World.rollout, named as such."""
-        problem = f"contact {self.contact_model.upper()}"
-        failed = np.flatnonzero(status == 2)
+        """Raise for failed worlds of a native batch (status 1); single: the batch is one world of
+        World.rollout, named as such."""
+        failed = np.flatnonzero(status != 0)
         if failed.size:
             where = "" if failed_step is None else f" at step {failed_step[failed[0]]}"
-            cause = f"the {problem} could not be solved, {_FREE_MOTION_FAILURE} or the state stopped being finite"
+            cause = f"{self._unsolved}, {_FREE_MOTION_FAILURE} or the state stopped being finite"
             if single:
                 raise RuntimeError(f"the {item} failed{where}: {cause}")
             raise RuntimeError(f"{item} {failed[0]} failed{where}: {cause} ({failed.size} {items} failed)")
-        limited = np.count_nonzero(status == 1)
-        if limited:
-            what = f"the {item} had" if single else f"{limited} {items} had"
-            warnings.warn(f"{what} a {problem} stopped at the iteration limit", RuntimeWarning, stacklevel=3)
+
+    @property
+    def _unsolved(self) -> str:
+        """Why a step failed when a contact solve did not reach its tolerance."""
+        fallback = ", then the boxed LCP," if self.contact_model == "ncp" else ""
+        return (
+            f"the contact {self.contact_model.upper()}{fallback} or the position correction was not solved to its "
+            "tolerance"
+        )
 
     def _native(self) -> Any:
         """The native world of rollout_batch, built once per set of parameters."""
@@ -953,6 +964,7 @@ class World:
                 _SWEEPS,
                 _LCP_TOLERANCE,
                 self.contact_model == "ncp",
+                ncp_tolerance=_NCP_TOLERANCE,
             )
         return self._native_world
 
@@ -1002,7 +1014,8 @@ class _StepLinearization:
             sets = np.asarray(lcp.modes, dtype=np.int8)  # ContactMode codes, as the native ones
         else:
             sets = np.where(lcp.clamping, 0, np.where(lcp.at_lower, 1, 2)).astype(np.int8)
-        out = self.world._native().linearize(self.q, self.v, self.tau, self.f, sets, True, bool(bounce))
+        by_ncp = isinstance(lcp, NCPSolution)
+        out = self.world._native().linearize(self.q, self.v, self.tau, self.f, by_ncp, sets, True, bool(bounce))
         result = _jacobian_blocks(out, parameters=True)
         if solution is None:
             self._exact[bounce] = result
@@ -1022,7 +1035,7 @@ class _StepLinearization:
         exact = self.jacobians(bounce)
         # The loss's gradient with respect to the impulses, ∂ℓ/∂v⁺ total (q⁺ = q ⊕ Δt v⁺) through M̃⁻¹Jᵀ.
         if not isinstance(self.solution, LCPSolution):
-            raise ValueError("complementarity-aware gradients relabel the LCP's sets: contact_model='lcp' only")
+            raise ValueError("complementarity-aware gradients relabel the LCP's sets: steps the boxed LCP solved only")
         total_v = cotangent_v + self.dt * self._integrate_v.T @ cotangent_q
         relabeled = self.jacobians(bounce, complementarity_aware(self.solution, self.minv_JT.T @ total_v))
 

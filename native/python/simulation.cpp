@@ -312,8 +312,9 @@ py::array_t<T> array_of(const std::vector<T>& values) {
 // "body_a", "body_b"); "impulses" (K, 3), each contact's [normal, tangent1, tangent2]; "limit_joints",
 // "limit_signs", "limit_impulses" (L,) of the joint-limit rows; "bouncing" (K,); "row_ids" (n, 4)
 // int32, the LCP rows' identities (sim::RowId), which a later call takes back as warm_rows; the LCP's
-// "f", "w", "sets", "tied" and its bounds "lo", "hi", "friction_index", "mu"; or with the NCP
-// "ncp_impulses", "ncp_velocities", "modes", "ncp_mu"; "status", "iterations", "residual",
+// "f", "w", "sets", "tied" and its bounds "lo", "hi", "friction_index", "mu"; or where the NCP solved the step
+// (an NCP world's step that fell back to the boxed LCP has the LCP's) "ncp_impulses", "ncp_velocities", "modes",
+// "ncp_mu"; "by_ncp", which of the two; "status", "iterations", "residual",
 // "warm_start_hit", "failed" (whether a rollout would stop here: sim::step_status); with derivatives
 // "minv_JT" (nv, n). warm_rows, warm_f and warm_sets: the previous step's row_ids, impulses and sets,
 // tried first on each island whose rows they all match (or None).
@@ -399,7 +400,8 @@ py::dict step_one(BoundWorld& world, py::handle q_in, py::handle v_in, py::handl
   for (int k = 0; k < K; ++k) bouncing.mutable_data()[k] = ws.all_restitution_velocity[3 * k] != 0.0;
   out["bouncing"] = bouncing;
   out["f"] = array_of(ws.f);
-  if (spec.ncp) {
+  out["by_ncp"] = ws.by_ncp;
+  if (ws.by_ncp) {
     out["ncp_impulses"] = array_of(ws.ncp_lambda);
     out["ncp_velocities"] = array_of(ws.ncp_v);
     out["modes"] = array_of(ws.modes);
@@ -470,10 +472,10 @@ py::dict contact_problem(BoundWorld& world, py::handle q_in, py::handle v_in, py
 }
 
 // The Jacobian of the step from one state (q, v, tau) at the solution f (n,) with sets: the LCP's
-// (n,) lcp::EntrySet codes, or the NCP contacts' modes (lcp::ContactMode codes): dynamics/simulation.py's
-// Step. By blocks as step_batch's without the N axis: "state_jacobian" (6, nv, nv) and with parameters
-// "params_jacobian" (2, nv, 10 nbodies + 2).
-py::dict linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in, const Array& f,
+// (n,) lcp::EntrySet codes, or with by_ncp the NCP contacts' modes (lcp::ContactMode codes):
+// dynamics/simulation.py's Step. By blocks as step_batch's without the N axis: "state_jacobian" (6, nv, nv)
+// and with parameters "params_jacobian" (2, nv, 10 nbodies + 2).
+py::dict linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::handle tau_in, const Array& f, bool by_ncp,
                    const py::array_t<int8_t, py::array::c_style | py::array::forcecast>& sets, bool parameters,
                    bool bounce) {
   const sim::WorldSpec& spec = world.spec;
@@ -492,7 +494,7 @@ py::dict linearize(BoundWorld& world, py::handle q_in, py::handle v_in, py::hand
     std::vector<double>& jac = workspaces->jacobian;
     jac.resize(2 * nv * (3 * nv + P));
     same_rows = sim::linearize_step(spec, workspaces->step, workspaces->linearization, q.row(0), v.row(0), tau.row(0),
-                                    n, f.data(), num_sets, sets.data(), parameters, bounce, jac.data());
+                                    n, f.data(), by_ncp, num_sets, sets.data(), parameters, bounce, jac.data());
     if (same_rows) blocks.scatter(jac.data(), 0);
     world.workspaces->give(std::move(workspaces));
   }
@@ -520,6 +522,6 @@ void dcol::python::bind_simulation(py::module_& root) {
       .def("step_one", &step_one, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("warm_rows") = py::none(),
            py::arg("warm_f") = py::none(), py::arg("warm_sets") = py::none(), py::arg("derivatives") = false)
       .def("contact_problem", &contact_problem, py::arg("q"), py::arg("v"), py::arg("tau"))
-      .def("linearize", &linearize, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("f"), py::arg("sets"),
-           py::arg("parameters") = true, py::arg("bounce") = true);
+      .def("linearize", &linearize, py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("f"), py::arg("by_ncp"),
+           py::arg("sets"), py::arg("parameters") = true, py::arg("bounce") = true);
 }

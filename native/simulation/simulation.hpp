@@ -58,13 +58,6 @@ constexpr double kAllowedPenetration = 1e-2, kCorrectionRegularization = 1e-3;
 constexpr double kMispredictionTolerance = 0.1;
 constexpr int kProjectionIterations = 3;
 
-// The largest relative error of a contact solve's iterate stopped at the iteration limit that a
-// rollout goes on with (with a warning): its complementarity, bound and cone conditions violated by at
-// most 1% of the data's scale (the slow tail of Gauss–Seidel or ADMM on a stack). Beyond it the
-// iterate is no solution (ADMM run off along G's null space, Gauss–Seidel on an LCP it cannot solve)
-// and the step fails.
-constexpr double kUsableResidual = 1e-2;
-
 // Two bodies' patches from several pairs of their shapes are one patch (merge_body_patch) when their
 // normals agree this well: they push along one direction, and what holds the bodies apart is then the
 // support polygon of all their points, which the reduced patch's corners span.
@@ -218,6 +211,9 @@ struct StepWorkspace {
   std::vector<int> ncp_contact_start, ncp_contacts, ncp_next_slot;
   std::vector<int8_t> modes;
   lcp::NcpWorkspace ncp;
+  // Whether the step's impulses are the NCP's: world.ncp and its solve reached its tolerance. False for the
+  // boxed LCP's, also where an NCP world's step fell back to it (step()); the step's derivatives follow it.
+  bool by_ncp = false;
   // The dofs of each kinematic tree (ascending), tree t's at [tree_dof_start[t], tree_dof_start[t + 1]).
   std::vector<int> tree_dof_start, tree_dofs;
   // Contact islands (find_islands): dof → its tree (root body); a union–find over rows and trees, the
@@ -239,7 +235,7 @@ struct StepWorkspace {
   // One island's LCP, gathered.
   std::vector<double> island_b, island_lo, island_hi, island_mu, island_f, island_w;
   std::vector<int> island_friction;
-  std::vector<lcp::EntrySet> island_sets, island_previous_sets, island_usable_sets;
+  std::vector<lcp::EntrySet> island_sets, island_previous_sets;
   lcp::ScreeningWorkspace screening;
 
   // Island k's rows (m of them, in island order) and dofs (d, ascending).
@@ -306,21 +302,12 @@ inline lcp::LcpStatus worse(lcp::LcpStatus a, lcp::LcpStatus b) {
   return rank(b) > rank(a) ? b : a;
 }
 
-// Whether a solve's outcome is near enough a solution to go on with: solved, or stopped at the iteration
-// limit with a residual within kUsableResidual.
-inline bool usable_outcome(const lcp::LcpReport& solve) {
-  return solve.status != lcp::LcpStatus::iteration_limit || solve.residual <= kUsableResidual;
-}
-
 struct StepReport {
   int contacts = 0;
   lcp::LcpStatus status = lcp::LcpStatus::solved;
   int iterations = 0;           // the solver's: Gauss–Seidel sweeps over the islands, or ADMM iterations
   double residual = 0.0;        // the largest of its solves' (lcp::LcpReport's): contact impulses, position correction
   bool warm_start_hit = false;  // the previous step's sets solved every island
-  // Whether an iterate stopped at the iteration limit is near enough a solution to go on with
-  // (kUsableResidual); true for a solution. False too when the free motion did not converge.
-  bool usable = true;
   bool free_motion_converged = true;  // detail::free_motion solved its midpoint equation
 
   // One of the step's solves: its status and residual count in the step's (the worse, the largest).
@@ -1082,7 +1069,6 @@ inline StepReport solve_contact_ncp(const WorldSpec& world, StepWorkspace& ws) {
     }
     out.add_solve(report);
     out.iterations += report.iterations;
-    out.usable = out.usable && usable_outcome(report);
   }
   ws.f.assign(ws.kept.size(), 0.0);
   for (int a = 0; a < m; ++a)
@@ -1167,14 +1153,6 @@ inline StepReport solve_contact_lcp(const WorldSpec& world, StepWorkspace& ws) {
       const lcp::LcpReport island = lcp::solve_screened(
           lcp::GramMatrix{m, d, ws.island_Z.data() + ws.island_matrix_start[k]}, b, bounds, ws.island_f.data(),
           ws.island_w.data(), ws.island_sets.data(), ws.screening, world.max_sweeps, tol);
-      if (island.status == lcp::LcpStatus::iteration_limit) {
-        // The iterate's sets at kUsableResidual of the scale, and whether it satisfies them that well.
-        ws.island_usable_sets.resize(m);
-        lcp::classify(m, scale, b, ws.island_f.data(), ws.island_w.data(), bounds, si_tolerance(kUsableResidual),
-                      ws.island_usable_sets.data());
-        report.usable = report.usable && lcp::verified(m, scale, b, ws.island_f.data(), ws.island_w.data(), bounds,
-                                                       ws.island_usable_sets.data(), si_tolerance(kUsableResidual));
-      }
       report.add_solve(island);
       report.iterations += island.iterations;
       report.warm_start_hit = false;
@@ -1265,9 +1243,8 @@ inline void correct_positions(const WorldSpec& world, StepWorkspace& ws, StepRep
         lcp::solve_screened(lcp::DenseMatrix{P, ws.correction_A.data()}, ws.correction_b.data(), lcp::LcpBounds{},
                             ws.correction_x.data(), ws.correction_w.data(), ws.correction_sets.data(), ws.screening,
                             world.max_sweeps, si_tolerance(world.lcp_tolerance));
-    // The step's status, residual and usability cover this solve as they do the contact solve's.
+    // The step's status and residual cover this solve as they do the contact solve's.
     report.add_solve(solve);
-    report.usable = report.usable && usable_outcome(solve);
     for (int a = 0; a < P; ++a) ws.correction_f[rows[ws.correction_rows[a]]] = ws.correction_x[a];
   }
   add_impulse_response(world, ws, ws.correction_f.data(), ws.correction_dq.data());
@@ -1373,7 +1350,7 @@ inline void next_velocity(const WorldSpec& world, StepWorkspace& ws, double* v_n
 }
 
 // Outcome of one world's rollout (or of one step of a batch).
-enum class RolloutStatus : int8_t { ok = 0, lcp_iteration_limit = 1, failed = 2 };
+enum class RolloutStatus : int8_t { ok = 0, failed = 1 };
 
 // One step from (q, v) under joint forces tau into (q_next, v_next), which must not alias the inputs.
 // derivatives: also the contacts' derivatives, for step_jacobians (step_jacobians.hpp).
@@ -1393,18 +1370,29 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   ws.f.assign(n, 0.0);
   ws.w.resize(n);
   ws.sets.resize(n);
+  ws.by_ncp = world.ncp;
   StepReport report = world.ncp ? solve_contact_ncp(world, ws) : solve_contact_lcp(world, ws);
+  if (world.ncp && report.status != lcp::LcpStatus::solved) {
+    // The fallback: ADMM and the fixed point can stall on redundant contacts (G rank-deficient, with b
+    // outside its range where gaps are closed at Δt), where the NCP may have no solution at all. The boxed
+    // LCP on the same rows (the friction pyramid), whose solver ends in Lemke's method, does not stall
+    // there; step_status still fails the step if it is not solved either. Cold: the NCP's steps leave no
+    // sets to start from.
+    ws.previous_match.assign(n, -1);
+    ws.by_ncp = false;
+    const int ncp_iterations = report.iterations;
+    report = solve_contact_lcp(world, ws);
+    report.iterations += ncp_iterations;
+  }
   // Impulses or contact velocities that overflowed are no solution, whatever the solve's iterations
   // reported (an ADMM residual of overflowed terms can read zero).
-  const std::vector<double>& velocities = world.ncp ? ws.ncp_v : ws.w;
+  const std::vector<double>& velocities = ws.by_ncp ? ws.ncp_v : ws.w;
   if (!all_finite(ws.f.size(), ws.f.data()) || !all_finite(velocities.size(), velocities.data())) {
     report.status = lcp::LcpStatus::numerical_error;
-    report.usable = false;
   }
   report.contacts = static_cast<int>(ws.contacts.size());
   // A free motion whose midpoint equation was not solved would not keep the energy it promises.
   report.free_motion_converged = ws.free_motion_converged;
-  if (!report.free_motion_converged) report.usable = false;
   ws.previous_rows.resize(n);
   for (int r = 0; r < n; ++r) ws.previous_rows[r] = {ws.row_ids[r], r};
   std::sort(ws.previous_rows.begin(), ws.previous_rows.end());
@@ -1424,22 +1412,20 @@ inline StepReport step(const WorldSpec& world, StepWorkspace& ws, const double* 
   return report;
 }
 
-// Whether a step's outcome lets a rollout go on: its solver's status and a finite next state. An
-// iterate stopped at the iteration limit goes on (with a warning) when it is usable (kUsableResidual).
+// Whether a step's outcome lets a rollout go on: every solve solved to its tolerance (the contact
+// solve's fallbacks, Lemke's method and the NCP's fixed point, included; an iterate stopped at an
+// iteration limit is no solution, however near), the free motion converged, and a finite next state.
 inline RolloutStatus step_status(const WorldSpec& world, const StepReport& report, const double* q_next,
                                  const double* v_next) {
-  if (report.status != lcp::LcpStatus::solved && report.status != lcp::LcpStatus::iteration_limit)
-    return RolloutStatus::failed;
-  if (!report.usable) return RolloutStatus::failed;
+  if (report.status != lcp::LcpStatus::solved || !report.free_motion_converged) return RolloutStatus::failed;
   if (!all_finite(world.model->nq, q_next) || !all_finite(world.model->nv, v_next)) return RolloutStatus::failed;
-  return report.status == lcp::LcpStatus::iteration_limit ? RolloutStatus::lcp_iteration_limit : RolloutStatus::ok;
+  return RolloutStatus::ok;
 }
 
 // T steps from (q0, v0) under taus (T × nv) into qs ((T + 1) × nq) and vs ((T + 1) × nv), the contact
-// count of each step into contacts (T). A step whose LCP cannot be solved or whose state is not finite
-// ends the rollout (failed, the rest of qs and vs NaN); *failed_step says which. With derivatives the
-// steps keep their contacts' derivatives and after_step(t) runs after each successful step t (for
-// step_jacobians on the workspace).
+// count of each step into contacts (T). A step that fails (step_status) ends the rollout (failed, the
+// rest of qs and vs NaN); *failed_step says which. With derivatives the steps keep their contacts'
+// derivatives and after_step(t) runs after each successful step t (for step_jacobians on the workspace).
 template <class AfterStep>
 inline RolloutStatus rollout(const WorldSpec& world, StepWorkspace& ws, int T, const double* q0, const double* v0,
                              const double* taus, double* qs, double* vs, int32_t* contacts, int32_t* failed_step,
@@ -1448,7 +1434,6 @@ inline RolloutStatus rollout(const WorldSpec& world, StepWorkspace& ws, int T, c
   std::copy_n(q0, nq, qs);
   std::copy_n(v0, nv, vs);
   ws.has_previous = false;
-  RolloutStatus status = RolloutStatus::ok;
   *failed_step = -1;
   for (int t = 0; t < T; ++t) {
     double *q_next = qs + static_cast<size_t>(t + 1) * nq, *v_next = vs + static_cast<size_t>(t + 1) * nv;
@@ -1464,10 +1449,9 @@ inline RolloutStatus rollout(const WorldSpec& world, StepWorkspace& ws, int T, c
       *failed_step = t;
       return RolloutStatus::failed;
     }
-    if (outcome == RolloutStatus::lcp_iteration_limit) status = outcome;
     after_step(t);
   }
-  return status;
+  return RolloutStatus::ok;
 }
 
 inline RolloutStatus rollout(const WorldSpec& world, StepWorkspace& ws, int T, const double* q0, const double* v0,

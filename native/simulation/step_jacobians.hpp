@@ -826,7 +826,7 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
                            const double* v, const double* v_next, bool parameters, bool bounce, double* jacobian) {
   const dyn::Model& model = *world.model;
   const detail::Columns cols(model, parameters);
-  if (world.ncp) {
+  if (ws.by_ncp) {
     // The whole NCP (the solve kept one island's G at a time) and its velocities v = G λ + g.
     dense_delassus(ws);
     build_ncp(world, ws);
@@ -909,7 +909,7 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
     detail::minv_JT_derivatives(world, cols, ws, lw, q, ws.f.data(), lw.impulse_response.data(), lw.impulse_d_q.data(),
                                 lw.impulse_d_params.data());
     lw.dAz.resize(static_cast<size_t>(n) * D);
-    if (world.ncp)
+    if (ws.by_ncp)
       detail::ncp_derivatives(world, cols, ws, lw, q);
     else
       detail::lcp_derivatives(world, cols, ws, lw, q);
@@ -957,17 +957,18 @@ inline void step_jacobians(const WorldSpec& world, StepWorkspace& ws, Linearizat
 }
 
 // The Jacobians of the step from (q, v, tau) at a given solution: impulses f (n, in row order) and the
-// LCP's sets (n), or with world.ncp the NCP contacts' modes (one per contact and joint limit). From a
-// World.step of dynamics/simulation.py, whose rows are these, or with relabeled sets (Nimble §IV-D).
-// The step's problem again (prepare_step), then step_jacobians at that solution. Returns false when
-// the step has other rows (or NCP contacts) than the solution.
+// LCP's sets (n), or with by_ncp the NCP contacts' modes (one per contact and joint limit; an NCP world's step
+// that fell back to the boxed LCP has its sets). From a World.step of dynamics/simulation.py, whose rows are
+// these, or with relabeled sets (Nimble §IV-D). The step's problem again (prepare_step), then step_jacobians at
+// that solution. Returns false when the step has other rows (or NCP contacts) than the solution.
 inline bool linearize_step(const WorldSpec& world, StepWorkspace& ws, LinearizationWorkspace& lw, const double* q,
-                           const double* v, const double* tau, int n, const double* f, int num_sets, const int8_t* sets,
-                           bool parameters, bool bounce, double* jacobian) {
+                           const double* v, const double* tau, int n, const double* f, bool by_ncp, int num_sets,
+                           const int8_t* sets, bool parameters, bool bounce, double* jacobian) {
   if (prepare_step(world, ws, q, v, tau, true) != n) return false;
   const int nv = world.model->nv;
   ws.f.assign(f, f + n);
-  if (world.ncp) {
+  ws.by_ncp = by_ncp;
+  if (by_ncp) {
     ncp_layout(world, ws);
     const int nc = static_cast<int>(ws.ncp_mu.size()), m = 3 * nc;
     if (num_sets != nc) return false;

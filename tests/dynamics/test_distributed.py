@@ -102,7 +102,7 @@ def test_step_many_is_step_batch_bit_for_bit(derivatives):
 
 
 class _Warns(World):
-    """A world whose rollout_batch warns (as an iteration limit would), saying its thread count."""
+    """A world whose rollout_batch warns, saying its thread count."""
 
     def rollout_batch(self, *args, threads=None, **kwargs):
         warnings.warn(f"rollout_batch on {threads} threads", RuntimeWarning, stacklevel=1)

@@ -279,14 +279,16 @@ def test_rollout_runs_natively_unless_steps_are_kept_with_the_same_trajectory():
 def test_a_contact_solve_that_overflowed_fails_its_step(contact_model):
     """A box slid at 1e200 m/s under another: the contact solve's numbers overflow, and under either
     contact model the step fails by name (natively, with kept steps, and by World.step) instead of
-    going on with its iterate. (The NCP's ADMM once reported SOLVED there, with the residual of its
-    overflowed terms reading zero, and the rollout went on.)"""
+    going on with its iterate; the NCP's step first falls back to the boxed LCP, which fails too. (The
+    NCP's ADMM once reported SOLVED there, with the residual of its overflowed terms reading zero, and
+    the rollout went on.)"""
     world = World(box_pile_model(2), dt=1e-3, friction=0.5, contact_model=contact_model)
     q0, v0 = floating_state(([0.0, 0.0, 0.1], [0.3, 0.0, 0.0]), ([0.02, 0.0, 0.32], [0.0, 0.0, 0.0]))
     taus = np.zeros((120, world.model.nv))
     v_diverging = v0.copy()
     v_diverging[0] = 1e200
-    problem = f"the contact {contact_model.upper()} could not be solved"
+    fallback = ", then the boxed LCP," if contact_model == "ncp" else ""
+    problem = f"the contact {contact_model.upper()}{fallback} or the position correction was not solved"
     with pytest.raises(RuntimeError, match=rf"^the rollout failed at step 1: {problem}"):
         world.rollout(q0, v_diverging, taus)
     with pytest.raises(RuntimeError, match=rf"^step 1: {problem}"):

@@ -395,7 +395,7 @@ def test_sets_whose_equations_disagree_end_in_pivoting():
     the step's problem (World.contact_problem) within the simulation's tolerance 1e-7."""
     world, q, v, tau = jump_worm_mid_jump()
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a step stopped at the iteration limit warns
+        warnings.simplefilter("error")
         step = world.step(q, v, tau)
     _, A, b, bounds, _ = world.contact_problem(q, v, tau)
     f = step.lcp.f
