@@ -384,8 +384,8 @@ def ddp(
         try:
             q_try, v_try, u_try = forward((q, v, u), k, K, _LINE_SEARCH_STEPS)
         except RuntimeError:
-            # A step the simulation cannot take (its state stops being finite) fails the whole batch:
-            # shorter steps come from more regularization.
+            # A step the simulation cannot take (a contact solve not solved to its tolerance, or a state
+            # that stops being finite) fails the whole batch: shorter steps come from more regularization.
             mu *= 10.0
             continue
         costs = cost(world, q_try, v_try, u_try)
@@ -556,10 +556,11 @@ def multiple_shooting(
                 starts[:, :nq], starts[:, nq:], taus, derivatives=True, parameters=False, progress=False
             )
         except RuntimeError:
-            # A trial point the simulation cannot roll out (its state stops being finite): a merit so
-            # large that the trust region rejects the point and shrinks. Only trial points get here:
-            # the guess's rollout ran, and an accepted point's merit is not that large. Finite, since
-            # trust-constr's second-order correction solves with the defects.
+            # A trial point the simulation cannot roll out (a contact solve not solved to its tolerance, or
+            # a state that stops being finite): a merit so large that the trust region rejects the point
+            # and shrinks. Only trial points get here: the guess's rollout ran, and an accepted point's
+            # merit is not that large. Finite, since trust-constr's second-order correction solves with
+            # the defects.
             failed = (_FAILED, np.zeros(z.size), np.full((count - 1) * n, _FAILED), np.zeros(((count - 1) * n, z.size)))
             cached.clear()
             cached[key] = (*failed, np.zeros((z.size, z.size)))
