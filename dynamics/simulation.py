@@ -705,10 +705,11 @@ class World:
             if not out["free_motion_converged"]:
                 raise RuntimeError(f"{where}: {_FREE_MOTION_FAILURE}")
             finite = np.isfinite(out["q"]).all() and np.isfinite(out["v"]).all()
-            tolerance = _NCP_TOLERANCE if isinstance(solution, NCPSolution) else _LCP_TOLERANCE
+            # The solve left unsolved is an LCP's (the contact LCP, the NCP's fallback, or the position
+            # correction): an NCP the step could not solve was replaced by its fallback.
             raise RuntimeError(
                 f"{where}: {self._unsolved} ({solution.status.name}, residual {solution.residual:.1e}, "
-                f"tolerance {tolerance:.0e}){'' if finite else '; the next state is not finite'}"
+                f"tolerance {_LCP_TOLERANCE:.0e}){'' if finite else '; the next state is not finite'}"
             )
         linearization = None
         if derivatives:
