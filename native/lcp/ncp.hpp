@@ -196,13 +196,14 @@ inline bool polish_on_modes(int nc, const double* G, const double* g, const doub
 constexpr int kPolishBreakingTrials = 8;
 
 // polish_on_modes on the iterate's modes (contact_modes with mode_tol), and failing that on the same
-// modes with one more contact breaking, the `breaking_trials` pushing least first; each set of modes
-// from the least-norm λ, then from the iterate. A contact that touches without pushing (λ = 0 with
-// v_n = 0: of redundant contacts, corners of flush faces, the solution can leave one out) is read from
-// a stalled iterate as sliding with a small λ, and the equations of that mode then disagree.
+// modes with one more contact breaking, the `breaking_trials` pushing least first, and with
+// breaking_pairs two more (each pair of those); each set of modes from the least-norm λ, then from the
+// iterate. A contact that touches without pushing (λ = 0 with v_n = 0: of redundant contacts, corners
+// of flush faces, the solution can leave one out, or two of a face's four) is read from a stalled
+// iterate as sliding with a small λ, and the equations of that mode then disagree.
 inline bool polish_modes(int nc, const double* G, const double* g, const double* mu, double mode_tol, double tol,
                          const ResidualScale& scale, double* lambda, double* v, NcpWorkspace& ws,
-                         int breaking_trials = 0) {
+                         int breaking_trials = 0, bool breaking_pairs = false) {
   constexpr int8_t breaking = static_cast<int8_t>(ContactMode::breaking);
   ws.modes.resize(nc);
   contact_modes(nc, lambda, v, scale.g, mode_tol, ws.modes.data());
@@ -223,6 +224,13 @@ inline bool polish_modes(int nc, const double* G, const double* g, const double*
     ws.modes[ws.trial_order[t]] = breaking;
     if (solves()) return true;
   }
+  if (!breaking_pairs) return false;
+  for (int t = 0; t < trials; ++t)
+    for (int u = t + 1; u < trials; ++u) {
+      ws.modes.assign(ws.iterate_modes.begin(), ws.iterate_modes.end());
+      ws.modes[ws.trial_order[t]] = breaking, ws.modes[ws.trial_order[u]] = breaking;
+      if (solves()) return true;
+    }
   return false;
 }
 
@@ -378,9 +386,11 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
         admm_run(nc, G, g, mu, rho, tol, max_iterations, update, scale, lambda, v, ws, best_residual, report);
     if (report.status != LcpStatus::iteration_limit) return report;
   }
-  // The iterate (lambda, v) polished, with the breaking trials; report solved if that solves the problem.
+  // The iterate (lambda, v) polished, with the breaking trials one and two at a time (only here, on a
+  // problem both runs left unsolved: the pairs cost up to C(8, 2) polishes more); report solved if that
+  // solves the problem.
   auto polish_iterate = [&] {
-    if (!polish_modes(nc, G, g, mu, mode_tolerance(tol), tol, scale, lambda, v, ws, kPolishBreakingTrials))
+    if (!polish_modes(nc, G, g, mu, mode_tolerance(tol), tol, scale, lambda, v, ws, kPolishBreakingTrials, true))
       return false;
     report.residual = residual(nc, lambda, v, mu, scale);
     report.status = LcpStatus::solved;
