@@ -17,17 +17,19 @@ with the De Saxcé term s = Γ(v) refreshed at every iteration (as Acary et al. 
 do), penalty ρ from G's spectrum, and after 25, 50, 100, … iterations an exact solve of the
 iterate's contact modes (the equations below), kept when it solves the NCP: ADMM alone creeps along
 the null space of a rank-deficient G (many contacts on few joints) long after the modes are found.
-When that run ends without a solution, a second one as long holds s fixed while ADMM settles on the
-convex QP it defines and only then refreshes it (the fixed point on s of Acary, Cadoux, Lemaréchal
-and Malick 2011, each step a convex problem): refreshed every iteration, s can keep the iterate
-cycling with wrong modes (a box sliding on its four corners under another one, μ = 1). Its exact
-solves also try the iterate's modes with one of the eight least-pushing contacts breaking (of
-redundant contacts a solution can leave one out, which the iterate reads as sliding), each by Newton's
-method from the least-norm solution and from the iterate. When that run fails too, the same fixed
-point with each cone QP solved by a primal-dual interior-point method and s mixed over the last rounds
-by Anderson acceleration (native/lcp/ncp_fixed_point.hpp): interior points do not creep along G's null
-space; its result is polished as ADMM's. The impulses of smallest residual are returned; the status is
-SOLVED only when that residual is within tol.
+This first run has a tenth of the iteration budget. When it ends without a solution, the fixed point
+on s of Acary, Cadoux, Lemaréchal and Malick 2011 (each step the convex QP of one s) with each cone QP
+solved by a primal-dual interior-point method and s mixed over the last rounds by Anderson
+acceleration (native/lcp/ncp_fixed_point.hpp): interior points do not creep along G's null space,
+and a few cone QPs solve most of what the short run leaves. When that fails too, ADMM runs again
+with the whole budget, and then once more, as long, holding s fixed while ADMM settles on the convex
+QP it defines and only then refreshing it (the same fixed point): refreshed every iteration, s can
+keep the iterate cycling with wrong modes (a box sliding on its four corners under another one,
+μ = 1). That run's exact solves also try the iterate's modes with one of the eight least-pushing
+contacts breaking (of redundant contacts a solution can leave one out, which the iterate reads as
+sliding), each by Newton's method from the least-norm solution and from the iterate. Without a
+solution, the impulses of smallest residual (ADMM's, or the fixed point's) are polished so, with up
+to two contacts breaking; the status is SOLVED only when the returned impulses' residual is within tol.
 
 Gradients: with the modes fixed, the solution satisfies F(λ_C; G, g, μ) = 0 over the non-breaking
 contacts C: v_i = 0 for sticking contacts, and v_n,i = 0, λ_t,i + μ_i λ_n,i v_t,i / ‖v_t,i‖ = 0 for
@@ -120,8 +122,9 @@ def solve_contact_ncp(
     G : (3nc, 3nc) symmetric positive semidefinite Delassus matrix; g : (3nc,) free velocity; both in
     the contact frames, normal last per contact. mu : (nc,) friction coefficients ≥ 0 (or a scalar).
     tol : stopping tolerance on the residual; rho : initial ADMM penalty (default from G's spectrum),
-    adapted by residual balancing; max_iterations : of each of the two ADMM runs (the module
-    docstring), whose iterations the solution's count sums with the fallback's cone QPs.
+    adapted by residual balancing; max_iterations : of each of the two long ADMM runs (the first
+    one has a tenth; the module docstring), whose iterations the solution's count sums with the
+    fixed point's cone QPs.
     Returns an NCPSolution with each contact's mode.
     """
     g = checked_array(g, "g", ("3 nc",))

@@ -3,8 +3,9 @@
 // iteration, the penalty balanced on the residuals (Boyd et al. 2011, §3.4.1). After 25, 50, 100, …
 // iterations the iterate's contact modes are solved on exactly (mode polishing, like the LCP's on its
 // sets): on rank-deficient Delassus matrices (many contacts on few joints) ADMM finds the modes long
-// before its iterate settles along the null space. Without convergence, a second run holds s while
-// ADMM settles on the QP of each s (ncp_detail::SaxceUpdate). Per contact the impulse is [t1, t2, n].
+// before its iterate settles along the null space. Where a short run does not converge, the fixed
+// point of Acary et al. (lcp/ncp_fixed_point.hpp), then ADMM's whole budget, then a run that holds s
+// while ADMM settles on the QP of each s (ncp_detail::SaxceUpdate). Per contact the impulse is [t1, t2, n].
 #pragma once
 
 #include <algorithm>
@@ -21,10 +22,12 @@ namespace dcol::lcp {
 
 struct NcpWorkspace {
   std::vector<double> L, lambda, y, rhs, z_previous, system, velocity, polished, best, saxce;
-  std::vector<int8_t> modes, iterate_modes;  // the polish's trial modes, and the iterate's
-  std::vector<int> trial_order;              // the contacts polish_modes tries as breaking
-  OrthogonalDecomposition decomposition;     // the polishing's least-squares solve
-  NcpFixedPointWorkspace fixed_point;        // the fallback after ADMM (solve_ncp_fixed_point)
+  std::vector<double> fixed_lambda, fixed_v;  // the fixed point's result (solve_ncp_admm)
+  std::vector<int8_t> modes, iterate_modes;   // the polish's trial modes, and the iterate's
+  std::vector<int8_t> polished_modes;         // the last modes admm_run's breaking trials started from
+  std::vector<int> trial_order;               // the contacts polish_modes tries as breaking
+  OrthogonalDecomposition decomposition;      // the polishing's least-squares solve
+  NcpFixedPointWorkspace fixed_point;         // solve_ncp_fixed_point's
 };
 
 // A contact's mode (solvers/ncp.py's ContactMode): breaking (λ_i = 0), sticking (v_i = 0) or sliding.
@@ -191,8 +194,8 @@ inline bool polish_on_modes(int nc, const double* G, const double* g, const doub
   return false;
 }
 
-// Contacts the polishes of a problem that ADMM's first run did not solve try as breaking, one at a
-// time, when the iterate's modes do not solve.
+// Contacts the polishes of a problem the first solves did not solve (those of ADMM holding the De
+// Saxcé term, and the final polish) try as breaking, one at a time, when the iterate's modes do not solve.
 constexpr int kPolishBreakingTrials = 8;
 
 // polish_on_modes on the iterate's modes (contact_modes with mode_tol), and failing that on the same
@@ -254,6 +257,8 @@ inline LcpStatus admm_run(int nc, const double* G, const double* g, const double
   std::fill(lambda, lambda + n, 0.0);  // the projected iterate z of ADMM
   std::copy(g, g + n, v);
   if (!cholesky(n, G, rho, ws.L)) return LcpStatus::invalid_problem;
+  ws.modes.resize(nc);
+  ws.polished_modes.clear();
   ws.y.assign(n, 0.0);
   ws.lambda.resize(n);
   ws.z_previous.resize(n);
@@ -306,8 +311,17 @@ inline LcpStatus admm_run(int nc, const double* G, const double* g, const double
     if (polish) {
       if (it == next_polish) next_polish *= 2;
       last_polish = it;
-      // The second run's polishes (a problem the first did not solve) also try contacts as breaking.
-      const int breaking_trials = update == SaxceUpdate::when_settled ? kPolishBreakingTrials : 0;
+      // Holding s (a problem the runs before did not solve), the polishes also try contacts as
+      // breaking, but only on modes they have not tried yet: the trials of the same modes differ only
+      // in the iterate Newton's method starts from, and they are most of a polish's cost.
+      int breaking_trials = 0;
+      if (update == SaxceUpdate::when_settled) {
+        contact_modes(nc, lambda, v, scale.g, mode_tol, ws.modes.data());
+        if (ws.modes != ws.polished_modes) {
+          ws.polished_modes = ws.modes;
+          breaking_trials = kPolishBreakingTrials;
+        }
+      }
       if (polish_modes(nc, G, g, mu, mode_tol, tol, scale, lambda, v, ws, breaking_trials)) {
         report.residual = residual(nc, lambda, v, mu, scale);
         return LcpStatus::solved;
@@ -356,17 +370,20 @@ inline double ncp_penalty(int n, const double* G, NcpWorkspace& ws) {
   return eigenvalue > 0.0 ? eigenvalue : 1.0;
 }
 
-// The cone QPs the fallback of solve_ncp_admm solves at most (solve_ncp_fixed_point).
+// The cone QPs the fixed point in solve_ncp_admm solves at most (solve_ncp_fixed_point).
 constexpr int kFixedPointRounds = 200;
+// solve_ncp_admm's first ADMM run has this share (1/kShortRunShare) of max_iterations.
+constexpr int kShortRunShare = 10;
 
 // Solves the NCP of nc contacts: G (3nc × 3nc) symmetric positive semidefinite, g (3nc), mu (nc);
 // rho > 0 the initial penalty. λ and v = G λ + g into lambda and v. report.residual as
-// ncp_detail::residual. ADMM refreshing the De Saxcé term every iteration first; when that run ends
-// without convergence, a second run of as many iterations from λ = 0 that holds the term while ADMM
-// settles (ncp_detail::SaxceUpdate); report.iterations counts both. Without convergence (iteration
-// limits, or iterates run off), the fixed point of lcp/ncp_fixed_point.hpp, whose cone QPs
-// report.iterations counts too; the impulses of smallest residual are returned, with the status
-// solved only when that residual is within tol (else iteration_limit).
+// ncp_detail::residual. In turn, each from λ = 0 and each only when the ones before did not converge
+// (iteration limits, or iterates run off): ADMM refreshing the De Saxcé term every iteration, for a
+// tenth of max_iterations; the fixed point of lcp/ncp_fixed_point.hpp; the same ADMM for
+// max_iterations; ADMM holding the term while it settles (ncp_detail::SaxceUpdate), for
+// max_iterations. report.iterations counts every ADMM iteration and every cone QP of the fixed point.
+// Without convergence the impulses of smallest residual are returned, with the status solved only
+// when their polish solves the problem (else iteration_limit).
 inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const double* mu, double rho, double tol,
                                 int max_iterations, double* lambda, double* v, NcpWorkspace& ws) {
   using namespace ncp_detail;
@@ -381,14 +398,35 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
   }
   ws.best.assign(n, 0.0);  // λ = 0, the start
   double best_residual = residual(nc, lambda, v, mu, scale);
-  for (const SaxceUpdate update : {SaxceUpdate::every_iteration, SaxceUpdate::when_settled}) {
-    report.status =
-        admm_run(nc, G, g, mu, rho, tol, max_iterations, update, scale, lambda, v, ws, best_residual, report);
-    if (report.status != LcpStatus::iteration_limit) return report;
+  auto admm = [&](int iterations, SaxceUpdate update) {
+    report.status = admm_run(nc, G, g, mu, rho, tol, iterations, update, scale, lambda, v, ws, best_residual, report);
+    return report.status != LcpStatus::iteration_limit;
+  };
+  // A short run first: of the problems it leaves, the fixed point solves most in a few cone QPs, which
+  // cost less than ADMM's remaining iterations would.
+  if (admm(std::max(1, max_iterations / kShortRunShare), SaxceUpdate::every_iteration)) return report;
+  ws.fixed_lambda.resize(n), ws.fixed_v.resize(n);
+  const LcpReport fixed = solve_ncp_fixed_point(
+      nc, G, g, mu, tol, kFixedPointRounds,
+      [&](const double* l, const double* u) { return residual(nc, l, u, mu, scale); }, ws.fixed_lambda.data(),
+      ws.fixed_v.data(), ws.fixed_point);
+  report.iterations += fixed.iterations;
+  auto take_fixed_point = [&] {
+    std::copy(ws.fixed_lambda.begin(), ws.fixed_lambda.end(), lambda);
+    std::copy(ws.fixed_v.begin(), ws.fixed_v.end(), v);
+    report.residual = fixed.residual;
+    report.status = fixed.status;
+  };
+  if (fixed.status == LcpStatus::solved) {
+    take_fixed_point();
+    return report;
   }
-  // The iterate (lambda, v) polished, with the breaking trials one and two at a time (only here, on a
-  // problem both runs left unsolved: the pairs cost up to C(8, 2) polishes more); report solved if that
-  // solves the problem.
+  // Else ADMM with its whole budget (some problems need it), then holding the De Saxcé term.
+  if (admm(max_iterations, SaxceUpdate::every_iteration) || admm(max_iterations, SaxceUpdate::when_settled))
+    return report;
+  // Not converged: the iterate of smallest residual, ADMM's, then the fixed point's where it is smaller,
+  // polished with the breaking trials one and two at a time (only here, on a problem no run solved:
+  // the pairs cost up to C(8, 2) polishes more); solved if a polish solves the problem.
   auto polish_iterate = [&] {
     if (!polish_modes(nc, G, g, mu, mode_tolerance(tol), tol, scale, lambda, v, ws, kPolishBreakingTrials, true))
       return false;
@@ -396,27 +434,13 @@ inline LcpReport solve_ncp_admm(int nc, const double* G, const double* g, const 
     report.status = LcpStatus::solved;
     return true;
   };
-  // Not converged: the iterate of smallest residual, polished if its modes solve the problem.
   std::copy(ws.best.begin(), ws.best.end(), lambda);
   lcp_velocity(n, G, g, lambda, v);
   report.residual = residual(nc, lambda, v, mu, scale);
   if (polish_iterate()) return report;
-  // Else the fixed point of Acary et al. by interior points (lcp/ncp_fixed_point.hpp), whose result
-  // replaces ADMM's when its residual is smaller; the status is that residual's.
-  std::vector<double>&fixed_lambda = ws.polished, &fixed_v = ws.velocity;  // the polish's, free again
-  fixed_lambda.resize(n), fixed_v.resize(n);
-  const LcpReport fixed = solve_ncp_fixed_point(
-      nc, G, g, mu, tol, kFixedPointRounds,
-      [&](const double* l, const double* u) { return residual(nc, l, u, mu, scale); }, fixed_lambda.data(),
-      fixed_v.data(), ws.fixed_point);
-  report.iterations += fixed.iterations;
   if (fixed.residual < report.residual) {
-    std::copy(fixed_lambda.begin(), fixed_lambda.end(), lambda);
-    std::copy(fixed_v.begin(), fixed_v.end(), v);
-    report.residual = fixed.residual;
-    report.status = fixed.status;
-    // Polished as ADMM's iterate was: the fixed point can end nearer the solution's modes.
-    if (report.status != LcpStatus::solved) polish_iterate();
+    take_fixed_point();
+    polish_iterate();
   }
   return report;
 }

@@ -324,9 +324,9 @@ def test_ncp_run_off_is_not_solved():
     """Two contacts with friction, G = J Jᵀ of rank 4 (seeded as the fuzz test draws it). With a penalty
     a tenth of G's largest eigenvalue ADMM runs off along G's null space: once SOLVED with impulses of
     1e154 (the residual overflowed to NaN and was dropped); then the iteration limit, with the finite
-    iterate of smallest residual. Now the run that runs off stops early (within 400 iterations),
-    and the second run (the De Saxcé term held while ADMM settles) solves the problem. With the
-    default penalty it converges to a solution."""
+    iterate of smallest residual. Now a run that runs off stops early (within 400 iterations), and
+    the last run (the De Saxcé term held while ADMM settles) solves the problem. With the default
+    penalty it converges to a solution."""
     rng = np.random.default_rng(254)
     contacts = int(rng.integers(1, 6))
     rank = int(rng.integers(1, 3 * contacts + 3))
