@@ -601,9 +601,13 @@ class ContactPlanner {
   }
 
   // Two segments: their crossing; else, parallel, the two ends of their overlap; else the nearest ends.
+  // Segments that cross in the plane but whose lines come closest outside them (nearly parallel in
+  // space: the edge–edge rule's closest points of the lines then lie far off, its gap along u × v no
+  // gap of the shapes) are taken as parallel.
   void segments() {
     double s, t;
-    const bool crosses = crossing(a_[0], a_[1], a_sides_[0], b_[0], b_[1], b_sides_[0], s, t);
+    bool crosses = crossing(a_[0], a_[1], a_sides_[0], b_[0], b_[1], b_sides_[0], s, t);
+    if (crosses && !lines_meet_inside(fa_.points[0], fa_.points[1], fb_.points[0], fb_.points[1])) crosses = false;
     if (crosses && s >= 0.0 && s <= 1.0 && t >= 0.0 && t <= 1.0) {
       add({ContactRule::edge_edge, 0, 1, 0, 1});
       return;

@@ -30,6 +30,7 @@ from dcol.geom import (
     signed_distance,
 )
 from dcol.solvers import SolverSettings, Status
+from tests.support.distance_oracle import coal_distance
 from tests.support.oracle import rotation_matrix
 from tests.support.shapes import random_configuration, random_quaternion
 
@@ -954,6 +955,29 @@ def test_nearly_flush_stacked_boxes_give_a_face_manifold():
     assert len(found) >= 2
     assert np.all(np.abs(found.normal[:, 2]) > 0.999)
     assert np.all(np.abs(found.separation) < 1e-3)
+
+
+def test_box_edge_nearly_parallel_to_a_cylinder_gives_contacts_on_both():
+    """A box 3.6 mm below a cylinder lying across it, the box's edge along y within 0.1° of the
+    cylinder's axis (a state of a simulated column under the contact NCP at 5 ms, found by the long
+    fuzz profile): the two segments cross in the witness plane but their lines in space come closest
+    far outside them. This gave one contact 20.6 mm deep at (−14.5, −24.9, 17.0) m, from the edge–edge
+    rule's closest points of the lines, and the column's pair read 2 cm sunk for a step. Now the
+    segments are taken as parallel: the contacts lie on both shapes, the smallest separation is coal's
+    distance."""
+    box = Box([0.08344035100954128, 0.04879583254623217, 0.09254750230827201])
+    cylinder = Cylinder(0.16152186078972816, 0.18979050523421395)
+    r_box = np.array([-0.007117716042171739, -0.19543488528782357, 1.088607913511247])
+    q_box = np.array([0.8798355427739024, -0.16047029594558315, 0.32200280782310226, -0.31056866156283])
+    r_cylinder = np.array([0.06952729545137531, -0.07077886223210078, 1.3346992307711465])
+    q_cylinder = np.array([0.8080326833942013, -0.26076036999373003, 0.1325480927484941, 0.5113885168013025])
+    found = contacts(box, r_box, q_box, cylinder, r_cylinder, q_cylinder, margin=1e-2)
+    coal_value = coal_distance(box, r_box, q_box, cylinder, r_cylinder, q_cylinder)[0]
+    assert found.separation.min() == pytest.approx(coal_value, abs=1e-5)
+    assert np.all(found.separation <= 1e-2)
+    # Every contact point lies within both shapes' bounding spheres.
+    for centre, radius in ((r_box, np.linalg.norm(box.half_extents)), (r_cylinder, np.hypot(cylinder.R, cylinder.L / 2))):
+        assert np.all(np.linalg.norm(found.point - centre, axis=1) <= radius + 1e-2)
 
 
 @pytest.mark.parametrize("kind", ["polytope", "capsule", "sphere", "polygon", "box", "mesh"])
