@@ -976,7 +976,10 @@ def test_box_edge_nearly_parallel_to_a_cylinder_gives_contacts_on_both():
     assert found.separation.min() == pytest.approx(coal_value, abs=1e-5)
     assert np.all(found.separation <= 1e-2)
     # Every contact point lies within both shapes' bounding spheres.
-    for centre, radius in ((r_box, np.linalg.norm(box.half_extents)), (r_cylinder, np.hypot(cylinder.R, cylinder.L / 2))):
+    for centre, radius in (
+        (r_box, np.linalg.norm(box.half_extents)),
+        (r_cylinder, np.hypot(cylinder.R, cylinder.L / 2)),
+    ):
         assert np.all(np.linalg.norm(found.point - centre, axis=1) <= radius + 1e-2)
 
 
