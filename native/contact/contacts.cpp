@@ -606,8 +606,8 @@ class ContactPlanner {
   // gap of the shapes) are taken as parallel.
   void segments() {
     double s, t;
-    bool crosses = crossing(a_[0], a_[1], a_sides_[0], b_[0], b_[1], b_sides_[0], s, t);
-    if (crosses && !lines_meet_inside(fa_.points[0], fa_.points[1], fb_.points[0], fb_.points[1])) crosses = false;
+    const bool crosses = crossing(a_[0], a_[1], a_sides_[0], b_[0], b_[1], b_sides_[0], s, t) &&
+                         lines_meet_inside(fa_.points[0], fa_.points[1], fb_.points[0], fb_.points[1]);
     if (crosses && s >= 0.0 && s <= 1.0 && t >= 0.0 && t <= 1.0) {
       add({ContactRule::edge_edge, 0, 1, 0, 1});
       return;
