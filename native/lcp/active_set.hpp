@@ -452,6 +452,7 @@ struct ActiveSetWorkspace {
   OrthogonalDecomposition product_decomposition;
   // polish, and the first solution on sets that verified with a natural residual above tol
   std::vector<double> f_trial, w_trial, f_found, w_found, f_verified, w_verified;
+  std::vector<double> f_best;  // solve_pgs_polished's best verified solution above tol
   double verified_residual = 0.0;
   std::vector<EntrySet> sets_trial;
   // solve_pgs_polished's fallback: Lemke's solution, its w and sets
@@ -794,12 +795,12 @@ inline bool replace_by_pivoting(int n, const double* A, const MatrixScale& scale
 
 // Projected Gauss–Seidel whose iterate's sets are solved on exactly (polish) after 16, 32, 64, …
 // sweeps, stopping at the first within tol: on the rank-deficient problems of many contacts the
-// sets settle in a few sweeps while the iterate creeps along the null space for thousands. When the
-// sweeps run out, Lemke's method on the problem (replace_by_pivoting); ends as solve_pgs otherwise
-// (and polishes a converged iterate once more). A polish that verifies only above tol, nearer a
-// solution than the iterate, ends the sweeps too (the least-squares solution on sets whose equations
-// disagree: more sweeps would not find other sets): Lemke's method then, and failing that, that
-// solution with the status iteration_limit.
+// sets settle in a few sweeps while the iterate creeps along the null space for thousands. A polish
+// that verifies only above tol, nearer a solution than the iterate (the least-squares solution on
+// sets whose equations disagree), is kept as the best so far, and Lemke's method is tried once then;
+// failing that, the sweeps go on, since later sets can agree. When the sweeps run out, Lemke's method
+// (if not tried yet), else the best verified solution, else the iterate, with the status
+// iteration_limit; ends as solve_pgs otherwise (and polishes a converged iterate once more).
 // w receives A f + b, sets the sets.
 inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, const LcpBounds& bounds, double* f,
                                     double* w, EntrySet* sets, LcpWorkspace& work, ActiveSetWorkspace& active,
@@ -807,6 +808,8 @@ inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, con
   LcpReport report;
   const MatrixScale scale = matrix_scale(n, A);
   int sweeps = 0;
+  bool pivoted = false;
+  double best_residual = std::numeric_limits<double>::infinity();  // of active.f_best
   for (int chunk = 16;; chunk *= 2) {
     const int budget = std::min(chunk, max_iterations - sweeps);
     const LcpReport part = solve_pgs(n, A, b, bounds, f, work, budget, tol);
@@ -823,18 +826,23 @@ inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, con
       return report;
     }
     if (part.status == LcpStatus::solved) return report;
-    if (polished == Polished::above_tolerance && active.verified_residual < part.residual) {
-      std::copy(active.f_verified.begin(), active.f_verified.end(), f);
-      std::copy(active.w_verified.begin(), active.w_verified.end(), w);
-      classify(n, scale, b, f, w, bounds, tol, sets);
-      report.status = LcpStatus::iteration_limit;
-      report.residual = active.verified_residual;
+    if (polished == Polished::above_tolerance && active.verified_residual < std::min(part.residual, best_residual)) {
+      best_residual = active.verified_residual;
+      active.f_best.assign(active.f_verified.begin(), active.f_verified.end());
       // Sets whose equations disagree are Gauss–Seidel's; Lemke's path may end on others that agree.
-      replace_by_pivoting(n, A, scale, b, bounds, f, w, sets, tol, active, report);
-      return report;
+      if (!pivoted) {
+        pivoted = true;
+        if (replace_by_pivoting(n, A, scale, b, bounds, f, w, sets, tol, active, report)) return report;
+      }
     }
     if (sweeps >= max_iterations) {
-      replace_by_pivoting(n, A, scale, b, bounds, f, w, sets, tol, active, report);
+      if (!pivoted && replace_by_pivoting(n, A, scale, b, bounds, f, w, sets, tol, active, report)) return report;
+      if (best_residual < report.residual) {
+        std::copy(active.f_best.begin(), active.f_best.end(), f);
+        lcp_velocity(n, A, b, f, w);
+        classify(n, scale, b, f, w, bounds, tol, sets);
+        report.residual = best_residual;
+      }
       return report;
     }
   }

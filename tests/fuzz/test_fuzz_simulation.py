@@ -432,6 +432,25 @@ def test_heavy_box_drop_reports_solved_only_within_the_tolerance():
     assert assert_solved_only_within_the_tolerance(world, q0, 600) > 300  # most steps have contacts
 
 
+def test_cold_step_whose_first_sets_disagree_sweeps_on():
+    """Six bodies scattered (pile's draw for seed 1392003026, μ = 0.30, 1 ms; found by a random search
+    over the stacks-and-piles property): the warm-started rollout runs, but the step from its last state
+    without the warm start failed. After 16 sweeps the solve on Gauss–Seidel's sets verified with a
+    natural residual of 1.5e-7, above the tolerance 1e-7 (the sets' equations disagree), Lemke's method
+    did not solve the island, and the solve stopped there. Later sweeps find sets that agree: it now
+    sweeps on. The step's LCP checked in numpy against its own problem."""
+    kinds = ["box", "cylinder", "box", "box", "box", "capsule"]
+    world, q0, _, _ = pile(6, kinds, 1392003026, 1e-3, 0.3031817510500239, 0.0, "lcp", False)
+    rollout, _ = drop(world, q0)
+    q, v = rollout.q[0, -1], rollout.v[0, -1]
+    step = world.step(q, v)
+    assert step.lcp.status == LCPStatus.SOLVED
+    _, A, b, bounds, _ = world.contact_problem(q, v)
+    f = step.lcp.f
+    low, high = bounds.at(f)
+    assert np.abs(f - np.clip(f - (A @ f + b), low, high)).max() <= 1e-7
+
+
 def test_warm_started_pile_at_10_ms_reports_solved_only_within_the_tolerance():
     """Two boxes, a capsule and a cylinder scattered (pile's draw for seed 5, μ = 0.6, 10 ms): step 27
     was reported SOLVED with a natural residual of 3.9e-6, its previous step's sets taken because the
