@@ -49,14 +49,18 @@ constexpr int kMidpointFixedPointIterations = 6, kMidpointNewtonIterations = 30,
 constexpr double kAllowedPenetration = 1e-2, kCorrectionRegularization = 1e-3;
 
 // A step's linearized contacts miss what a turn does to the second order: a face turned by θ about a
-// centre at reach r lowers what rests on it by up to r θ²/2, whichever way it turns. Where that bound
-// could leave a contact deeper than its pair's predicted depth by more than kMispredictionTolerance of
-// the contact margin, the contacts are found again at the step's end pose and, where they did miss by
-// that much, the excess is projected out (detail::project_mispredicted_contacts), at most
-// kProjectionIterations times (Gauss–Newton on the re-evaluated contacts). The tolerance lets the
-// rolling and tumbling of ordinary piles, whose misses are far smaller, pass without a second look.
+// centre at reach r lowers what rests on it by up to r θ²/2, whichever way it turns. They also miss, to
+// the first order, the features that take over from the contact's within the step: a box tumbling over
+// a corner brings the next corner down by up to its span times θ, and a capsule rocking on its end hands
+// the contact to the other end. Where these bounds could leave a contact deeper than its pair's
+// predicted depth by more than kMispredictionTolerance of the contact margin, the contacts are found
+// again at the step's end pose and, where they did miss by that much, the excess is projected out
+// (detail::project_mispredicted_contacts), at most kProjectionIterations times (Gauss–Newton on the
+// re-evaluated contacts: a push on one end of a light body turns it onto its other end, which the next
+// iteration finds). The tolerance lets the rolling and tumbling of ordinary piles, whose misses are far
+// smaller, pass without a second look.
 constexpr double kMispredictionTolerance = 0.1;
-constexpr int kProjectionIterations = 3;
+constexpr int kProjectionIterations = 20;
 
 // Two bodies' patches from several pairs of their shapes are one patch (merge_body_patch) when their
 // normals agree this well: they push along one direction, and what holds the bodies apart is then the
@@ -77,6 +81,7 @@ using contact::ContactDerivatives;
 using contact::ContactSettings;
 using geometry::Pose;
 using geometry::Shape;
+using geometry::ShapeKind;
 using geometry::SolverSettings;
 
 // A joint with a finite bound: its coordinate and velocity index, and its bounds (±inf if none).
@@ -1276,21 +1281,48 @@ inline double projection_allowed_depth(const WorldSpec& world, const StepWorkspa
   return depth;
 }
 
-// After a step from q that moved by dq = Δt v⁺ + δq into q_next: where a turn's second-order effect
-// (kMispredictionTolerance's note) could leave a contact deeper than predicted by more than the
-// tolerance, the contacts found again at q_next, and if one of them did miss by that much, each pair's
-// contacts deeper than the deepest of its predicted ones (and than the allowed penetration) moved out
-// to that depth by the position correction's LCP with β = 1 at that pose, q_next ⊞ δq_c, a few times
-// over. Only q moves: the velocity keeps what the step made it.
+// The farthest apart two of a shape's features lie, between which its contact can jump as it turns: none
+// on a sphere's or an ellipsoid's smooth surface; a capsule's segment ends; a cylinder's or a cone's
+// rims; a polytope's or a polygon's corners (bounded by twice the farthest from its frame's origin).
+inline double feature_span(const Shape& sh) {
+  switch (sh.kind) {
+    case ShapeKind::sphere:
+    case ShapeKind::ellipsoid:
+      return 0.0;
+    case ShapeKind::capsule:
+      return sh.L;
+    case ShapeKind::cylinder:
+      return std::hypot(2.0 * sh.R, sh.L);
+    case ShapeKind::cone:
+      return std::max(2.0 * sh.R, std::hypot(sh.R, sh.H));
+    case ShapeKind::polytope:
+      return 2.0 * sh.vertex_radius;
+    case ShapeKind::polygon: {
+      double farthest = 0.0;
+      for (int i = 0; i < sh.num_vertices; ++i)
+        farthest = std::max(farthest, std::hypot(sh.vertices[2 * i], sh.vertices[2 * i + 1]));
+      return 2.0 * farthest;
+    }
+  }
+  return 0.0;
+}
+
+// After a step from q that moved by dq = Δt v⁺ + δq into q_next: where what the linearization misses
+// of a turn (kMispredictionTolerance's note) could leave a contact deeper than predicted by more than
+// the tolerance, the contacts found again at q_next, and if one of them did miss by that much, each
+// pair's contacts deeper than the deepest of its predicted ones (and than the allowed penetration)
+// moved out to that depth by the position correction's LCP with β = 1 at that pose, q_next ⊞ δq_c,
+// until none misses or kProjectionIterations times. Only q moves: the velocity keeps what the step made it.
 inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace& ws, const double* dq, double* q_next,
                                           StepReport& report) {
   const int K = static_cast<int>(ws.contacts.size()), nq = world.model->nq;
   ws.projection_poses.clear();
   const double allowed = kAllowedPenetration * world.contact.margin;
   const double tolerance = kMispredictionTolerance * world.contact.margin;
-  // The second-order bound of contact k's misprediction: each body's turn θ over its reach r to the
-  // contact point, r θ² (twice the point's r θ²/2, for the normal's turn too).
-  auto second_order_bound = [&](int k) {
+  // The bound of contact k's misprediction: each body's turn θ over its reach r to the contact point,
+  // r θ² (twice the point's r θ²/2, for the normal's turn too), and over its shape's feature span s,
+  // s |θ⊥| (another feature taking over; a turn about the normal θ∥ lowers none to the first order).
+  auto misprediction_bound = [&](int k) {
     const Contact& c = ws.contacts[k];
     double bound = 0.0;
     for (const int shape : {ws.keys[k].shape_a, ws.keys[k].shape_b}) {
@@ -1302,13 +1334,16 @@ inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace&
           turn[r] += ws.body_columns[6 * first + (3 + r) * count + t] * dq[ws.body_dofs[first + t]];
       const double reach = std::hypot(c.point[0] - ws.poses[body].r[0], c.point[1] - ws.poses[body].r[1],
                                       c.point[2] - ws.poses[body].r[2]);
-      bound += reach * (turn[0] * turn[0] + turn[1] * turn[1] + turn[2] * turn[2]);
+      const double turn2 = turn[0] * turn[0] + turn[1] * turn[1] + turn[2] * turn[2];
+      const double about_normal = turn[0] * c.normal[0] + turn[1] * c.normal[1] + turn[2] * c.normal[2];
+      const double tilt = std::sqrt(std::max(0.0, turn2 - about_normal * about_normal));
+      bound += reach * turn2 + feature_span(*world.shapes[shape]) * tilt;
     }
     return bound;
   };
   // Ordinary steps stop here: no contact's bodies turn enough to miss by the tolerance.
   int k = 0;
-  while (k < K && second_order_bound(k) <= tolerance) ++k;
+  while (k < K && misprediction_bound(k) <= tolerance) ++k;
   if (k == K) return;
   ws.predicted_depths.clear();
   bool suspect = false;
@@ -1320,7 +1355,7 @@ inline void project_mispredicted_contacts(const WorldSpec& world, StepWorkspace&
     for (int e = 0; e < a; ++e)
       for (int i = 0; i < 3; ++i) predicted += c.normal[i] * ws.relative[i * a + e] * dq[ws.contact_dofs[e]];
     const double depth = std::max(allowed, -predicted);
-    suspect = suspect || predicted - second_order_bound(k) < -depth - tolerance;
+    suspect = suspect || predicted - misprediction_bound(k) < -depth - tolerance;
     ws.predicted_depths.push_back({contact_pair(ws, k), depth});
   }
   if (!suspect) return;

@@ -8,9 +8,7 @@ how they ended (tests/conftest.py).
 Outcomes of one input: ``ok`` (a success status whose answer checks out), ``status`` (a failure status
 that says why there is no answer), ``error`` (ValueError or TypeError), ``nan`` (a success status with
 a number that is not finite) and ``wrong`` (a success status whose answer fails the check). A crash
-ends the run, so it is never tallied. Properties assert that no input ends ``nan`` or ``wrong``, except
-inside the input regions of the known bugs, which the strict-xfail tests next to them reproduce: there
-the outcome is tallied and not asserted, so that the long profile measures them.
+ends the run, so it is never tallied. Properties assert that no input ends ``nan`` or ``wrong``.
 """
 
 from __future__ import annotations
@@ -23,8 +21,6 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 LONG = os.environ.get("DCOL_FUZZ", "").strip().lower() == "long"
-# DCOL_FUZZ_STRICT=1: fail inside the known bugs' regions too (to see what a native fix leaves).
-STRICT = os.environ.get("DCOL_FUZZ_STRICT", "") not in ("", "0")
 
 OUTCOMES = ("ok", "status", "error", "nan", "wrong")
 TALLY: collections.Counter[tuple[str, str]] = collections.Counter()
@@ -43,12 +39,11 @@ def fuzz_settings(short: int, long: int | None = None) -> settings:
     )
 
 
-def record(family: str, outcome: str, detail: str = "", known: str | None = None) -> None:
-    """Tally one input's outcome; fail on ``nan`` and ``wrong`` unless `known` names the strict-xfail
-    test that reproduces the bug this input falls under (and DCOL_FUZZ_STRICT is not set)."""
+def record(family: str, outcome: str, detail: str = "") -> None:
+    """Tally one input's outcome; fail on ``nan`` and ``wrong``."""
     assert outcome in OUTCOMES, outcome
     TALLY[family, outcome] += 1
-    if outcome in ("nan", "wrong") and (known is None or STRICT):
+    if outcome in ("nan", "wrong"):
         raise AssertionError(f"{family}: {outcome}: {detail}")
 
 
