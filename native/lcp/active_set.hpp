@@ -793,15 +793,21 @@ inline bool replace_by_pivoting(int n, const double* A, const MatrixScale& scale
   return true;
 }
 
+// Lemke's method on a boxed LCP of n entries pivots a dense tableau some n times, which costs about as
+// much as kPivotingSweepsPerEntry · n of Gauss–Seidel's sweeps (n² each): past that many sweeps without
+// a solution, solve_pgs_polished tries it.
+constexpr int kPivotingSweepsPerEntry = 16;
+
 // Projected Gauss–Seidel whose iterate's sets are solved on exactly (polish) after 16, 32, 64, …
 // sweeps, stopping at the first within tol: on the rank-deficient problems of many contacts the
 // sets settle in a few sweeps while the iterate creeps along the null space for thousands. A polish
 // that verifies only above tol, nearer a solution than the iterate (the least-squares solution on
-// sets whose equations disagree), is kept as the best so far, and Lemke's method is tried once then;
-// failing that, the sweeps go on, since later sets can agree. When the sweeps run out, Lemke's method
-// (if not tried yet), else the best verified solution, else the iterate, with the status
-// iteration_limit; ends as solve_pgs otherwise (and polishes a converged iterate once more).
-// w receives A f + b, sets the sets.
+// sets whose equations disagree), is kept as the best so far, and Lemke's method is tried once then,
+// or once the sweeps have cost as much as it would (kPivotingSweepsPerEntry): sets that keep changing
+// on a degenerate problem can take tens of thousands of sweeps to settle. Failing that, the sweeps go
+// on, since later sets can agree. When the sweeps run out, Lemke's method (if not tried yet), else the
+// best verified solution, else the iterate, with the status iteration_limit; ends as solve_pgs
+// otherwise (and polishes a converged iterate once more). w receives A f + b, sets the sets.
 inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, const LcpBounds& bounds, double* f,
                                     double* w, EntrySet* sets, LcpWorkspace& work, ActiveSetWorkspace& active,
                                     int max_iterations, Tolerance tol) {
@@ -826,14 +832,16 @@ inline LcpReport solve_pgs_polished(int n, const double* A, const double* b, con
       return report;
     }
     if (part.status == LcpStatus::solved) return report;
-    if (polished == Polished::above_tolerance && active.verified_residual < std::min(part.residual, best_residual)) {
+    const bool nearer =
+        polished == Polished::above_tolerance && active.verified_residual < std::min(part.residual, best_residual);
+    if (nearer) {
       best_residual = active.verified_residual;
       active.f_best.assign(active.f_verified.begin(), active.f_verified.end());
-      // Sets whose equations disagree are Gauss–Seidel's; Lemke's path may end on others that agree.
-      if (!pivoted) {
-        pivoted = true;
-        if (replace_by_pivoting(n, A, scale, b, bounds, f, w, sets, tol, active, report)) return report;
-      }
+    }
+    // Sets whose equations disagree are Gauss–Seidel's; Lemke's path may end on others that agree.
+    if (!pivoted && (nearer || sweeps >= kPivotingSweepsPerEntry * n)) {
+      pivoted = true;
+      if (replace_by_pivoting(n, A, scale, b, bounds, f, w, sets, tol, active, report)) return report;
     }
     if (sweeps >= max_iterations) {
       if (!pivoted && replace_by_pivoting(n, A, scale, b, bounds, f, w, sets, tol, active, report)) return report;
