@@ -335,13 +335,14 @@ def solve_boxed_lcp(
     stabilize: bool = True,
 ) -> LCPSolution:
     """Solve the boxed LCP ``w = A f + b`` with ``lo ≤ f ≤ hi`` (w ≥ 0 at lo, w ≤ 0 at hi, w = 0
-    between) by projected Gauss–Seidel (Nimble App. A; ODE's boxed LCP). With stabilize, when the
-    sweeps run out, by Lemke's method on the problem's Stewart–Trinkle form (an LCP over nonnegative
-    parts of f and multipliers of the bounds' widths; problems of at most 192 entries, as its dense
-    tableau grows with their square), whose solution then takes the exact solve on its
-    sets that Gauss–Seidel's iterate takes (the least-squares-minimal split where A is singular):
-    Gauss–Seidel creeps where A's nonzero eigenvalues are orders of magnitude apart. The status is
-    SOLVED only for an f that solves the problem.
+    between) by projected Gauss–Seidel (Nimble App. A; ODE's boxed LCP). With stabilize, where the
+    sweeps do not settle (after 16 per entry, about what pivoting costs, or when they run out), by
+    Lemke's method on the problem's Stewart–Trinkle form (an LCP over nonnegative parts of f and
+    multipliers of the bounds' widths; problems of at most 192 entries, as its dense tableau grows with
+    their square), whose solution then takes the exact solve on its sets that Gauss–Seidel's iterate
+    takes (the least-squares-minimal split where A is singular): Gauss–Seidel creeps where A's nonzero
+    eigenvalues are orders of magnitude apart. The status is SOLVED only for an f that solves the
+    problem.
 
     lo, hi : (n,) bounds, −inf / inf allowed, lo ≤ hi.
     friction_index : optional (n,) int; entry i ≥ 0 makes f_i a friction impulse bounded by
