@@ -383,9 +383,10 @@ def test_capsule_column_solves_its_steps_well_within_the_sweeps():
 def test_box_tumbling_over_a_capsule_at_2_ms_does_not_sink():
     """A column (pile's draw for seed 801611575, μ = 0.29, 2 ms; found by a random search over the
     stacks-and-piles property): a box tumbling at 10–25 rad/s over the big capsule below it (R 19 cm)
-    brought its next corner down by 5 mm a step past the one in contact, and sank 12–29 mm for 40 ms
-    (coal's distance agreed with the contact's). The miss is first order in the turn: the step's
-    second-order bound let it pass without a second look."""
+    deepened its contact by up to 5 mm a step, and sank 12–29 mm for 40 ms (coal's distance agreed with
+    the contact's), while the step's second-order bound of the turn's miss stayed under the tolerance
+    that sends a step to a second look; the first-order bound, another feature of the box taking over,
+    does not."""
     kinds = ["cylinder", "sphere", "capsule", "box", "capsule", "box"]
     world, q0, _, _ = pile(5, kinds, 801611575, 2e-3, 0.2917150127565651, 0.0, "lcp", True)
     rollout, _ = drop(world, q0)
